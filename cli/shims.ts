@@ -1,0 +1,26 @@
+// Owns `tendril shims DIR`: writes `rg` and `tree` symlinks to this binary so argv0 dispatch finds them.
+import type { Command } from "commander";
+import type { ExitBox } from "./program.ts";
+
+export function describeShims(program: Command, exit: ExitBox): void {
+  program
+    .command("shims")
+    .description("create `rg` and `tree` links to this binary in DIR")
+    .argument("<DIR>", "directory to write the links into (created if missing)")
+    .action(async (dir: string) => {
+      const { writeShimLinks } = await import("../core/shim-links.ts");
+      const { selfCommand } = await import("./self.ts");
+      const self = selfCommand();
+      if (self.args.length > 0) {
+        process.stderr.write("tendril: shims need the compiled binary (run `npm run build`, then dist/tendril shims DIR)\n");
+        exit.code = 1;
+        return;
+      }
+      try {
+        for (const link of await writeShimLinks(dir, self.command)) process.stdout.write(link + "\n");
+      } catch (err) {
+        process.stderr.write(`tendril: shims: ${err instanceof Error ? err.message : String(err)}\n`);
+        exit.code = 1;
+      }
+    });
+}

@@ -1,0 +1,107 @@
+// Owns every bound Tendril enforces: its default, why it exists, and its `TENDRIL_<NAME>` override.
+// Does not read process.env itself: callers pass an env map (cli/ owns the process).
+
+export interface LimitSpec {
+  readonly value: number;
+  readonly unit: "bytes" | "count" | "s" | "ms" | "ratio" | "chars";
+  readonly why: string;
+}
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+export const LIMIT_SPECS = {
+  MAX_LINE_BYTES: { value: 4 * MiB, unit: "bytes", why: "one JSON-RPC line; longer ends the connection" },
+  MAX_PROMPT_BYTES: { value: 1 * MiB, unit: "bytes", why: "one session/prompt's content" },
+  MAX_TOOL_CALLS_PER_TURN: { value: 64, unit: "count", why: "runaway tool loops stop here" },
+  MAX_PARALLEL_TOOLS: { value: 8, unit: "count", why: "tool calls of one LLM response run at once" },
+  MAX_TOOL_RESULT_BYTES: { value: 50 * KiB, unit: "bytes", why: "tool result text the LLM sees (middle trimmed)" },
+  TOOL_TIMEOUT_S: { value: 660, unit: "s", why: "one MCP tools/call (above the shell's own 600 s max)" },
+  MAX_MCP_SERVERS: { value: 16, unit: "count", why: "MCP servers per session" },
+  MAX_TOOLS: { value: 128, unit: "count", why: "tools offered to the LLM per session" },
+  MAX_TOOL_DESCRIPTION_BYTES: { value: 1 * KiB, unit: "bytes", why: "one tool description (clamped)" },
+  MAX_TOOL_SCHEMA_BYTES: { value: 4 * KiB, unit: "bytes", why: "one tool input schema (larger tools dropped)" },
+  MCP_INIT_TIMEOUT_S: { value: 30, unit: "s", why: "MCP initialize and tools/list" },
+  MCP_IDLE_S: { value: 1800, unit: "s", why: "an unused shared MCP server is stopped" },
+  MAX_LLM_RESPONSE_BYTES: { value: 16 * MiB, unit: "bytes", why: "one streamed LLM response" },
+  LLM_TIMEOUT_S: { value: 600, unit: "s", why: "one LLM request, retries included" },
+  HANDOFF_RATIO: { value: 0.9, unit: "ratio", why: "context use that triggers a summary handoff" },
+  MAX_HANDOFFS: { value: 10, unit: "count", why: "summaries per session before oldest turns drop" },
+  HOOK_TIMEOUT_MS: { value: 2500, unit: "ms", why: "a lifecycle hook call; fails open" },
+  STOP_MAX_REJECTIONS: { value: 3, unit: "count", why: "_Stop objections per session" },
+  SHELL_TIMEOUT_S: { value: 120, unit: "s", why: "default shell command timeout" },
+  SHELL_MAX_TIMEOUT_S: { value: 600, unit: "s", why: "largest timeout_s a shell call may ask for" },
+  SHELL_TAIL_BYTES: { value: 8 * KiB, unit: "bytes", why: "tail of an over-cap shell output kept inline" },
+  SHELL_CAPTURE_BYTES: { value: 10 * MiB, unit: "bytes", why: "full shell capture saved to an artifact" },
+  SHELL_ARTIFACTS: { value: 8, unit: "count", why: "artifact files kept per session" },
+  MAX_EDIT_FILE_BYTES: { value: 10 * MiB, unit: "bytes", why: "largest file str_replace edits" },
+  TODO_ITEMS: { value: 50, unit: "count", why: "todo list length" },
+  TODO_ITEM_CHARS: { value: 200, unit: "chars", why: "one todo item's text" },
+  SHIM_OUTPUT_BYTES: { value: 50 * KiB, unit: "bytes", why: "rg/tree output before the cap marker" },
+  SHIM_OUTPUT_LINES: { value: 2000, unit: "count", why: "rg/tree output lines before the cap marker" },
+  RESEARCH_TIMEOUT_S: { value: 300, unit: "s", why: "a crate research sub-agent query" },
+} as const satisfies Record<string, LimitSpec>;
+
+export type LimitName = keyof typeof LIMIT_SPECS;
+export type Limits = { readonly [K in LimitName]: number };
+
+export class LimitError extends Error {
+  override name = "LimitError";
+}
+
+export const DEFAULT_LIMITS: Limits = Object.fromEntries(
+  Object.entries(LIMIT_SPECS).map(([k, s]) => [k, s.value]),
+) as Limits;
+
+const SUFFIX: Record<string, number> = { "": 1, k: KiB, kib: KiB, m: MiB, mib: MiB, g: 1024 * MiB, gib: 1024 * MiB };
+
+/** Parses one override; returns a number or throws a LimitError that names the variable and the rule. */
+export function parseLimit(name: LimitName, raw: string): number {
+  const spec: LimitSpec = LIMIT_SPECS[name];
+  const text = raw.trim().replaceAll("_", "");
+  const variable = `TENDRIL_${name}`;
+  if (spec.unit === "ratio") {
+    const n = Number(text);
+    if (text === "" || !Number.isFinite(n) || n <= 0 || n > 1) {
+      throw new LimitError(`${variable} must be a number in (0, 1], got ${JSON.stringify(raw)}`);
+    }
+    return n;
+  }
+  const m = /^(\d+)\s*([a-zA-Z]*)$/.exec(text);
+  const mult = m ? SUFFIX[(m[2] ?? "").toLowerCase()] : undefined;
+  if (!m || mult === undefined || (spec.unit !== "bytes" && m[2] !== "")) {
+    const hint = spec.unit === "bytes" ? " (a byte count, optionally with KiB/MiB)" : "";
+    throw new LimitError(`${variable} must be a positive integer${hint}, got ${JSON.stringify(raw)}`);
+  }
+  const n = Number(m[1]) * mult;
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new LimitError(`${variable} must be a positive integer, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/** The limits in force: defaults overridden by `TENDRIL_<NAME>` entries of env. Throws LimitError. */
+export function loadLimits(env: Readonly<Record<string, string | undefined>>): Limits {
+  const out: Record<string, number> = { ...DEFAULT_LIMITS };
+  for (const name of Object.keys(LIMIT_SPECS) as LimitName[]) {
+    const raw = env[`TENDRIL_${name}`];
+    if (raw !== undefined && raw !== "") out[name] = parseLimit(name, raw);
+  }
+  if (out.SHELL_TIMEOUT_S! > out.SHELL_MAX_TIMEOUT_S!) {
+    throw new LimitError(
+      `TENDRIL_SHELL_TIMEOUT_S (${out.SHELL_TIMEOUT_S}) must not exceed TENDRIL_SHELL_MAX_TIMEOUT_S (${out.SHELL_MAX_TIMEOUT_S})`,
+    );
+  }
+  return out as Limits;
+}
+
+/** Human form of a limit's value, as README's table shows it. */
+export function formatLimit(name: LimitName, value: number = DEFAULT_LIMITS[name]): string {
+  const unit = LIMIT_SPECS[name].unit;
+  if (unit === "bytes") {
+    if (value % MiB === 0) return `${value / MiB} MiB`;
+    if (value % KiB === 0) return `${value / KiB} KiB`;
+    return `${value} B`;
+  }
+  return unit === "count" || unit === "ratio" ? String(value) : `${value} ${unit}`;
+}

@@ -1,0 +1,72 @@
+// Owns the MCP client pool's interface as the agent sees it: a per-session tool namespace
+// (`server__tool`), calls that never throw, and the server declarations that open one.
+
+export interface McpServerSpec {
+  /** A label only; identity is structural (fingerprint of the rest). */
+  name: string;
+  transport: "stdio" | "http" | "sse";
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  /** The session's own server (dev-mcp holds session state): never shared across sessions. */
+  private?: boolean;
+}
+
+export interface McpToolInfo {
+  /** `server__tool`, letters/digits/_/- only, ≤ 64 bytes. */
+  qualifiedName: string;
+  server: string;
+  tool: string;
+  title?: string;
+  /** Clamped to MAX_TOOL_DESCRIPTION_BYTES with a visible marker. */
+  description: string;
+  inputSchema: Record<string, unknown>;
+  readOnly: boolean;
+  /** Tools whose MCP name starts with `_` (hooks): never offered to the LLM. */
+  hook: boolean;
+}
+
+export type McpContent =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string }
+  | { type: "audio"; data: string; mimeType: string }
+  | { type: "resource_link"; uri: string; name: string; mimeType?: string }
+  | { type: "resource"; resource: { uri: string; mimeType?: string; text?: string; blob?: string } };
+
+export interface McpCallResult {
+  content: McpContent[];
+  /** All text content joined, for the LLM. */
+  text: string;
+  isError: boolean;
+  structured?: unknown;
+}
+
+export interface McpCallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface McpSessionTools {
+  /** Every tool of every live server of this session, hooks included (callers filter on `hook`). */
+  tools(): McpToolInfo[];
+  /** Calls a tool by qualified name. Never throws: unknown tool, dead server, timeout → isError result. */
+  call(qualifiedName: string, args: Record<string, unknown>, opts?: McpCallOptions): Promise<McpCallResult>;
+  /** Server `instructions` from initialize, by server name. */
+  instructions(): Record<string, string>;
+  onToolsChanged(listener: () => void): void;
+  /** Releases this session's servers (refcounted); private ones are killed as process groups. */
+  close(): Promise<void>;
+}
+
+export class McpStartError extends Error {
+  override name = "McpStartError";
+  constructor(
+    readonly server: string,
+    message: string,
+  ) {
+    super(`MCP server ${server}: ${message}`);
+  }
+}

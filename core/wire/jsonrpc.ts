@@ -1,0 +1,77 @@
+// Owns JSON-RPC 2.0 message classification: request / notification / response / malformed, with
+// the error code and message a malformed line must be answered with. Does no I/O.
+
+export type JsonRpcId = string | number;
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export type Classified =
+  | { kind: "request"; id: JsonRpcId; method: string; params: unknown; message: Record<string, unknown> }
+  | { kind: "notification"; method: string; params: unknown; message: Record<string, unknown> }
+  | { kind: "response"; id: JsonRpcId | null; result?: unknown; error?: JsonRpcError; message: Record<string, unknown> }
+  | { kind: "malformed"; id: JsonRpcId | null; error: JsonRpcError };
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+export const INTERNAL_ERROR = -32603;
+
+function isId(v: unknown): v is JsonRpcId {
+  return typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
+}
+
+function invalid(id: JsonRpcId | null, message: string): Classified {
+  return { kind: "malformed", id, error: { code: INVALID_REQUEST, message: `Invalid request: ${message}` } };
+}
+
+/** Classifies one line of text. Never throws. */
+export function classifyLine(text: string): Classified {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : "not JSON";
+    return { kind: "malformed", id: null, error: { code: PARSE_ERROR, message: `Parse error: ${why}` } };
+  }
+  return classifyMessage(value);
+}
+
+/** Classifies an already-parsed value. Never throws. */
+export function classifyMessage(value: unknown): Classified {
+  if (Array.isArray(value)) return invalid(null, "batches are not supported");
+  if (typeof value !== "object" || value === null) return invalid(null, "a message must be a JSON object");
+  const m = value as Record<string, unknown>;
+  const id = isId(m.id) ? m.id : null;
+  if (m.id !== undefined && m.id !== null && !isId(m.id)) return invalid(null, "id must be a string or a number");
+  if (m.jsonrpc !== "2.0") return invalid(id, 'jsonrpc must be "2.0"');
+  if (m.method !== undefined) {
+    if (typeof m.method !== "string" || m.method === "") return invalid(id, "method must be a non-empty string");
+    if (m.params !== undefined && (typeof m.params !== "object" || m.params === null)) {
+      return invalid(id, "params must be an object or an array");
+    }
+    if (m.id === undefined) return { kind: "notification", method: m.method, params: m.params, message: m };
+    if (id === null) return invalid(null, "a request id must not be null");
+    return { kind: "request", id, method: m.method, params: m.params, message: m };
+  }
+  if (m.id === undefined) return invalid(null, "neither method nor id");
+  const hasResult = Object.hasOwn(m, "result");
+  const hasError = Object.hasOwn(m, "error");
+  if (hasResult === hasError) return invalid(id, "a response needs exactly one of result or error");
+  if (hasError) {
+    const e = m.error as Record<string, unknown> | null;
+    if (typeof e !== "object" || e === null || typeof e.code !== "number" || typeof e.message !== "string") {
+      return invalid(id, "error must have a numeric code and a message");
+    }
+    return { kind: "response", id, error: e as unknown as JsonRpcError, message: m };
+  }
+  return { kind: "response", id, result: m.result, message: m };
+}
+
+export function errorResponse(id: JsonRpcId | null, error: JsonRpcError): Record<string, unknown> {
+  return { jsonrpc: "2.0", id, error };
+}

@@ -1,0 +1,20 @@
+// Runs every test (`bun test`, unit tests beside modules and end-to-end tests in tests/) and ends with
+// one plain summary line, `tests: N passed, N failed`, that CI logs can be read by.
+import { spawn } from "node:child_process";
+
+const args = ["test", "--timeout", "60000", ...process.argv.slice(2)];
+const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "pipe"], env: process.env });
+let tail = "";
+child.stderr.on("data", (chunk: Buffer) => {
+  process.stderr.write(chunk);
+  tail = (tail + chunk.toString("utf8")).slice(-4096);
+});
+child.on("close", (code, signal) => {
+  const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0);
+  const passed = num(/^\s*(\d+) pass\b/m);
+  const failed = num(/^\s*(\d+) fail\b/m);
+  const skipped = num(/^\s*(\d+) skip\b/m);
+  process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
+  if (passed === 0 && failed === 0) process.stdout.write("tests: no test ran\n");
+  process.exit(code ?? (signal ? 1 : 0) || (passed === 0 ? 1 : 0));
+});
