@@ -1,6 +1,15 @@
 // Runs every test (`bun test`, unit tests beside modules and end-to-end tests in tests/) and ends with
 // one plain summary line, `tests: N passed, N failed`, that CI logs can be read by.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+
+// End-to-end tests run the compiled binary: build it first so they never test a stale one.
+if (!process.env.TENDRIL_TEST_NO_BUILD) {
+  const build = spawnSync(process.execPath, ["scripts/build.ts"], { stdio: ["ignore", "ignore", "inherit"] });
+  if (build.status !== 0) {
+    process.stderr.write("tests: the build failed, see above\n");
+    process.exit(1);
+  }
+}
 
 const args = ["test", "--timeout", "60000", ...process.argv.slice(2)];
 const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "pipe"], env: process.env });

@@ -1,0 +1,49 @@
+import { expect, test } from "bun:test";
+import { DEFAULT_LIMITS, formatLimit, LIMIT_SPECS, LimitError, loadLimits } from "./limits.ts";
+
+test("defaults match the specification's table", () => {
+  expect(DEFAULT_LIMITS.MAX_LINE_BYTES).toBe(4 * 1024 * 1024);
+  expect(DEFAULT_LIMITS.MAX_TOOL_CALLS_PER_TURN).toBe(64);
+  expect(DEFAULT_LIMITS.MAX_TOOL_RESULT_BYTES).toBe(50 * 1024);
+  expect(DEFAULT_LIMITS.HANDOFF_RATIO).toBe(0.9);
+  expect(DEFAULT_LIMITS.SHELL_TIMEOUT_S).toBe(120);
+  expect(formatLimit("MAX_LINE_BYTES")).toBe("4 MiB");
+  expect(formatLimit("TOOL_TIMEOUT_S")).toBe("660 s");
+});
+
+test("every limit is overridable by TENDRIL_<NAME>", () => {
+  for (const name of Object.keys(LIMIT_SPECS) as (keyof typeof LIMIT_SPECS)[]) {
+    const v = name === "HANDOFF_RATIO" ? "0.5" : name === "SHELL_MAX_TIMEOUT_S" ? "700" : "7";
+    expect(loadLimits({ [`TENDRIL_${name}`]: v })[name]).toBe(Number(v));
+  }
+});
+
+test("byte limits accept KiB/MiB suffixes and underscores", () => {
+  expect(loadLimits({ TENDRIL_MAX_LINE_BYTES: "256" }).MAX_LINE_BYTES).toBe(256);
+  expect(loadLimits({ TENDRIL_MAX_LINE_BYTES: "8MiB" }).MAX_LINE_BYTES).toBe(8 * 1024 * 1024);
+  expect(loadLimits({ TENDRIL_MAX_LINE_BYTES: "1_000" }).MAX_LINE_BYTES).toBe(1000);
+});
+
+test("bad values are rejected with an error naming the variable and the value", () => {
+  for (const [k, v] of [
+    ["TENDRIL_MAX_LINE_BYTES", "lots"],
+    ["TENDRIL_MAX_LINE_BYTES", "-1"],
+    ["TENDRIL_MAX_LINE_BYTES", "0"],
+    ["TENDRIL_TOOL_TIMEOUT_S", "10MiB"],
+    ["TENDRIL_HANDOFF_RATIO", "1.5"],
+    ["TENDRIL_MAX_TOOLS", "1.5"],
+  ] as const) {
+    try {
+      loadLimits({ [k]: v });
+      throw new Error(`accepted ${k}=${v}`);
+    } catch (err) {
+      expect(err).toBeInstanceOf(LimitError);
+      expect((err as Error).message).toContain(k);
+      expect((err as Error).message).toContain(JSON.stringify(v));
+    }
+  }
+});
+
+test("a default shell timeout above the maximum is rejected", () => {
+  expect(() => loadLimits({ TENDRIL_SHELL_TIMEOUT_S: "700" })).toThrow("SHELL_MAX_TIMEOUT_S");
+});

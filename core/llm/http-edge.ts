@@ -1,0 +1,152 @@
+// Owns what the two SDK adapters share at the HTTP edge: their options, one request's abort/timeout/
+// byte-count state (a counting fetch), tool-input parsing, and failures → LlmError with advice.
+// Does not import either SDK: adapters pass the facts (status, error class) in.
+import type { LlmError, ToolCall } from "./types.ts";
+
+export interface SdkProviderOptions {
+  apiKey?: string;
+  /** Custom endpoint; undefined = the vendor's default. */
+  baseUrl?: string;
+  /** MAX_LLM_RESPONSE_BYTES: a response streaming more bytes is cut and reported as `too_large`. */
+  maxResponseBytes: number;
+  /** LLM_TIMEOUT_S: one request, retries included. */
+  timeoutS: number;
+  /** The SDK's own retries (429, 5xx, connection errors), honouring retry-after. Default 3. */
+  maxRetries?: number;
+}
+
+/** Who we are talking to, for error messages. */
+export interface Endpoint {
+  keyVar: string;
+  baseVar: string;
+  baseUrl: string;
+}
+
+/** Facts about a thrown SDK error, extracted by the adapter that knows the SDK's classes. */
+export interface FailureFacts {
+  status?: number;
+  message: string;
+  connection: boolean;
+}
+
+/**
+ * One request's lifetime: links the caller's signal, enforces the overall timeout and counts
+ * response bytes through `fetch`. SDKs end a stream quietly when aborted, so the reason is kept here.
+ */
+export class RequestRun {
+  readonly controller = new AbortController();
+  reason: "caller" | "timeout" | "too_large" | undefined;
+  bytes = 0;
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly onCallerAbort = () => this.stop("caller");
+
+  constructor(
+    private readonly caller: AbortSignal,
+    private readonly opts: SdkProviderOptions,
+  ) {
+    if (caller.aborted) this.stop("caller");
+    caller.addEventListener("abort", this.onCallerAbort, { once: true });
+    this.timer = setTimeout(() => this.stop("timeout"), opts.timeoutS * 1000);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  stop(reason: NonNullable<RequestRun["reason"]>): void {
+    if (this.reason === undefined) this.reason = reason;
+    this.controller.abort();
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.caller.removeEventListener("abort", this.onCallerAbort);
+    this.controller.abort(); // ends a stream the consumer stopped reading
+  }
+
+  /** A fetch whose response bodies are counted; over the bound, the request is aborted. */
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const res = await fetch(input, init);
+    if (!res.body) return res;
+    const limit = this.opts.maxResponseBytes;
+    const counter = new TransformStream<Uint8Array, Uint8Array>({
+      transform: (chunk, ctl) => {
+        this.bytes += chunk.byteLength;
+        if (this.bytes > limit) {
+          this.stop("too_large");
+          ctl.error(new Error(`response over ${limit} bytes`));
+          return;
+        }
+        ctl.enqueue(chunk);
+      },
+    });
+    return new Response(res.body.pipeThrough(counter), { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+
+  /** The error for a run that ended because of us (abort, timeout, size), if it did. */
+  ownFailure(ep: Endpoint): LlmError | undefined {
+    switch (this.reason) {
+      case "caller":
+        return { kind: "aborted", message: "LLM request aborted" };
+      case "timeout":
+        return {
+          kind: "transport",
+          message: `LLM request to ${ep.baseUrl} timed out after ${this.opts.timeoutS} s (LLM_TIMEOUT_S); raise TENDRIL_LLM_TIMEOUT_S or check the server`,
+        };
+      case "too_large":
+        return {
+          kind: "too_large",
+          message: `LLM response exceeded MAX_LLM_RESPONSE_BYTES (${this.opts.maxResponseBytes} bytes) and was cut off; raise TENDRIL_MAX_LLM_RESPONSE_BYTES or lower TENDRIL_MAX_TOKENS`,
+        };
+      default:
+        return undefined;
+    }
+  }
+}
+
+/** Maps a failure the SDK reported (after its own retries) to an error the loop and the user can act on. */
+export function classifyFailure(f: FailureFacts, ep: Endpoint): LlmError {
+  const s = f.status;
+  const detail = f.message.replace(/\s+/g, " ").trim().slice(0, 500);
+  if (s === 401 || s === 403) {
+    return {
+      kind: "auth",
+      status: s,
+      message: `LLM authentication failed (HTTP ${s}): ${detail}. Set ${ep.keyVar} to a valid API key (and check ${ep.baseVar}, now ${ep.baseUrl})`,
+    };
+  }
+  if (s === 429) return { kind: "rate_limit", status: s, message: `LLM rate limit (HTTP 429) persisted after retries: ${detail}. Wait and try again` };
+  if (s !== undefined && s >= 500) return { kind: "server", status: s, message: `LLM server error (HTTP ${s}) persisted after retries: ${detail}` };
+  if (s !== undefined) return { kind: "bad_request", status: s, message: `LLM rejected the request (HTTP ${s}): ${detail}` };
+  if (/overloaded/i.test(detail)) return { kind: "server", message: `LLM server overloaded mid-stream: ${detail}` };
+  if (f.connection) {
+    return { kind: "transport", message: `cannot reach the LLM at ${ep.baseUrl}: ${detail}. Check ${ep.baseVar} and that the server is up` };
+  }
+  return { kind: "transport", message: `LLM stream from ${ep.baseUrl} failed: ${detail}` };
+}
+
+export function truncatedStream(ep: Endpoint): LlmError {
+  return { kind: "transport", message: `LLM stream from ${ep.baseUrl} ended before the response was complete (connection cut?)` };
+}
+
+export function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error && !err.message.includes(cause.message) ? `${err.message} (${cause.message})` : err.message;
+}
+
+/**
+ * Tool input as streamed: "" is `{}`; JSON that is not an object (cut off, or the model wrote prose)
+ * becomes `{"_raw": text}` so the call still reaches the loop, the tool answers with a schema error
+ * the model can read and fix, and the client shows what the model actually sent.
+ */
+export function parseToolInput(text: string): ToolCall["input"] {
+  if (text.trim() === "") return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as ToolCall["input"];
+  } catch {
+    // fall through: keep the raw text
+  }
+  return { _raw: text };
+}

@@ -1,0 +1,40 @@
+import { expect, test } from "bun:test";
+import { classifyLine, INVALID_REQUEST, PARSE_ERROR } from "./jsonrpc.ts";
+
+test("requests, notifications and responses are told apart", () => {
+  expect(classifyLine('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')).toMatchObject({
+    kind: "request",
+    id: 1,
+    method: "initialize",
+  });
+  expect(classifyLine('{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}')).toMatchObject({
+    kind: "notification",
+    method: "session/cancel",
+  });
+  expect(classifyLine('{"jsonrpc":"2.0","id":"a","result":{}}')).toMatchObject({ kind: "response", id: "a" });
+  expect(classifyLine('{"jsonrpc":"2.0","id":0,"error":{"code":-1,"message":"x"}}')).toMatchObject({
+    kind: "response",
+    id: 0,
+  });
+});
+
+test("unparseable JSON is a parse error with a null id", () => {
+  const c = classifyLine('{"jsonrpc":"2.0","id":1,"method":');
+  expect(c).toMatchObject({ kind: "malformed", id: null, error: { code: PARSE_ERROR } });
+});
+
+test("wrong jsonrpc version is an invalid request that keeps the id", () => {
+  const c = classifyLine('{"jsonrpc":"1.0","id":7,"method":"initialize"}');
+  expect(c).toMatchObject({ kind: "malformed", id: 7, error: { code: INVALID_REQUEST } });
+  if (c.kind === "malformed") expect(c.error.message).toContain("jsonrpc");
+});
+
+test("neither method nor id, batches, scalars and bad ids are invalid requests", () => {
+  for (const line of ['{"jsonrpc":"2.0"}', "[]", '[{"jsonrpc":"2.0","id":1,"method":"x"}]', "42", '"s"', "null",
+    '{"jsonrpc":"2.0","id":{},"method":"x"}', '{"jsonrpc":"2.0","id":1,"method":5}',
+    '{"jsonrpc":"2.0","id":1,"method":"x","params":3}', '{"jsonrpc":"2.0","id":1}']) {
+    const c = classifyLine(line);
+    expect(c.kind).toBe("malformed");
+    if (c.kind === "malformed") expect(c.error.code).toBe(INVALID_REQUEST);
+  }
+});

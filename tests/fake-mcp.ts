@@ -1,0 +1,178 @@
+// Owns the fault-injecting fake MCP stdio server every test uses (`bun tests/fake-mcp.ts`): raw ND-JSON
+// JSON-RPC so a test can make it hang, crash, spam, or misbehave exactly where it wants. Behaviour is
+// set by FAKE_MCP_* env variables (listed in ENV below). Not a product module; never shipped.
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+
+const env = process.env;
+const ENV = {
+  name: env.FAKE_MCP_NAME ?? "fake-mcp",
+  hang: env.FAKE_MCP_HANG ?? "", // "initialize" | "tools/list": never answer that method
+  toolCount: Number(env.FAKE_MCP_TOOLS ?? 0), // extra tools t0..tN-1
+  descBytes: Number(env.FAKE_MCP_DESC_BYTES ?? 0), // description size of every tool (0 = short text)
+  toolDelayMs: Number(env.FAKE_MCP_TOOL_DELAY_MS ?? 0), // delay before answering any tools/call
+  resultBytes: Number(env.FAKE_MCP_RESULT_BYTES ?? 0), // size of echo's result text (0 = echo the input)
+  pidFile: env.FAKE_MCP_PID_FILE, // writes own pid there
+  grandchild: env.FAKE_MCP_GRANDCHILD, // spawns a SIGTERM-ignoring `sleep 300`, writes its pid there
+  stop: env.FAKE_MCP_STOP, // defined → `_Stop` hook tool returning that text
+  postCompact: env.FAKE_MCP_POSTCOMPACT, // defined → `_PostCompact` hook tool returning that text
+  cancelLog: env.FAKE_MCP_CANCEL_LOG, // appends `cancelled <requestId>` per notifications/cancelled
+  exitAfter: Number(env.FAKE_MCP_EXIT_AFTER ?? 0), // exits right after answering the Nth tools/call
+  stdoutNoise: env.FAKE_MCP_STDOUT_NOISE === "1", // prints a non-JSON line before anything else
+  instructions: env.FAKE_MCP_INSTRUCTIONS, // `instructions` of the initialize result
+  pageSize: Number(env.FAKE_MCP_PAGE_SIZE ?? 0), // >0 → tools/list is paginated with nextCursor
+  extraTools: (env.FAKE_MCP_EXTRA_TOOLS ?? "").split(",").filter((s) => s !== ""), // echo-like tools by name
+  bigSchemaBytes: Number(env.FAKE_MCP_BIG_SCHEMA_BYTES ?? 0), // >0 → tool `big_schema` with a schema that size
+  listChanged: env.FAKE_MCP_LIST_CHANGED === "1", // tool `grow` adds a tool and sends list_changed
+};
+
+type Json = Record<string, unknown>;
+interface FakeTool {
+  def: Json;
+  run: (args: Json, id: string | number) => Promise<Json | null>; // null = answer nothing (cancelled)
+}
+
+const text = (t: string, isError = false): Json => ({ content: [{ type: "text", text: t }], isError });
+const objectSchema = (props: Record<string, string>): Json => ({
+  type: "object",
+  properties: Object.fromEntries(Object.entries(props).map(([k, t]) => [k, { type: t }])),
+});
+function descriptionOf(base: string): string {
+  if (ENV.descBytes <= 0) return base;
+  return (base + " " + "d".repeat(ENV.descBytes)).slice(0, ENV.descBytes);
+}
+
+const cancelled = new Map<string | number, () => void>();
+let grown = 0;
+
+function sleepCancellable(ms: number, id: string | number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      cancelled.delete(id);
+      resolve(true);
+    }, ms);
+    cancelled.set(id, () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+}
+
+function buildTools(): Map<string, FakeTool> {
+  const tools = new Map<string, FakeTool>();
+  const add = (name: string, def: Json, run: FakeTool["run"]) =>
+    tools.set(name, { def: { name, description: descriptionOf(`${name} tool`), ...def }, run });
+  const echo: FakeTool["run"] = async (a) => text(ENV.resultBytes > 0 ? "x".repeat(ENV.resultBytes) : String(a.text ?? ""));
+  add("echo", { inputSchema: objectSchema({ text: "string" }) }, echo);
+  add("sleep", { inputSchema: objectSchema({ ms: "number" }) }, async (a, id) =>
+    (await sleepCancellable(Number(a.ms ?? 0), id)) ? text(`slept ${a.ms} ms`) : null,
+  );
+  add("fail", { inputSchema: objectSchema({ message: "string" }) }, async (a) => text(String(a.message ?? "failed"), true));
+  add("read", { inputSchema: objectSchema({ path: "string" }), annotations: { readOnlyHint: true } }, async (a) => {
+    try {
+      return text(readFileSync(String(a.path), "utf8"));
+    } catch (err) {
+      return text(`cannot read ${a.path}: ${(err as Error).message}`, true);
+    }
+  });
+  for (let i = 0; i < ENV.toolCount; i++) add(`t${i}`, { inputSchema: objectSchema({}) }, async () => text(`t${i} ran`));
+  for (const name of ENV.extraTools) add(name, { inputSchema: objectSchema({ text: "string" }) }, echo);
+  if (ENV.bigSchemaBytes > 0) {
+    const pad = { type: "string", description: "s".repeat(ENV.bigSchemaBytes) };
+    add("big_schema", { inputSchema: { type: "object", properties: { pad } } }, async () => text("big"));
+  }
+  if (ENV.stop !== undefined) add("_Stop", { inputSchema: objectSchema({}) }, async () => text(ENV.stop ?? ""));
+  if (ENV.postCompact !== undefined) {
+    add("_PostCompact", { inputSchema: objectSchema({}) }, async () => text(ENV.postCompact ?? ""));
+  }
+  if (ENV.listChanged) {
+    add("grow", { inputSchema: objectSchema({}) }, async () => {
+      const name = `grown${grown++}`;
+      add(name, { inputSchema: objectSchema({}) }, async () => text(`${name} ran`));
+      send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+      return text(`added ${name}`);
+    });
+  }
+  return tools;
+}
+
+const tools = buildTools();
+let callsAnswered = 0;
+
+function send(message: Json, then?: () => void): void {
+  process.stdout.write(JSON.stringify(message) + "\n", () => then?.());
+}
+
+function listTools(params: Json): Json {
+  const all = [...tools.values()].map((t) => t.def);
+  if (ENV.pageSize <= 0) return { tools: all };
+  const start = Number(params.cursor ?? 0);
+  const end = start + ENV.pageSize;
+  return { tools: all.slice(start, end), ...(end < all.length ? { nextCursor: String(end) } : {}) };
+}
+
+async function callTool(id: string | number, params: Json): Promise<void> {
+  const tool = tools.get(String(params.name));
+  if (ENV.toolDelayMs > 0 && !(await sleepCancellable(ENV.toolDelayMs, id))) return;
+  const result = tool ? await tool.run((params.arguments as Json) ?? {}, id) : text(`Tool ${params.name} not found`, true);
+  if (result === null) return;
+  callsAnswered++;
+  const exit = ENV.exitAfter > 0 && callsAnswered >= ENV.exitAfter;
+  send({ jsonrpc: "2.0", id, result }, exit ? () => process.exit(3) : undefined);
+}
+
+function handle(msg: Json): void {
+  const id = msg.id as string | number | undefined;
+  const method = String(msg.method ?? "");
+  const params = (msg.params as Json) ?? {};
+  if (method === "notifications/cancelled") {
+    if (ENV.cancelLog) appendFileSync(ENV.cancelLog, `cancelled ${String(params.requestId)}\n`);
+    cancelled.get(params.requestId as string | number)?.();
+    return;
+  }
+  if (id === undefined || method === "" || ENV.hang === method) return;
+  if (method === "initialize") {
+    send({
+      jsonrpc: "2.0",
+      id,
+      result: {
+        protocolVersion: String(params.protocolVersion ?? "2025-06-18"),
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: ENV.name, version: "0.0.1" },
+        ...(ENV.instructions !== undefined ? { instructions: ENV.instructions } : {}),
+      },
+    });
+  } else if (method === "tools/list") send({ jsonrpc: "2.0", id, result: listTools(params) });
+  else if (method === "tools/call") void callTool(id, params);
+  else if (method === "ping") send({ jsonrpc: "2.0", id, result: {} });
+  else send({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } });
+}
+
+function startGrandchild(file: string): void {
+  // Same process group as this server (not detached), ignores SIGTERM: only a group SIGKILL ends it.
+  const script = `trap "" TERM; echo $$ > ${JSON.stringify(file)}; exec sleep 300`;
+  const child = spawn("bash", ["-c", script], { stdio: ["ignore", "inherit", "inherit"] });
+  child.unref();
+}
+
+if (ENV.pidFile) writeFileSync(ENV.pidFile, String(process.pid));
+if (ENV.grandchild) startGrandchild(ENV.grandchild);
+if (ENV.stdoutNoise) process.stdout.write("fake-mcp: this line is not JSON\n");
+
+let buffered = "";
+process.stdin.setEncoding("utf8");
+process.stdin.on("data", (chunk: string) => {
+  buffered += chunk;
+  let nl: number;
+  while ((nl = buffered.indexOf("\n")) !== -1) {
+    const line = buffered.slice(0, nl).trim();
+    buffered = buffered.slice(nl + 1);
+    if (line === "") continue;
+    try {
+      handle(JSON.parse(line) as Json);
+    } catch (err) {
+      process.stderr.write(`fake-mcp: bad line: ${(err as Error).message}\n`);
+    }
+  }
+});
+process.stdin.on("end", () => process.exit(0));
