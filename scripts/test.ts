@@ -25,5 +25,6 @@ child.on("close", (code, signal) => {
   const skipped = num(/^\s*(\d+) skip\b/m);
   process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
   if (passed === 0 && failed === 0) process.stdout.write("tests: no test ran\n");
-  process.exit(code ?? (signal ? 1 : 0) || (passed === 0 ? 1 : 0));
+  const status = code ?? (signal ? 1 : 0);
+  process.exit(status !== 0 ? status : passed === 0 ? 1 : 0);
 });

@@ -148,7 +148,7 @@ test("a truncated stream is an error in both SDKs", async () => {
     const s = await anthropic.messages.stream({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "x" }] });
     await s.finalMessage();
   };
-  expect(anthropicRun()).rejects.toThrow();
+  await expect(anthropicRun()).rejects.toThrow();
 
   fake.script([{ text: "this answer will be cut off somewhere in the middle", fault: { truncate: true } }]);
   const openaiRun = async () => {

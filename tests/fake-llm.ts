@@ -25,6 +25,8 @@ export interface FakeRequest {
   headers: Record<string, string>;
   /** Parsed JSON body (undefined when it was not JSON). */
   body: any;
+  /** Date.now() when the request arrived (retry spacing is observable). */
+  at: number;
 }
 
 export interface FakeLlmOptions {
@@ -87,75 +89,25 @@ function sendError(res: ServerResponse, api: Api, status: number, message: strin
   res.end(text);
 }
 
-export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
-  const queue: FakeTurn[] = [...(opts.script ?? [])];
-  let responder = opts.respond;
-  const requests: FakeRequest[] = [];
-  const sockets = new Set<Socket>();
-  const closing = new AbortController();
-  let ids = 0;
-  const nextId = () => ++ids;
+/** One fake's state and request handling; startFakeLlm wraps it in the FakeLlm interface. */
+class FakeServer {
+  readonly queue: FakeTurn[];
+  readonly requests: FakeRequest[] = [];
+  readonly sockets = new Set<Socket>();
+  readonly closing = new AbortController();
+  responder: FakeLlmOptions["respond"];
+  private ids = 0;
 
-  async function stream(res: ServerResponse, events: SseEvent[], truncate: boolean): Promise<void> {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    // A truncated stream stops after about half the events, mid-message, then the socket dies.
-    const upTo = truncate ? Math.max(2, Math.floor(events.length / 2)) : events.length;
-    for (let i = 0; i < upTo; i++) {
-      if (closing.signal.aborted || res.destroyed) return;
-      res.write(encodeSse(events[i]!));
-      if (opts.eventDelayMs) await sleep(opts.eventDelayMs, closing.signal);
-    }
-    if (truncate) {
-      await sleep(30, closing.signal);
-      res.socket?.destroy();
-      return;
-    }
-    res.end();
+  constructor(private readonly opts: FakeLlmOptions) {
+    this.queue = [...(opts.script ?? [])];
+    this.responder = opts.respond;
   }
 
-  async function answer(api: Api, fr: FakeRequest, bodyBytes: number, res: ServerResponse): Promise<void> {
-    const turn = queue.shift() ?? responder?.(fr);
-    if (!turn) {
-      sendError(res, api, 400, "fake LLM: no scripted turn left", { "x-should-retry": "false" });
-      return;
-    }
-    const fault = turn.fault ?? {};
-    if (fault.delayMs) await sleep(fault.delayMs, closing.signal);
-    if (fault.hang) {
-      // Headers go out so a streaming client is mid-response; the body never comes.
-      if (fr.body?.stream) res.writeHead(200, { "content-type": "text/event-stream" });
-      await new Promise<void>((resolve) => {
-        res.on("close", resolve);
-        closing.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
-      return;
-    }
-    if (fault.status) {
-      const extra: Record<string, string> = {};
-      if (fault.retryAfterS !== undefined) extra["retry-after"] = String(fault.retryAfterS);
-      sendError(res, api, fault.status, `fake LLM: scripted HTTP ${fault.status}`, extra, fault.body);
-      return;
-    }
-    const model = String(fr.body?.model ?? "fake-model");
-    const t = resolveTurn(turn, bodyBytes, model, nextId, api === "anthropic" ? "toolu_fake_" : "call_fake_");
-    if (fr.body?.stream) {
-      const includeUsage = fr.body?.stream_options?.include_usage === true;
-      await stream(res, api === "anthropic" ? anthropicEvents(t) : openaiChunks(t, includeUsage), fault.truncate === true);
-      return;
-    }
-    const json = JSON.stringify(api === "anthropic" ? anthropicJson(t) : openaiJson(t));
-    if (fault.truncate) {
-      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(json)) });
-      res.write(json.slice(0, Math.floor(json.length / 2)));
-      await sleep(30, closing.signal);
-      res.socket?.destroy();
-      return;
-    }
-    res.writeHead(200, { "content-type": "application/json" });
-    res.end(json);
+  private sleep(ms: number): Promise<void> {
+    return sleep(ms, this.closing.signal);
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0]!;
     const api: Api | undefined =
       path === "/v1/messages" ? "anthropic" : path === "/v1/chat/completions" ? "openai" : undefined;
@@ -166,8 +118,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     } catch {
       body = undefined;
     }
-    const fr: FakeRequest = { method: req.method ?? "GET", path, headers: flatHeaders(req), body };
-    requests.push(fr);
+    const fr: FakeRequest = { method: req.method ?? "GET", path, headers: flatHeaders(req), body, at: Date.now() };
+    this.requests.push(fr);
     if (!api || req.method !== "POST") {
       sendError(res, "openai", 404, `fake LLM: no route ${req.method} ${path}`, { "x-should-retry": "false" });
       return;
@@ -176,18 +128,78 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       sendError(res, api, 400, "fake LLM: request body is not JSON", { "x-should-retry": "false" });
       return;
     }
-    await answer(api, fr, Buffer.byteLength(text), res);
+    await this.answer(api, fr, Buffer.byteLength(text), res);
   }
 
+  private async answer(api: Api, fr: FakeRequest, bodyBytes: number, res: ServerResponse): Promise<void> {
+    const turn = this.queue.shift() ?? this.responder?.(fr);
+    if (!turn) {
+      sendError(res, api, 400, "fake LLM: no scripted turn left", { "x-should-retry": "false" });
+      return;
+    }
+    const fault = turn.fault ?? {};
+    if (fault.delayMs) await this.sleep(fault.delayMs);
+    if (fault.hang) return this.hang(res, fr.body?.stream === true);
+    if (fault.status) {
+      const extra: Record<string, string> = {};
+      if (fault.retryAfterS !== undefined) extra["retry-after"] = String(fault.retryAfterS);
+      sendError(res, api, fault.status, `fake LLM: scripted HTTP ${fault.status}`, extra, fault.body);
+      return;
+    }
+    const model = String(fr.body?.model ?? "fake-model");
+    const t = resolveTurn(turn, bodyBytes, model, () => ++this.ids, api === "anthropic" ? "toolu_fake_" : "call_fake_");
+    const truncate = fault.truncate === true;
+    if (fr.body?.stream) {
+      const includeUsage = fr.body?.stream_options?.include_usage === true;
+      return this.stream(res, api === "anthropic" ? anthropicEvents(t) : openaiChunks(t, includeUsage), truncate);
+    }
+    const json = JSON.stringify(api === "anthropic" ? anthropicJson(t) : openaiJson(t));
+    res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(json)) });
+    if (!truncate) return void res.end(json);
+    res.write(json.slice(0, Math.floor(json.length / 2)));
+    await this.cut(res);
+  }
+
+  /** Headers go out for a streaming client so it is mid-response; the body never comes. */
+  private async hang(res: ServerResponse, streaming: boolean): Promise<void> {
+    if (streaming) res.writeHead(200, { "content-type": "text/event-stream" });
+    await new Promise<void>((resolve) => {
+      res.on("close", resolve);
+      this.closing.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+  }
+
+  private async stream(res: ServerResponse, events: SseEvent[], truncate: boolean): Promise<void> {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    // A truncated stream stops after about half the events, mid-message, then the socket dies.
+    const upTo = truncate ? Math.max(2, Math.floor(events.length / 2)) : events.length;
+    for (let i = 0; i < upTo; i++) {
+      if (this.closing.signal.aborted || res.destroyed) return;
+      res.write(encodeSse(events[i]!));
+      if (this.opts.eventDelayMs) await this.sleep(this.opts.eventDelayMs);
+    }
+    if (truncate) await this.cut(res);
+    else res.end();
+  }
+
+  /** Lets the written part reach the client, then kills the connection without finishing the body. */
+  private async cut(res: ServerResponse): Promise<void> {
+    await this.sleep(30);
+    res.socket?.destroy();
+  }
+}
+
+export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> {
+  const fake = new FakeServer(opts);
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    fake.handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, "openai", 500, `fake LLM: ${err instanceof Error ? err.message : String(err)}`);
       else res.destroy();
     });
   });
   server.on("connection", (s: Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
+    fake.sockets.add(s);
+    s.on("close", () => fake.sockets.delete(s));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -201,14 +213,14 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     url,
     anthropicBaseUrl: url,
     openaiBaseUrl: `${url}/v1`,
-    requests,
-    script: (turns) => void queue.push(...turns),
-    respond: (fn) => void (responder = fn),
-    remaining: () => queue.length,
+    requests: fake.requests,
+    script: (turns) => void fake.queue.push(...turns),
+    respond: (fn) => void (fake.responder = fn),
+    remaining: () => fake.queue.length,
     close: () =>
       new Promise<void>((resolve) => {
-        closing.abort();
-        for (const s of sockets) s.destroy();
+        fake.closing.abort();
+        for (const s of fake.sockets) s.destroy();
         server.close(() => resolve());
         // Bun's server.close callback can wait on idle keep-alive sockets; do not let a test hang on it.
         setTimeout(resolve, 200).unref?.();

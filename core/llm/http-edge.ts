@@ -107,7 +107,8 @@ export class RequestRun {
 /** Maps a failure the SDK reported (after its own retries) to an error the loop and the user can act on. */
 export function classifyFailure(f: FailureFacts, ep: Endpoint): LlmError {
   const s = f.status;
-  const detail = f.message.replace(/\s+/g, " ").trim().slice(0, 500);
+  // SDK messages start with the status ("401 …"); the message below says it once.
+  const detail = f.message.replace(/\s+/g, " ").trim().replace(/^\d{3} /, "").slice(0, 500);
   if (s === 401 || s === 403) {
     return {
       kind: "auth",

@@ -1,0 +1,180 @@
+// Owns the Anthropic Messages adapter: the only product module importing `@anthropic-ai/sdk`.
+// Maps history/tools to the API, streams raw events into LlmEvents, and leaves retries/backoff
+// (retry-after honoured) to the SDK. Does not decide policy: errors are data for the loop.
+import Anthropic from "@anthropic-ai/sdk";
+import {
+  classifyFailure,
+  type Endpoint,
+  errorText,
+  parseToolInput,
+  RequestRun,
+  type SdkProviderOptions,
+  truncatedStream,
+} from "./http-edge.ts";
+import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
+
+type Block = Anthropic.ContentBlockParam;
+type Param = { role: "user" | "assistant"; content: Block[] };
+
+const DEFAULT_BASE_URL = "https://api.anthropic.com";
+// Anthropic rejects empty text blocks; an assistant turn that said nothing still needs a body.
+const EMPTY_ASSISTANT = "(no text)";
+
+const STOP: Record<string, StopReason> = {
+  end_turn: "end_turn",
+  stop_sequence: "end_turn",
+  tool_use: "tool_use",
+  max_tokens: "max_tokens",
+  model_context_window_exceeded: "max_tokens",
+  refusal: "refusal",
+};
+
+function toBlocks(m: Message): Param {
+  if (m.role === "user") {
+    return {
+      role: "user",
+      content: m.content.map((p): Block =>
+        p.type === "text"
+          ? { type: "text", text: p.text }
+          : { type: "image", source: { type: "base64", media_type: p.mimeType as "image/png", data: p.data } },
+      ),
+    };
+  }
+  if (m.role === "assistant") {
+    const content: Block[] = [];
+    if (m.text !== "" || m.toolCalls.length === 0) content.push({ type: "text", text: m.text || EMPTY_ASSISTANT });
+    for (const c of m.toolCalls) content.push({ type: "tool_use", id: c.id, name: c.name, input: c.input });
+    return { role: "assistant", content };
+  }
+  return {
+    role: "user",
+    content: m.results.map((r): Block => ({ type: "tool_result", tool_use_id: r.callId, content: r.content, is_error: r.isError })),
+  };
+}
+
+/** History → API messages; consecutive same-role messages merge (tool results + a user note → one user turn). */
+export function toAnthropicMessages(messages: Message[]): Param[] {
+  const out: Param[] = [];
+  for (const m of messages) {
+    const p = toBlocks(m);
+    const last = out.at(-1);
+    if (last && last.role === p.role) last.content.push(...p.content);
+    else out.push(p);
+  }
+  return out;
+}
+
+export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsStreaming {
+  const body: Anthropic.MessageCreateParamsStreaming = {
+    model: req.model,
+    max_tokens: req.maxTokens,
+    messages: toAnthropicMessages(req.messages) as Anthropic.MessageCreateParamsStreaming["messages"],
+    stream: true,
+  };
+  if (req.system !== "") body.system = req.system;
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: t.inputSchema as Anthropic.Tool["input_schema"],
+    }));
+  }
+  return body;
+}
+
+/** Folds raw stream events into LlmEvents; remembers usage, stop reason and whether the message completed. */
+class StreamFold {
+  usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  stop: StopReason = "other";
+  complete = false;
+  private tools = new Map<number, { id: string; name: string; json: string }>();
+
+  *push(ev: Anthropic.RawMessageStreamEvent): Generator<LlmEvent> {
+    switch (ev.type) {
+      case "message_start": {
+        const u = ev.message.usage;
+        this.usage = { inputTokens: u.input_tokens ?? 0, outputTokens: u.output_tokens ?? 0 };
+        if (u.cache_read_input_tokens) this.usage.cacheReadTokens = u.cache_read_input_tokens;
+        if (u.cache_creation_input_tokens) this.usage.cacheWriteTokens = u.cache_creation_input_tokens;
+        break;
+      }
+      case "content_block_start": {
+        const b = ev.content_block;
+        if (b.type === "tool_use") this.tools.set(ev.index, { id: b.id, name: b.name, json: "" });
+        else if (b.type === "text" && b.text) yield { type: "text", text: b.text };
+        else if (b.type === "thinking" && b.thinking) yield { type: "thinking", text: b.thinking };
+        break;
+      }
+      case "content_block_delta": {
+        const d = ev.delta;
+        if (d.type === "text_delta") yield { type: "text", text: d.text };
+        else if (d.type === "thinking_delta") yield { type: "thinking", text: d.thinking };
+        else if (d.type === "input_json_delta") {
+          const t = this.tools.get(ev.index);
+          if (t) t.json += d.partial_json;
+        }
+        break;
+      }
+      case "content_block_stop": {
+        const t = this.tools.get(ev.index);
+        if (t) {
+          this.tools.delete(ev.index);
+          yield { type: "tool_call", call: { id: t.id, name: t.name, input: parseToolInput(t.json) } };
+        }
+        break;
+      }
+      case "message_delta": {
+        this.stop = STOP[ev.delta.stop_reason ?? ""] ?? "other";
+        this.usage.outputTokens = ev.usage.output_tokens;
+        if (ev.usage.input_tokens) this.usage.inputTokens = ev.usage.input_tokens;
+        break;
+      }
+      case "message_stop":
+        this.complete = true;
+        break;
+    }
+  }
+}
+
+function failureOf(err: unknown, ep: Endpoint) {
+  const status = err instanceof Anthropic.APIError ? err.status : undefined;
+  const connection = err instanceof Anthropic.APIConnectionError;
+  const message = err instanceof Anthropic.APIError && err.apiMessage ? err.apiMessage : errorText(err);
+  return classifyFailure({ status, message, connection }, ep);
+}
+
+export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
+  const ep: Endpoint = { keyVar: "ANTHROPIC_API_KEY", baseVar: "ANTHROPIC_BASE_URL", baseUrl: opts.baseUrl ?? DEFAULT_BASE_URL };
+  // Local gateways often need no key; the official endpoint always does.
+  const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
+  return {
+    name: "anthropic",
+    async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      if (!apiKey) {
+        yield { type: "error", error: { kind: "auth", message: "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)" } };
+        return;
+      }
+      const run = new RequestRun(req.signal, opts);
+      const fold = new StreamFold();
+      let failure;
+      try {
+        const client = new Anthropic({
+          apiKey,
+          baseURL: ep.baseUrl,
+          maxRetries: opts.maxRetries ?? 3,
+          timeout: opts.timeoutS * 1000,
+          fetch: run.fetch,
+        });
+        const events = await client.messages.create(toAnthropicBody(req), { signal: run.signal });
+        for await (const ev of events) yield* fold.push(ev);
+      } catch (err) {
+        failure = run.ownFailure(ep) ?? failureOf(err, ep);
+      } finally {
+        run.dispose();
+      }
+      failure ??= run.ownFailure(ep) ?? (fold.complete ? undefined : truncatedStream(ep));
+      if (failure) yield { type: "error", error: failure };
+      else yield { type: "done", stopReason: fold.stop, usage: fold.usage };
+    },
+  };
+}

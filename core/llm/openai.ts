@@ -1,0 +1,189 @@
+// Owns the OpenAI Chat Completions adapter: the only module importing `openai`. Works with any
+// compatible endpoint (Ollama, vLLM, gateways): tolerates missing usage, one-chunk tool arguments,
+// reused tool-call indexes. Retries/backoff are the SDK's. Does not decide policy: errors are data.
+import OpenAI from "openai";
+import {
+  classifyFailure,
+  type Endpoint,
+  errorText,
+  parseToolInput,
+  RequestRun,
+  type SdkProviderOptions,
+  truncatedStream,
+} from "./http-edge.ts";
+import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
+
+type Param = OpenAI.Chat.ChatCompletionMessageParam;
+type Chunk = OpenAI.Chat.ChatCompletionChunk;
+
+const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+// Chat Completions has no error flag on tool messages; the model learns of the failure from the text.
+const TOOL_ERROR_PREFIX = "[tool error] ";
+
+const FINISH: Record<string, StopReason> = {
+  stop: "end_turn",
+  tool_calls: "tool_use",
+  function_call: "tool_use",
+  length: "max_tokens",
+  content_filter: "refusal",
+};
+
+function toParams(m: Message): Param[] {
+  if (m.role === "user") {
+    const only = m.content.length === 1 && m.content[0]!.type === "text" ? m.content[0]!.text : undefined;
+    if (only !== undefined) return [{ role: "user", content: only }];
+    return [
+      {
+        role: "user",
+        content: m.content.map((p): OpenAI.Chat.ChatCompletionContentPart =>
+          p.type === "text"
+            ? { type: "text", text: p.text }
+            : { type: "image_url", image_url: { url: `data:${p.mimeType};base64,${p.data}` } },
+        ),
+      },
+    ];
+  }
+  if (m.role === "assistant") {
+    if (m.toolCalls.length === 0) return [{ role: "assistant", content: m.text }];
+    return [
+      {
+        role: "assistant",
+        content: m.text === "" ? null : m.text,
+        tool_calls: m.toolCalls.map((c) => ({
+          id: c.id,
+          type: "function" as const,
+          function: { name: c.name, arguments: JSON.stringify(c.input) },
+        })),
+      },
+    ];
+  }
+  return m.results.map((r) => ({
+    role: "tool" as const,
+    tool_call_id: r.callId,
+    content: r.isError && !r.content.startsWith(TOOL_ERROR_PREFIX) ? TOOL_ERROR_PREFIX + r.content : r.content,
+  }));
+}
+
+export function toOpenAiBody(req: LlmRequest, official: boolean): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
+  const messages: Param[] = req.system === "" ? [] : [{ role: "system", content: req.system }];
+  for (const m of req.messages) messages.push(...toParams(m));
+  const body: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+    model: req.model,
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+  // OpenAI's current models take max_completion_tokens; compatible servers still read max_tokens.
+  if (official) body.max_completion_tokens = req.maxTokens;
+  else body.max_tokens = req.maxTokens;
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((t) => ({
+      type: "function" as const,
+      function: { name: t.name, description: t.description, parameters: t.inputSchema },
+    }));
+  }
+  return body;
+}
+
+type Slot = { id: string; name: string; args: string };
+
+/** Folds chunks into text/thinking events; tool calls are assembled by index and emitted at the end. */
+class ChunkFold {
+  usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  finish: string | undefined;
+  private slots: Slot[] = [];
+  private byIndex = new Map<number, Slot>();
+
+  *push(chunk: Chunk): Generator<LlmEvent> {
+    if (chunk.usage) {
+      this.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+      const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
+      if (cached) this.usage.cacheReadTokens = cached;
+    }
+    const choice = chunk.choices?.[0];
+    if (!choice) return;
+    const delta = (choice.delta ?? {}) as Chunk["choices"][number]["delta"] & { reasoning_content?: string; reasoning?: string };
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === "string" && reasoning !== "") yield { type: "thinking", text: reasoning };
+    if (typeof delta.content === "string" && delta.content !== "") yield { type: "text", text: delta.content };
+    for (const tc of delta.tool_calls ?? []) this.addToolDelta(tc);
+    if (choice.finish_reason) this.finish = choice.finish_reason;
+  }
+
+  private addToolDelta(tc: NonNullable<Chunk["choices"][number]["delta"]["tool_calls"]>[number]): void {
+    const index = tc.index ?? this.slots.length;
+    let slot = this.byIndex.get(index);
+    // Some servers reuse index 0 for every call; a new id means a new call.
+    if (!slot || (tc.id && slot.id && tc.id !== slot.id)) {
+      slot = { id: tc.id ?? "", name: "", args: "" };
+      this.byIndex.set(index, slot);
+      this.slots.push(slot);
+    }
+    if (tc.id) slot.id = tc.id;
+    if (tc.function?.name) slot.name += tc.function.name;
+    if (tc.function?.arguments) slot.args += tc.function.arguments;
+  }
+
+  *calls(): Generator<LlmEvent> {
+    let n = 0;
+    for (const s of this.slots) {
+      n++;
+      if (!s.name) continue;
+      yield { type: "tool_call", call: { id: s.id || `call_${n}`, name: s.name, input: parseToolInput(s.args) } };
+    }
+  }
+
+  stopReason(): StopReason {
+    // Some compatible servers say "stop" while returning tool calls.
+    if (this.slots.some((s) => s.name)) return "tool_use";
+    return FINISH[this.finish ?? ""] ?? "other";
+  }
+}
+
+function failureOf(err: unknown, ep: Endpoint) {
+  const status = err instanceof OpenAI.APIError ? err.status : undefined;
+  const connection = err instanceof OpenAI.APIConnectionError;
+  return classifyFailure({ status, message: errorText(err), connection }, ep);
+}
+
+export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
+  const ep: Endpoint = { keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL", baseUrl: opts.baseUrl ?? DEFAULT_BASE_URL };
+  // Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
+  const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
+  return {
+    name: "openai",
+    async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      if (!apiKey) {
+        const message =
+          "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic";
+        yield { type: "error", error: { kind: "auth", message } };
+        return;
+      }
+      const run = new RequestRun(req.signal, opts);
+      const fold = new ChunkFold();
+      let failure;
+      try {
+        const client = new OpenAI({
+          apiKey,
+          baseURL: ep.baseUrl,
+          maxRetries: opts.maxRetries ?? 3,
+          timeout: opts.timeoutS * 1000,
+          fetch: run.fetch,
+        });
+        const chunks = await client.chat.completions.create(toOpenAiBody(req, opts.baseUrl === undefined), { signal: run.signal });
+        for await (const chunk of chunks) yield* fold.push(chunk);
+      } catch (err) {
+        failure = run.ownFailure(ep) ?? failureOf(err, ep);
+      } finally {
+        run.dispose();
+      }
+      failure ??= run.ownFailure(ep) ?? (fold.finish === undefined ? truncatedStream(ep) : undefined);
+      if (failure) {
+        yield { type: "error", error: failure };
+        return;
+      }
+      yield* fold.calls();
+      yield { type: "done", stopReason: fold.stopReason(), usage: fold.usage };
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Owns recording (TENDRIL_RECORD=FILE): wraps a provider and appends one JSONL line per LLM exchange,
+// in the recorded form replay.ts reads. Does not change what the wrapped provider emits.
+import { appendFileSync } from "node:fs";
+import { log } from "../log.ts";
+import type { LlmEvent, LlmProvider, LlmRequest } from "./types.ts";
+
+export interface RecordedExchange {
+  v: 1;
+  request: Pick<LlmRequest, "model" | "system" | "messages"> & { tools: { name: string; inputSchema: Record<string, unknown> }[] };
+  events: LlmEvent[];
+}
+
+export function exchangeLine(req: LlmRequest, events: LlmEvent[]): string {
+  const rec: RecordedExchange = {
+    v: 1,
+    request: {
+      model: req.model,
+      system: req.system,
+      messages: req.messages,
+      tools: req.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })),
+    },
+    events,
+  };
+  return JSON.stringify(rec) + "\n";
+}
+
+/**
+ * Appends each exchange to `file` once it ends (one synchronous append per line keeps lines whole and
+ * in call order). A consumer that stops reading early is recorded as an aborted exchange.
+ */
+export function withRecording(inner: LlmProvider, file: string, append: (file: string, line: string) => void = appendFileSync): LlmProvider {
+  let warned = false;
+  return {
+    name: inner.name,
+    async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      const events: LlmEvent[] = [];
+      try {
+        for await (const ev of inner.stream(req)) {
+          events.push(ev);
+          yield ev;
+        }
+      } finally {
+        const last = events.at(-1)?.type;
+        if (last !== "done" && last !== "error") {
+          events.push({ type: "error", error: { kind: "aborted", message: "response not read to the end" } });
+        }
+        try {
+          append(file, exchangeLine(req, events));
+        } catch (err) {
+          // A broken recording must not break the run; say so once.
+          if (!warned) log.warn("cannot write LLM recording", { file, err });
+          warned = true;
+        }
+      }
+    },
+  };
+}
