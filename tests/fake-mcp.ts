@@ -1,7 +1,7 @@
 // Owns the fault-injecting fake MCP stdio server every test uses (`bun tests/fake-mcp.ts`): raw ND-JSON
 // JSON-RPC so a test can make it hang, crash, spam, or misbehave exactly where it wants. Behaviour is
 // set by FAKE_MCP_* env variables (listed in ENV below). Not a product module; never shipped.
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 
 const env = process.env;
@@ -12,7 +12,9 @@ const ENV = {
   descBytes: Number(env.FAKE_MCP_DESC_BYTES ?? 0), // description size of every tool (0 = short text)
   toolDelayMs: Number(env.FAKE_MCP_TOOL_DELAY_MS ?? 0), // delay before answering any tools/call
   resultBytes: Number(env.FAKE_MCP_RESULT_BYTES ?? 0), // size of echo's result text (0 = echo the input)
-  pidFile: env.FAKE_MCP_PID_FILE, // writes own pid there
+  pidFile: env.FAKE_MCP_PID_FILE, // appends own pid there (one line per start: restarts are countable)
+  maxStarts: Number(env.FAKE_MCP_MAX_STARTS ?? 0), // with PID_FILE: once it holds N pids, crash at start (exit 1)
+  initDelayMs: Number(env.FAKE_MCP_INIT_DELAY_MS ?? 0), // delay before answering initialize
   grandchild: env.FAKE_MCP_GRANDCHILD, // spawns a SIGTERM-ignoring `sleep 300`, writes its pid there
   stop: env.FAKE_MCP_STOP, // defined → `_Stop` hook tool returning that text
   postCompact: env.FAKE_MCP_POSTCOMPACT, // defined → `_PostCompact` hook tool returning that text
@@ -132,20 +134,33 @@ function handle(msg: Json): void {
   }
   if (id === undefined || method === "" || ENV.hang === method) return;
   if (method === "initialize") {
-    send({
-      jsonrpc: "2.0",
-      id,
-      result: {
-        protocolVersion: String(params.protocolVersion ?? "2025-06-18"),
-        capabilities: { tools: { listChanged: true } },
-        serverInfo: { name: ENV.name, version: "0.0.1" },
-        ...(ENV.instructions !== undefined ? { instructions: ENV.instructions } : {}),
-      },
-    });
+    if (ENV.initDelayMs > 0) setTimeout(() => answerInitialize(id, params), ENV.initDelayMs);
+    else answerInitialize(id, params);
   } else if (method === "tools/list") send({ jsonrpc: "2.0", id, result: listTools(params) });
   else if (method === "tools/call") void callTool(id, params);
   else if (method === "ping") send({ jsonrpc: "2.0", id, result: {} });
   else send({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } });
+}
+
+function answerInitialize(id: string | number, params: Json): void {
+  send({
+    jsonrpc: "2.0",
+    id,
+    result: {
+      protocolVersion: String(params.protocolVersion ?? "2025-06-18"),
+      capabilities: { tools: { listChanged: true } },
+      serverInfo: { name: ENV.name, version: "0.0.1" },
+      ...(ENV.instructions !== undefined ? { instructions: ENV.instructions } : {}),
+    },
+  });
+}
+
+function countLines(file: string): number {
+  try {
+    return readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").length;
+  } catch {
+    return 0;
+  }
 }
 
 function startGrandchild(file: string): void {
@@ -155,7 +170,13 @@ function startGrandchild(file: string): void {
   child.unref();
 }
 
-if (ENV.pidFile) writeFileSync(ENV.pidFile, String(process.pid));
+if (ENV.pidFile) {
+  if (ENV.maxStarts > 0 && countLines(ENV.pidFile) >= ENV.maxStarts) {
+    process.stderr.write(`fake-mcp: refusing to start again (FAKE_MCP_MAX_STARTS=${ENV.maxStarts})\n`);
+    process.exit(1);
+  }
+  appendFileSync(ENV.pidFile, `${process.pid}\n`);
+}
 if (ENV.grandchild) startGrandchild(ENV.grandchild);
 if (ENV.stdoutNoise) process.stdout.write("fake-mcp: this line is not JSON\n");
 

@@ -70,3 +70,13 @@ export class McpStartError extends Error {
     super(`MCP server ${server}: ${message}`);
   }
 }
+
+/** Starts, shares (by fingerprint, refcounted) and stops MCP servers for sessions. */
+export interface McpPool {
+  /** Starts the servers in parallel; rejects with McpStartError (stopping the ones it started) if any fails. */
+  openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
+  /** Stops every server of every session. */
+  closeAll(): Promise<void>;
+  /** The same as closeAll (a pool is closed once, at exit). */
+  close(): Promise<void>;
+}

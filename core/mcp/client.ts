@@ -1,0 +1,210 @@
+// Owns one live MCP connection (the only product module that imports the MCP SDK client): connect over
+// stdio (our process-group transport), Streamable HTTP or SSE; initialize and the paginated tools/list
+// within MCP_INIT_TIMEOUT_S; tool calls with timeout and cancellation; list_changed refreshes.
+// Does not restart, share or name anything (shared-server.ts and pool.ts do).
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Limits } from "../limits.ts";
+import { log as defaultLog } from "../log.ts";
+import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
+import { childEnv, StdioTransport } from "./stdio-transport.ts";
+import { McpStartError, type McpCallResult, type McpServerSpec } from "./types.ts";
+
+export type { RawTool } from "./call-result.ts";
+export type McpLog = Pick<typeof defaultLog, "error" | "warn" | "info" | "debug">;
+
+export interface ConnectOptions {
+  /** The session's working directory (stdio servers without their own `cwd` run there). */
+  cwd: string;
+  limits: Limits;
+  /** The parent process env; stdio children get only its whitelisted part plus the declared env. */
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  log?: McpLog;
+  /** The server's tool list changed (after a refresh following `notifications/tools/list_changed`). */
+  onToolsChanged?: () => void;
+  /** The link ended without close() being called (process exit, stream error). */
+  onLost?: () => void;
+}
+
+export interface McpConnection {
+  readonly server: string;
+  /** The stdio server's pid (= process group id); undefined for HTTP/SSE. */
+  readonly pid: number | undefined;
+  readonly instructions: string | undefined;
+  tools(): RawTool[];
+  /** Tool errors, timeouts and cancellation come back as isError results; throws McpLinkLost only. */
+  call(tool: string, args: Record<string, unknown>, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<McpCallResult>;
+  close(): Promise<void>;
+}
+
+/** The connection itself failed during a call (process gone, HTTP endpoint unreachable): restart material.
+ * The message is the bare cause; the caller names the server as its session knows it. */
+export class McpLinkLost extends Error {
+  override name = "McpLinkLost";
+}
+
+const CLIENT_INFO = { name: "tendril", version: "0.1.0" };
+const MAX_LIST_PAGES = 64;
+const HTTP_CLOSE_BUDGET_MS = 300;
+
+function makeTransport(spec: McpServerSpec, opts: ConnectOptions): { transport: Transport; stdio?: StdioTransport } {
+  if (spec.transport === "stdio") {
+    if (!spec.command) throw new McpStartError(spec.name, "a stdio server needs a command");
+    const stdio = new StdioTransport({
+      name: spec.name,
+      command: spec.command,
+      args: spec.args ?? [],
+      env: childEnv(opts.parentEnv, spec.env),
+      cwd: spec.cwd ?? opts.cwd,
+      maxLineBytes: opts.limits.MAX_LINE_BYTES,
+      log: opts.log,
+    });
+    return { transport: stdio, stdio };
+  }
+  let url: URL;
+  try {
+    url = new URL(spec.url ?? "");
+  } catch {
+    throw new McpStartError(spec.name, `an ${spec.transport} server needs a valid url, got ${JSON.stringify(spec.url)}`);
+  }
+  const requestInit = { headers: spec.headers ?? {} };
+  const transport =
+    spec.transport === "http"
+      ? new StreamableHTTPClientTransport(url, { requestInit })
+      : new SSEClientTransport(url, { requestInit });
+  return { transport };
+}
+
+function describeFailure(step: string, err: unknown, timeoutS: number, stdio?: StdioTransport): string {
+  const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+  let why = timedOut
+    ? `did not answer ${step} within ${timeoutS} s (MCP_INIT_TIMEOUT_S); check that it is an MCP server and starts quickly`
+    : `${step} failed: ${err instanceof Error ? err.message : String(err)}`;
+  const tail = stdio?.stderrTail() ?? [];
+  if (tail.length > 0) why += `; its last stderr: ${tail.slice(-3).join(" | ")}`;
+  return why;
+}
+
+/** Every page of tools/list, within the time left before `deadline`. */
+async function listAllTools(client: Client, deadline: number, maxTools: number, server: string, log: McpLog) {
+  const tools: RawTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const timeout = Math.max(1, deadline - Date.now());
+    const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+    tools.push(...(res.tools as RawTool[]));
+    cursor = res.nextCursor;
+    if (cursor === undefined) return tools;
+    if (tools.length >= maxTools) break;
+  }
+  log.warn("MCP server lists too many tools; the rest are ignored", { server, listed: tools.length });
+  return tools;
+}
+
+/** Connects one server: rejects with McpStartError (the stdio group already killed) when it cannot. */
+export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions): Promise<McpConnection> {
+  const log = opts.log ?? defaultLog;
+  const { transport, stdio } = makeTransport(spec, opts);
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const initS = opts.limits.MCP_INIT_TIMEOUT_S;
+  // A server may list hooks beyond the offered tools; past this many, the session catalog would drop them anyway.
+  const maxListed = opts.limits.MAX_TOOLS * 4;
+  let closing = false;
+  let lost = false;
+  let tools: RawTool[] = [];
+  client.onclose = () => {
+    lost = true;
+    if (!closing) opts.onLost?.();
+  };
+  client.onerror = (err) => log.debug("MCP client error", { server: spec.name, err });
+  const abandon = async (step: string, err: unknown): Promise<never> => {
+    closing = true;
+    await Promise.allSettled([client.close(), stdio?.close()]);
+    throw new McpStartError(spec.name, describeFailure(step, err, initS, stdio));
+  };
+  try {
+    await client.connect(transport, { timeout: initS * 1000 });
+  } catch (err) {
+    return abandon("initialize", err);
+  }
+  try {
+    if (client.getServerCapabilities()?.tools) tools = await listAllTools(client, Date.now() + initS * 1000, maxListed, spec.name, log);
+  } catch (err) {
+    return abandon("tools/list", err);
+  }
+  const refresh = serialRefresh(async () => {
+    tools = await listAllTools(client, Date.now() + initS * 1000, maxListed, spec.name, log);
+    opts.onToolsChanged?.();
+  }, (err) => log.warn("MCP tools/list refresh failed; keeping the old list", { server: spec.name, err }));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => refresh());
+
+  return {
+    server: spec.name,
+    pid: stdio?.pid,
+    instructions: client.getInstructions(),
+    tools: () => tools,
+    call: (tool, args, callOpts) => callTool(client, tool, args, callOpts, () => lost),
+    async close() {
+      closing = true;
+      if (transport instanceof StreamableHTTPClientTransport) {
+        const budget = new Promise((r) => setTimeout(r, HTTP_CLOSE_BUDGET_MS).unref?.());
+        await Promise.race([transport.terminateSession().catch(() => {}), budget]);
+      }
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+/** Runs `job` now, or once more after the running one if asked again meanwhile: never two at once. */
+function serialRefresh(job: () => Promise<void>, onError: (err: unknown) => void): () => void {
+  let running = false;
+  let again = false;
+  return function refresh() {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void (async () => {
+      do {
+        again = false;
+        await job().catch(onError);
+      } while (again);
+      running = false;
+    })();
+  };
+}
+
+function isLinkFailure(err: unknown, lost: boolean): boolean {
+  if (lost) return true;
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  return err instanceof StreamableHTTPError || err instanceof SseError || err instanceof TypeError;
+}
+
+async function callTool(
+  client: Client,
+  tool: string,
+  args: Record<string, unknown>,
+  opts: { signal?: AbortSignal; timeoutMs: number },
+  isLost: () => boolean,
+): Promise<McpCallResult> {
+  if (opts.signal?.aborted) return errorResult("cancelled");
+  try {
+    const res = await client.callTool({ name: tool, arguments: args }, undefined, {
+      signal: opts.signal,
+      timeout: opts.timeoutMs,
+    });
+    return toCallResult(res);
+  } catch (err) {
+    if (opts.signal?.aborted) return errorResult("cancelled");
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      return errorResult(`tool timed out after ${Math.round(opts.timeoutMs / 100) / 10} s`);
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    if (isLinkFailure(err, isLost())) throw new McpLinkLost(message);
+    return errorResult(`tool call failed: ${message}`);
+  }
+}

@@ -1,0 +1,181 @@
+// Owns the life of one running MCP server that sessions share: start, death noticed, restart on next use
+// with backoff (0.5 s doubling to 30 s, ±20% jitter, at most 3 tries), then "gone" with its tools
+// withdrawn; refcount and the idle timer the pool drives. Calls never throw.
+// Does not decide who shares it (pool.ts) or how tools are named (catalog.ts).
+import { errorResult, type RawTool } from "./call-result.ts";
+import { connectMcpServer, McpLinkLost, type ConnectOptions, type McpConnection } from "./client.ts";
+import type { McpCallResult, McpServerSpec } from "./types.ts";
+
+export const RESTART_TRIES = 3;
+const BACKOFF_FIRST_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+const JITTER = 0.2;
+
+export type ServerState = "starting" | "live" | "dead" | "gone";
+
+/** Delay before restart attempt n (0 = immediately after the death is noticed). */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  if (attempt <= 0) return 0;
+  const base = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (attempt - 1));
+  return Math.round(base * (1 - JITTER + 2 * JITTER * random()));
+}
+
+function wait(ms: number): Promise<void> {
+  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves like `promise`, or false as soon as `signal` aborts (the promise keeps running). */
+function untilAborted(promise: Promise<boolean>, signal?: AbortSignal): Promise<boolean> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(false);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void promise.then((ok) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(ok);
+    });
+  });
+}
+
+export class SharedServer {
+  state: ServerState = "starting";
+  refs = 0;
+  idleTimer?: ReturnType<typeof setTimeout>;
+  readonly ready: Promise<void>;
+
+  #conn?: McpConnection;
+  #attempts = 0;
+  #restarting?: Promise<boolean>;
+  #goneReason = "";
+  #stopped = false;
+  readonly #listeners = new Set<() => void>();
+
+  constructor(
+    readonly spec: McpServerSpec,
+    private readonly opts: Omit<ConnectOptions, "onToolsChanged" | "onLost">,
+  ) {
+    this.ready = this.#connect().then(() => {
+      if (!this.#stopped) this.state = "live";
+    });
+  }
+
+  get label(): string {
+    return this.spec.name;
+  }
+
+  get pid(): number | undefined {
+    return this.#conn?.pid;
+  }
+
+  tools(): RawTool[] {
+    return this.state === "gone" || !this.#conn ? [] : this.#conn.tools();
+  }
+
+  instructions(): string | undefined {
+    return this.#conn?.instructions;
+  }
+
+  /** Registers a tools-changed listener (also fired when the tools are withdrawn); returns its remover. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** `opts.label` is the caller's name for this server (sessions sharing it may name it differently). */
+  async call(
+    tool: string,
+    args: Record<string, unknown>,
+    opts: { signal?: AbortSignal; timeoutMs: number; label?: string },
+  ): Promise<McpCallResult> {
+    const label = opts.label ?? this.label;
+    if (this.state === "dead") {
+      // The restart is shared by concurrent callers; one caller's cancel must not stop it for the others.
+      const ok = await untilAborted(this.#restart(), opts.signal);
+      if (opts.signal?.aborted) return errorResult("cancelled");
+      if (!ok) return this.#goneResult(label);
+    }
+    const conn = this.#conn;
+    if (this.state !== "live" || !conn) return this.#goneResult(label);
+    try {
+      const result = await conn.call(tool, args, { signal: opts.signal, timeoutMs: opts.timeoutMs });
+      this.#attempts = 0;
+      return result;
+    } catch (err) {
+      this.#markDead(conn);
+      const why = err instanceof McpLinkLost ? err.message : String(err);
+      return errorResult(`MCP server ${label} stopped during this call (${why}); it restarts on next use`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.state = "gone";
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    await this.#conn?.close();
+  }
+
+  async #connect(): Promise<void> {
+    let conn: McpConnection | undefined;
+    conn = await connectMcpServer(this.spec, {
+      ...this.opts,
+      onToolsChanged: () => this.#notify(),
+      onLost: () => this.#markDead(conn),
+    });
+    this.#conn = conn;
+    if (this.#stopped) await conn.close();
+  }
+
+  #notify(): void {
+    for (const listener of this.#listeners) listener();
+  }
+
+  #markDead(conn: McpConnection | undefined): void {
+    if (this.#conn !== conn || this.state !== "live" || this.#stopped) return;
+    this.state = "dead";
+    this.opts.log?.warn("MCP server died; it restarts on next use", { server: this.label, pid: conn?.pid });
+    void conn?.close();
+  }
+
+  #restart(): Promise<boolean> {
+    this.#restarting ??= this.#restartLoop().finally(() => {
+      this.#restarting = undefined;
+    });
+    return this.#restarting;
+  }
+
+  async #restartLoop(): Promise<boolean> {
+    let lastError = "";
+    while (this.#attempts < RESTART_TRIES && !this.#stopped) {
+      await wait(backoffMs(this.#attempts));
+      this.#attempts++;
+      try {
+        await this.#connect();
+        if (this.#stopped) return false;
+        this.state = "live";
+        this.opts.log?.info("MCP server restarted", { server: this.label, attempt: this.#attempts, pid: this.pid });
+        this.#notify();
+        return true;
+      } catch (err) {
+        lastError = err instanceof Error ? err.message : String(err);
+      }
+    }
+    if (this.#stopped) return false;
+    this.state = "gone";
+    this.#goneReason = lastError || "it kept stopping";
+    this.opts.log?.warn("MCP server gone after restart attempts; its tools are withdrawn", {
+      server: this.label,
+      tries: RESTART_TRIES,
+      err: lastError,
+    });
+    this.#notify();
+    return false;
+  }
+
+  #goneResult(label: string): McpCallResult {
+    return errorResult(
+      `MCP server ${label} is gone (restarted ${RESTART_TRIES} times without success: ${this.#goneReason}); ` +
+        `its tools are withdrawn for the rest of this session`,
+    );
+  }
+}

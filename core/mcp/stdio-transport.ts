@@ -1,0 +1,242 @@
+// Owns the stdio link to one MCP server: a detached child leading its own process group, ND-JSON both
+// ways under MAX_LINE_BYTES, stderr forwarded to the log, and a close that kills the whole group in
+// ≲ 300 ms; plus the registry of live groups that cli/ kills on every exit path.
+// Does not speak MCP (the SDK client on top does) and does not read process.env (the caller passes it).
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { log as defaultLog } from "../log.ts";
+import { classifyMessage } from "../wire/jsonrpc.ts";
+import { readLines } from "../wire/ndjson.ts";
+import { LineWriter, nodeSink } from "../wire/writer.ts";
+
+export interface StdioServerParams {
+  /** Server label, used in every log line and error. */
+  name: string;
+  command: string;
+  args?: string[];
+  /** The child's whole environment (build it with `childEnv`). */
+  env: Record<string, string>;
+  cwd?: string;
+  maxLineBytes: number;
+  log?: Pick<typeof defaultLog, "warn" | "info" | "debug">;
+}
+
+const ENV_WHITELIST = ["PATH", "HOME", "USER", "LANG", "TERM", "SHELL", "TMPDIR"];
+const TERM_GRACE_MS = 200;
+const CLOSE_BUDGET_MS = 300;
+const POLL_MS = 20;
+const STDERR_LINE_CHARS = 1000;
+const STDERR_TAIL_LINES = 8;
+const NOISE_LOG_LINES = 5;
+
+/** The declared env over a safe whitelist of the parent's (PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*). */
+export function childEnv(
+  parentEnv: Readonly<Record<string, string | undefined>>,
+  declared: Record<string, string> = {},
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parentEnv)) {
+    if (v !== undefined && (ENV_WHITELIST.includes(k) || k.startsWith("LC_"))) out[k] = v;
+  }
+  return { ...out, ...declared };
+}
+
+/** Live process groups (pgid → server name), so every exit path can kill them all. */
+const liveGroups = new Map<number, string>();
+
+/** SIGKILLs every process group this module started and has not seen die. Synchronous: safe in `exit` handlers. */
+export function killAllGroups(): void {
+  for (const pgid of liveGroups.keys()) signalGroup(pgid, "SIGKILL");
+  liveGroups.clear();
+}
+
+/** How many started process groups are not known to be gone (tests, diagnostics). */
+export function liveGroupCount(): number {
+  return liveGroups.size;
+}
+
+/** Sends sig to the group; false when no process of it is left. */
+function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM the group, SIGKILL whatever is left after TERM_GRACE_MS, give up waiting at CLOSE_BUDGET_MS. */
+async function killGroup(pgid: number): Promise<void> {
+  const start = Date.now();
+  let killed = false;
+  if (!signalGroup(pgid, "SIGTERM")) return;
+  while (Date.now() - start < CLOSE_BUDGET_MS) {
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    if (!signalGroup(pgid, 0)) return;
+    if (!killed && Date.now() - start >= TERM_GRACE_MS) {
+      signalGroup(pgid, "SIGKILL");
+      killed = true;
+    }
+  }
+  // Zombies awaiting a reaper also answer signal 0; a final SIGKILL covers anything still running.
+  signalGroup(pgid, "SIGKILL");
+}
+
+export class StdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  #child?: ChildProcessWithoutNullStreams;
+  #writer?: LineWriter;
+  #closing?: Promise<void>;
+  #stderrTail: string[] = [];
+  #noiseLines = 0;
+
+  readonly #log: NonNullable<StdioServerParams["log"]>;
+
+  constructor(private readonly params: StdioServerParams) {
+    this.#log = params.log ?? defaultLog;
+  }
+
+  /** The server's pid (= its process group id) once started. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** The last few stderr lines, for error messages that explain why a server failed. */
+  stderrTail(): string[] {
+    return [...this.#stderrTail];
+  }
+
+  async start(): Promise<void> {
+    if (this.#child) throw new Error(`MCP server ${this.params.name}: transport already started`);
+    const { name, command, args = [], env, cwd } = this.params;
+    const child = spawn(command, args, { detached: true, stdio: ["pipe", "pipe", "pipe"], cwd, env });
+    this.#child = child;
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", (err) =>
+        reject(new Error(`cannot start ${JSON.stringify(command)}: ${err.message} (check the command and cwd)`)),
+      );
+    });
+    const pgid = child.pid!;
+    liveGroups.set(pgid, name);
+    child.on("error", (err) => this.#log.warn("MCP server process error", { server: name, err }));
+    child.stdin.on("error", (err) => this.#log.debug("MCP server stdin closed", { server: name, err }));
+    this.#writer = new LineWriter(nodeSink(child.stdin));
+    const stdoutDone = this.#readStdout(child);
+    this.#readStderr(child);
+    child.once("exit", (code, signal) => void this.#onExit(code, signal, stdoutDone));
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (!this.#writer || this.#closing) {
+      return Promise.reject(new Error(`MCP server ${this.params.name} is not running`));
+    }
+    return this.#writer.send(message);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    const child = this.#child;
+    if (child?.pid !== undefined) {
+      try {
+        child.stdin.end();
+      } catch {
+        // stdin already gone: the group kill below still applies
+      }
+      await killGroup(child.pid);
+      liveGroups.delete(child.pid);
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }
+    this.onclose?.();
+  }
+
+  async #onExit(code: number | null, signal: NodeJS.Signals | null, stdoutDone: Promise<void>): Promise<void> {
+    if (this.#closing) return;
+    // The last answer may still sit in the pipe; a grandchild holding it open must not stall us, hence the race.
+    await Promise.race([stdoutDone, new Promise((r) => setTimeout(r, 100))]);
+    if (this.#closing) return;
+    this.#log.warn("MCP server exited", { server: this.params.name, code, signal, stderr: this.#stderrTail.at(-1) });
+    await this.close();
+  }
+
+  async #readStdout(child: ChildProcessWithoutNullStreams): Promise<void> {
+    const { name, maxLineBytes } = this.params;
+    try {
+      for await (const ev of readLines(child.stdout, maxLineBytes)) {
+        if (ev.type === "oversize") {
+          const why = `MCP server ${name} sent a message over ${maxLineBytes} bytes (MAX_LINE_BYTES); closing it`;
+          this.onerror?.(new Error(why));
+          this.#log.warn("MCP server message too large; closing it", { server: name, limit: maxLineBytes });
+          void this.close();
+          return;
+        }
+        this.#deliver(ev.text);
+      }
+    } catch (err) {
+      if (!this.#closing) this.onerror?.(new Error(`MCP server ${name}: reading stdout failed: ${String(err)}`));
+    }
+  }
+
+  #deliver(text: string): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.#noise(text);
+      return;
+    }
+    const c = classifyMessage(value);
+    if (c.kind === "malformed") {
+      this.#noise(text);
+      return;
+    }
+    try {
+      this.onmessage?.(value as JSONRPCMessage);
+    } catch (err) {
+      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  /** Non-protocol stdout lines are skipped, not fatal: many servers print a banner. Logged a few times only. */
+  #noise(text: string): void {
+    if (this.#noiseLines++ >= NOISE_LOG_LINES) return;
+    const last = this.#noiseLines === NOISE_LOG_LINES ? " (further ones not logged)" : "";
+    this.#log.warn(`MCP server wrote a non-JSON-RPC line to stdout; skipped${last}`, {
+      server: this.params.name,
+      line: text.slice(0, 200),
+    });
+  }
+
+  #readStderr(child: ChildProcessWithoutNullStreams): void {
+    let partial = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      partial += chunk;
+      let nl: number;
+      while ((nl = partial.indexOf("\n")) !== -1 || partial.length > STDERR_LINE_CHARS) {
+        const end = nl === -1 ? STDERR_LINE_CHARS : nl;
+        this.#stderrLine(partial.slice(0, end));
+        partial = partial.slice(nl === -1 ? end : nl + 1);
+      }
+    });
+    child.stderr.on("end", () => partial !== "" && this.#stderrLine(partial));
+    child.stderr.on("error", () => {});
+  }
+
+  #stderrLine(raw: string): void {
+    const line = raw.replace(/\r$/, "").slice(0, STDERR_LINE_CHARS);
+    if (line.trim() === "") return;
+    this.#stderrTail.push(line);
+    if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
+    this.#log.info("MCP server stderr", { server: this.params.name, line });
+  }
+}
