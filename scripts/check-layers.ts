@@ -1,7 +1,7 @@
 // Enforces ARCHITECTURE.md's dependency rules on every source file (tests exempt from the SDK rule):
 // main → cli → core/tools; core never imports tools/cli; tools import only core/limits, core/log and types;
 // no import cycles; each third-party SDK has one adapter module per side. Prints every violation; exit 1 if any.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 
 const ROOT = process.argv[2] ?? process.cwd();
@@ -37,7 +37,7 @@ function importsOf(text: string): Imp[] {
 
 const problems: string[] = [];
 const graph = new Map<string, string[]>();
-const all = DIRS.flatMap(files).filter((f) => !f.endsWith(".d.ts"));
+const all = DIRS.filter((d) => existsSync(join(ROOT, d))).flatMap(files).filter((f) => !f.endsWith(".d.ts"));
 
 for (const file of all) {
   const isTest = file.endsWith(".test.ts");
