@@ -1,0 +1,107 @@
+// Owns the dev-mcp tool list: the tools/ functions wrapped as MCP tool definitions with their
+// descriptions, hints and limits, plus the server instructions. Loaded only when dev-mcp runs
+// (it pulls in zod, diff and the tools); the process and the exit path stay in dev-mcp.ts.
+import { join } from "node:path";
+import type { Limits } from "../core/limits.ts";
+import { defineTool, type ToolDefinition } from "../core/mcp/server.ts";
+import { serverInstructions, toolDescriptions } from "../tools/instructions.ts";
+import { log } from "../core/log.ts";
+import { ShellTool, shellInput } from "../tools/shell.ts";
+import { pruneStaleSessions } from "../tools/shell-capture.ts";
+import { detectStack } from "../tools/stack.ts";
+import { StrReplaceTool, strReplaceInput } from "../tools/str-replace.ts";
+import { hookInput, TodoList, todoInput } from "../tools/todo.ts";
+
+export interface DevToolsOptions {
+  root: string;
+  limits: Limits;
+  cacheDir: string;
+  /** Environment for shell commands (PATH starts with the shim dir). */
+  env: Record<string, string>;
+}
+
+export interface DevTools {
+  tools: ToolDefinition[];
+  instructions: string;
+  shell: ShellTool;
+  artifactDir: string;
+}
+
+/** Artifact dirs of sessions idle this long are removed when a new server starts. */
+const STALE_SESSION_MS = 24 * 60 * 60 * 1000;
+
+function sessionName(): string {
+  return `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
+}
+
+export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
+  const { root, limits } = opts;
+  const artifactsParent = join(opts.cacheDir, "artifacts");
+  const artifactDir = join(artifactsParent, sessionName());
+  void pruneStaleSessions(artifactsParent, STALE_SESSION_MS).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
+  const shell = new ShellTool({
+    root,
+    env: opts.env,
+    artifactDir,
+    limits: {
+      inlineBytes: limits.SHIM_OUTPUT_BYTES,
+      inlineLines: limits.SHIM_OUTPUT_LINES,
+      tailBytes: limits.SHELL_TAIL_BYTES,
+      captureBytes: limits.SHELL_CAPTURE_BYTES,
+      defaultTimeoutS: limits.SHELL_TIMEOUT_S,
+      maxTimeoutS: limits.SHELL_MAX_TIMEOUT_S,
+      artifacts: limits.SHELL_ARTIFACTS,
+      maxRunning: limits.MAX_PARALLEL_TOOLS * 2,
+    },
+  });
+  const editor = new StrReplaceTool({
+    root,
+    maxFileBytes: limits.MAX_EDIT_FILE_BYTES,
+    maxReplyBytes: limits.MAX_TOOL_RESULT_BYTES,
+  });
+  const todo = new TodoList({ maxItems: limits.TODO_ITEMS, maxItemChars: limits.TODO_ITEM_CHARS });
+  const text = toolDescriptions(limits);
+  const tools: ToolDefinition[] = [
+    defineTool({
+      name: "shell",
+      title: "Run a shell command",
+      description: text.shell,
+      inputSchema: shellInput,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      run: (args, signal) => shell.call(args, signal),
+    }),
+    defineTool({
+      name: "str_replace",
+      title: "Edit a file",
+      description: text.strReplace,
+      inputSchema: strReplaceInput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+      run: (args) => editor.call(args),
+    }),
+    // Read-only for permission purposes: it changes only this session's in-memory list, never the workspace.
+    defineTool({
+      name: "todo",
+      title: "Todo list",
+      description: text.todo,
+      inputSchema: todoInput,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      run: async (args) => todo.update(args),
+    }),
+    defineTool({
+      name: "_Stop",
+      description: text.stop,
+      inputSchema: hookInput,
+      annotations: { readOnlyHint: true },
+      run: async () => ({ text: todo.stopObjection() }),
+    }),
+    defineTool({
+      name: "_PostCompact",
+      description: text.postCompact,
+      inputSchema: hookInput,
+      annotations: { readOnlyHint: true },
+      run: async () => ({ text: todo.afterCompaction() }),
+    }),
+  ];
+  const instructions = serverInstructions(root, await detectStack(root), limits);
+  return { tools, instructions, shell, artifactDir };
+}

@@ -1,0 +1,242 @@
+// End-to-end tests of `tendril dev-mcp` through the built binary, driven by the MCP SDK client:
+// tools and hooks as listed, shell kills on every exit path, output caps, edits that survive kill -9.
+// Needs `npm run build` first (dist/tendril).
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+const binary = join(import.meta.dir, "..", "dist", "tendril");
+const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-dev-mcp-e2e-")));
+const root = join(base, "root");
+const cache = join(base, "cache");
+const running: { client: Client; pid: number }[] = [];
+
+beforeAll(() => {
+  if (!existsSync(binary)) throw new Error("dist/tendril is missing: run `npm run build` first");
+  mkdirSync(root);
+  writeFileSync(join(root, "Cargo.toml"), "[package]\nname = \"demo\"\n");
+});
+
+afterEach(async () => {
+  for (const s of running.splice(0)) {
+    try {
+      process.kill(s.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+    await s.client.close().catch(() => {});
+  }
+});
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+interface Server {
+  client: Client;
+  pid: number;
+  stderr: () => string;
+}
+
+async function start(env: Record<string, string> = {}): Promise<Server> {
+  const transport = new StdioClientTransport({
+    command: binary,
+    args: ["dev-mcp", "--root", root],
+    // TMPDIR inside the test dir: shim dirs of servers killed with -9 go away with it.
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, TMPDIR: base, XDG_CACHE_HOME: cache, XDG_CONFIG_HOME: join(base, "config"), ...env },
+    stderr: "pipe",
+  });
+  let err = "";
+  transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
+  const client = new Client({ name: "dev-mcp-e2e", version: "1" });
+  await client.connect(transport);
+  const pid = transport.pid!;
+  running.push({ client, pid });
+  return { client, pid, stderr: () => err };
+}
+
+type Result = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
+async function call(client: Client, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal): Promise<Result> {
+  return (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : {})) as Result;
+}
+const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("");
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await Bun.sleep(10);
+  }
+  return cond();
+}
+
+/** The shell command: a grandchild that ignores SIGTERM, its pid written to `file`. */
+const stubborn = (file: string) => `bash -c 'trap "" TERM; sleep 60' & echo $! > ${file}; wait`;
+async function grandchildPid(file: string): Promise<number> {
+  expect(await waitFor(() => existsSync(file) && readFileSync(file, "utf8").trim() !== "", 5000)).toBe(true);
+  return Number(readFileSync(file, "utf8"));
+}
+
+test("lists the tools and hooks with their hints, and names root, tools and stack in the instructions", async () => {
+  const { client } = await start();
+  const text = client.getInstructions() ?? "";
+  for (const word of [root, "shell", "str_replace", "todo", "Rust"]) expect(text).toContain(word);
+  const { tools } = await client.listTools();
+  const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+  expect(Object.keys(byName).sort()).toEqual(["_PostCompact", "_Stop", "shell", "str_replace", "todo"]);
+  expect(byName.shell!.annotations?.readOnlyHint).toBe(false);
+  expect(byName.str_replace!.annotations?.readOnlyHint).toBe(false);
+  expect(byName.todo!.annotations?.readOnlyHint).toBe(true);
+  expect(byName._Stop!.description?.toLowerCase()).toContain("lifecycle hook");
+  expect(byName._PostCompact!.description?.toLowerCase()).toContain("lifecycle hook");
+});
+
+test("rg and tree resolve into a 0700 shim dir first on PATH, removed when the server exits", async () => {
+  const { client } = await start();
+  const r = await call(client, "shell", { command: 'command -v rg; command -v tree; echo "${PATH%%:*}"' });
+  const [rg, tree, first] = String(r.structuredContent?.stdout).trim().split("\n");
+  const dir = dirname(rg!);
+  expect(dirname(tree!)).toBe(dir);
+  expect(first).toBe(dir);
+  expect(statSync(dir).mode & 0o777).toBe(0o700);
+  await client.close();
+  expect(await waitFor(() => !existsSync(dir), 2000)).toBe(true);
+});
+
+test("stdin is closed: cat returns at once", async () => {
+  const { client } = await start();
+  const t0 = Date.now();
+  const r = await call(client, "shell", { command: "cat; echo after-cat", timeout_s: 20 });
+  expect(r.structuredContent?.stdout).toBe("after-cat\n");
+  expect(Date.now() - t0).toBeLessThan(3000);
+});
+
+test("timeout: exit code 124, and a grandchild ignoring SIGTERM is dead within 1 s", async () => {
+  const { client } = await start();
+  const file = join(base, "timeout.pid");
+  const r = await call(client, "shell", { command: stubborn(file), timeout_s: 1 });
+  expect(r.structuredContent?.exit_code).toBe(124);
+  expect(r.structuredContent?.timed_out).toBe(true);
+  expect(textOf(r)).toContain("exit_code: 124");
+  expect(await waitFor(() => !alive(Number(readFileSync(file, "utf8"))), 1000)).toBe(true);
+});
+
+test("MCP cancellation kills the group, the SIGTERM-ignoring grandchild within 1 s", async () => {
+  const { client } = await start();
+  const file = join(base, "cancel.pid");
+  const ac = new AbortController();
+  const pending = call(client, "shell", { command: stubborn(file), timeout_s: 60 }, ac.signal).catch((e: Error) => e);
+  const pid = await grandchildPid(file);
+  ac.abort("user cancelled");
+  expect(await pending).toBeInstanceOf(Error);
+  expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
+  const after = await call(client, "shell", { command: "echo still-serving" });
+  expect(after.structuredContent?.stdout).toBe("still-serving\n");
+});
+
+test("stdin EOF: the server exits by itself and the grandchild is dead within 1 s", async () => {
+  const { client, pid: serverPid } = await start();
+  const file = join(base, "eof.pid");
+  void call(client, "shell", { command: stubborn(file), timeout_s: 60 }).catch(() => {});
+  const pid = await grandchildPid(file);
+  const t0 = Date.now();
+  await client.close(); // ends stdin; the SDK would only SIGTERM after 2 s
+  expect(Date.now() - t0).toBeLessThan(1500);
+  expect(await waitFor(() => !alive(pid), Math.max(0, 1000 - (Date.now() - t0)))).toBe(true);
+  expect(alive(serverPid)).toBe(false);
+});
+
+test("SIGTERM: the server exits and the grandchild is dead within 1 s", async () => {
+  const { client, pid: serverPid } = await start();
+  const file = join(base, "sigterm.pid");
+  void call(client, "shell", { command: stubborn(file), timeout_s: 60 }).catch(() => {});
+  const pid = await grandchildPid(file);
+  process.kill(serverPid, "SIGTERM");
+  expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
+  expect(await waitFor(() => !alive(serverPid), 1000)).toBe(true);
+});
+
+test("output over the cap keeps the tail and names an artifact file with the full output", async () => {
+  const { client } = await start({ TENDRIL_SHIM_OUTPUT_LINES: "50", TENDRIL_SHELL_TAIL_BYTES: "256" });
+  const r = await call(client, "shell", { command: "seq 1 3000" });
+  const s = r.structuredContent!;
+  expect(s.truncated).toBe(true);
+  expect(String(s.stdout).endsWith("2999\n3000\n")).toBe(true);
+  expect(String(s.stdout).length).toBeLessThanOrEqual(256);
+  const artifact = String(s.artifact);
+  expect(artifact.startsWith(join(cache, "tendril", "artifacts"))).toBe(true);
+  expect(textOf(r)).toContain(artifact);
+  expect(readFileSync(artifact, "utf8")).toBe(Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(""));
+});
+
+test("bad input and escaping paths are isError results, and the server keeps serving", async () => {
+  const { client } = await start();
+  expect((await call(client, "shell", {})).isError).toBe(true);
+  expect((await call(client, "shell", { command: "pwd", workdir: ".." })).isError).toBe(true);
+  expect((await call(client, "shell", { command: "pwd", workdir: "/" })).isError).toBe(true);
+  expect((await call(client, "str_replace", { path: 42, old_str: "a", new_str: "b" })).isError).toBe(true);
+  expect((await call(client, "str_replace", { path: "/etc/hostname", old_str: "a", new_str: "b" })).isError).toBe(true);
+  expect((await call(client, "todo", { items: "nope" })).isError).toBe(true);
+  expect((await call(client, "shell", { command: "echo ok" })).structuredContent?.stdout).toBe("ok\n");
+});
+
+test("str_replace edits through the server and answers with a diff", async () => {
+  const { client } = await start();
+  writeFileSync(join(root, "lib.rs"), "fn main() {\n    println!(\"hi\");\n}\n");
+  const r = await call(client, "str_replace", { path: "lib.rs", old_str: '"hi"', new_str: '"hello"' });
+  expect(r.isError).toBeFalsy();
+  expect(textOf(r)).toContain('-    println!("hi");\n+    println!("hello");');
+  expect(readFileSync(join(root, "lib.rs"), "utf8")).toContain('"hello"');
+});
+
+test("kill -9 in the middle of edits leaves the old or the new file, never a mix", async () => {
+  const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} of a large file that is edited back and forth`);
+  const versionA = ["MARKER_A", ...lines].join("\n") + "\n";
+  const versionB = ["MARKER_B", ...lines].join("\n") + "\n";
+  const path = join(root, "big.txt");
+  for (let round = 0; round < 3; round++) {
+    writeFileSync(path, versionA);
+    const { client, pid } = await start();
+    let stop = false;
+    let edits = 0;
+    let firstEdit = () => {};
+    const edited = new Promise<void>((r) => (firstEdit = r));
+    const loop = (async () => {
+      for (let i = 0; !stop && i < 10_000; i++) {
+        const [from, to] = i % 2 === 0 ? ["MARKER_A", "MARKER_B"] : ["MARKER_B", "MARKER_A"];
+        const r = await call(client, "str_replace", { path: "big.txt", old_str: from, new_str: to });
+        if (!r.isError && ++edits === 1) firstEdit();
+      }
+    })().catch(() => {});
+    // Kill at a random moment once edits are flowing (a loaded machine may take a while for the first).
+    await Promise.race([edited, Bun.sleep(5000)]);
+    await Bun.sleep(Math.floor(Math.random() * 250));
+    process.kill(pid, "SIGKILL");
+    stop = true;
+    await loop;
+    expect(edits).toBeGreaterThan(0);
+    const now = readFileSync(path, "utf8");
+    expect(now === versionA || now === versionB).toBe(true);
+  }
+});
+
+test("todo and the hooks: _Stop objects while items are open, _PostCompact returns the list", async () => {
+  const { client } = await start();
+  expect(textOf(await call(client, "_Stop"))).toBe("");
+  const set = await call(client, "todo", { items: [{ text: "write the parser", done: false }, { text: "plan", done: true }] });
+  expect(textOf(set)).toContain("[ ] write the parser\n[x] plan");
+  expect(textOf(await call(client, "_Stop"))).toContain("[ ] write the parser");
+  expect(textOf(await call(client, "_PostCompact"))).toContain("[ ] write the parser");
+  const dropped = await call(client, "todo", { items: [{ text: "plan", done: true }] });
+  expect(textOf(dropped)).toContain("removed without being marked done");
+  expect(textOf(await call(client, "_Stop"))).toBe("");
+});

@@ -1,0 +1,170 @@
+// Unit tests of the shell tool: results, stdin, time bounds, process-group kills, output caps, workdir rule.
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ShellTool, type ShellOptions } from "./shell.ts";
+import { pruneStaleSessions } from "./shell-capture.ts";
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-shell-test-")));
+const root = join(base, "root");
+mkdirSync(join(root, "sub"), { recursive: true });
+mkdirSync(join(base, "outside"));
+symlinkSync(join(base, "outside"), join(root, "escape"));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+function makeShell(over: Partial<ShellOptions["limits"]> = {}, artifactDir = join(base, "artifacts")): ShellTool {
+  return new ShellTool({
+    root,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base },
+    artifactDir,
+    limits: {
+      inlineBytes: 50 * 1024,
+      inlineLines: 2000,
+      tailBytes: 8 * 1024,
+      captureBytes: 10 * 1024 * 1024,
+      defaultTimeoutS: 30,
+      maxTimeoutS: 60,
+      artifacts: 8,
+      maxRunning: 8,
+      ...over,
+    },
+  });
+}
+
+/** Alive = has a /proc entry that is not a zombie (an unreaped zombie no longer runs anything). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await Bun.sleep(10);
+  }
+  return cond();
+}
+
+/** Starts a grandchild that ignores SIGTERM and records its pid in `file`. */
+const stubborn = (file: string) => `bash -c 'trap "" TERM; sleep 60' & echo $! > ${file}; wait`;
+
+test("reports exit code, stdout and stderr separately, as text and structured", async () => {
+  const r = await makeShell().call({ command: "echo out; echo err >&2; exit 7" }, new AbortController().signal);
+  expect(r.isError).toBeUndefined();
+  expect(r.structured).toEqual({ exit_code: 7, stdout: "out\n", stderr: "err\n", timed_out: false });
+  expect(r.text).toContain("exit_code: 7");
+  expect(r.text).toContain("stdout:\nout\n");
+  expect(r.text).toContain("stderr:\nerr\n");
+});
+
+test("stdin is closed: cat returns at once", async () => {
+  const t0 = Date.now();
+  const r = await makeShell().call({ command: "cat; echo done", timeout_s: 10 }, new AbortController().signal);
+  expect(r.structured?.stdout).toBe("done\n");
+  expect(Date.now() - t0).toBeLessThan(2000);
+});
+
+test("timeout kills the whole group, a SIGTERM-ignoring grandchild included, with exit code 124", async () => {
+  const pidFile = join(base, "timeout.pid");
+  const t0 = Date.now();
+  const r = await makeShell().call({ command: stubborn(pidFile), timeout_s: 0.5 }, new AbortController().signal);
+  const after = Date.now() - t0;
+  expect(r.structured?.exit_code).toBe(124);
+  expect(r.structured?.timed_out).toBe(true);
+  const pid = Number(readFileSync(pidFile, "utf8"));
+  expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
+  expect(after).toBeLessThan(1500);
+});
+
+test("timeout_s above the maximum is clamped to it", async () => {
+  const r = await makeShell({ maxTimeoutS: 0.3 }).call({ command: "sleep 5", timeout_s: 100 }, new AbortController().signal);
+  expect(r.structured?.timed_out).toBe(true);
+  expect(r.text).toContain("the largest timeout allowed");
+});
+
+test("aborting the call kills the whole group", async () => {
+  const pidFile = join(base, "abort.pid");
+  const ac = new AbortController();
+  const pending = makeShell().call({ command: stubborn(pidFile), timeout_s: 30 }, ac.signal);
+  expect(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 5000)).toBe(true);
+  const pid = Number(readFileSync(pidFile, "utf8"));
+  ac.abort();
+  const r = await pending;
+  expect(r.structured?.cancelled).toBe(true);
+  expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
+});
+
+test("killAll (server exit) kills running groups", async () => {
+  const pidFile = join(base, "exit.pid");
+  const shell = makeShell();
+  const pending = shell.call({ command: stubborn(pidFile), timeout_s: 30 }, new AbortController().signal);
+  expect(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 5000)).toBe(true);
+  const pid = Number(readFileSync(pidFile, "utf8"));
+  await shell.groups.killAll();
+  expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
+  await pending;
+});
+
+test("background jobs do not outlive the command nor hold the call open", async () => {
+  const pidFile = join(base, "bg.pid");
+  const t0 = Date.now();
+  const r = await makeShell().call({ command: `sleep 30 & echo $! > ${pidFile}; echo started` }, new AbortController().signal);
+  expect(r.structured?.stdout).toBe("started\n");
+  expect(Date.now() - t0).toBeLessThan(2000);
+  expect(await waitFor(() => !alive(Number(readFileSync(pidFile, "utf8"))), 1000)).toBe(true);
+});
+
+test("output over the line cap keeps the tail and saves the full capture", async () => {
+  const dir = join(base, "artifacts-lines");
+  const r = await makeShell({ inlineLines: 100, tailBytes: 64 }, dir).call({ command: "seq 1 5000" }, new AbortController().signal);
+  const s = r.structured!;
+  expect(s.truncated).toBe(true);
+  expect(String(s.stdout).endsWith("4999\n5000\n")).toBe(true);
+  expect(String(s.stdout).length).toBeLessThanOrEqual(64);
+  expect(String(s.stdout).startsWith("\n")).toBe(false);
+  const artifact = String(s.artifact);
+  expect(artifact.startsWith(dir)).toBe(true);
+  expect(r.text).toContain(artifact);
+  const full = Array.from({ length: 5000 }, (_, i) => `${i + 1}\n`).join("");
+  expect(readFileSync(artifact, "utf8")).toBe(full);
+});
+
+test("output over the byte cap is cut at the capture cap, and only the newest artifacts stay", async () => {
+  const dir = join(base, "artifacts-bytes");
+  const shell = makeShell({ inlineBytes: 1000, tailBytes: 100, captureBytes: 5000, artifacts: 2 }, dir);
+  let last = "";
+  for (let i = 0; i < 4; i++) {
+    const r = await shell.call({ command: "head -c 20000 /dev/zero | tr '\\0' x; echo; echo tail-marker >&2" }, new AbortController().signal);
+    last = String(r.structured?.artifact);
+    expect(r.structured?.stderr).toBe("tail-marker\n");
+    expect(r.text).toContain("cut at");
+  }
+  expect(readdirSync(dir).sort()).toEqual(["shell-3.log", "shell-4.log"]);
+  expect(readFileSync(last).length).toBe(5000);
+});
+
+test("workdir outside the root is refused: '..', absolute elsewhere, through a symlink", async () => {
+  const shell = makeShell();
+  for (const workdir of ["..", join(base, "outside"), "escape", "sub/../../outside", "missing-dir"]) {
+    const r = await shell.call({ command: "pwd", workdir }, new AbortController().signal);
+    expect(r.isError).toBe(true);
+  }
+  const ok = await shell.call({ command: "pwd", workdir: "sub" }, new AbortController().signal);
+  expect(ok.structured?.stdout).toBe(join(root, "sub") + "\n");
+});
+
+test("stale artifact directories of other sessions are pruned, recent ones kept", async () => {
+  const parent = join(base, "sessions");
+  mkdirSync(join(parent, "old"), { recursive: true });
+  mkdirSync(join(parent, "new"));
+  const past = new Date(Date.now() - 3 * 86_400_000);
+  utimesSync(join(parent, "old"), past, past);
+  expect(await pruneStaleSessions(parent, 86_400_000)).toBe(1);
+  expect(readdirSync(parent)).toEqual(["new"]);
+});

@@ -1,0 +1,186 @@
+// Owns the `shell` tool: `bash -c` in its own process group inside the workspace root, bounded in
+// time and output, with the whole group killed on timeout, cancellation and when the command ends.
+// Does not decide PATH or the environment (the caller passes them) and does not format limits text.
+import { spawn } from "node:child_process";
+import { constants as osConstants } from "node:os";
+import { stat } from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { z } from "zod";
+import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
+import { ProcessGroups } from "./process-group.ts";
+import { PathError, resolveInside } from "./workspace-path.ts";
+
+/** SIGTERM → SIGKILL grace, and the exit code `timeout(1)` uses. */
+export const KILL_GRACE_MS = 200;
+export const TIMEOUT_EXIT_CODE = 124;
+/** A process that escaped the group (setsid) may hold the pipes open; stop reading after this. */
+const PIPE_DRAIN_MS = 1000;
+/** setTimeout fires at once beyond this (a 32-bit millisecond count). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export const shellInput = z.object({
+  command: z.string().min(1).describe("bash command line, run with `bash -c`"),
+  workdir: z.string().optional().describe("working directory, relative to the workspace root (default: the root)"),
+  timeout_s: z.number().positive().optional().describe("seconds before the command is killed"),
+});
+export type ShellArgs = z.infer<typeof shellInput>;
+
+export interface ShellOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  /** The full environment for commands (PATH already starts with the shim dir). */
+  env: Record<string, string>;
+  artifactDir: string;
+  limits: CaptureLimits & { defaultTimeoutS: number; maxTimeoutS: number; artifacts: number; maxRunning: number };
+}
+
+export interface ShellOutcome {
+  exitCode: number;
+  timedOut: boolean;
+  cancelled: boolean;
+  capture: CaptureResult;
+}
+
+export interface ShellReply {
+  text: string;
+  isError?: boolean;
+  structured?: Record<string, unknown>;
+}
+
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const n = signal ? (osConstants.signals as Record<string, number>)[signal] : undefined;
+  return 128 + (n ?? 0);
+}
+
+export class ShellTool {
+  readonly groups = new ProcessGroups(KILL_GRACE_MS);
+  private readonly store: ArtifactStore;
+
+  constructor(private readonly opts: ShellOptions) {
+    this.store = new ArtifactStore(opts.artifactDir, opts.limits.artifacts);
+  }
+
+  /** The MCP handler: never throws; bad input and failures are isError replies. */
+  async call(args: ShellArgs, signal: AbortSignal): Promise<ShellReply> {
+    try {
+      const cwd = await this.workdir(args.workdir);
+      if (this.groups.size >= this.opts.limits.maxRunning) {
+        return { text: `${this.groups.size} shell commands are already running; wait for one to finish`, isError: true };
+      }
+      const requested = args.timeout_s ?? this.opts.limits.defaultTimeoutS;
+      const timeoutS = Math.min(requested, this.opts.limits.maxTimeoutS);
+      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal);
+      return formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
+    } catch (err) {
+      return { text: (err as Error).message, isError: true };
+    }
+  }
+
+  private async workdir(input: string | undefined): Promise<string> {
+    if (input === undefined || input === "") return this.opts.root;
+    const { real, exists } = await resolveInside(this.opts.root, input);
+    const st = exists ? await stat(real).catch(() => undefined) : undefined;
+    if (!st?.isDirectory()) {
+      throw new PathError(`workdir ${input} is not a directory inside the workspace root ${this.opts.root}`);
+    }
+    return real;
+  }
+
+  /** Runs one command to completion (or its kill); resolves once its whole group is gone. */
+  run(command: string, cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<ShellOutcome> {
+    const capture = new OutputCapture(this.opts.limits, this.store);
+    const child = spawn("bash", ["-c", command], {
+      cwd,
+      env: this.opts.env,
+      detached: true, // setsid: own process group, no controlling terminal to prompt on
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const pgid = child.pid;
+    if (pgid === undefined) {
+      return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start bash: ${err.message}`))));
+    }
+    this.groups.add(pgid);
+    let timedOut = false;
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void this.groups.kill(pgid);
+    }, Math.min(timeoutMs, MAX_TIMER_MS));
+    const onAbort = () => {
+      cancelled = true;
+      void this.groups.kill(pgid);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (b: Buffer) => capture.push(0, b));
+    child.stderr.on("data", (b: Buffer) => capture.push(1, b));
+    const exited = new Promise<number>((resolve) => {
+      child.once("exit", (code, sig) => resolve(exitCodeOf(code, sig)));
+      child.once("error", () => resolve(127));
+    });
+    return (async () => {
+      try {
+        const code = await exited;
+        // Background jobs must neither outlive the call nor keep the pipes (and this call) open.
+        await this.groups.kill(pgid);
+        await drainPipes(child.stdout, child.stderr);
+        return { exitCode: timedOut ? TIMEOUT_EXIT_CODE : code, timedOut, cancelled, capture: capture.finish() };
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.groups.delete(pgid);
+      }
+    })();
+  }
+}
+
+async function drainPipes(...pipes: Readable[]): Promise<void> {
+  const closed = pipes.map((p) => (p.closed ? Promise.resolve() : new Promise<void>((r) => p.once("close", r))));
+  const waited = await Promise.race([
+    Promise.all(closed).then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), PIPE_DRAIN_MS).unref()),
+  ]);
+  if (!waited) for (const p of pipes) p.destroy();
+}
+
+function section(name: string, body: string): string {
+  if (body === "") return `${name}: (empty)`;
+  return `${name}:\n${body}${body.endsWith("\n") ? "" : "\n"}`;
+}
+
+function kib(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / 1024 / 1024} MiB`;
+  return n >= 1024 && n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`;
+}
+
+export function formatOutcome(o: ShellOutcome, timeoutS: number, clamped: boolean, limits: CaptureLimits): ShellReply {
+  const c = o.capture;
+  const head = [`exit_code: ${o.exitCode}`, `timed_out: ${o.timedOut}`];
+  if (o.timedOut) head.push(`(killed after ${timeoutS} s${clamped ? ", the largest timeout allowed" : ""})`);
+  if (o.cancelled) head.push("(cancelled: the command was killed)");
+  if (c.truncated) {
+    const cap = `${kib(limits.inlineBytes)} / ${limits.inlineLines} lines`;
+    let note = `[output was ${c.totalBytes} bytes / ${c.totalLines} lines, over the ${cap} cap: showing the last ${kib(limits.tailBytes)} of stdout and of stderr.`;
+    if (c.artifact) {
+      const cut = c.artifactCut ? `, cut at ${kib(limits.captureBytes)}` : "";
+      note += ` The full output (stdout and stderr interleaved${cut}) is saved in ${c.artifact}: page it with \`sed -n 'A,Bp'\`, \`tail\` or \`rg\`.]`;
+    } else {
+      note += ` The full output could not be saved (${c.artifactError ?? "unknown error"}).]`;
+    }
+    head.push(note);
+  }
+  const text = [...head, section("stdout", c.stdout), section("stderr", c.stderr)].join("\n");
+  const structured: Record<string, unknown> = {
+    exit_code: o.exitCode,
+    stdout: c.stdout,
+    stderr: c.stderr,
+    timed_out: o.timedOut,
+  };
+  if (o.cancelled) structured.cancelled = true;
+  if (c.truncated) {
+    structured.truncated = true;
+    if (c.artifact) structured.artifact = c.artifact;
+  }
+  return { text, structured };
+}

@@ -1,0 +1,145 @@
+// Owns the `str_replace` tool: exactly-one-match edits (or creation with an empty old_str) of text
+// files inside the workspace root, written atomically, answered with a unified diff.
+// Does not search or read files for the model; edits of one file are serialised here.
+import { readFile, mkdir, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { createPatch } from "diff";
+import { z } from "zod";
+import { writeFileAtomic } from "./atomic-write.ts";
+import { describeManyMatches, describeNoMatch, findMatches } from "./match-report.ts";
+import { displayPath, resolveInside } from "./workspace-path.ts";
+
+const MAX_COUNTED_MATCHES = 1000;
+
+export const strReplaceInput = z.object({
+  path: z.string().min(1).describe("file path, relative to the workspace root or absolute inside it"),
+  old_str: z.string().describe("exact text to replace (must occur exactly once); empty to create a new file"),
+  new_str: z.string().describe("replacement text"),
+});
+export type StrReplaceArgs = z.infer<typeof strReplaceInput>;
+
+export interface EditorOptions {
+  /** Real path of the workspace root. */
+  root: string;
+  maxFileBytes: number;
+  /** The diff in the reply is cut here, with a marker. */
+  maxReplyBytes: number;
+}
+
+export interface EditReply {
+  text: string;
+  isError?: boolean;
+}
+
+class EditError extends Error {}
+
+const fail = (message: string): never => {
+  throw new EditError(message);
+};
+
+function toCrlf(s: string): string {
+  return s.replace(/\r?\n/g, "\r\n");
+}
+
+function fmtBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${n} bytes`;
+}
+
+export class StrReplaceTool {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly opts: EditorOptions) {}
+
+  /** The MCP handler: never throws; every refusal is an isError reply that says what to do. */
+  async call(args: StrReplaceArgs): Promise<EditReply> {
+    try {
+      const { real, exists } = await resolveInside(this.opts.root, args.path);
+      return await this.serialised(real, () => (exists ? this.edit(real, args) : this.create(real, args)));
+    } catch (err) {
+      return { text: (err as Error).message, isError: true };
+    }
+  }
+
+  /** Two edits of one file in parallel would lose one of them; chain them per real path. */
+  private async serialised<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const prev = this.locks.get(key) ?? Promise.resolve();
+    const next = prev.catch(() => {}).then(work);
+    this.locks.set(key, next);
+    try {
+      return await next;
+    } finally {
+      if (this.locks.get(key) === next) this.locks.delete(key);
+    }
+  }
+
+  private async create(real: string, args: StrReplaceArgs): Promise<EditReply> {
+    const shown = displayPath(this.opts.root, real);
+    if (args.old_str !== "") {
+      fail(`${shown} does not exist; to create it, call str_replace with an empty old_str and the whole file as new_str`);
+    }
+    this.checkSize(Buffer.byteLength(args.new_str), shown);
+    await mkdir(dirname(real), { recursive: true });
+    // The directories just made cannot have moved the target out, but a racing symlink could: re-check.
+    const again = await resolveInside(this.opts.root, real);
+    if (again.exists) fail(`${shown} appeared while it was being created; read it and retry`);
+    await writeFileAtomic(real, args.new_str);
+    return { text: this.reply(`created ${shown}`, shown, "", args.new_str) };
+  }
+
+  private async edit(real: string, args: StrReplaceArgs): Promise<EditReply> {
+    const shown = displayPath(this.opts.root, real);
+    const st = await stat(real);
+    if (st.isDirectory()) fail(`${shown} is a directory; give a file path`);
+    if (!st.isFile()) fail(`${shown} is not a regular file`);
+    if (st.size > this.opts.maxFileBytes) {
+      fail(`${shown} is ${fmtBytes(st.size)}, over MAX_EDIT_FILE_BYTES (${fmtBytes(this.opts.maxFileBytes)}); edit it with the shell tool instead`);
+    }
+    const content = decodeText(await readFile(real), shown);
+    const next = this.replaced(content, args, shown);
+    this.checkSize(Buffer.byteLength(next), shown);
+    await writeFileAtomic(real, next, st.mode & 0o7777);
+    return { text: this.reply(`edited ${shown}`, shown, content, next) };
+  }
+
+  private replaced(content: string, args: StrReplaceArgs, shown: string): string {
+    if (args.old_str === "") {
+      if (content === "") return args.new_str;
+      fail(`old_str is empty but ${shown} already has ${fmtBytes(Buffer.byteLength(content))}; give the exact text to replace (an empty old_str only creates files)`);
+    }
+    if (args.old_str === args.new_str) fail("old_str and new_str are identical; nothing would change");
+    let [oldStr, newStr] = [args.old_str, args.new_str];
+    let at = findMatches(content, oldStr, MAX_COUNTED_MATCHES);
+    // Models write "\n"; a CRLF file keeps its endings when old_str matches once its newlines are CRLF.
+    if (at.length === 0 && content.includes("\r\n") && oldStr.includes("\n")) {
+      const crlfAt = findMatches(content, toCrlf(oldStr), MAX_COUNTED_MATCHES);
+      if (crlfAt.length > 0) [oldStr, newStr, at] = [toCrlf(oldStr), toCrlf(newStr), crlfAt];
+    }
+    if (at.length === 0) fail(describeNoMatch(content, oldStr, shown));
+    if (at.length > 1) fail(describeManyMatches(content, at, at.length, shown));
+    const i = at[0]!;
+    return content.slice(0, i) + newStr + content.slice(i + oldStr.length);
+  }
+
+  private checkSize(bytes: number, shown: string): void {
+    if (bytes > this.opts.maxFileBytes) {
+      fail(`the result for ${shown} would be ${fmtBytes(bytes)}, over MAX_EDIT_FILE_BYTES (${fmtBytes(this.opts.maxFileBytes)})`);
+    }
+  }
+
+  private reply(headline: string, shown: string, before: string, after: string): string {
+    const patch = createPatch(shown, before, after, "", "", { context: 3 });
+    const text = `${headline}\n${patch}`;
+    if (Buffer.byteLength(text) <= this.opts.maxReplyBytes) return text;
+    const cut = Buffer.from(text).subarray(0, this.opts.maxReplyBytes).toString("utf8").replace(/\uFFFD$/, "");
+    return `${cut}\n[diff cut at ${fmtBytes(this.opts.maxReplyBytes)}; the edit itself was applied in full]`;
+  }
+}
+
+function decodeText(buf: Buffer, shown: string): string {
+  if (buf.subarray(0, 8192).includes(0)) fail(`${shown} looks binary (it contains NUL bytes); str_replace edits text files only`);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(buf);
+  } catch {
+    return fail(`${shown} is not valid UTF-8; str_replace would corrupt it, so edit it with the shell tool`);
+  }
+}
