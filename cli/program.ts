@@ -1,10 +1,13 @@
 // Owns the command line: the list of modes, `--help`/`--version`, and usage errors (exit 2, one line).
 // Each mode describes its own flags in cli/<mode>.ts; heavy code loads only inside a mode's action.
 import { Command, CommanderError } from "commander";
-import pkg from "../package.json" with { type: "json" };
 import { describeShims } from "./shims.ts";
+import { describeAgent } from "./agent.ts";
+import { describePrompt } from "./prompt.ts";
+import { describeDevMcp } from "./dev-mcp.ts";
 
-export const VERSION: string = pkg.version;
+export { VERSION } from "./version.ts";
+import { VERSION } from "./version.ts";
 
 /** A mode's action reports its exit code here; commander's own action return value is ignored. */
 export interface ExitBox {
@@ -73,6 +76,9 @@ export function buildProgram(exit: ExitBox): Command {
   program.command("rg").description("search files (ripgrep when installed, else the built-in search)").helpOption(false);
   program.command("tree").description("directory tree with line counts, gitignore-aware").helpOption(false);
   describeShims(program, exit);
+  describeAgent(program, exit);
+  describePrompt(program, exit);
+  describeDevMcp(program, exit);
   program.addHelpText("after", "\nRun `tendril help MODE` for a mode's flags. Invoked as `rg` or `tree`, the binary is that shim.");
   return program;
 }

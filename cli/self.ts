@@ -7,11 +7,18 @@ export interface SelfCommand {
   args: string[];
 }
 
+/** The executable's path. Linux reports a binary replaced on disk (a rebuild or an upgrade while
+ * running) as "PATH (deleted)"; the new file at PATH is the one to launch. */
+function executable(): string {
+  return process.execPath.replace(/ \(deleted\)$/, "");
+}
+
 export function selfCommand(): SelfCommand {
   const script = process.argv[1] ?? "";
+  const exe = executable();
   if (script.startsWith("/$bunfs/") || script.startsWith("B:\\~BUN\\") || script === "") {
-    return { command: process.execPath, args: [] };
+    return { command: exe, args: [] };
   }
-  if (basename(process.execPath).startsWith("deno")) return { command: process.execPath, args: ["run", "-A", script] };
-  return { command: process.execPath, args: [script] };
+  if (basename(exe).startsWith("deno")) return { command: exe, args: ["run", "-A", script] };
+  return { command: exe, args: [script] };
 }

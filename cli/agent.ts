@@ -1,0 +1,139 @@
+// Owns `tendril agent`: flags and environment → Config, the LLM provider, the MCP pool and the ACP server
+// on stdio; process-level safety nets (unhandled rejections, signals) and the exit path, which always
+// kills every process group the agent started. The agent itself lives in core/acp and core/agent.
+import type { Command } from "commander";
+import { readFileSync } from "node:fs";
+import type { ExitBox } from "./program.ts";
+
+const ENV_HELP = `
+Configuration (flag > environment > config file > default):
+  TENDRIL_PROVIDER            anthropic | openai (any OpenAI-compatible endpoint) | replay
+                              (default: anthropic if ANTHROPIC_API_KEY is set, else openai)
+  TENDRIL_MODEL               model id (default: the provider's current default)
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   as the official SDK reads them
+  OPENAI_API_KEY, OPENAI_BASE_URL         e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for Ollama
+  TENDRIL_MAX_TOKENS          output token cap (default 32768)
+  TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
+  TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
+  TENDRIL_CONFIG              config file (default $XDG_CONFIG_HOME/tendril/config.toml)
+  TENDRIL_PROFILE             agent profile name
+  TENDRIL_MCP_HOOK_SERVERS    servers allowed to run lifecycle hooks: unset = none, * = all, or a,b
+  TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
+  TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
+  TENDRIL_LOG                 error | warn | info | debug (stderr; default warn)
+  TENDRIL_<LIMIT>             override any limit, e.g. TENDRIL_MAX_LINE_BYTES=256, TENDRIL_MCP_INIT_TIMEOUT_S=5
+
+Permission rules go in the config file as [[rules]] tables (tool glob, decision allow|deny|ask, optional
+when = {arg, prefix|glob|regex|inside_workspace}). stdout carries only ACP messages; logs go to stderr.`;
+
+interface AgentFlags {
+  model?: string;
+  provider?: string;
+  mode?: string;
+  config?: string;
+  profile?: string;
+  log?: string;
+}
+
+export function describeAgent(program: Command, exit: ExitBox): void {
+  program
+    .command("agent")
+    .description("run the ACP coding agent on stdio (an editor's agent_servers entry)")
+    .option("--model <id>", "model id (TENDRIL_MODEL)")
+    .option("--provider <name>", "anthropic | openai | replay (TENDRIL_PROVIDER)")
+    .option("--mode <mode>", "ask | auto-edit | yolo | read-only (TENDRIL_MODE)")
+    .option("--config <file>", "config file (TENDRIL_CONFIG)")
+    .option("--profile <name>", "agent profile (TENDRIL_PROFILE)")
+    .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
+    .addHelpText("after", ENV_HELP)
+    .action(async (flags: AgentFlags) => {
+      exit.code = await runAgent(flags);
+    });
+}
+
+function readFileOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function tendrilEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (k.startsWith("TENDRIL_") && v !== undefined) out[k] = v;
+  return out;
+}
+
+async function runAgent(flags: AgentFlags): Promise<number> {
+  const { loadConfig, ConfigError } = await import("../core/config.ts");
+  const { log, setLogLevel, setLogScope } = await import("../core/log.ts");
+  setLogScope("tendril agent");
+  let cfg;
+  let provider;
+  try {
+    cfg = loadConfig(flags, process.env, readFileOrUndefined);
+    setLogLevel(cfg.logLevel);
+    const { createProvider } = await import("../core/llm/provider.ts");
+    provider = await createProvider(cfg, readFileOrUndefined);
+  } catch (err) {
+    if (!(err instanceof ConfigError) && !(err instanceof Error && err.name === "LimitError")) throw err;
+    process.stderr.write(`tendril agent: ${err.message}\n`);
+    return 2;
+  }
+  const [{ createMcpPool }, { killAllGroups }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+    await Promise.all([
+      import("../core/mcp/pool.ts"),
+      import("../core/mcp/stdio-transport.ts"),
+      import("../core/acp/session.ts"),
+      import("../core/acp/agent-server.ts"),
+      import("../core/acp/stream.ts"),
+      import("../core/wire/writer.ts"),
+      import("./self.ts"),
+      import("./version.ts"),
+    ]);
+  // Last-resort exit: whatever else happens, no tool process outlives the agent.
+  process.on("exit", () => killAllGroups());
+  process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
+  process.on("uncaughtException", (err) => log.error("uncaught exception (continuing)", { error: err }));
+
+  const pool = createMcpPool({ limits: cfg.limits, env: process.env });
+  const sessions = new SessionManager({
+    pool,
+    provider,
+    model: cfg.model,
+    maxTokens: cfg.maxTokens,
+    contextWindow: cfg.contextWindow,
+    mode: cfg.mode,
+    rules: cfg.rules,
+    systemPrompt: cfg.systemPrompt,
+    limits: cfg.limits,
+    devServer: { ...selfCommand(), env: tendrilEnv() },
+    home: process.env.HOME,
+  });
+  const messages = createMessageStream({ input: process.stdin, sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES });
+  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true } });
+
+  let stopSignal: (why: string) => void = () => {};
+  const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
+  process.once("SIGTERM", () => stopSignal("SIGTERM"));
+  process.once("SIGINT", () => stopSignal("SIGINT"));
+  process.stdout.on("error", (err) => stopSignal(`stdout: ${err.message}`));
+
+  const end = await Promise.race([messages.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
+  log.info("shutting down", { reason: end.reason });
+  // Bounded cleanup: a wedged server must not keep the agent alive (SPEC: exit within 5 s of an over-long line).
+  const deadline = setTimeout(() => {
+    killAllGroups();
+    process.exit(end.reason === "eof" ? 0 : 1);
+  }, 3000);
+  if (end.reason === "eof") await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 200))]);
+  conn.close();
+  await sessions.closeAll().catch(() => {});
+  await pool.closeAll().catch(() => {});
+  killAllGroups();
+  await Promise.race([messages.writer.flush().catch(() => {}), new Promise((r) => setTimeout(r, 500))]);
+  clearTimeout(deadline);
+  if (end.reason === "signal") return end.why === "SIGINT" ? 130 : end.why === "SIGTERM" ? 143 : 1;
+  return end.reason === "eof" ? 0 : 1;
+}

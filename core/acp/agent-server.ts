@@ -1,0 +1,119 @@
+// Owns the agent's ACP surface: the SDK app, its handlers (initialize, session/new, prompt, cancel,
+// set_mode), permission requests, and the mapping of our errors to JSON-RPC errors. The only runtime
+// importer of the ACP SDK in the agent. Does not own sessions (session.ts) or bytes (stream.ts).
+import * as acp from "@agentclientprotocol/sdk";
+import { log } from "../log.ts";
+import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
+import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import type { PromptIo, SessionManager } from "./session.ts";
+
+export interface AgentServerOptions {
+  version: string;
+  sessions: SessionManager;
+  /** MCP transports the pool supports besides stdio. */
+  mcpCapabilities: { http: boolean; sse: boolean };
+}
+
+const PERMISSION_OPTIONS: acp.PermissionOption[] = [
+  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+  { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
+  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+  { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
+];
+
+interface InitializeParams {
+  protocolVersion: number;
+}
+
+/** Our own parser for initialize: the SDK's typed handler would gate (and reject) pipelined requests. */
+function parseInitialize(raw: unknown): InitializeParams {
+  const v = (raw as { protocolVersion?: unknown } | null)?.protocolVersion;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
+    throw acp.RequestError.invalidParams(undefined, "initialize needs params.protocolVersion, a non-negative integer");
+  }
+  return { protocolVersion: v };
+}
+
+/** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
+async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
+    if (err instanceof acp.RequestError) throw err;
+    log.error(`${what} failed`, { error: err });
+    throw new acp.RequestError(-32603, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function answerOf(res: acp.RequestPermissionResponse): PermissionAnswer {
+  const outcome = res.outcome;
+  if (outcome.outcome !== "selected") return "cancelled";
+  const option = PERMISSION_OPTIONS.find((o) => o.optionId === outcome.optionId);
+  // An unknown option id is a client bug; treat it as the safest answer.
+  return (option?.kind as PermissionAnswer | undefined) ?? "reject_once";
+}
+
+function promptIo(client: acp.AgentContext, sessionId: string, signal: AbortSignal): PromptIo {
+  return {
+    signal,
+    emit(update) {
+      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(() => {});
+    },
+    async askPermission(ask: PermissionAsk, cancel: AbortSignal) {
+      if (cancel.aborted) return "cancelled";
+      try {
+        const res = await client.request(
+          acp.methods.client.session.requestPermission,
+          { sessionId, toolCall: { ...ask, status: "pending" }, options: PERMISSION_OPTIONS },
+          { cancellationSignal: cancel, stopWaitingOnCancel: true },
+        );
+        return cancel.aborted ? "cancelled" : answerOf(res);
+      } catch (err) {
+        if (!cancel.aborted) log.warn("permission request failed; treating as cancelled", { error: err });
+        return "cancelled";
+      }
+    },
+  };
+}
+
+export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
+  const { sessions } = opts;
+  return acp
+    .agent({ name: "tendril" })
+    .onRequest("initialize", parseInitialize, ({ params }) => ({
+      protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
+      agentInfo: { name: "tendril", version: opts.version },
+      agentCapabilities: {
+        loadSession: false,
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
+        mcpCapabilities: opts.mcpCapabilities,
+      },
+      authMethods: [],
+    }))
+    .onRequest(acp.methods.agent.session.new, ({ params }) =>
+      guard("session/new", () => sessions.newSession(params.cwd, params.mcpServers, params._meta)),
+    )
+    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) =>
+      guard("session/prompt", async () => {
+        const stopReason = await sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
+        return { stopReason };
+      }),
+    )
+    .onRequest(acp.methods.agent.session.setMode, ({ params }) =>
+      guard("session/set_mode", () => {
+        sessions.setMode(params.sessionId, params.modeId);
+        return {};
+      }),
+    )
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      sessions.cancel(params.sessionId);
+    });
+}
+
+/** Serves the agent on a message stream until the peer goes away. */
+export function serveAgent(stream: acp.Stream, opts: AgentServerOptions): acp.AgentConnection {
+  return createAgentApp(opts).connect(stream);
+}
+
+export { AcpError, INVALID_PARAMS };

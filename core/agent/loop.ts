@@ -1,0 +1,146 @@
+// Owns one prompt turn: LLM response → stream text/thinking → run tool calls → feed results → repeat,
+// until the model stops, a cap is hit, or the turn is cancelled. Keeps history valid on every exit
+// (each tool call gets a result). Does not know JSON-RPC; LLM failures surface as TurnError.
+import type { SessionUpdate, StopReason as AcpStopReason } from "@agentclientprotocol/sdk";
+import type { LlmError, LlmEvent, LlmProvider, Message, StopReason, ToolCall, ToolSpec, Usage } from "../llm/types.ts";
+import type { McpSessionTools } from "../mcp/types.ts";
+import type { Policy } from "../policy/policy.ts";
+import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
+
+export interface TurnDeps {
+  provider: LlmProvider;
+  model: string;
+  maxTokens: number;
+  contextWindow: number;
+  system: string;
+  tools: McpSessionTools;
+  policy: Policy;
+  cwd: string;
+  limits: { MAX_TOOL_CALLS_PER_TURN: number; MAX_PARALLEL_TOOLS: number; MAX_TOOL_RESULT_BYTES: number; TOOL_TIMEOUT_S: number };
+  emit(update: SessionUpdate): void;
+  askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
+}
+
+/** The LLM failed for good (after the provider's retries); the prompt answers -32000 with this message. */
+export class TurnError extends Error {
+  override name = "TurnError";
+  constructor(readonly llm: LlmError) {
+    super(describeLlmError(llm));
+  }
+}
+
+function describeLlmError(e: LlmError): string {
+  const status = e.status ? ` (HTTP ${e.status})` : "";
+  if (e.kind === "auth") return `LLM authentication failed${status}: ${e.message}`;
+  return `LLM request failed${status}: ${e.message}`;
+}
+
+interface Response {
+  text: string;
+  calls: ToolCall[];
+  stopReason: StopReason | "cancelled";
+  usage?: Usage;
+}
+
+function mapStop(s: StopReason): AcpStopReason {
+  if (s === "max_tokens" || s === "refusal") return s;
+  return "end_turn";
+}
+
+/** Next event of `it`, or "aborted" as soon as the signal fires (a provider that ignores it cannot stall us). */
+function nextOrAbort(it: AsyncIterator<LlmEvent>, signal: AbortSignal): Promise<IteratorResult<LlmEvent> | "aborted"> {
+  if (signal.aborted) return Promise.resolve("aborted");
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve("aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
+    it.next().then(
+      (r) => (signal.removeEventListener("abort", onAbort), resolve(r)),
+      (e) => (signal.removeEventListener("abort", onAbort), reject(e)),
+    );
+  });
+}
+
+async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<Response> {
+  const tools: ToolSpec[] = deps.tools
+    .tools()
+    .filter((t) => !t.hook)
+    .map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
+  const it = deps.provider
+    .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal })
+    [Symbol.asyncIterator]();
+  const out: Response = { text: "", calls: [], stopReason: "cancelled" };
+  try {
+    for (;;) {
+      const r = await nextOrAbort(it, signal);
+      if (r === "aborted" || r.done) return out;
+      const ev = r.value;
+      if (ev.type === "text") {
+        out.text += ev.text;
+        deps.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: ev.text } });
+      } else if (ev.type === "thinking") {
+        deps.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: ev.text } });
+      } else if (ev.type === "tool_call") {
+        out.calls.push(ev.call);
+      } else if (ev.type === "done") {
+        out.stopReason = ev.stopReason;
+        out.usage = ev.usage;
+        return out;
+      } else if (ev.type === "error") {
+        if (signal.aborted || ev.error.kind === "aborted") return out;
+        throw new TurnError(ev.error);
+      }
+    }
+  } finally {
+    if (signal.aborted) void it.return?.().catch(() => {});
+  }
+}
+
+function emitUsage(deps: TurnDeps, usage: Usage): void {
+  const used = usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  deps.emit({ sessionUpdate: "usage_update", used, size: deps.contextWindow });
+}
+
+/**
+ * Runs one turn over `history` (which already ends with the user's message) and appends to it.
+ * Cap policy: calls beyond MAX_TOOL_CALLS_PER_TURN are refused with an error result and the model gets
+ * one more response to wrap up; if that response still calls tools, the turn ends with max_turn_requests.
+ */
+export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<AcpStopReason> {
+  const cap = deps.limits.MAX_TOOL_CALLS_PER_TURN;
+  let used = 0;
+  let capHit = false;
+  for (;;) {
+    const res = await streamResponse(deps, history, signal);
+    if (res.usage) emitUsage(deps, res.usage);
+    if (signal.aborted || res.stopReason === "cancelled") {
+      if (res.text !== "" || res.calls.length) history.push({ role: "assistant", text: res.text, toolCalls: res.calls });
+      if (res.calls.length) history.push({ role: "tool", results: res.calls.map((c) => ({ callId: c.id, content: "cancelled", isError: true })) });
+      return "cancelled";
+    }
+    history.push({ role: "assistant", text: res.text, toolCalls: res.calls });
+    if (res.calls.length === 0) return mapStop(res.stopReason);
+    const wasCapped = capHit;
+    const planned: PlannedCall[] = res.calls.map((call) => {
+      if (used >= cap) {
+        capHit = true;
+        return { call, refusal: `refused: this turn reached its limit of ${cap} tool calls (MAX_TOOL_CALLS_PER_TURN); answer with what you have` };
+      }
+      used++;
+      return { call };
+    });
+    const results = await runToolCalls(planned, {
+      tools: deps.tools,
+      policy: deps.policy,
+      cwd: deps.cwd,
+      maxParallel: deps.limits.MAX_PARALLEL_TOOLS,
+      maxResultBytes: deps.limits.MAX_TOOL_RESULT_BYTES,
+      toolTimeoutMs: deps.limits.TOOL_TIMEOUT_S * 1000,
+      signal,
+      emit: deps.emit,
+      askPermission: deps.askPermission,
+    });
+    history.push({ role: "tool", results });
+    if (signal.aborted) return "cancelled";
+    if (wasCapped) return "max_turn_requests";
+  }
+}

@@ -1,0 +1,31 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AGENTS_MD_MAX_BYTES, buildSystemPrompt, findAgentsFiles } from "./system-prompt.ts";
+
+const home = mkdtempSync(join(tmpdir(), "tendril-sp-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+test("AGENTS.md files from the workspace up to $HOME are included, outermost first", () => {
+  const ws = join(home, "proj", "pkg");
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(home, "AGENTS.md"), "HOME RULES");
+  writeFileSync(join(home, "proj", "AGENTS.md"), "PROJECT RULES");
+  writeFileSync(join(ws, "AGENTS.md"), "PACKAGE RULES");
+  expect(findAgentsFiles(ws, home)).toEqual([join(home, "AGENTS.md"), join(home, "proj", "AGENTS.md"), join(ws, "AGENTS.md")]);
+  const text = buildSystemPrompt({ cwd: ws, home, instructions: { dev: "Tools: shell." } });
+  expect(text).toContain(`Workspace: ${ws}`);
+  expect(text).toContain("Tools: shell.");
+  expect(text.indexOf("HOME RULES")).toBeLessThan(text.indexOf("PROJECT RULES"));
+  expect(text.indexOf("PROJECT RULES")).toBeLessThan(text.indexOf("PACKAGE RULES"));
+});
+
+test("AGENTS.md text is bounded", () => {
+  const ws = join(home, "big");
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, "AGENTS.md"), "y".repeat(AGENTS_MD_MAX_BYTES * 2));
+  const text = buildSystemPrompt({ cwd: ws, home });
+  expect(text.length).toBeLessThan(AGENTS_MD_MAX_BYTES + 4096);
+  expect(text).toContain("truncated");
+});

@@ -1,0 +1,158 @@
+// Owns running the tool calls of one LLM response: announce each in call order, ask or decide permission,
+// run up to MAX_PARALLEL_TOOLS at once, report completions and return results strictly in call order,
+// trim results from the middle. Does not talk to the LLM (loop.ts) or the client (the session's io).
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { ToolCall, ToolResult } from "../llm/types.ts";
+import type { McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import type { Policy } from "../policy/policy.ts";
+import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
+
+export type PermissionAnswer = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
+
+export interface PermissionAsk {
+  toolCallId: string;
+  title: string;
+  kind: ReturnType<typeof toolKind>;
+  rawInput: Record<string, unknown>;
+}
+
+export interface ToolRunContext {
+  tools: McpSessionTools;
+  policy: Policy;
+  cwd: string;
+  maxParallel: number;
+  maxResultBytes: number;
+  toolTimeoutMs: number;
+  signal: AbortSignal;
+  emit(update: SessionUpdate): void;
+  askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
+}
+
+/** A call the turn already refused (per-turn cap): it is announced and failed, never run. */
+export interface PlannedCall {
+  call: ToolCall;
+  refusal?: string;
+}
+
+const MARKER = (n: number) => `\n\n[… ${n} bytes trimmed from the middle of this tool result …]\n\n`;
+
+/** Trims UTF-8 text from the middle to at most `maxBytes`, with a visible marker; keeps characters whole. */
+export function trimMiddle(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return text;
+  const marker = MARKER(bytes.length - maxBytes);
+  const keep = Math.max(0, maxBytes - Buffer.byteLength(marker));
+  let head = Math.ceil(keep / 2);
+  let tail = bytes.length - (keep - head);
+  while (head > 0 && (bytes[head]! & 0xc0) === 0x80) head--;
+  while (tail < bytes.length && (bytes[tail]! & 0xc0) === 0x80) tail++;
+  return bytes.subarray(0, head).toString("utf8") + marker + bytes.subarray(tail).toString("utf8");
+}
+
+function aborted(signal: AbortSignal): Promise<"aborted"> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve("aborted");
+    else signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+  });
+}
+
+function semaphore(size: number) {
+  let free = size;
+  const waiting: (() => void)[] = [];
+  return {
+    acquire: (): Promise<void> => (free > 0 ? (free--, Promise.resolve()) : new Promise((r) => waiting.push(r))),
+    release(): void {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    },
+  };
+}
+
+function viewOf(call: ToolCall, info: McpToolInfo | undefined, cwd: string): CallView {
+  return { name: call.name, tool: info?.tool ?? call.name, readOnly: info?.readOnly ?? false, input: call.input, cwd };
+}
+
+/** Runs the calls; resolves with one result per call, in call order (cancelled ones included). */
+export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext): Promise<ToolResult[]> {
+  const n = planned.length;
+  const results: (ToolResult | undefined)[] = new Array(n);
+  const finals: (SessionUpdate[] | undefined)[] = new Array(n);
+  let emitted = 0;
+  const complete = (i: number, result: ToolResult, updates: SessionUpdate[]) => {
+    if (results[i]) return;
+    results[i] = result;
+    finals[i] = updates;
+    while (emitted < n && finals[emitted]) for (const u of finals[emitted++]!) ctx.emit(u);
+  };
+  const fail = (i: number, text: string) =>
+    complete(i, { callId: planned[i]!.call.id, content: text, isError: true }, [failedWithText(planned[i]!.call.id, text)]);
+
+  const slots = semaphore(Math.max(1, ctx.maxParallel));
+  const running: Promise<void>[] = [];
+  const stop = aborted(ctx.signal);
+  const offered = new Map(ctx.tools.tools().filter((t) => !t.hook).map((t) => [t.qualifiedName, t]));
+
+  for (let i = 0; i < n && !ctx.signal.aborted; i++) {
+    const { call, refusal } = planned[i]!;
+    const info = offered.get(call.name);
+    const view = viewOf(call, info, ctx.cwd);
+    ctx.emit(toolCallStart(call.id, view));
+    if (refusal) fail(i, refusal);
+    else if (!info) fail(i, `unknown tool: ${call.name}`);
+    else {
+      const verdict = await Promise.race([decide(view, info, call, ctx), stop]);
+      if (verdict === "aborted") break;
+      if (verdict !== "run") fail(i, verdict);
+      else if ((await Promise.race([slots.acquire(), stop])) === "aborted") break;
+      else running.push(execute(i, call, view, ctx, complete).finally(() => slots.release()));
+    }
+  }
+  await Promise.race([Promise.all(running), stop]);
+  for (let i = 0; i < n; i++) if (!results[i]) fail(i, "cancelled");
+  return results as ToolResult[];
+}
+
+/** "run", or the error text the LLM sees when the call must not run. */
+async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: ToolRunContext): Promise<string> {
+  const policyCall = { qualifiedName: call.name, tool: info.tool, input: call.input, readOnly: info.readOnly };
+  const d = ctx.policy.decide(policyCall);
+  if (d.decision === "deny") return d.why;
+  if (d.decision === "allow") return "run";
+  const answer = await ctx.askPermission(
+    { toolCallId: call.id, title: toolTitle(view), kind: toolKind(view), rawInput: call.input },
+    ctx.signal,
+  );
+  if (answer === "cancelled") return "cancelled";
+  if (answer === "allow_always") ctx.policy.remember(policyCall, "allow");
+  if (answer === "reject_always") ctx.policy.remember(policyCall, "reject");
+  return answer.startsWith("allow") ? "run" : "rejected by user";
+}
+
+async function execute(
+  i: number,
+  call: ToolCall,
+  view: CallView,
+  ctx: ToolRunContext,
+  complete: (i: number, r: ToolResult, u: SessionUpdate[]) => void,
+): Promise<void> {
+  if (ctx.signal.aborted) return;
+  ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
+  const result = await ctx.tools.call(call.name, call.input, { signal: ctx.signal, timeoutMs: ctx.toolTimeoutMs });
+  if (ctx.signal.aborted) return;
+  const text = trimMiddle(result.text, ctx.maxResultBytes);
+  const structured = result.structured;
+  const small = structured !== undefined && JSON.stringify(structured).length <= ctx.maxResultBytes;
+  const updates: SessionUpdate[] = [
+    {
+      sessionUpdate: "tool_call_update",
+      toolCallId: call.id,
+      status: result.isError ? "failed" : "completed",
+      content: resultContent(view, result, text),
+      rawOutput: small ? structured : { text, isError: result.isError },
+    },
+  ];
+  const plan = result.isError ? undefined : planFromTodo(view);
+  if (plan) updates.push(plan);
+  complete(i, { callId: call.id, content: text, isError: result.isError }, updates);
+}

@@ -1,0 +1,161 @@
+// Benchmark: `tendril agent` start-up (spawn → initialize answer, RSS) beside a published ACP agent when
+// one is installed (@agentclientprotocol/claude-agent-acp, or TENDRIL_BENCH_PEER_ACP=path/to/index.js)
+// and a minimal SDK agent run by bun (the floor); and the agent's overhead per tool round trip
+// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { report, type Row } from "./harness.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const BIN = join(ROOT, "dist", "tendril");
+const FAKE_MCP = join(ROOT, "tests", "fake-mcp.ts");
+const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 50);
+
+const FLOOR_AGENT = `
+import * as acp from "@agentclientprotocol/sdk";
+import { Readable, Writable } from "node:stream";
+acp.agent({ name: "floor" })
+  .onRequest("initialize", () => ({ protocolVersion: 1, agentCapabilities: {}, authMethods: [] }))
+  .connect(acp.ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
+`;
+
+interface Spawnable {
+  name: string;
+  cmd: string;
+  args: string[];
+}
+
+function rssKb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** Spawns, sends initialize, resolves with ms to the answer and RSS right after it. */
+function initializeOnce(s: Spawnable): Promise<{ ms: number; rssKb: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(s.cmd, s.args, { cwd: ROOT, stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, TENDRIL_LOG: "error" } });
+    const timer = setTimeout(() => (child.kill("SIGKILL"), reject(new Error(`${s.name}: no initialize answer in 20 s`))), 20_000);
+    let buf = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      buf += c;
+      if (!/"id":0,"result"/.test(buf)) return;
+      const ms = performance.now() - t0;
+      const rss = rssKb(child.pid!);
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      resolve({ ms, rssKb: rss });
+    });
+    child.on("error", reject);
+    child.stdin.on("error", () => {});
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }) + "\n");
+  });
+}
+
+function peerAgent(): Spawnable | undefined {
+  let path = process.env.TENDRIL_BENCH_PEER_ACP;
+  if (!path) {
+    try {
+      path = createRequire(join(ROOT, "package.json")).resolve("@agentclientprotocol/claude-agent-acp/dist/index.js");
+    } catch {
+      return undefined;
+    }
+  }
+  return existsSync(path) ? { name: "claude-agent-acp (node)", cmd: "node", args: [path] } : undefined;
+}
+
+async function startup(runs = 10): Promise<void> {
+  const cases: Spawnable[] = [{ name: "dist/tendril agent", cmd: BIN, args: ["agent"] }];
+  const peer = peerAgent();
+  if (peer) cases.push(peer);
+  cases.push({ name: "minimal SDK agent (bun -e, floor)", cmd: process.execPath, args: ["-e", FLOOR_AGENT] });
+  const times: number[][] = cases.map(() => []);
+  const rss: number[][] = cases.map(() => []);
+  for (let i = 0; i <= runs; i++) {
+    for (const [j, c] of cases.entries()) {
+      const r = await initializeOnce(c);
+      if (i > 0) (times[j]!.push(r.ms), rss[j]!.push(r.rssKb));
+    }
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  report("agent start-up: spawn → initialize answer", cases.map((c, j) => ({ name: c.name, medianMs: med(times[j]!), minMs: Math.min(...times[j]!) })));
+  report("agent RSS right after initialize", cases.map((c, j) => ({ name: c.name, medianMs: med(rss[j]!) / 1024, minMs: Math.min(...rss[j]!) / 1024 })), "MiB");
+  if (!peer) console.log("  (no published ACP agent installed; set TENDRIL_BENCH_PEER_ACP or add @agentclientprotocol/claude-agent-acp)");
+}
+
+async function roundTrips(runs = 5): Promise<void> {
+  const { startFakeLlm } = await import("../../tests/fake-llm.ts");
+  const { startAgent } = await import("../../tests/acp-client.ts");
+  const { createMcpPool } = await import("../../core/mcp/pool.ts");
+  const { DEFAULT_LIMITS } = await import("../../core/limits.ts");
+  const work = mkdtempSync(join(tmpdir(), "tendril-bench-agent-"));
+  const fake = await startFakeLlm();
+  let calls = 0;
+  fake.respond(() => (calls++ % (ROUND_TRIPS + 1) < ROUND_TRIPS ? { toolCalls: [{ name: "fk__echo", input: { text: "x" } }] } : { text: "done" }));
+  const agent = startAgent({
+    env: { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, TENDRIL_LOG: "error" },
+  });
+  const pool = createMcpPool({ limits: DEFAULT_LIMITS, env: process.env });
+  const fk = { name: "fk", transport: "stdio" as const, command: process.execPath, args: [FAKE_MCP] };
+  try {
+    await agent.initialize();
+    const { sessionId } = await agent.newSession(work, [{ name: "fk", command: process.execPath, args: [FAKE_MCP], env: [] }]);
+    const direct = await pool.openSession([fk], { cwd: work });
+    const rows: Row[] = [];
+    const measure = async (name: string, fn: () => Promise<void>) => {
+      const per: number[] = [];
+      for (let i = 0; i <= runs; i++) {
+        const t0 = performance.now();
+        await fn();
+        if (i > 0) per.push((performance.now() - t0) / ROUND_TRIPS);
+      }
+      per.sort((a, b) => a - b);
+      rows.push({ name, medianMs: per[Math.floor(per.length / 2)]!, minMs: per[0]! });
+    };
+    await measure(`direct MCP tools/call ×${ROUND_TRIPS} (per call)`, async () => {
+      for (let i = 0; i < ROUND_TRIPS; i++) await direct.call("fk__echo", { text: "x" });
+    });
+    const { loadConfig } = await import("../../core/config.ts");
+    const { createProvider } = await import("../../core/llm/provider.ts");
+    const cfg = loadConfig({ provider: "anthropic" }, { ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl, HOME: work }, () => undefined);
+    const llm = await createProvider(cfg, () => undefined);
+    const tools = direct.tools().map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
+    await measure(`LLM request alone ×${ROUND_TRIPS} (provider → fake, per request)`, async () => {
+      for (let i = 0; i < ROUND_TRIPS; i++) {
+        const signal = new AbortController().signal;
+        const messages = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
+        for await (const _ of llm.stream({ model: cfg.model, system: "s", messages, tools, maxTokens: 100, signal })) void _;
+      }
+    });
+    await measure(`agent turn, ${ROUND_TRIPS} LLM→tool round trips (per trip)`, async () => {
+      await agent.prompt(sessionId, "loop");
+    });
+    report("tool round trip through the agent vs the tool alone", rows);
+    const [mcp, alone, agentRow] = rows as [Row, Row, Row];
+    const overhead = agentRow.medianMs - mcp.medianMs - alone.medianMs;
+    console.log(`  agent overhead per round trip beyond the tool and the LLM exchange: ${overhead.toFixed(2)} ms (goal ≤ 3 ms)`);
+    await direct.close();
+  } finally {
+    await agent.close(3000).catch(() => {});
+    await pool.closeAll().catch(() => {});
+    await fake.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(BIN)) {
+    console.log("\n## agent: skipped (run `npm run build` first)");
+    return;
+  }
+  await startup();
+  await roundTrips();
+}
+
+if (import.meta.main) await run();

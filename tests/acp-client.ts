@@ -1,0 +1,117 @@
+// Owns the ACP test client: spawns `dist/tendril agent` (or any ACP agent command) and drives it with
+// the SDK's `acp.client()`, recording every session/update synchronously in arrival order and answering
+// permission requests from a script. Not a product module.
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { BIN } from "./binary.ts";
+
+/** How to answer one permission request: an option kind, or "hang" (answer only when withdrawn). */
+export type PermissionScript = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "hang";
+
+export interface TestAgent {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly agent: acp.ClientContext;
+  /** Every session/update, in arrival order. */
+  readonly updates: acp.SessionNotification[];
+  /** Every permission request, in arrival order, with how it was answered. */
+  readonly permissions: { request: acp.RequestPermissionRequest; answer: string; at: number }[];
+  /** Answers used in order for the next permission requests; "allow_once" once the list is empty. */
+  readonly script: PermissionScript[];
+  initialize(): Promise<acp.InitializeResponse>;
+  newSession(cwd: string, mcpServers?: acp.McpServer[]): Promise<acp.NewSessionResponse>;
+  prompt(sessionId: string, text: string | acp.ContentBlock[]): Promise<acp.PromptResponse>;
+  cancel(sessionId: string): Promise<void>;
+  /** Updates of one kind (e.g. "tool_call_update"). */
+  ofKind<K extends acp.SessionUpdate["sessionUpdate"]>(kind: K): Extract<acp.SessionUpdate, { sessionUpdate: K }>[];
+  /** Concatenated agent_message_chunk text. */
+  text(): string;
+  stderr(): string;
+  /** Closes stdin and waits for the exit code (SIGKILL after `timeoutMs`). */
+  close(timeoutMs?: number): Promise<number | string>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  args?: string[];
+  command?: string;
+  script?: PermissionScript[];
+}
+
+export function startAgent(opts: StartOptions = {}): TestAgent {
+  const child = spawn(opts.command ?? BIN, opts.args ?? ["agent"], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...opts.env },
+  });
+  let err = "";
+  child.stderr.setEncoding("utf8").on("data", (c: string) => void (err = (err + c).slice(-40000)));
+  child.stdin.on("error", () => {});
+  const exited = new Promise<number | string>((resolve) => child.on("exit", (code, sig) => resolve(code ?? sig ?? "?")));
+  const updates: acp.SessionNotification[] = [];
+  const permissions: TestAgent["permissions"] = [];
+  const script = [...(opts.script ?? [])];
+
+  const conn = acp
+    .client({ name: "tendril-test-client" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params); // synchronous: arrival order is preserved
+    })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
+      const answer = script.shift() ?? "allow_once";
+      const record = { request: params, answer, at: Date.now() };
+      permissions.push(record);
+      if (answer === "hang") {
+        return new Promise<acp.RequestPermissionResponse>((resolve) => {
+          const done = () => resolve({ outcome: { outcome: "cancelled" } });
+          if (signal.aborted) done();
+          else signal.addEventListener("abort", done, { once: true });
+        });
+      }
+      const option = params.options.find((o) => o.kind === answer);
+      if (!option) throw new Error(`no ${answer} option offered`);
+      return { outcome: { outcome: "selected", optionId: option.optionId } };
+    })
+    .connect(
+      acp.ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>,
+      ),
+    );
+  const agent = conn.agent;
+
+  return {
+    child,
+    agent,
+    updates,
+    permissions,
+    script,
+    initialize: () =>
+      agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        clientInfo: { name: "tendril-test-client", version: "0" },
+      }),
+    newSession: (cwd, mcpServers = []) => agent.request(acp.methods.agent.session.new, { cwd, mcpServers }),
+    prompt: (sessionId, text) =>
+      agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: typeof text === "string" ? [{ type: "text", text }] : text,
+      }),
+    cancel: (sessionId) => agent.notify(acp.methods.agent.session.cancel, { sessionId }),
+    ofKind: (kind) => updates.map((n) => n.update).filter((u) => u.sessionUpdate === kind) as any,
+    text: () =>
+      updates
+        .map((n) => n.update)
+        .map((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""))
+        .join(""),
+    stderr: () => err,
+    async close(timeoutMs = 5000) {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      conn.close();
+      return code;
+    },
+  };
+}
