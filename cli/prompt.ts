@@ -1,0 +1,220 @@
+// Owns `tendril prompt` / `yopo`: flags, stdin prompt, environment and signals → one ACP client run.
+// Usage errors exit 2 with one line; the run itself (core/acp/client-runner.ts) sets every other code.
+// Does not speak ACP or render: core/acp does both; this file only wires values and the process.
+import { Option, type Command } from "commander";
+import { readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+import type { AgentSpawn, McpStdioServer } from "../core/acp/client-runner.ts";
+import type { Limits } from "../core/limits.ts";
+import type { ApprovalPolicy } from "../core/policy/approve.ts";
+import type { ExitBox } from "./program.ts";
+import type { SelfCommand } from "./self.ts";
+
+interface PromptFlags {
+  agent?: string;
+  cwd?: string;
+  approve: string;
+  output: "text" | "json" | "stream-json";
+  timeout?: string;
+  mcp?: string[];
+}
+
+class UsageError extends Error {}
+
+export function describePrompt(program: Command, exit: ExitBox): void {
+  program
+    .command("prompt")
+    .alias("yopo")
+    .description("send one prompt to an ACP agent, print the answer, exit 0 on end_turn (for CI)")
+    .argument("<PROMPT>", 'the prompt, or "-" to read it from stdin')
+    .option("--agent <CMD>", "ACP agent command, shell-split; leading NAME=value words set env (default: tendril agent)")
+    .option("--cwd <DIR>", "workspace directory of the session (default: the current directory)")
+    .option("--approve <POLICY>", "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", "ask-deny")
+    .addOption(
+      new Option("--output <FORMAT>", "text, json (one object) or stream-json (one line per update)")
+        .choices(["text", "json", "stream-json"])
+        .default("text"),
+    )
+    .option("--timeout <S>", "cancel the turn and stop the agent after S seconds (exit 124)")
+    .option("--mcp <NAME=CMD>", "add a stdio MCP server to the session (repeatable)", (v: string, all?: string[]) => [...(all ?? []), v])
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 124 timeout, 130 Ctrl-C.",
+    )
+    .action(async (prompt: string, flags: PromptFlags) => {
+      try {
+        exit.code = await runPromptMode(prompt, flags);
+      } catch (err) {
+        if (!(err instanceof UsageError)) throw err;
+        process.stderr.write(`tendril prompt: ${err.message}\n`);
+        exit.code = 2;
+      }
+    });
+}
+
+function env(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function parseTimeout(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const s = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(s) || s <= 0) {
+    throw new UsageError(`--timeout must be a positive number of seconds, got ${JSON.stringify(raw)}`);
+  }
+  return s;
+}
+
+function workspace(raw: string | undefined): string {
+  const dir = resolve(raw ?? process.cwd());
+  let ok = false;
+  try {
+    ok = statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new UsageError(`--cwd must be an existing directory, got ${dir}`);
+  return dir;
+}
+
+async function readPrompt(arg: string, maxBytes: number): Promise<string> {
+  let text = arg;
+  if (arg === "-") {
+    const parts: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of process.stdin) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) throw new UsageError(`the prompt on stdin is over ${maxBytes} bytes (TENDRIL_MAX_PROMPT_BYTES)`);
+      parts.push(chunk as Buffer);
+    }
+    text = Buffer.concat(parts).toString("utf8");
+  } else if (Buffer.byteLength(text) > maxBytes) {
+    throw new UsageError(`the prompt is over ${maxBytes} bytes (TENDRIL_MAX_PROMPT_BYTES)`);
+  }
+  if (text.trim() === "") {
+    throw new UsageError(arg === "-" ? "the prompt on stdin is empty" : 'the prompt is empty; pass text or "-" for stdin');
+  }
+  return text;
+}
+
+type CommandLineModule = typeof import("../core/command-line.ts");
+
+interface Setup {
+  limits: Limits;
+  timeoutS?: number;
+  cwd: string;
+  policy: ApprovalPolicy;
+  agent: AgentSpawn;
+  mcpServers: McpStdioServer[];
+  prompt: string;
+}
+
+function agentSpawn(flag: string | undefined, vars: Record<string, string>, cl: CommandLineModule, selfCmd: SelfCommand): AgentSpawn {
+  // The agent runs where `tendril prompt` runs (relative paths in --agent mean what the user typed);
+  // the session's workspace is --cwd, sent in session/new.
+  if (flag === undefined) return { command: selfCmd.command, args: [...selfCmd.args, "agent"], env: vars, cwd: process.cwd() };
+  const cmd = cl.parseCommandLine(flag);
+  const env = { ...vars, ...cmd.env };
+  const path = cl.resolveCommand(cmd.command, env.PATH ?? "", process.cwd());
+  if (!path) throw new UsageError(`agent command not found: ${cmd.command} (--agent runs without a shell; check PATH or give a path)`);
+  return { command: path, args: cmd.args, env, cwd: process.cwd() };
+}
+
+function mcpServer(spec: string, vars: Record<string, string>, cl: CommandLineModule): McpStdioServer {
+  const eq = spec.indexOf("=");
+  const name = eq > 0 ? spec.slice(0, eq) : "";
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) {
+    throw new UsageError(`--mcp must be NAME=CMD with NAME of letters, digits, _ or -, got ${JSON.stringify(spec)}`);
+  }
+  const cmd = cl.parseCommandLine(spec.slice(eq + 1));
+  const path = cl.resolveCommand(cmd.command, cmd.env.PATH ?? vars.PATH ?? "", process.cwd());
+  if (!path) throw new UsageError(`--mcp ${name}: command not found: ${cmd.command} (check PATH or give a path)`);
+  return { name, command: path, args: cmd.args, env: cmd.env };
+}
+
+function readFileOrUndefined(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every flag, file and the prompt checked before anything starts; problems are UsageErrors (exit 2). */
+async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<string, string>): Promise<Setup> {
+  const { loadLimits, LimitError } = await import("../core/limits.ts");
+  const cl = await import("../core/command-line.ts");
+  const { parseApprovalPolicy } = await import("../core/policy/approve.ts");
+  const { ConfigError } = await import("../core/config.ts");
+  const { selfCommand } = await import("./self.ts");
+  try {
+    const limits = loadLimits(vars);
+    const timeoutS = parseTimeout(flags.timeout);
+    const cwd = workspace(flags.cwd);
+    const policy = parseApprovalPolicy(flags.approve, readFileOrUndefined);
+    const agent = agentSpawn(flags.agent, vars, cl, selfCommand());
+    const mcpServers = (flags.mcp ?? []).map((spec) => mcpServer(spec, vars, cl));
+    const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);
+    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt };
+  } catch (err) {
+    if (err instanceof LimitError || err instanceof ConfigError || err instanceof cl.CommandLineError) {
+      throw new UsageError(err.message);
+    }
+    throw err;
+  }
+}
+
+async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<number> {
+  const { setLogLevel, setLogScope, isLogLevel } = await import("../core/log.ts");
+  const vars = env();
+  setLogScope("tendril prompt");
+  if (vars.TENDRIL_LOG && isLogLevel(vars.TENDRIL_LOG)) setLogLevel(vars.TENDRIL_LOG);
+  const setup = await resolveSetup(promptArg, flags, vars);
+  const { decidePermission } = await import("../core/policy/approve.ts");
+  const { runPrompt } = await import("../core/acp/client-runner.ts");
+  const { createPromptOutput } = await import("../core/acp/prompt-output.ts");
+  const output = createPromptOutput(
+    flags.output,
+    {
+      out: (s) => void process.stdout.write(s),
+      err: (s) => void process.stderr.write(s),
+      errIsTty: process.stderr.isTTY === true,
+      outIsTty: process.stdout.isTTY === true,
+    },
+    { timeoutS: setup.timeoutS },
+  );
+  const interrupt = new AbortController();
+  const onSignal = () => interrupt.abort();
+  // Kept for the whole run: a second Ctrl-C must not kill this process before the agent's group is dead
+  // (the agent leads its own group, so the terminal's signal never reaches it). Shutdown is bounded.
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    const result = await runPrompt({
+      agent: setup.agent,
+      cwd: setup.cwd,
+      mcpServers: setup.mcpServers,
+      prompt: setup.prompt,
+      timeoutMs: setup.timeoutS !== undefined ? setup.timeoutS * 1000 : undefined,
+      signal: interrupt.signal,
+      maxLineBytes: setup.limits.MAX_LINE_BYTES,
+      clientVersion: pkg.version,
+      onUpdate: (u, call) => output.update(u, call),
+      decide: (call, options) => {
+        const d = decidePermission(setup.policy, call, options, setup.cwd);
+        output.permission(call, d.allowed, d.reason);
+        return d.answer;
+      },
+      onStderr: (text) => output.agentStderr(text),
+    });
+    const code = output.finish(result);
+    await new Promise<void>((done) => process.stdout.write("", () => done()));
+    return code;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,116 @@
+// Owns one spawned ACP agent process: its own process group, stdio pipes, forwarded stderr with a
+// bounded tail for error messages, and a shutdown that always ends with the whole group killed.
+// Does not speak ACP: the client runner wraps stdin/stdout in a protocol stream.
+import { type ChildProcess, spawn } from "node:child_process";
+
+export interface AgentSpawn {
+  command: string;
+  args: string[];
+  /** The complete environment of the agent (the caller merges its own with leading NAME=value words). */
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface AgentExit {
+  code: number | null;
+  signal: string | null;
+  /** Set when the process could not be started at all. */
+  error?: string;
+}
+
+const TAIL_LINES = 20;
+const TAIL_BYTES = 4096;
+const TERM_GRACE_MS = 200;
+
+export class AgentProcess {
+  readonly child: ChildProcess;
+  /** Resolves once the process has exited and its stdout is drained (or 300 ms passed). */
+  readonly exited: Promise<AgentExit>;
+  private tail = "";
+  private exit: AgentExit | undefined;
+
+  constructor(spec: AgentSpawn, onStderr: (text: string) => void) {
+    // detached: the agent leads its own process group, so one kill reaches every child it started.
+    this.child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    this.child.stdin!.on("error", () => {}); // EPIPE after the agent died: reported through `exited`
+    this.child.stderr!.setEncoding("utf8");
+    this.child.stderr!.on("data", (text: string) => {
+      this.tail = (this.tail + text).slice(-TAIL_BYTES);
+      onStderr(text);
+    });
+    this.exited = new Promise((resolve) => {
+      const done = (exit: AgentExit) => {
+        if (this.exit) return;
+        this.exit = exit;
+        const stdout = this.child.stdout!;
+        if (stdout.readableEnded || stdout.destroyed) return resolve(exit);
+        const timer = setTimeout(() => resolve(exit), 300);
+        stdout.once("close", () => (clearTimeout(timer), resolve(exit)));
+      };
+      this.child.once("exit", (code, signal) => done({ code, signal }));
+      this.child.once("error", (err) => done({ code: null, signal: null, error: err.message }));
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get hasExited(): boolean {
+    return this.exit !== undefined;
+  }
+
+  /** The last lines the agent wrote on stderr (at most 20 lines / 4 KiB). */
+  stderrTail(): string[] {
+    const lines = this.tail.split(/\r?\n/).filter((l) => l.trim() !== "");
+    return lines.slice(-TAIL_LINES);
+  }
+
+  /** Signals the whole process group; a group already gone is fine. */
+  killGroup(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: nothing left in the group
+    }
+  }
+
+  /**
+   * Ends the agent: stdin EOF (an ACP agent cleans up and exits), then SIGTERM to the group after
+   * `graceMs`, SIGKILL 200 ms later, and a final SIGKILL sweep for anything the agent left behind.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    this.child.stdin!.end();
+    if (!this.hasExited) await waitFor(this.exited, graceMs);
+    if (!this.hasExited) {
+      this.killGroup("SIGTERM");
+      await waitFor(this.exited, TERM_GRACE_MS);
+    }
+    this.killGroup("SIGKILL");
+    await waitFor(this.exited, 1000);
+    this.child.stdout!.destroy();
+    this.child.stderr!.destroy();
+  }
+}
+
+export function waitFor<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** One line for an early exit: `exited with code 1` / `was killed by SIGKILL` / `could not start: …`. */
+export function describeExit(exit: AgentExit): string {
+  if (exit.error) return `could not start: ${exit.error}`;
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  return `exited with code ${exit.code ?? "?"}`;
+}

@@ -1,0 +1,297 @@
+// Owns the ACP client side of `tendril prompt` (the one module importing the ACP SDK for a client):
+// spawn an agent, initialize, session/new, one session/prompt, permissions, timeout → cancel → kill.
+// Does not render anything or choose a policy: updates and permission questions go to callbacks.
+import * as acp from "@agentclientprotocol/sdk";
+import { Readable, Writable } from "node:stream";
+import { log } from "../log.ts";
+import { AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
+
+export type { AgentSpawn } from "./agent-process.ts";
+export type { PermissionOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+
+export interface McpStdioServer {
+  name: string;
+  /** Absolute: ACP requires it. */
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** A tool call as the updates so far describe it (tool_call merged with its tool_call_updates). */
+export interface ToolCallView {
+  id: string;
+  title: string;
+  kind: string;
+  status: string;
+  /** The agent's own tool name when it declares one (`_meta` or rawInput), e.g. `dev__shell`. */
+  name?: string;
+  rawInput?: unknown;
+  meta?: Record<string, unknown>;
+}
+
+export type PermissionOutcome = acp.RequestPermissionOutcome;
+
+export interface RunPromptOptions {
+  agent: AgentSpawn;
+  /** Absolute; the session's cwd (the agent process itself starts where `agent.cwd` says). */
+  cwd: string;
+  mcpServers: McpStdioServer[];
+  prompt: string;
+  /** Whole run, initialize included; undefined = no limit. */
+  timeoutMs?: number;
+  /** Aborting it (Ctrl-C) cancels the turn and stops the agent like a timeout does. */
+  signal?: AbortSignal;
+  maxLineBytes: number;
+  clientVersion: string;
+  /** Called synchronously, in arrival order; `call` is the merged tool call for tool updates. */
+  onUpdate: (update: acp.SessionUpdate, call: ToolCallView | undefined) => void;
+  decide: (call: ToolCallView, options: acp.PermissionOption[]) => PermissionOutcome;
+  onStderr: (text: string) => void;
+}
+
+export type RunOutcome =
+  | { kind: "stopped"; stopReason: acp.StopReason; usage?: Record<string, unknown> }
+  | { kind: "timeout" }
+  | { kind: "interrupted" }
+  | { kind: "agent-error"; message: string; code?: number; step: string }
+  | { kind: "died"; message: string; stderrTail: string[] };
+
+export interface RunResult {
+  outcome: RunOutcome;
+  toolCalls: ToolCallView[];
+}
+
+// The stable session/update variants of ACP v1 (SDK 2.4.0). The SDK's client app rejects others
+// with a console.error line; they are dropped here first, at debug level, so stderr stays clean.
+const KNOWN_UPDATES = new Set([
+  "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
+  "available_commands_update", "current_mode_update", "config_option_update", "session_info_update",
+  "usage_update", "notice", "compaction_update", "compaction_summary_chunk",
+]);
+
+function dropUnknownUpdates(stream: acp.Stream): acp.Stream {
+  const filter = new TransformStream<acp.AnyMessage, acp.AnyMessage>({
+    transform(message, controller) {
+      const m = message as { method?: string; params?: { update?: { sessionUpdate?: unknown } } };
+      const tag = m.method === "session/update" ? m.params?.update?.sessionUpdate : undefined;
+      if (tag !== undefined && !KNOWN_UPDATES.has(String(tag))) {
+        log.debug("dropped a session/update variant this client does not know", { variant: String(tag) });
+        return;
+      }
+      controller.enqueue(message);
+    },
+  });
+  return { writable: stream.writable, readable: stream.readable.pipeThrough(filter) };
+}
+
+// ACP tool calls carry no tool name; agents that share one put it in `_meta` (flat, or one level down
+// as in `{vendor: {toolName}}`) or in rawInput.
+function declaredToolName(call: ToolCallView): string | undefined {
+  const pick = (o: unknown, keys: string[]): string | undefined => {
+    if (!o || typeof o !== "object") return undefined;
+    for (const k of keys) {
+      const v = (o as Record<string, unknown>)[k];
+      if (typeof v === "string" && v !== "") return v;
+    }
+    return undefined;
+  };
+  const meta = call.meta;
+  const nested = meta ? Object.values(meta).map((v) => pick(v, ["toolName"])).find((v) => v !== undefined) : undefined;
+  return pick(meta, ["toolName", "tool", "name"]) ?? nested ?? pick(call.rawInput, ["toolName", "tool"]);
+}
+
+/** Merges tool_call / tool_call_update / permission requests into one view per id. */
+class ToolCallTable {
+  private readonly calls = new Map<string, ToolCallView>();
+
+  merge(u: acp.ToolCallUpdate | acp.ToolCall): ToolCallView {
+    const prev = this.calls.get(u.toolCallId);
+    const next: ToolCallView = prev ? { ...prev } : { id: u.toolCallId, title: "", kind: "other", status: "pending" };
+    if (u.title != null) next.title = u.title;
+    if (u.kind != null) next.kind = u.kind;
+    if (u.status != null) next.status = u.status;
+    if (u.rawInput != null) next.rawInput = u.rawInput;
+    if (u._meta != null) next.meta = { ...next.meta, ...u._meta };
+    const name = declaredToolName(next);
+    if (name !== undefined) next.name = name;
+    this.calls.set(u.toolCallId, next);
+    return next;
+  }
+
+  list(): ToolCallView[] {
+    return [...this.calls.values()];
+  }
+}
+
+function agentError(err: unknown, step: string): RunOutcome | undefined {
+  if (!(err instanceof acp.RequestError)) return undefined;
+  const data = err.data as { details?: unknown } | undefined;
+  const details = typeof data?.details === "string" ? data.details : "";
+  let message = err.message;
+  if (details.includes(message)) message = details;
+  else if (details && !message.includes(details)) message = `${message}: ${details}`;
+  return { kind: "agent-error", message, code: err.code, step };
+}
+
+function usageOf(response: acp.PromptResponse, lastUsage: acp.UsageUpdate | undefined): Record<string, unknown> | undefined {
+  const fromResponse = (response as { usage?: Record<string, unknown> | null }).usage ?? undefined;
+  if (!fromResponse && !lastUsage) return undefined;
+  const out: Record<string, unknown> = { ...fromResponse };
+  delete out._meta;
+  if (lastUsage) {
+    out.contextUsed = lastUsage.used;
+    out.contextSize = lastUsage.size;
+    if (lastUsage.cost) out.cost = lastUsage.cost;
+  }
+  return out;
+}
+
+type Race =
+  | { kind: "answer"; response: acp.PromptResponse }
+  | { kind: "failed"; error: unknown; step: string }
+  | { kind: "exit"; exit: AgentExit }
+  | { kind: "timeout" }
+  | { kind: "interrupted" };
+
+/** What the run learns as it goes; handlers write it synchronously in arrival order. */
+interface RunState {
+  table: ToolCallTable;
+  step: string;
+  sessionId?: string;
+  lastUsage?: acp.UsageUpdate;
+}
+
+function connect(proc: AgentProcess, opts: RunPromptOptions, state: RunState): acp.ClientConnection {
+  const app = acp
+    .client({ name: "tendril-prompt" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      if (state.sessionId !== undefined && params.sessionId !== state.sessionId) return;
+      const u = params.update;
+      if (u.sessionUpdate === "usage_update") state.lastUsage = u;
+      const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
+      opts.onUpdate(u, call);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
+      outcome: opts.decide(state.table.merge(params.toolCall), params.options),
+    }));
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(proc.child.stdout!) as unknown as ReadableStream<Uint8Array>,
+    { maxMessageBytes: opts.maxLineBytes },
+  );
+  return app.connect(dropUnknownUpdates(stream));
+}
+
+async function converse(conn: acp.ClientConnection, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
+  const init = await conn.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: "tendril-prompt", version: opts.clientVersion },
+  });
+  if (init.protocolVersion !== acp.PROTOCOL_VERSION) {
+    throw new acp.RequestError(-32022, `the agent speaks ACP version ${init.protocolVersion}; this client speaks ${acp.PROTOCOL_VERSION}`);
+  }
+  state.step = "session/new";
+  const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
+    name: s.name,
+    command: s.command,
+    args: s.args,
+    env: Object.entries(s.env).map(([name, value]) => ({ name, value })),
+  }));
+  const session = await conn.agent.request(acp.methods.agent.session.new, { cwd: opts.cwd, mcpServers });
+  state.sessionId = session.sessionId;
+  state.step = "session/prompt";
+  return conn.agent.request(acp.methods.agent.session.prompt, {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: opts.prompt }],
+  });
+}
+
+/** Runs one prompt against an agent command and always leaves the agent's process group dead. */
+export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
+  const state: RunState = { table: new ToolCallTable(), step: "initialize" };
+  const proc = new AgentProcess(opts.agent, opts.onStderr);
+  const conn = connect(proc, opts, state);
+  const conversation = converse(conn, opts, state);
+  conversation.catch(() => {}); // settled through the race below
+  const stops = stopSignals(opts);
+  try {
+    const first = await Promise.race<Race>([
+      conversation.then(
+        (response) => ({ kind: "answer", response }),
+        (error: unknown) => ({ kind: "failed", error, step: state.step }),
+      ),
+      proc.exited.then((exit) => ({ kind: "exit", exit })),
+      stops.promise,
+    ]);
+    const outcome = await settle(first, { conversation, proc, conn, state });
+    return { outcome, toolCalls: state.table.list() };
+  } finally {
+    stops.dispose();
+    await proc.shutdown(3000); // tendril agent allows itself 3 s to stop its tool servers
+    conn.close();
+  }
+}
+
+interface SettleContext {
+  conversation: Promise<acp.PromptResponse>;
+  proc: AgentProcess;
+  conn: acp.ClientConnection;
+  state: RunState;
+}
+
+async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
+  if (first.kind === "answer") {
+    return { kind: "stopped", stopReason: first.response.stopReason, usage: usageOf(first.response, cx.state.lastUsage) };
+  }
+  if (first.kind === "timeout" || first.kind === "interrupted") {
+    const id = cx.state.sessionId;
+    if (id !== undefined) {
+      cx.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: id }).catch(() => {});
+      // A well-behaved agent answers `cancelled` at once; give it 2 s to wind down its own tools
+      // (0.5 s after Ctrl-C: a person is waiting).
+      await waitFor(cx.conversation.catch(() => undefined), first.kind === "timeout" ? 2000 : 500);
+    }
+    return { kind: first.kind };
+  }
+  if (first.kind === "failed") {
+    const known = agentError(first.error, first.step);
+    if (known) return known;
+    // Not an error answer: the connection broke. If the process died, say that instead.
+    const exit = await waitFor(cx.proc.exited, 1000);
+    if (exit) return died(exit, cx.proc, first.step);
+    const message = first.error instanceof Error ? first.error.message : String(first.error);
+    return { kind: "agent-error", message: `connection failed: ${message}`, step: first.step };
+  }
+  // The process exited; an answer already on its way still counts.
+  const late = await waitFor(
+    cx.conversation.then((r) => r, () => undefined),
+    100,
+  );
+  if (late) return { kind: "stopped", stopReason: late.stopReason, usage: usageOf(late, cx.state.lastUsage) };
+  return died(first.exit, cx.proc, cx.state.step);
+}
+
+function died(exit: AgentExit, proc: AgentProcess, step: string): RunOutcome {
+  return { kind: "died", message: `the agent ${describeExit(exit)} during ${step}`, stderrTail: proc.stderrTail() };
+}
+
+function stopSignals(opts: RunPromptOptions): { promise: Promise<Race>; dispose: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const promise = new Promise<Race>((resolve) => {
+    if (opts.timeoutMs !== undefined) timer = setTimeout(() => resolve({ kind: "timeout" }), opts.timeoutMs);
+    if (opts.signal) {
+      onAbort = () => resolve({ kind: "interrupted" });
+      if (opts.signal.aborted) onAbort();
+      else opts.signal.addEventListener("abort", onAbort, { once: true });
+    }
+  });
+  return {
+    promise,
+    dispose: () => {
+      clearTimeout(timer);
+      if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}

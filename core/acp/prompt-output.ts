@@ -1,0 +1,207 @@
+// Owns what `tendril prompt` shows: the answer and tool activity (`text`), one result object (`json`),
+// or one JSON line per session update plus a result line (`stream-json`); errors; the exit code.
+// Does not touch the process: cli/ passes writers for stdout/stderr and whether stderr is a terminal.
+import type { RunOutcome, RunResult, SessionUpdate, ToolCallView } from "./client-runner.ts";
+
+export type OutputFormat = "text" | "json" | "stream-json";
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-json"];
+
+export interface OutputSink {
+  out(text: string): void;
+  err(text: string): void;
+  /** A spinner is drawn only on a terminal stderr. */
+  errIsTty: boolean;
+  outIsTty: boolean;
+}
+
+export interface PromptOutput {
+  update(update: SessionUpdate, call: ToolCallView | undefined): void;
+  permission(call: ToolCallView, allowed: boolean, reason: string): void;
+  agentStderr(text: string): void;
+  /** Prints the final answer/result and, on failure, one error line; returns the exit code. */
+  finish(result: RunResult): number;
+}
+
+export interface OutputContext {
+  timeoutS?: number;
+}
+
+export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, interrupted: 130, timeout: 124 } as const;
+
+export function exitCodeFor(outcome: RunOutcome): number {
+  switch (outcome.kind) {
+    case "stopped":
+      return outcome.stopReason === "end_turn" ? EXIT.ok : EXIT.otherStop;
+    case "timeout":
+      return EXIT.timeout;
+    case "interrupted":
+      return EXIT.interrupted;
+    default:
+      return EXIT.agentError;
+  }
+}
+
+const HINTS: Record<string, string> = {
+  initialize: "is --agent an ACP agent?",
+  "session/new": "check --cwd and the --mcp servers",
+  "session/prompt": "check the agent's LLM and MCP settings and its stderr above",
+};
+
+/** The one error line for a failed run (undefined for end_turn); stderr tails follow on their own lines. */
+export function describeFailure(outcome: RunOutcome, ctx: OutputContext): string | undefined {
+  switch (outcome.kind) {
+    case "stopped":
+      if (outcome.stopReason === "end_turn") return undefined;
+      return `the turn stopped with ${outcome.stopReason} instead of end_turn; the answer may be incomplete`;
+    case "timeout":
+      return `timed out after ${ctx.timeoutS ?? "?"} s; the agent was cancelled and stopped (raise --timeout to wait longer)`;
+    case "interrupted":
+      return "interrupted; the agent was cancelled and stopped";
+    case "agent-error": {
+      const code = outcome.code !== undefined ? ` (code ${outcome.code})` : "";
+      const hint = HINTS[outcome.step] ?? "see the agent's stderr above";
+      return `the agent failed during ${outcome.step}: ${outcome.message}${code}; ${hint}`;
+    }
+    case "died": {
+      const tail = outcome.stderrTail.map((l) => `\n  ${l}`).join("");
+      return tail
+        ? `${outcome.message}; its last stderr lines:${tail}`
+        : `${outcome.message} and wrote nothing on stderr; run its command by hand to see why`;
+    }
+  }
+}
+
+export function resultObject(result: RunResult, text: string, ctx: OutputContext): Record<string, unknown> {
+  const o = result.outcome;
+  const obj: Record<string, unknown> = {
+    stopReason: o.kind === "stopped" ? o.stopReason : null,
+    text,
+    toolCalls: result.toolCalls.map((c) => {
+      const call: Record<string, unknown> = { id: c.id, title: c.title, kind: c.kind, status: c.status };
+      if (c.rawInput !== undefined) call.rawInput = c.rawInput;
+      return call;
+    }),
+  };
+  if (o.kind === "stopped" && o.usage) obj.usage = o.usage;
+  if (o.kind !== "stopped") obj.error = describeFailure(o, ctx);
+  return obj;
+}
+
+const FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
+
+/** A one-line activity indicator on a terminal stderr; cleared before anything else is written. */
+class Spinner {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private frame = 0;
+  private shown = false;
+  activity = "working";
+
+  /** `hold` says a half-written answer line sits on the same terminal: drawing would erase it. */
+  constructor(
+    private readonly sink: OutputSink,
+    private readonly hold: () => boolean,
+  ) {}
+
+  start(): void {
+    if (!this.sink.errIsTty || this.timer) return;
+    this.timer = setInterval(() => this.draw(), 100);
+    this.timer.unref?.();
+  }
+
+  draw(): void {
+    if (!this.timer || this.hold()) return this.clear();
+    this.frame = (this.frame + 1) % FRAMES.length;
+    this.sink.err(`\r\x1b[2K${FRAMES[this.frame]} ${this.activity.slice(0, 70)}`);
+    this.shown = true;
+  }
+
+  clear(): void {
+    if (this.shown) this.sink.err("\r\x1b[2K");
+    this.shown = false;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.clear();
+  }
+}
+
+/** `dev__shell: npm test`: the declared tool name (when the title does not already start with it) and the title. */
+export function callLabel(call: ToolCallView): string {
+  const title = call.title || call.id;
+  return call.name && !title.startsWith(call.name) ? `${call.name}: ${title}` : title;
+}
+
+function oneLine(s: string, max = 160): string {
+  const flat = s.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: OutputContext = {}): PromptOutput {
+  let text = "";
+  let printedText = ""; // last char matters: a tool call between chunks starts a new paragraph
+  let toolSinceText = false;
+  const reported = new Set<string>();
+  const denials = new Map<string, string>();
+  const lineOpen = () => sink.outIsTty && printedText !== "" && !printedText.endsWith("\n");
+  const spinner = new Spinner(sink, lineOpen);
+  if (format === "text") spinner.start();
+
+  const err = (line: string) => {
+    spinner.clear();
+    sink.err(line);
+  };
+  const toolLine = (call: ToolCallView) => {
+    if (reported.has(call.id)) return;
+    reported.add(call.id);
+    const denied = denials.get(call.id);
+    err(`tool ${oneLine(callLabel(call))} … ${call.status}${denied ? ` (${denied})` : ""}\n`);
+  };
+
+  const showText = (chunk: string) => {
+    if (format !== "text" || chunk === "") return;
+    spinner.clear();
+    if (toolSinceText && printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
+    toolSinceText = false;
+    sink.out(chunk);
+    printedText = chunk;
+  };
+
+  return {
+    update(u, call) {
+      if (format === "stream-json") sink.out(JSON.stringify({ type: "session_update", update: u }) + "\n");
+      if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
+        text += u.content.text;
+        showText(u.content.text);
+      } else if (call && format === "text") {
+        toolSinceText = true;
+        spinner.activity = oneLine(callLabel(call), 70);
+        if (call.status === "completed" || call.status === "failed") toolLine(call);
+      }
+      spinner.draw();
+    },
+    permission(call, allowed, reason) {
+      if (!allowed) denials.set(call.id, reason);
+      if (format === "stream-json") {
+        sink.out(JSON.stringify({ type: "permission", toolCallId: call.id, title: call.title, allowed, reason }) + "\n");
+      }
+    },
+    agentStderr(chunk) {
+      err(chunk);
+    },
+    finish(result) {
+      spinner.stop();
+      if (format === "text") {
+        for (const call of result.toolCalls) toolLine(call);
+        if (printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
+      } else {
+        const obj = resultObject(result, text, ctx);
+        sink.out(JSON.stringify(format === "stream-json" ? { type: "result", ...obj } : obj) + "\n");
+      }
+      const failure = describeFailure(result.outcome, ctx);
+      if (failure) sink.err(`tendril prompt: ${failure}\n`);
+      return exitCodeFor(result.outcome);
+    },
+  };
+}

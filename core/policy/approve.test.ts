@@ -1,0 +1,75 @@
+import { expect, test } from "bun:test";
+import { ConfigError } from "../config.ts";
+import { decidePermission, parseApprovalPolicy } from "./approve.ts";
+
+const ALL_OPTIONS = [
+  { optionId: "aa", kind: "allow_always" },
+  { optionId: "a1", kind: "allow_once" },
+  { optionId: "r1", kind: "reject_once" },
+  { optionId: "ra", kind: "reject_always" },
+];
+const files: Record<string, string> = {
+  "/p/ok.toml": `
+[[rules]]
+tool = "dev__str_replace"
+decision = "allow"
+when = { arg = "path", inside_workspace = true }
+
+[[rules]]
+tool = "dev__shell"
+decision = "deny"
+when = { arg = "command", prefix = "rm " }
+
+[[rules]]
+tool = "dev__shell"
+decision = "allow"
+
+[[rules]]
+tool = "Edit *"
+decision = "ask"
+`,
+  "/p/empty.toml": "# nothing\n",
+  "/p/bad.toml": "[[rules]]\ntool = 1\n",
+  "/p/broken.toml": "[[rules\n",
+};
+const read = (p: string) => files[p];
+const cwd = "/work/ws";
+
+test("ask-deny picks reject_once, never reject_always; cancelled when there is none", () => {
+  const p = parseApprovalPolicy("ask-deny", read);
+  expect(decidePermission(p, { id: "1" }, ALL_OPTIONS, cwd).answer).toEqual({ outcome: "selected", optionId: "r1" });
+  const d = decidePermission(p, { id: "1" }, [{ optionId: "ra", kind: "reject_always" }], cwd);
+  expect(d).toMatchObject({ answer: { outcome: "cancelled" }, allowed: false });
+});
+
+test("all prefers allow_once over an earlier allow_always", () => {
+  const p = parseApprovalPolicy("all", read);
+  expect(decidePermission(p, { id: "1" }, ALL_OPTIONS, cwd)).toMatchObject({
+    answer: { outcome: "selected", optionId: "a1" },
+    allowed: true,
+  });
+  const only = decidePermission(p, { id: "1" }, [{ optionId: "aa", kind: "allow_always" }], cwd);
+  expect(only.answer).toEqual({ outcome: "selected", optionId: "aa" });
+});
+
+test("rules: first match wins, conditions on rawInput, ask and no match deny", () => {
+  const p = parseApprovalPolicy("/p/ok.toml", read);
+  const decide = (call: Parameters<typeof decidePermission>[1]) => decidePermission(p, call, ALL_OPTIONS, cwd);
+  expect(decide({ id: "1", name: "dev__str_replace", rawInput: { path: "src/a.ts" } }).allowed).toBe(true);
+  expect(decide({ id: "1", name: "dev__str_replace", rawInput: { path: "/etc/passwd" } }).allowed).toBe(false);
+  const rm = decide({ id: "1", name: "dev__shell", rawInput: { command: "rm -rf x" } });
+  expect(rm).toMatchObject({ allowed: false, answer: { optionId: "r1" } });
+  expect(rm.reason).toContain("dev__shell deny");
+  expect(decide({ id: "1", name: "dev__shell", rawInput: { command: "npm test" } }).allowed).toBe(true);
+  // title-based: "dev__shell: ls" leads with the tool name
+  expect(decide({ id: "1", title: "dev__shell: ls" }).allowed).toBe(true);
+  expect(decide({ id: "1", title: "Edit src/a.ts" }).reason).toContain("nobody is there to ask");
+  expect(decide({ id: "1", title: "something else" }).reason).toContain("no rule in /p/ok.toml matches");
+});
+
+test("bad --approve values are ConfigErrors that name the problem", () => {
+  expect(() => parseApprovalPolicy("/p/missing.toml", read)).toThrow(/ask-deny, all or a POLICY.toml/);
+  expect(() => parseApprovalPolicy("/p/empty.toml", read)).toThrow(/no \[\[rules\]\]/);
+  expect(() => parseApprovalPolicy("/p/bad.toml", read)).toThrow(ConfigError);
+  expect(() => parseApprovalPolicy("/p/broken.toml", read)).toThrow(ConfigError);
+});

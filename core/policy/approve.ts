@@ -1,0 +1,122 @@
+// Owns `tendril prompt --approve`: how a non-interactive client answers session/request_permission
+// (ask-deny, all, or a POLICY.toml of [[rules]]). Nobody is there to ask, so `ask` always means deny.
+// Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
+import picomatch from "picomatch";
+import { isAbsolute, relative, resolve } from "node:path";
+import { ConfigError, type PermissionRule, type RuleCondition, parseConfigFile, parseRules } from "../config.ts";
+
+export type ApprovalPolicy =
+  | { kind: "ask-deny" }
+  | { kind: "all" }
+  | { kind: "rules"; file: string; rules: PermissionRule[]; matchers: ((name: string) => boolean)[] };
+
+export interface PermissionOptionLike {
+  optionId: string;
+  name?: string;
+  kind: string;
+}
+
+/** What the client knows of the tool call being asked about (request merged with earlier updates). */
+export interface ToolCallLike {
+  id: string;
+  title?: string;
+  /** The tool's own name when the agent declares one (see client-runner's declaredToolName). */
+  name?: string;
+  kind?: string;
+  rawInput?: unknown;
+}
+
+export type PermissionAnswer = { outcome: "selected"; optionId: string } | { outcome: "cancelled" };
+
+export interface Decision {
+  answer: PermissionAnswer;
+  allowed: boolean;
+  /** Why, for the tool activity line: `--approve all`, a rule label, or the default. */
+  reason: string;
+}
+
+/**
+ * Reads the `--approve` value: `ask-deny`, `all`, or a path to a TOML file with [[rules]].
+ * Throws ConfigError naming the problem (missing file, bad TOML, bad rule, no rules).
+ */
+export function parseApprovalPolicy(value: string, readFile: (path: string) => string | undefined): ApprovalPolicy {
+  if (value === "ask-deny") return { kind: "ask-deny" };
+  if (value === "all") return { kind: "all" };
+  const text = readFile(value);
+  if (text === undefined) {
+    throw new ConfigError(`--approve must be ask-deny, all or a POLICY.toml file; cannot read ${value}`);
+  }
+  const table = parseConfigFile(value, text, true);
+  const rules = parseRules(table.rules, value);
+  if (rules.length === 0) throw new ConfigError(`${value}: no [[rules]] tables; add at least one rule`);
+  const matchers = rules.map((r) => picomatch(r.tool, { bash: true, dot: true }));
+  return { kind: "rules", file: value, rules, matchers };
+}
+
+/** Names a rule's `tool` glob is matched against: the declared name, the title and its leading word. */
+export function toolCallNames(call: ToolCallLike): string[] {
+  const names: string[] = [];
+  const add = (v: unknown) => {
+    if (typeof v === "string" && v !== "" && !names.includes(v)) names.push(v);
+  };
+  add(call.name);
+  add(call.title);
+  add(call.title?.split(/[:\s(]/, 1)[0]);
+  return names;
+}
+
+function conditionHolds(cond: RuleCondition, call: ToolCallLike, cwd: string): boolean {
+  const raw = call.rawInput;
+  const value = raw && typeof raw === "object" ? (raw as Record<string, unknown>)[cond.arg] : undefined;
+  if (typeof value !== "string") return false;
+  if (cond.prefix !== undefined && !value.startsWith(cond.prefix)) return false;
+  if (cond.glob !== undefined && !picomatch(cond.glob, { bash: true, dot: true })(value)) return false;
+  if (cond.regex !== undefined && !new RegExp(cond.regex).test(value)) return false;
+  if (cond.inside_workspace !== undefined) {
+    const rel = relative(cwd, resolve(cwd, value));
+    const inside = rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+    if (inside !== cond.inside_workspace) return false;
+  }
+  return true;
+}
+
+function pick(options: PermissionOptionLike[], kinds: string[]): PermissionOptionLike | undefined {
+  for (const kind of kinds) {
+    const found = options.find((o) => o.kind === kind);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function allow(options: PermissionOptionLike[], reason: string): Decision {
+  const option = pick(options, ["allow_once", "allow_always"]);
+  if (!option) return { answer: { outcome: "cancelled" }, allowed: false, reason: `${reason}, but no allow option` };
+  return { answer: { outcome: "selected", optionId: option.optionId }, allowed: true, reason };
+}
+
+// reject_always is never chosen: it would be remembered by the agent beyond this one run.
+function deny(options: PermissionOptionLike[], reason: string): Decision {
+  const option = pick(options, ["reject_once"]);
+  if (!option) return { answer: { outcome: "cancelled" }, allowed: false, reason };
+  return { answer: { outcome: "selected", optionId: option.optionId }, allowed: false, reason };
+}
+
+/** Answers one permission request. Rules: first match wins; `ask` and no match both deny. */
+export function decidePermission(
+  policy: ApprovalPolicy,
+  call: ToolCallLike,
+  options: PermissionOptionLike[],
+  cwd: string,
+): Decision {
+  if (policy.kind === "all") return allow(options, "--approve all");
+  if (policy.kind === "ask-deny") return deny(options, "denied: nobody to ask (use --approve all or a POLICY.toml)");
+  const names = toolCallNames(call);
+  for (const [i, rule] of policy.rules.entries()) {
+    if (!names.some((n) => policy.matchers[i]!(n))) continue;
+    if (rule.when && !conditionHolds(rule.when, call, cwd)) continue;
+    if (rule.decision === "allow") return allow(options, `allowed by ${rule.label}`);
+    if (rule.decision === "deny") return deny(options, `denied by ${rule.label}`);
+    return deny(options, `denied: ${rule.label} says ask and nobody is there to ask`);
+  }
+  return deny(options, `denied: no rule in ${policy.file} matches`);
+}

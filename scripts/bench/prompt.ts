@@ -1,0 +1,64 @@
+// Benchmark: `tendril prompt` end to end (spawn the agent, initialize, session/new with the dev-mcp
+// server, one LLM turn from a zero-latency fake LLM, shutdown) — the floor of a CI step — against the
+// process floor (`dist/tendril --version`) and the client alone driving a minimal third-party agent.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startFakeLlm } from "../../tests/fake-llm.ts";
+import { compareFns } from "./harness.ts";
+
+const BIN = resolve("dist/tendril");
+const ECHO_AGENT = resolve("tests/fixtures/echo-agent.ts");
+
+/** Runs the binary to completion; a non-zero exit fails the benchmark (a broken run measures nothing). */
+function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(BIN, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+    child.on("error", fail);
+    child.on("close", (code) => (code === 0 ? done() : fail(new Error(`${args.join(" ")}: exit ${code}\n${stderr}`))));
+  });
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(BIN)) {
+    console.log("\n## prompt: skipped (run `npm run build` first)");
+    return;
+  }
+  const fake = await startFakeLlm();
+  fake.respond(() => ({ text: "ok", usage: { input: 10, output: 1 } }));
+  const home = mkdtempSync(join(tmpdir(), "tendril-bench-prompt-"));
+  const env = {
+    ...process.env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_STATE_HOME: join(home, "state"),
+    XDG_CACHE_HOME: join(home, "cache"),
+    TENDRIL_PROVIDER: "anthropic",
+    TENDRIL_MODEL: "fake-model",
+    ANTHROPIC_API_KEY: "bench",
+    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    TENDRIL_LOG: "error",
+  };
+  try {
+    await compareFns(
+      "prompt: one CI step end to end (ratio against the process floor)",
+      [
+        { name: "dist/tendril --version (process floor)", fn: () => runOnce(["--version"], env) },
+        {
+          name: "prompt --agent echo-agent.ts (client + bun agent)",
+          fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${process.execPath}' '${ECHO_AGENT}'`, "say ok"], env),
+        },
+        { name: "prompt → tendril agent + dev-mcp + fake LLM", fn: () => runOnce(["prompt", "--cwd", home, "say ok"], env) },
+      ],
+      15,
+    );
+  } finally {
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) await run();
