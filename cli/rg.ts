@@ -1,2 +1,120 @@
-// placeholder replaced by the rg shim
-export async function run(_args: string[]): Promise<number> { process.stderr.write("rg: not built yet\n"); return 2; }
+// Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
+// the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
+import { spawn } from "node:child_process";
+import { accessSync, constants, fstatSync, realpathSync } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { delimiter, join } from "node:path";
+
+const HINT = "narrow the search with -g/-t or a path";
+
+function realpathOr(p: string | undefined): string | undefined {
+  if (!p) return undefined;
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first `rg` on PATH that is not this binary (a shim link to it would call us again). */
+export function findRealRg(env: Record<string, string | undefined> = process.env): string | undefined {
+  const self = new Set([realpathOr(process.execPath), realpathOr(process.argv[1])].filter(Boolean));
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, "rg");
+    try {
+      accessSync(candidate, constants.X_OK);
+    } catch {
+      continue;
+    }
+    const real = realpathOr(candidate);
+    if (real && !self.has(real)) return candidate;
+  }
+  return undefined;
+}
+
+function execReal(path: string, args: string[]): Promise<number> {
+  return new Promise((resolvePromise) => {
+    // The marker stops a wrapper script that calls this shim again from looping back to it.
+    const child = spawn(path, args, { stdio: "inherit", env: { ...process.env, TENDRIL_RG_BUILTIN: "1" } });
+    const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
+    const handlers = (["SIGINT", "SIGTERM", "SIGHUP"] as const).map((s) => [s, forward(s)] as const);
+    for (const [s, h] of handlers) process.on(s, h);
+    const done = (code: number) => {
+      for (const [s, h] of handlers) process.off(s, h);
+      resolvePromise(code);
+    };
+    child.on("error", (err) => {
+      process.stderr.write(`rg: could not run ${path}: ${err.message}\n`);
+      done(2);
+    });
+    child.on("exit", (code, signal) => {
+      const signo = signal ? osConstants.signals[signal] : 0;
+      done(code ?? 128 + (signo ?? 0));
+    });
+  });
+}
+
+async function readStdin(max: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of process.stdin) {
+    parts.push(chunk as Buffer);
+    n += (chunk as Buffer).length;
+    if (n > max) break;
+  }
+  return Buffer.concat(parts).subarray(0, max);
+}
+
+/** ripgrep searches standard input when no path is given and it is a pipe, file or socket. */
+function stdinIsReadable(): boolean {
+  try {
+    const st = fstatSync(0);
+    return st.isFIFO() || st.isFile() || st.isSocket();
+  } catch {
+    return false;
+  }
+}
+
+export async function run(args: string[]): Promise<number> {
+  if (process.env.TENDRIL_RG_BUILTIN !== "1") {
+    const real = findRealRg();
+    if (real) return execReal(real, args);
+  }
+  const { loadLimits } = await import("../core/limits.ts");
+  const { parseRgArgs } = await import("../tools/rg-args.ts");
+  const parsed = parseRgArgs(args);
+  if (!parsed.ok) {
+    process.stderr.write(parsed.message + "\n");
+    return 2;
+  }
+  const o = parsed.options;
+  if (o.help || o.version) {
+    const { RG_USAGE } = await import("../tools/rg-args.ts");
+    process.stdout.write(o.version ? "rg (tendril built-in search)\n" : RG_USAGE);
+    return 0;
+  }
+  let limits;
+  try {
+    limits = loadLimits(process.env);
+  } catch (err) {
+    process.stderr.write(`rg: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const { ShimOutput } = await import("../tools/shim-output.ts");
+  const { runRg } = await import("../tools/rg-run.ts");
+  const maxFileBytes = 512 * 1024 * 1024;
+  const wantsStdin = o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list" && stdinIsReadable();
+  const stdin = wantsStdin ? await readStdin(maxFileBytes) : undefined;
+  let broken = false;
+  process.stdout.on("error", () => (broken = true)); // a closed pipe (`rg x | head -1`) ends output quietly
+  const emit = (chunk: string) => {
+    if (!broken) process.stdout.write(chunk);
+  };
+  const out = new ShimOutput(emit, { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES }, "rg", HINT);
+  const warn = (line: string) => process.stderr.write(line + "\n");
+  const code = runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes });
+  out.finish();
+  await new Promise<void>((r) => (broken ? r() : process.stdout.write("", () => r())));
+  return code;
+}

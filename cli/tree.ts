@@ -1,2 +1,79 @@
-// placeholder replaced by the rg shim
-export async function run(_args: string[]): Promise<number> { process.stderr.write("rg: not built yet\n"); return 2; }
+// Owns the `tree` shim's process: `tree [DIR] [-L N] [-a] [--no-ignore]` → the gitignore-aware tree with
+// line counts (tools/tree.ts), capped by the shim output limits. Does not walk or count itself.
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+
+const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
+/** `tree /` must answer quickly: the walk stops after this many entries or this much time. */
+const MAX_ENTRIES = 100_000;
+const BUDGET_MS = 1200;
+
+interface TreeArgs {
+  dir: string | undefined;
+  depth: number | undefined;
+  all: boolean;
+  noIgnore: boolean;
+}
+
+export function parseTreeArgs(args: string[]): TreeArgs | string {
+  const o: TreeArgs = { dir: undefined, depth: undefined, all: false, noIgnore: false };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "-a" || a === "--all") o.all = true;
+    else if (a === "--no-ignore") o.noIgnore = true;
+    else if (a === "-L" || a.startsWith("-L") || a.startsWith("--level")) {
+      const v = a === "-L" || a === "--level" ? args[++i] : a.startsWith("-L") ? a.slice(2) : a.split("=")[1];
+      if (!v || !/^\d+$/.test(v) || Number(v) < 1) return `tree: -L expects a level of 1 or more, got ${JSON.stringify(v ?? "")}`;
+      o.depth = Number(v);
+    } else if (a.startsWith("-") && a !== "-") return `tree: unknown flag ${a}; ${USAGE}`;
+    else if (o.dir !== undefined) return `tree: one DIR only, got ${JSON.stringify(o.dir)} and ${JSON.stringify(a)}`;
+    else o.dir = a;
+  }
+  return o;
+}
+
+export async function run(args: string[]): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(USAGE + "\n");
+    return 0;
+  }
+  const parsed = parseTreeArgs(args);
+  if (typeof parsed === "string") {
+    process.stderr.write(parsed + "\n");
+    return 2;
+  }
+  const { loadLimits } = await import("../core/limits.ts");
+  let limits;
+  try {
+    limits = loadLimits(process.env);
+  } catch (err) {
+    process.stderr.write(`tree: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  }
+  const cwd = process.cwd();
+  const abs = resolve(cwd, parsed.dir ?? ".");
+  try {
+    if (!statSync(abs).isDirectory()) throw new Error("not a directory");
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory" : (err as Error).message;
+    process.stderr.write(`tree: ${parsed.dir ?? "."}: ${why}\n`);
+    return 1;
+  }
+  const { ShimOutput } = await import("../tools/shim-output.ts");
+  const { buildTree, renderTree } = await import("../tools/tree.ts");
+  let broken = false;
+  process.stdout.on("error", () => (broken = true));
+  const emit = (chunk: string) => {
+    if (!broken) process.stdout.write(chunk);
+  };
+  const cap = { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES };
+  const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
+  const tree = buildTree(abs, parsed.dir ?? ".", cwd, {
+    maxDepth: parsed.depth, all: parsed.all, noIgnore: parsed.noIgnore,
+    maxEntries: MAX_ENTRIES, budgetMs: BUDGET_MS, maxShown: cap.maxLines, maxShownBytes: cap.maxBytes,
+  });
+  renderTree(tree, out);
+  out.finish();
+  await new Promise<void>((r) => (broken ? r() : process.stdout.write("", () => r())));
+  return 0;
+}

@@ -19,7 +19,7 @@ test("XDG paths default under HOME and follow XDG_* variables", () => {
 
 test("precedence: flag > environment > config file > default", () => {
   const file = { "/home/u/.config/tendril/config.toml": 'model = "from-file"\nprovider = "openai"\nlog = "info"\n' };
-  expect(loadConfig({}, { HOME }, files({})).model).toBe("gpt-4.1");
+  expect(loadConfig({}, { HOME }, files({})).model).toBe("gpt-5.5");
   expect(loadConfig({}, { HOME }, files(file)).model).toBe("from-file");
   expect(loadConfig({}, { HOME, TENDRIL_MODEL: "from-env" }, files(file)).model).toBe("from-env");
   expect(loadConfig({ model: "from-flag" }, { HOME, TENDRIL_MODEL: "from-env" }, files(file)).model).toBe("from-flag");

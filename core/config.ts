@@ -76,8 +76,8 @@ export interface ConfigFlags {
 }
 
 export const DEFAULT_MODELS: Record<ProviderName, string> = {
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-4.1",
+  anthropic: "claude-sonnet-5-5",
+  openai: "gpt-5.5",
   replay: "replay",
 };
 

@@ -14,6 +14,8 @@ export interface PermissionAsk {
   title: string;
   kind: ReturnType<typeof toolKind>;
   rawInput: Record<string, unknown>;
+  /** The `server__tool` name, so clients (and `tendril prompt` policies) can match on it. */
+  _meta: { toolName: string };
 }
 
 export interface ToolRunContext {
@@ -120,7 +122,13 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
   if (d.decision === "deny") return d.why;
   if (d.decision === "allow") return "run";
   const answer = await ctx.askPermission(
-    { toolCallId: call.id, title: toolTitle(view), kind: toolKind(view), rawInput: call.input },
+    {
+      toolCallId: call.id,
+      title: toolTitle(view),
+      kind: toolKind(view),
+      rawInput: call.input,
+      _meta: { toolName: call.name },
+    },
     ctx.signal,
   );
   if (answer === "cancelled") return "cancelled";

@@ -63,6 +63,7 @@ export function toolCallStart(id: string, v: CallView): SessionUpdate {
     status: "pending",
     rawInput: v.input,
     ...(locations.length ? { locations } : {}),
+    _meta: { toolName: v.name },
   };
 }
 
