@@ -1,5 +1,5 @@
 // Shared by the end-to-end tests: where the built binary is, and a bounded way to run it.
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { spawn, spawnSync, type SpawnSyncOptions } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
@@ -18,4 +18,20 @@ export interface RunResult {
 export function runBin(args: string[], opts: SpawnSyncOptions & { bin?: string } = {}): RunResult {
   const r = spawnSync(opts.bin ?? BIN, args, { encoding: "utf8", timeout: 20_000, ...opts });
   return { code: r.status, stdout: String(r.stdout ?? ""), stderr: String(r.stderr ?? "") };
+}
+
+/** Like runBin, without blocking the event loop (needed when the test process serves a fake). */
+export function runBinAsync(args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(BIN, args, { env: opts.env, cwd: opts.cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 20_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }

@@ -13,7 +13,7 @@ test("every limit is in README's table with its default", () => {
 });
 
 test("README names the build-and-run command and the test command that CI runs", () => {
-  expect(readme).toContain("npm ci && npm run build");
+  expect(readme).toContain("npm ci && npm run build && npm run demo");
   expect(readme).toContain("npm ci && npm run check");
   const ci = readFileSync(join(import.meta.dir, "..", ".ci", "run"), "utf8");
   expect(ci).toContain("npm run check");

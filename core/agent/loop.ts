@@ -91,7 +91,8 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
       }
     }
   } finally {
-    if (signal.aborted) void it.return?.().catch(() => {});
+    // Always close the stream: it releases the HTTP response and lets wrappers (recording) finish.
+    void it.return?.().catch(() => {});
   }
 }
 

@@ -33,6 +33,8 @@ export function withRecording(inner: LlmProvider, file: string, append: (file: s
   return {
     name: inner.name,
     async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      // The caller's history array grows after the response; record it as it was when asked.
+      const asked: LlmRequest = { ...req, messages: structuredClone(req.messages) };
       const events: LlmEvent[] = [];
       try {
         for await (const ev of inner.stream(req)) {
@@ -45,7 +47,7 @@ export function withRecording(inner: LlmProvider, file: string, append: (file: s
           events.push({ type: "error", error: { kind: "aborted", message: "response not read to the end" } });
         }
         try {
-          append(file, exchangeLine(req, events));
+          append(file, exchangeLine(asked, events));
         } catch (err) {
           // A broken recording must not break the run; say so once.
           if (!warned) log.warn("cannot write LLM recording", { file, err });
