@@ -10,6 +10,7 @@ import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
 import { spawnRawAgent, type RawAgent } from "./raw-harness.ts";
 import { ROOT } from "./binary.ts";
+import { pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -70,24 +71,6 @@ function fakeMcp(name: string, env: Record<string, string> = {}) {
     args: [join(ROOT, "tests", "fake-mcp.ts")],
     env: Object.entries(env).map(([k, v]) => ({ name: k, value: v })),
   };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(cond: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await Bun.sleep(20);
-  }
-  return cond();
 }
 
 const INIT = (id: number, protocolVersion: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion } });

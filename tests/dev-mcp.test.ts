@@ -7,6 +7,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
 
 const binary = join(import.meta.dir, "..", "dist", "tendril");
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-dev-mcp-e2e-")));
@@ -60,24 +61,6 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   return (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : {})) as Result;
 }
 const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("");
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await Bun.sleep(10);
-  }
-  return cond();
-}
 
 /** The shell command: a grandchild that ignores SIGTERM, its pid written to `file`. */
 const stubborn = (file: string) => `bash -c 'trap "" TERM; sleep 60' & echo $! > ${file}; wait`;

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ShellTool, type ShellOptions } from "./shell.ts";
 import { pruneStaleSessions } from "./shell-capture.ts";
+import { pidAlive as alive, waitFor } from "../tests/fake-mcp-helpers.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-shell-test-")));
 const root = join(base, "root");
@@ -30,25 +31,6 @@ function makeShell(over: Partial<ShellOptions["limits"]> = {}, artifactDir = joi
       ...over,
     },
   });
-}
-
-/** Alive = has a /proc entry that is not a zombie (an unreaped zombie no longer runs anything). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await Bun.sleep(10);
-  }
-  return cond();
 }
 
 /** Starts a grandchild that ignores SIGTERM and records its pid in `file`. */
