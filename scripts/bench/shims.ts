@@ -1,0 +1,94 @@
+// Benchmark: the built-in `rg` and `tree` shims against ripgrep and `tree` + `wc -l` on a generated tree of
+// 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository).
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { compareCommands, which } from "./harness.ts";
+
+const ROOT = "/tmp/tendril-bench-tree";
+const FILES = 20_000;
+const FILE_BYTES = 10_000;
+const STAMP = join(ROOT, ".complete");
+
+const WORDS = ("the of and to in is it that for on with as was at by be this have from or one had not but what all " +
+  "were when we there can an your which their said if do will each about how up out them then she many some so " +
+  "these would other into has more her two like him see time could no make than first been its who now people " +
+  "config parser value result buffer stream handle error index session render module export import struct")
+  .split(" ");
+
+/** Deterministic pseudo-random numbers so every machine benches the same tree. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function makeLinePool(rand: () => number): string[] {
+  const pool: string[] = [];
+  for (let i = 0; i < 4096; i++) {
+    const n = 3 + Math.floor(rand() * 12);
+    const words: string[] = [];
+    for (let j = 0; j < n; j++) words.push(WORDS[Math.floor(rand() * WORDS.length)]!);
+    pool.push("    ".repeat(Math.floor(rand() * 3)) + words.join(" "));
+  }
+  return pool;
+}
+
+function makeFile(rand: () => number, pool: string[], index: number): string {
+  const lines: string[] = [];
+  let size = 0;
+  while (size < FILE_BYTES) {
+    const line = pool[Math.floor(rand() * pool.length)]!;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  // One file in 50 holds the literal; one in 20 holds something the regex finds.
+  if (index % 50 === 7) lines.splice(Math.floor(rand() * lines.length), 0, "let needle_value = compute();");
+  if (index % 20 === 3) lines.splice(Math.floor(rand() * lines.length), 0, `fn handler_${index}(x: u32) -> Result<u32>`);
+  return lines.join("\n") + "\n";
+}
+
+export function ensureTree(): void {
+  if (existsSync(STAMP)) return;
+  console.log(`\n(generating ${FILES} files under ${ROOT}, once)`);
+  const rand = rng(42);
+  const pool = makeLinePool(rand);
+  const exts = [".rs", ".ts", ".py", ".md", ".txt"];
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(ROOT, `d${Math.floor(i / 1000)}`, `s${Math.floor(i / 100) % 10}`);
+    if (i % 100 === 0) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `f${i}${exts[i % exts.length]}`), makeFile(rand, pool, i));
+  }
+  writeFileSync(join(ROOT, ".gitignore"), "*.log\n");
+  mkdirSync(join(ROOT, ".git"), { recursive: true });
+  writeFileSync(STAMP, "");
+}
+
+export async function run(): Promise<void> {
+  ensureTree();
+  const self = process.execPath;
+  const builtin = { cwd: ROOT, env: { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" } };
+  const main = join(process.cwd(), "main.ts");
+  const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
+  const tendril = binary ? { cmd: binary, pre: [] as string[] } : { cmd: self, pre: [main] };
+  const rg = which("rg");
+  for (const [label, args] of [
+    ["literal `needle_value`", ["-n", "needle_value"]],
+    ["regex `fn \\w+_\\d+\\(` (required literal `fn ` skips files)", ["-n", "fn \\w+_\\d+\\("]],
+    ["regex `\\w+_\\d+\\(` (no literal: every file decoded and scanned)", ["-n", "\\w+_\\d+\\("]],
+    ["case-insensitive `-i NEEDLE_VALUE`", ["-n", "-i", "NEEDLE_VALUE"]],
+    ["dense: `-c the` (most lines match)", ["-c", "the"]],
+  ] as const) {
+    const cases = [];
+    if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd: ROOT } });
+    cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: builtin });
+    compareCommands(`rg shim: ${label} over ${FILES} files (ratio against ripgrep)`, cases, 7);
+  }
+  const treeCases = [];
+  if (which("tree")) {
+    treeCases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", "tree >/dev/null; find . -type f -print0 | xargs -0 wc -l >/dev/null"], options: { cwd: ROOT } });
+  }
+  treeCases.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: builtin });
+  compareCommands(`tree shim over ${FILES} files (ratio against tree + wc -l)`, treeCases, 7);
+}

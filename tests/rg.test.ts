@@ -1,0 +1,162 @@
+// End-to-end: the `rg` shim (a link named `rg` to the binary). Its built-in search must print what
+// ripgrep prints (as sorted line sets, since ripgrep's order varies) when ripgrep is installed; the
+// unknown-flag message, the output cap and the hand-over to a real ripgrep are checked regardless.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BIN, runBin } from "./binary.ts";
+
+let base: string;
+let root: string;
+let shimDir: string;
+let home: string;
+const realRg = spawnSync("sh", ["-c", "command -v rg"], { encoding: "utf8" }).stdout.trim() || undefined;
+
+function write(rel: string, content: string | Buffer): void {
+  const path = join(root, rel);
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, content);
+}
+
+beforeAll(() => {
+  base = mkdtempSync(join(tmpdir(), "tendril-rg-"));
+  root = join(base, "repo");
+  home = join(base, "home");
+  shimDir = join(base, "shims");
+  mkdirSync(home);
+  mkdirSync(shimDir);
+  symlinkSync(BIN, join(shimDir, "rg"));
+  mkdirSync(join(root, ".git", "info"), { recursive: true });
+  write(".git/info/exclude", "excluded.txt\n");
+  write(".git/HEAD", "foo in git\n");
+  write(".gitignore", "build/\n*.log\n!keep.log\n/anchored.txt\n");
+  write(".ignore", "dotignored.txt\n");
+  write("anchored.txt", "foo anchored at root\n");
+  write("sub/anchored.txt", "foo anchored below\n");
+  write("sub/.gitignore", "*.tmp\n!important.tmp\n");
+  write("sub/x.tmp", "foo tmp\n");
+  write("sub/important.tmp", "foo important\n");
+  write("sub/deeper/notes.md", "# Notes\nfoo in notes\nFoo upper\nfoobar\n");
+  write("build/out.txt", "foo built\n");
+  write("app.log", "foo log\n");
+  write("keep.log", "foo kept log\n");
+  write("excluded.txt", "foo excluded\n");
+  write("dotignored.txt", "foo dotignored\n");
+  write(".hidden.txt", "foo hidden secret\n");
+  write(".hdir/inner.txt", "foo in hidden dir\n");
+  write(".env", "SECRET=foo\n");
+  write("bin.dat", Buffer.from("foo\0binary foo\n"));
+  write("uni.txt", "Grüße aus Köln\nnaïve café\nSTRASSE straße\n日本語 foo テキスト\nemoji 🎉 foo\n");
+  write("crlf.txt", "one\r\nfoo two\r\nthree\r\n");
+  write("noeol.txt", "first\nlast foo");
+  write("empty.txt", "");
+  write("src/main.rs", "fn main() {\n    let foo = 1;\n    println!(\"{}\", foo);\n}\n\nfn helper_2(x: u32) {}\n");
+  write("src/lib.ts", "export const foo = 42;\n// a.b literal\nexport function bar() { return foo; }\n");
+  write("src/deep/a/b/c.py", "def foo():\n    return 'bar'\n\n\n\nfoo()\n");
+  write("docs/read me.md", "Some foo\nlines\nmore\nlines\nfoo again\nand\nthe\nend\nfoo\n");
+  write("docs/count.txt", Array.from({ length: 30 }, (_, i) => `line ${i} ${i % 3 === 0 ? "foo" : "bar"}`).join("\n") + "\n");
+});
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: `${shimDir}:/usr/bin:/bin`, HOME: home, XDG_CONFIG_HOME: home, TENDRIL_RG_BUILTIN: "1", ...extra };
+}
+
+function shim(args: string[], extra: Record<string, string> = {}, cwd = root) {
+  return runBin(args, { bin: join(shimDir, "rg"), cwd, env: env(extra), stdio: ["ignore", "pipe", "pipe"] });
+}
+
+const sortedLines = (s: string) => s.split("\n").filter((l) => l !== "").sort();
+
+const CASES: string[][] = [
+  ["foo"], ["-n", "foo"], ["-i", "grüße"], ["-S", "foo"], ["-S", "Foo"], ["-s", "FOO"], ["-F", "a.b"], ["-F", "(x"],
+  ["-w", "foo"], ["-l", "foo"], ["-c", "foo"], ["--count", "--ignore-case", "FOO"], ["-g", "*.rs", "fn"],
+  ["-g", "!*.md", "foo"], ["--glob=*.{rs,py}", "foo"], ["-g", "src/**", "-l", "foo"], ["-t", "rust", "fn"],
+  ["-t", "py", "-t", "md", "foo"], ["--type=ts", "-n", "foo"], ["-C", "1", "-n", "foo"], ["-A", "2", "foo"],
+  ["-B1", "-n", "foo"], ["--context=2", "foo", "docs"], ["-e", "foo", "-e", "println"], ["--regexp=let", "-n"],
+  ["--files"], ["--files", "--hidden", "-g", "!.git"], ["--no-ignore", "--files"], ["--files", "sub"],
+  ["-m", "1", "-n", "foo"], ["--max-count=2", "-c", "foo"], ["-n", "foo", "sub"], ["-n", "foo", "./sub/"],
+  ["foo", "src/main.rs"], ["-n", "foo", "src/main.rs"], ["-c", "foo", "src/main.rs", "docs"], ["-n", "(?i)FOO"],
+  ["-n", "\\bfoo\\w*"], ["-n", "^foo"], ["-n", "foo$"], ["-n", "caf."], ["-n", "[[:digit:]]+"], ["-n", "é"],
+  ["-n", "\\p{Han}+"], ["-n", "fn \\w+_\\d+\\("], ["-ni", "strasse"], ["--hidden", "-n", "secret", "-g", "!.git"],
+  ["-n", "foo", "."], ["-l", "-w", "naïve"], ["-N", "--no-heading", "--color", "never", "foo"],
+  ["--line-number", "--fixed-strings", "--word-regexp", "foo"], ["--files-with-matches", "--smart-case", "foo"],
+  ["-lu", "foo"], ["-uu", "-l", "foo", "-g", "!.git"], ["nomatchanywhere"], ["-n", "foo", "crlf.txt", "noeol.txt"],
+  ["-n", "two\\s*$", "crlf.txt"], ["-v", "-n", "foo", "src/main.rs"], ["-o", "-n", "fo+"], ["foo", "bin.dat"],
+  ["-n", "", "noeol.txt", "empty.txt"], ["-n", "foo\\sagain"], ["-n", "lines\\smore"], ["-A1", "-m1", "-n", "foo", "docs/count.txt"],
+  ["-n", "-C1", "foo", "docs/count.txt", "src/lib.ts"], ["-H", "foo", "src/lib.ts"], ["-I", "-n", "foo", "src"],
+  ["--max-depth", "1", "--files"], ["-T", "md", "-l", "foo"], ["--files-without-match", "println"], ["-n", "\\w+_\\d+\\("], ["-o", "\\w+o"],
+  ["-n", ".*again"], ["-o", "-n", "[a-z]+\\s+foo"], ["-c", "\\S*oo"],
+];
+
+describe.skipIf(!realRg)("built-in rg equals ripgrep", () => {
+  for (const args of CASES) {
+    test(`rg ${args.join(" ")}`, () => {
+      const ours = shim(args);
+      const theirs = spawnSync(realRg!, args, { cwd: root, env: env(), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      expect(ours.stderr === "").toBe(theirs.stderr === ""); // both quiet, or both complain
+      expect(sortedLines(ours.stdout)).toEqual(sortedLines(theirs.stdout));
+      expect(ours.code).toBe(theirs.status);
+    });
+  }
+});
+
+describe("rg shim", () => {
+  test("an unknown flag exits 2 with one line naming it and the nearest known flag", () => {
+    const r = shim(["--fixed-string", "foo"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("--fixed-string");
+    expect(r.stderr).toContain("nearest known flag: --fixed-strings");
+  });
+
+  test("output stops at the line cap with a marker line, and the search still counts as a match", () => {
+    const r = shim(["-n", "line", "docs/count.txt"], { TENDRIL_SHIM_OUTPUT_LINES: "5" });
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines.slice(0, 5)).toEqual(["1:line 0 foo", "2:line 1 bar", "3:line 2 bar", "4:line 3 foo", "5:line 4 bar"]);
+    expect(lines[5]).toBe("[rg: output capped at 5 lines; narrow the search with -g/-t or a path]");
+    expect(lines).toHaveLength(6);
+    expect(r.code).toBe(0);
+  });
+
+  test("the byte cap ends output on a whole line", () => {
+    const r = shim(["line", "docs/count.txt"], { TENDRIL_SHIM_OUTPUT_BYTES: "40" });
+    expect(r.stdout).toBe("line 0 foo\nline 1 bar\nline 2 bar\n[rg: output capped at 40 bytes; narrow the search with -g/-t or a path]\n");
+  });
+
+  test("no match exits 1; a missing path exits 2 and names it", () => {
+    expect(shim(["zzz-no-such-text"]).code).toBe(1);
+    const r = shim(["foo", "missing-dir"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("missing-dir: No such file or directory");
+  });
+
+  test("stdin is searched when it is a pipe and no path is given", () => {
+    const r = runBin(["-n", "b"], { bin: join(shimDir, "rg"), cwd: root, env: env(), input: "a\nb\nc\n" });
+    expect(r.stdout).toBe("2:b\n");
+  });
+
+  test("a real ripgrep on PATH gets the same argv and its exit code is passed on", () => {
+    const fake = join(base, "fake-bin");
+    mkdirSync(fake, { recursive: true });
+    writeFileSync(join(fake, "rg"), '#!/bin/sh\necho "real rg:" "$@"\nexit 3\n');
+    chmodSync(join(fake, "rg"), 0o755);
+    const r = runBin(["-n", "foo bar", "src"], {
+      bin: join(shimDir, "rg"),
+      cwd: root,
+      env: { PATH: `${shimDir}:${fake}:/usr/bin:/bin`, HOME: home },
+    });
+    expect(r.stdout).toBe("real rg: -n foo bar src\n");
+    expect(r.code).toBe(3);
+  });
+
+  test("a PATH entry that is this binary itself is not taken for ripgrep", () => {
+    const r = runBin(["-n", "println", "src/main.rs"], { bin: join(shimDir, "rg"), cwd: root, env: { PATH: shimDir, HOME: home } });
+    expect(r.stdout).toBe('3:    println!("{}", foo);\n');
+    expect(r.code).toBe(0);
+  });
+});

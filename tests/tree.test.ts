@@ -1,0 +1,109 @@
+// End-to-end: the `tree` shim (a link named `tree` to the binary): gitignore-aware drawing with line
+// counts and directory totals, -L and -a, the output cap, and a bounded answer for `tree /`.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BIN, runBin } from "./binary.ts";
+
+let base: string;
+let root: string;
+let tree: string;
+
+function write(rel: string, content: string | Buffer): void {
+  mkdirSync(join(root, rel, ".."), { recursive: true });
+  writeFileSync(join(root, rel), content);
+}
+
+beforeAll(() => {
+  base = mkdtempSync(join(tmpdir(), "tendril-tree-"));
+  root = join(base, "proj");
+  mkdirSync(join(root, ".git"), { recursive: true });
+  write(".git/HEAD", "ref\n");
+  write(".gitignore", "ignored/\n*.log\n");
+  write("a.txt", "1\n2\n3\n");
+  write("b.md", "no newline at the end");
+  write("empty.txt", "");
+  write("bin.dat", Buffer.from([1, 2, 0, 3, 10]));
+  write(".hidden.txt", "h\nh\n");
+  write("ignored/x.txt", "x\n");
+  write("app.log", "log\n");
+  write("src/main.ts", "m\n".repeat(10));
+  write("src/util/helpers.ts", "h\n".repeat(5));
+  write("src/util/more.ts", "one\n");
+  tree = join(base, "tree");
+  symlinkSync(BIN, tree);
+});
+
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return runBin(args, { bin: tree, cwd: root, env: { PATH: "/usr/bin:/bin", ...env } });
+}
+
+test("draws the gitignore-aware tree with line counts and directory totals", () => {
+  const r = run([]);
+  expect(r.stdout).toBe(
+    [
+      ". (7 files, 20 lines)",
+      "├── a.txt (3 lines)",
+      "├── b.md (1 line)",
+      "├── bin.dat (binary)",
+      "├── empty.txt (0 lines)",
+      "└── src/ (3 files, 16 lines)",
+      "    ├── main.ts (10 lines)",
+      "    └── util/ (2 files, 6 lines)",
+      "        ├── helpers.ts (5 lines)",
+      "        └── more.ts (1 line)",
+      "",
+      "2 directories, 7 files, 20 lines",
+      "",
+    ].join("\n"),
+  );
+  expect(r.code).toBe(0);
+});
+
+test("-L limits the drawing but not the totals; -a adds hidden files but never .git", () => {
+  const r = run(["-L", "1", "-a"]);
+  expect(r.stdout.split("\n").slice(0, 9)).toEqual([
+    ". (9 files, 24 lines)",
+    "├── .gitignore (2 lines)",
+    "├── .hidden.txt (2 lines)",
+    "├── a.txt (3 lines)",
+    "├── b.md (1 line)",
+    "├── bin.dat (binary)",
+    "├── empty.txt (0 lines)",
+    "└── src/ (3 files, 16 lines)",
+    "",
+  ]);
+});
+
+test("a DIR argument is drawn under its own name", () => {
+  expect(run(["src/util"]).stdout.split("\n")[0]).toBe("src/util (2 files, 6 lines)");
+});
+
+test("output stops at the line cap with a marker; the walk stops too, so totals read as partial", () => {
+  const r = run([], { TENDRIL_SHIM_OUTPUT_LINES: "3" });
+  expect(r.stdout).toBe(
+    ". (4+ files, 4+ lines)\n├── a.txt (3 lines)\n├── b.md (1 line)\n[tree: output capped at 3 lines; use -L N or a subdirectory]\n",
+  );
+});
+
+test("bad arguments exit 2 with a message; a missing DIR exits 1", () => {
+  const bad = run(["-x"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("unknown flag -x");
+  const missing = run(["nope"]);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toContain("nope: no such directory");
+});
+
+test("`tree /` answers within 2 s, drawn with -L 1 as well", () => {
+  for (const args of [["/"], ["/", "-L", "1"]]) {
+    const t0 = performance.now();
+    const r = run(args);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split("\n")[0]).toMatch(/^\/ \(\d+\+? files?, \d+\+? lines?\)$/);
+  }
+});

@@ -1,0 +1,89 @@
+// Owns reading files for the shims with one reused buffer (no allocation per file): whole files for
+// rg, and newline counting in chunks for tree. Returns error text instead of throwing.
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+
+const CHUNK = 1 << 20;
+
+function message(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === "ENOENT") return "No such file or directory (os error 2)";
+  if (e?.code === "EACCES") return "Permission denied (os error 13)";
+  if (e?.code === "EISDIR") return "Is a directory (os error 21)";
+  return e instanceof Error ? e.message : String(err);
+}
+
+export class FileReader {
+  private buf = Buffer.allocUnsafe(CHUNK);
+
+  /** The whole file as a view that stays valid until the next call, or why it could not be read. */
+  read(path: string, maxBytes: number): Buffer | string {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch (err) {
+      return message(err);
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size > maxBytes) return `larger than ${maxBytes} bytes, skipped`;
+      if (size + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(size + CHUNK);
+      let n = 0;
+      for (;;) {
+        if (n === this.buf.length) {
+          if (n >= maxBytes) return `larger than ${maxBytes} bytes, skipped`;
+          const bigger = Buffer.allocUnsafe(this.buf.length * 2);
+          this.buf.copy(bigger, 0, 0, n);
+          this.buf = bigger;
+        }
+        const r = readSync(fd, this.buf, n, this.buf.length - n, null);
+        if (r === 0) break;
+        n += r;
+        if (n === size) break; // saves the read that would only report the end (sizes of /proc files are 0)
+      }
+      return this.buf.subarray(0, n);
+    } catch (err) {
+      return message(err);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Lines in the file, or "binary" (a NUL byte in the first 8 KiB), or why it could not be read.
+   * `stop()` is asked between chunks; a count it cut short is marked partial.
+   */
+  countLines(path: string, stop?: () => boolean): { lines: number; bytes: number; partial: boolean } | "binary" | string {
+    let fd: number;
+    try {
+      fd = openSync(path, "r");
+    } catch (err) {
+      return message(err);
+    }
+    try {
+      let lines = 0;
+      let bytes = 0;
+      let last = 10;
+      let partial = false;
+      for (;;) {
+        if (bytes > 0 && stop?.()) {
+          partial = true;
+          break;
+        }
+        const r = readSync(fd, this.buf, 0, CHUNK, null);
+        if (r === 0) break;
+        if (bytes === 0 && this.buf.subarray(0, Math.min(r, 8192)).indexOf(0) >= 0) return "binary";
+        bytes += r;
+        // latin1 keeps one char per byte, and string search beats a byte loop here.
+        const s = this.buf.toString("latin1", 0, r);
+        for (let p = s.indexOf("\n"); p >= 0; p = s.indexOf("\n", p + 1)) lines++;
+        last = this.buf[r - 1]!;
+      }
+      // A last line without its newline still counts, as an editor shows it.
+      return { lines: lines + (!partial && last !== 10 ? 1 : 0), bytes, partial };
+    } catch (err) {
+      return message(err);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}

@@ -1,0 +1,270 @@
+// Owns turning rg patterns (Rust regex syntax, -F, -w, -i/-S) into one JavaScript RegExp with the `u`
+// flag that finds matches in a whole file at once: `.`/`^`/`$` stay inside a line, `\w`/`\d`/`\b` are
+// Unicode-aware as in Rust. Does not split lines or search files (rg-search.ts).
+import type { CaseMode } from "./rg-args.ts";
+
+export interface CompiledPattern {
+  /** Global, for finding the lines with a match in a whole file (may match less text than `exact`). */
+  readonly scan: RegExp;
+  /** Global, the pattern itself: for printing matches (-o). */
+  readonly exact: RegExp;
+  /** Non-global, for re-checking one line when a match crossed a line end. */
+  readonly line: RegExp;
+  /** When every match must contain one of these exact strings (case-sensitive), files without them are skipped unread. */
+  readonly literals: readonly string[] | undefined;
+}
+
+const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
+const SYNTAX = new Set("^$\\.*+?()[]{}|/");
+const POSIX: Record<string, string> = {
+  alnum: "0-9A-Za-z", alpha: "A-Za-z", ascii: "\\x00-\\x7F", blank: "\\t ", cntrl: "\\x00-\\x1F\\x7F",
+  digit: "0-9", graph: "!-~", lower: "a-z", print: " -~", punct: "!-\\/:-@\\[-`{-~", space: "\\t\\n\\v\\f\\r ",
+  upper: "A-Z", word: "0-9A-Za-z_", xdigit: "0-9A-Fa-f",
+};
+
+export function escapeLiteral(s: string): string {
+  return s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+}
+
+function property(name: string, negated: boolean): string {
+  const p = negated ? "P" : "p";
+  for (const candidate of [name, `Script=${name}`]) {
+    try {
+      new RegExp(`\\p{${candidate}}`, "u");
+      return `\\${p}{${candidate}}`;
+    } catch {
+      // try the next spelling
+    }
+  }
+  throw new Error(`unknown Unicode class \\p{${name}}`);
+}
+
+/** One escape sequence starting at `s[i] === "\\"`; returns the translation and the index after it. */
+function escape(s: string, i: number, inClass: boolean): [string, number] {
+  const c = s[i + 1];
+  if (c === undefined) throw new Error("pattern ends with a lone backslash");
+  switch (c) {
+    case "w": return [inClass ? WORD : `[${WORD}]`, i + 2];
+    case "W": return [inClass ? "\\W" : `[^${WORD}]`, i + 2];
+    case "d": return ["\\p{Nd}", i + 2];
+    case "D": return ["\\P{Nd}", i + 2];
+    case "b": return [inClass ? "\\x08" : `(?:(?<=[${WORD}])(?![${WORD}])|(?<![${WORD}])(?=[${WORD}]))`, i + 2];
+    case "B": return [`(?:(?<=[${WORD}])(?=[${WORD}])|(?<![${WORD}])(?![${WORD}]))`, i + 2];
+    case "A": return ["(?<![^\\n])", i + 2];
+    case "z": return ["(?![^\\n])", i + 2];
+    case "p":
+    case "P": {
+      if (s[i + 2] === "{") {
+        const end = s.indexOf("}", i + 3);
+        if (end < 0) throw new Error("unclosed \\p{");
+        return [property(s.slice(i + 3, end), c === "P"), end + 1];
+      }
+      return [property(s[i + 2] ?? "", c === "P"), i + 3];
+    }
+    case "x": {
+      if (s[i + 2] === "{") {
+        const end = s.indexOf("}", i + 3);
+        if (end < 0) throw new Error("unclosed \\x{");
+        return [`\\u{${s.slice(i + 3, end)}}`, end + 1];
+      }
+      return [s.slice(i, i + 4), i + 4];
+    }
+  }
+  if (/[A-Za-z0-9]/.test(c)) return [`\\${c}`, i + 2];
+  // Rust lets any punctuation be escaped; JavaScript's `u` mode only its own syntax characters.
+  const cp = s.codePointAt(i + 1)!;
+  const len = cp > 0xffff ? 2 : 1;
+  return [SYNTAX.has(c) || (inClass && c === "-") ? `\\${c}` : `\\u{${cp.toString(16)}}`, i + 1 + len];
+}
+
+/** A bracket class starting at `s[i] === "["`. */
+function bracket(s: string, i: number): [string, number] {
+  let out = "[";
+  let j = i + 1;
+  if (s[j] === "^") {
+    out += "^";
+    j++;
+  }
+  if (s[j] === "]") {
+    out += "\\]"; // a leading `]` is a literal in Rust, an empty class in JavaScript
+    j++;
+  }
+  while (j < s.length && s[j] !== "]") {
+    if (s[j] === "\\") {
+      const [t, next] = escape(s, j, true);
+      out += t;
+      j = next;
+    } else if (s.startsWith("[:", j)) {
+      const end = s.indexOf(":]", j + 2);
+      const cls = end > 0 ? POSIX[s.slice(j + 2, end)] : undefined;
+      if (!cls) throw new Error(`unknown class ${s.slice(j, end > 0 ? end + 2 : j + 8)}`);
+      out += cls;
+      j = end + 2;
+    } else if (s[j] === "[") {
+      throw new Error("nested character classes are not supported by the built-in rg");
+    } else {
+      out += s[j++];
+    }
+  }
+  if (j >= s.length) throw new Error("unclosed character class");
+  return [out + "]", j + 1];
+}
+
+/** Translates one Rust-syntax pattern; a leading `(?i)` (or `(?s)`, `(?m)`, `(?u)`) becomes a flag. */
+export function translate(pattern: string): { source: string; ignoreCase: boolean } {
+  let s = pattern;
+  let ignoreCase = false;
+  const lead = /^\(\?([imsuU]+)\)/.exec(s);
+  if (lead) {
+    ignoreCase = lead[1]!.includes("i");
+    s = s.slice(lead[0].length);
+  }
+  let out = "";
+  for (let i = 0; i < s.length; ) {
+    const c = s[i]!;
+    if (c === "\\") {
+      const [t, next] = escape(s, i, false);
+      out += t;
+      i = next;
+    } else if (c === "[") {
+      const [t, next] = bracket(s, i);
+      out += t;
+      i = next;
+    } else if (c === ".") {
+      out += "[^\\n]";
+      i++;
+    } else if (c === "^") {
+      out += "(?<![^\\n])";
+      i++;
+    } else if (c === "$") {
+      out += "(?![^\\n])";
+      i++;
+    } else if (s.startsWith("(?P<", i)) {
+      out += "(?<";
+      i += 4;
+    } else if (c === "(" && s[i + 1] === "?" && /^\(\?[a-zA-Z-]+\)/.test(s.slice(i, i + 12))) {
+      throw new Error("inline flags are supported at the start, `(?i)…`, or as a group, `(?i:…)`");
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return { source: out, ignoreCase };
+}
+
+/** End of the class or class escape at the start of a translated source, or -1. */
+function leadingAtomEnd(source: string): number {
+  if (source.startsWith("\\s") || source.startsWith("\\S")) return 2;
+  if (source.startsWith("\\p{") || source.startsWith("\\P{")) return source.indexOf("}") + 1;
+  if (!source.startsWith("[")) return -1;
+  for (let j = source[1] === "^" ? 2 : 1; j < source.length; j++) {
+    if (source[j] === "\\") j++;
+    else if (source[j] === "]") return j + 1;
+  }
+  return -1;
+}
+
+/**
+ * A faster regex selecting the same lines: `X+rest` → `(?<=X)rest` and `X*rest` → `rest` when X cannot
+ * match a newline (a match starting inside a run of X implies one on the same line). A backtracking
+ * engine would otherwise retry the run from each of its characters.
+ */
+function leadingRun(source: string, flags: string): string | undefined {
+  const end = leadingAtomEnd(source);
+  const q = source[end];
+  if (end <= 0 || (q !== "+" && q !== "*")) return undefined;
+  const atom = source.slice(0, end);
+  if (new RegExp(atom, flags).test("\n")) return undefined;
+  const rest = source.slice(end + (source[end + 1] === "?" ? 2 : 1));
+  if (q === "*") return rest;
+  return rest === "" ? atom : `(?<=${atom})${rest}`;
+}
+
+/** ripgrep's smart case: insensitive unless the pattern has an upper-case letter outside escapes. */
+export function hasUppercase(pattern: string): boolean {
+  const bare = pattern.replace(/\\[pP]\{[^}]*\}|\\./gu, "");
+  return /\p{Lu}/u.test(bare);
+}
+
+export interface PatternOptions {
+  patterns: readonly string[];
+  fixed: boolean;
+  word: boolean;
+  caseMode: CaseMode;
+}
+
+/** The search regex for rg's options, or the reason the patterns cannot be compiled. */
+export function compilePatterns(o: PatternOptions): CompiledPattern | string {
+  try {
+    const parts = o.patterns.map((p) => (o.fixed ? { source: escapeLiteral(p), ignoreCase: false } : translate(p)));
+    const insensitive =
+      o.caseMode === "insensitive" ||
+      (o.caseMode === "smart" && !o.patterns.some(hasUppercase)) ||
+      parts.some((p) => p.ignoreCase);
+    const flags = insensitive ? "iu" : "u";
+    const join = (xs: string[]) => (xs.length === 1 ? xs[0]! : xs.map((x) => `(?:${x})`).join("|"));
+    let source = join(parts.map((p) => p.source));
+    if (o.word) source = `(?<![${WORD}])(?:${source})(?![${WORD}])`;
+    const canRewrite = !o.fixed && !o.word && o.patterns.every((p) => !p.includes("|"));
+    const scan = canRewrite ? join(parts.map((p) => leadingRun(p.source, flags) ?? p.source)) : source;
+    const required = o.patterns.map((p) => (o.fixed ? p : requiredLiteral(p)));
+    const literals = !insensitive && required.every((l) => l) ? (required as string[]) : undefined;
+    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals };
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return `rg: regex parse error in ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
+  }
+}
+
+/** Index after a bracket class starting at `p[i] === "["`. */
+function skipClass(p: string, i: number): number {
+  let j = i + 1;
+  if (p[j] === "^") j++;
+  if (p[j] === "]") j++;
+  while (j < p.length && p[j] !== "]") j += p[j] === "\\" ? 2 : 1;
+  return j + 1;
+}
+
+/**
+ * The longest run of plain characters every match of `pattern` contains, so files without it are skipped
+ * before they are decoded. Gives up (undefined) on alternation; stops reading at the first group.
+ */
+export function requiredLiteral(pattern: string): string | undefined {
+  if (pattern.includes("|") || pattern.startsWith("(?")) return undefined;
+  let best = "";
+  let run = "";
+  const end = () => {
+    if (run.length > best.length) best = run;
+    run = "";
+  };
+  for (let i = 0; i < pattern.length; ) {
+    const c = pattern[i]!;
+    if (c === "(") break; // text before a group is still required
+    let lit: string | undefined;
+    let next = i + 1;
+    if (c === "\\") {
+      const e = pattern[i + 1] ?? "";
+      if (e === "p" || e === "P" || e === "x") break;
+      if (/[^A-Za-z0-9]/.test(e)) lit = e;
+      next = i + 2;
+    } else if (c === "[") {
+      next = skipClass(pattern, i);
+    } else if (!"^$.".includes(c)) {
+      lit = c;
+    }
+    const q = pattern[next];
+    if (q === "?" || q === "*" || q === "+" || q === "{") {
+      if (lit !== undefined && q === "+") run += lit; // required once
+      end();
+      if (q === "{") break;
+      i = next + 1;
+      if (pattern[i] === "?") i++; // lazy form
+      continue;
+    }
+    if (lit === undefined) end();
+    else run += lit;
+    i = next;
+  }
+  end();
+  return best.length >= 2 ? best : undefined;
+}

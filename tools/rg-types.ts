@@ -1,0 +1,82 @@
+// Owns the file types of the built-in rg's -t/-T: a table of common languages with ripgrep's names and
+// globs (matched against the file name), and the type verdict for the walk. Not user-definable types.
+import picomatch from "picomatch";
+import type { Verdict } from "./ignore-rules.ts";
+
+export const FILE_TYPES: Readonly<Record<string, readonly string[]>> = {
+  c: ["*.[chH]", "*.[chH].in", "*.cats"],
+  cpp: ["*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"],
+  cmake: ["*.cmake", "CMakeLists.txt"],
+  config: ["*.cfg", "*.conf", "*.config", "*.ini"],
+  cs: ["*.cs"],
+  csharp: ["*.cs"],
+  css: ["*.css", "*.scss"],
+  csv: ["*.csv"],
+  dart: ["*.dart"],
+  docker: ["*Dockerfile*"],
+  elixir: ["*.eex", "*.ex", "*.exs"],
+  go: ["*.go"],
+  haskell: ["*.c2hs", "*.cpphs", "*.hs", "*.hsc", "*.lhs"],
+  html: ["*.ejs", "*.htm", "*.html"],
+  java: ["*.java", "*.jsp", "*.jspx", "*.properties"],
+  js: ["*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"],
+  json: ["*.json", "composer.lock"],
+  jsonl: ["*.jsonl"],
+  kotlin: ["*.kt", "*.kts"],
+  lua: ["*.lua"],
+  make: ["*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am", "[Mm]akefile.am", "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.in"],
+  markdown: ["*.markdown", "*.md", "*.mdown", "*.mkdn"],
+  md: ["*.markdown", "*.md", "*.mdown", "*.mkdn"],
+  nix: ["*.nix"],
+  php: ["*.php", "*.php3", "*.php4", "*.php5", "*.phtml"],
+  proto: ["*.proto"],
+  protobuf: ["*.proto"],
+  py: ["*.py", "*.pyi"],
+  python: ["*.py", "*.pyi"],
+  r: ["*.R", "*.Rmd", "*.Rnw", "*.r"],
+  ruby: ["*.gemspec", "*.rb", "*.rbw", ".irbrc", "Gemfile", "Rakefile", "config.ru"],
+  rust: ["*.rs"],
+  scala: ["*.sbt", "*.scala"],
+  sh: ["*.bash", "*.bashrc", "*.csh", "*.cshrc", "*.ksh", "*.kshrc", "*.sh", "*.tcsh", "*.zsh", ".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cshrc", ".kshrc", ".login", ".logout", ".profile", ".tcshrc", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "bash_login", "bash_logout", "bash_profile", "bashrc", "profile", "zlogin", "zlogout", "zprofile", "zshenv", "zshrc"],
+  sql: ["*.psql", "*.sql"],
+  swift: ["*.swift"],
+  tex: ["*.bib", "*.cls", "*.dtx", "*.ins", "*.ltx", "*.sty", "*.tex"],
+  tf: ["*.tf", "*.tfvars"],
+  toml: ["*.toml", "Cargo.lock"],
+  ts: ["*.ts", "*.tsx", "*.cts", "*.mts"],
+  typescript: ["*.ts", "*.tsx", "*.cts", "*.mts"],
+  txt: ["*.txt"],
+  xml: ["*.dtd", "*.rng", "*.sch", "*.xhtml", "*.xjb", "*.xml", "*.xml.dist", "*.xsd", "*.xsl", "*.xslt"],
+  yaml: ["*.yaml", "*.yml"],
+  zig: ["*.zig"],
+};
+
+/** The -t/-T verdict on a file name, or an error naming the unknown type. */
+export function typeMatcher(
+  select: readonly string[],
+  negate: readonly string[],
+): { ok: true; verdict: ((name: string, isDir: boolean) => Verdict) | undefined } | { ok: false; message: string } {
+  if (select.length === 0 && negate.length === 0) return { ok: true, verdict: undefined };
+  for (const t of [...select, ...negate]) {
+    if (t === "all") continue;
+    if (!FILE_TYPES[t]) return { ok: false, message: `rg: unrecognized file type: ${t} (see rg --type-list)` };
+  }
+  const globsOf = (ts: readonly string[]) =>
+    ts.flatMap((t) => (t === "all" ? Object.values(FILE_TYPES).flat() : FILE_TYPES[t]!));
+  const opts = { dot: true, nobrace: true };
+  const yes = select.length > 0 ? picomatch(globsOf(select), opts) : undefined;
+  const no = negate.length > 0 ? picomatch(globsOf(negate), opts) : undefined;
+  return {
+    ok: true,
+    verdict: (name, isDir) => {
+      if (isDir) return undefined;
+      if (no?.(name)) return "ignore";
+      if (yes) return yes(name) ? "whitelist" : "ignore";
+      return undefined;
+    },
+  };
+}
+
+export function typeList(): string[] {
+  return Object.entries(FILE_TYPES).map(([name, globs]) => `${name}: ${globs.join(", ")}`);
+}

@@ -1,0 +1,152 @@
+// Owns the gitignore-aware directory walk shared by the rg and tree shims: ripgrep's filter order
+// (globs, then ignore files, then types, then hidden), `.git` and /proc, /sys, /dev always skipped,
+// symbolic links reported but never followed. Does not read files or decide what to print.
+import { lstatSync, readdirSync, type Dirent } from "node:fs";
+import { relative } from "node:path";
+import { ancestorFrames, frameFor, ruleVerdict, type RuleFrame, type Verdict } from "./ignore-rules.ts";
+
+export type EntryKind = "file" | "dir" | "symlink" | "other";
+
+export interface WalkOptions {
+  /** Include names starting with a dot. */
+  readonly hidden: boolean;
+  /** Disregard `.gitignore`, `.ignore`, `.rgignore` and `.git/info/exclude`. */
+  readonly noIgnore: boolean;
+  /** Deepest level listed (children of a root are level 1). */
+  readonly maxDepth?: number;
+  /** Highest precedence (ripgrep's -g): gets the path relative to the working directory. */
+  readonly override?: (path: string, isDir: boolean) => Verdict;
+  /** After ignore files, before the hidden rule (ripgrep's -t): gets the file name. */
+  readonly types?: (name: string, isDir: boolean) => Verdict;
+}
+
+/** A directory to list: where it is, how to print it, and the rules in force above it. */
+export interface DirHandle {
+  readonly abs: string;
+  /** Path below the walk root ("" for the root). */
+  readonly rel: string;
+  /** Path as printed ("" when the root is the implicit working directory). */
+  readonly display: string;
+  /** Path relative to the working directory for -g globs, or below the root when the root lies outside it. */
+  readonly globPath: string;
+  readonly depth: number;
+  readonly frame: RuleFrame | undefined;
+}
+
+export interface WalkEntry {
+  readonly name: string;
+  readonly kind: EntryKind;
+  readonly abs: string;
+  readonly display: string;
+  readonly depth: number;
+  /** Set for directories: the handle to list it with. */
+  readonly dir?: DirHandle;
+}
+
+const PSEUDO_FS = new Set(["/proc", "/sys", "/dev"]);
+
+export function joinDisplay(base: string, name: string): string {
+  if (base === "") return name;
+  return base.endsWith("/") ? base + name : `${base}/${name}`;
+}
+
+/** A walk root: `display` is the argument as given ("" for none), `abs` its absolute form. */
+export function rootHandle(abs: string, display: string, cwd: string, opts: WalkOptions): DirHandle {
+  const fromCwd = relative(cwd, abs);
+  const inside = fromCwd === "" || !(fromCwd.startsWith("..") || fromCwd.startsWith("/"));
+  return {
+    abs,
+    rel: "",
+    display,
+    globPath: inside ? fromCwd : "",
+    depth: 0,
+    frame: opts.noIgnore ? undefined : ancestorFrames(abs),
+  };
+}
+
+function kindOf(d: Dirent, abs: string): EntryKind {
+  if (d.isFile()) return "file";
+  if (d.isDirectory()) return "dir";
+  if (d.isSymbolicLink()) return "symlink";
+  if (d.isFIFO() || d.isSocket() || d.isCharacterDevice() || d.isBlockDevice()) return "other";
+  try {
+    const st = lstatSync(abs); // some filesystems leave the entry type unknown
+    return st.isFile() ? "file" : st.isDirectory() ? "dir" : st.isSymbolicLink() ? "symlink" : "other";
+  } catch {
+    return "other";
+  }
+}
+
+function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, isDir: boolean, opts: WalkOptions): boolean {
+  const rel = h.rel ? `${h.rel}/${name}` : name;
+  if (opts.override) {
+    const v = opts.override(h.globPath ? `${h.globPath}/${name}` : name, isDir);
+    if (v) return v === "whitelist";
+  }
+  let whitelisted = false;
+  if (frame) {
+    const v = ruleVerdict(frame, rel, isDir);
+    if (v === "ignore") return false;
+    whitelisted = v === "whitelist";
+  }
+  if (opts.types) {
+    const v = opts.types(name, isDir);
+    if (v === "ignore") return false;
+    whitelisted ||= v === "whitelist";
+  }
+  return whitelisted || opts.hidden || name.charCodeAt(0) !== 46; // "."
+}
+
+/** The kept children of a directory, sorted by name; unreadable directories list as empty. */
+export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
+  let dirents: Dirent[];
+  try {
+    dirents = readdirSync(h.abs, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const names = new Set(dirents.map((d) => d.name));
+  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names);
+  const depth = h.depth + 1;
+  const out: WalkEntry[] = [];
+  for (const d of dirents) {
+    const name = d.name;
+    const abs = h.abs === "/" ? `/${name}` : `${h.abs}/${name}`;
+    if (name === ".git" || PSEUDO_FS.has(abs)) continue;
+    const kind = kindOf(d, abs);
+    if (!keep(h, frame, name, kind === "dir", opts)) continue;
+    const display = joinDisplay(h.display, name);
+    if (kind !== "dir") {
+      out.push({ name, kind, abs, display, depth });
+      continue;
+    }
+    const rel = h.rel ? `${h.rel}/${name}` : name;
+    const globPath = h.globPath ? `${h.globPath}/${name}` : name;
+    const dir: DirHandle = { abs, rel, display, globPath, depth, frame };
+    out.push({ name, kind, abs, display, depth, dir });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Every kept regular file below `root`, depth first in name order; `stop()` ends the walk early. */
+export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
+  const stack: WalkEntry[][] = [readDir(root, opts)];
+  const index: number[] = [0];
+  while (stack.length > 0) {
+    if (stop?.()) return;
+    const level = stack[stack.length - 1]!;
+    const i = index[index.length - 1]!;
+    if (i >= level.length) {
+      stack.pop();
+      index.pop();
+      continue;
+    }
+    index[index.length - 1] = i + 1;
+    const e = level[i]!;
+    if (e.kind === "file") yield e;
+    else if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
+      stack.push(readDir(e.dir, opts));
+      index.push(0);
+    }
+  }
+}
