@@ -21,6 +21,8 @@ export const LIMIT_SPECS = {
   MAX_TOOLS: { value: 128, unit: "count", why: "tools offered to the LLM per session" },
   MAX_TOOL_DESCRIPTION_BYTES: { value: 1 * KiB, unit: "bytes", why: "one tool description (clamped)" },
   MAX_TOOL_SCHEMA_BYTES: { value: 4 * KiB, unit: "bytes", why: "one tool input schema (larger tools dropped)" },
+  MAX_SERVER_INSTRUCTIONS_BYTES: { value: 8 * KiB, unit: "bytes", why: "one MCP server's instructions in the system prompt" },
+  MAX_AGENTS_MD_BYTES: { value: 64 * KiB, unit: "bytes", why: "AGENTS.md text in the system prompt, all files together" },
   MCP_INIT_TIMEOUT_S: { value: 30, unit: "s", why: "MCP initialize and tools/list" },
   MCP_IDLE_S: { value: 1800, unit: "s", why: "an unused shared MCP server is stopped" },
   MAX_LLM_RESPONSE_BYTES: { value: 16 * MiB, unit: "bytes", why: "one streamed LLM response" },

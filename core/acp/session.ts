@@ -82,7 +82,13 @@ export class SessionManager {
     }
     const tools = await this.#openTools(specs, cwd);
     const custom = typeof meta?.systemPrompt === "string" ? meta.systemPrompt : this.host.systemPrompt;
-    const system = custom ?? buildSystemPrompt({ cwd, home: this.host.home, instructions: tools.instructions() });
+    const system = custom ?? buildSystemPrompt({
+      cwd,
+      home: this.host.home,
+      instructions: tools.instructions(),
+      maxAgentsBytes: this.host.limits.MAX_AGENTS_MD_BYTES,
+      maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
+    });
     const policy = createPolicy({ rules: this.host.rules, mode: this.host.mode, workspace: cwd });
     const session: Session = { id: randomUUID(), cwd, tools, policy, system, history: [] };
     if (this.#closed) {

@@ -2,7 +2,11 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AGENTS_MD_MAX_BYTES, buildSystemPrompt, findAgentsFiles } from "./system-prompt.ts";
+import { DEFAULT_LIMITS } from "../limits.ts";
+import { buildSystemPrompt, findAgentsFiles } from "./system-prompt.ts";
+
+const AGENTS_MAX = DEFAULT_LIMITS.MAX_AGENTS_MD_BYTES;
+const bounds = { maxAgentsBytes: AGENTS_MAX, maxInstructionsBytes: DEFAULT_LIMITS.MAX_SERVER_INSTRUCTIONS_BYTES };
 
 const home = mkdtempSync(join(tmpdir(), "tendril-sp-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -14,7 +18,7 @@ test("AGENTS.md files from the workspace up to $HOME are included, outermost fir
   writeFileSync(join(home, "proj", "AGENTS.md"), "PROJECT RULES");
   writeFileSync(join(ws, "AGENTS.md"), "PACKAGE RULES");
   expect(findAgentsFiles(ws, home)).toEqual([join(home, "AGENTS.md"), join(home, "proj", "AGENTS.md"), join(ws, "AGENTS.md")]);
-  const text = buildSystemPrompt({ cwd: ws, home, instructions: { dev: "Tools: shell." } });
+  const text = buildSystemPrompt({ cwd: ws, home, instructions: { dev: "Tools: shell." }, ...bounds });
   expect(text).toContain(`Workspace: ${ws}`);
   expect(text).toContain("Tools: shell.");
   expect(text.indexOf("HOME RULES")).toBeLessThan(text.indexOf("PROJECT RULES"));
@@ -24,8 +28,16 @@ test("AGENTS.md files from the workspace up to $HOME are included, outermost fir
 test("AGENTS.md text is bounded", () => {
   const ws = join(home, "big");
   mkdirSync(ws, { recursive: true });
-  writeFileSync(join(ws, "AGENTS.md"), "y".repeat(AGENTS_MD_MAX_BYTES * 2));
-  const text = buildSystemPrompt({ cwd: ws, home });
-  expect(text.length).toBeLessThan(AGENTS_MD_MAX_BYTES + 4096);
-  expect(text).toContain("truncated");
+  writeFileSync(join(ws, "AGENTS.md"), "y".repeat(AGENTS_MAX * 2));
+  const text = buildSystemPrompt({ cwd: ws, home, ...bounds });
+  expect(text.length).toBeLessThan(AGENTS_MAX + 4096);
+  expect(text).toContain("AGENTS.md truncated");
+});
+
+test("a tool server's instructions are bounded with a visible marker", () => {
+  const ws = join(home, "chatty");
+  mkdirSync(ws, { recursive: true });
+  const text = buildSystemPrompt({ cwd: ws, home, instructions: { noisy: "z".repeat(100_000) }, ...bounds });
+  expect(text.length).toBeLessThan(DEFAULT_LIMITS.MAX_SERVER_INSTRUCTIONS_BYTES + 4096);
+  expect(text).toContain("noisy instructions truncated");
 });

@@ -1,12 +1,11 @@
 // Owns the default system prompt: the text in system-prompt.md, the MCP servers' instructions, and the
 // AGENTS.md files found from the workspace up to $HOME (outermost first, so nearer files read last).
 // Does not decide when a custom prompt replaces it (the session does).
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, join, relative, isAbsolute } from "node:path";
 import template from "./system-prompt.md" with { type: "text" };
 
 /** AGENTS.md text included in total; a bound on what a workspace can push into every request. */
-export const AGENTS_MD_MAX_BYTES = 64 * 1024;
 /** Directories walked up from the workspace at most (a cwd outside $HOME stops at the root anyway). */
 const MAX_DEPTH = 32;
 
@@ -16,6 +15,10 @@ export interface SystemPromptInput {
   home?: string;
   /** Server `instructions`, by server name. */
   instructions?: Record<string, string>;
+  /** MAX_AGENTS_MD_BYTES: AGENTS.md text, all files together. */
+  maxAgentsBytes: number;
+  /** MAX_SERVER_INSTRUCTIONS_BYTES: one server's instructions. */
+  maxInstructionsBytes: number;
 }
 
 function isInside(dir: string, root: string): boolean {
@@ -43,22 +46,35 @@ export function findAgentsFiles(cwd: string, home?: string): string[] {
   return found.reverse();
 }
 
+/** Cuts text to `max` bytes with a visible marker naming what was cut. */
+function clampText(text: string, max: number, what: string): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= max) return text;
+  return bytes.subarray(0, max).toString("utf8") + `\n[… ${what} truncated at ${max} bytes …]`;
+}
+
+/** Reads at most `budget` bytes (plus one, to know whether there was more): a huge file costs nothing. */
 function readBounded(file: string, budget: number): string {
+  let fd: number | undefined;
   try {
-    const bytes = readFileSync(file);
-    if (bytes.length <= budget) return bytes.toString("utf8");
-    return bytes.subarray(0, budget).toString("utf8") + `\n[… AGENTS.md truncated at ${budget} bytes …]`;
+    fd = openSync(file, "r");
+    const buf = Buffer.alloc(budget + 1);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return clampText(buf.subarray(0, n).toString("utf8"), budget, "AGENTS.md");
   } catch {
     return "";
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
 export function buildSystemPrompt(input: SystemPromptInput): string {
   let out = template.replaceAll("{{cwd}}", input.cwd).trimEnd();
   for (const [server, text] of Object.entries(input.instructions ?? {})) {
-    if (text.trim() !== "") out += `\n\n## Tool server \`${server}\`\n\n${text.trim()}`;
+    const clamped = clampText(text.trim(), input.maxInstructionsBytes, `${server} instructions`);
+    if (clamped !== "") out += `\n\n## Tool server \`${server}\`\n\n${clamped}`;
   }
-  let budget = AGENTS_MD_MAX_BYTES;
+  let budget = input.maxAgentsBytes;
   for (const file of findAgentsFiles(input.cwd, input.home)) {
     if (budget <= 0) break;
     const text = readBounded(file, budget);
