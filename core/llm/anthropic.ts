@@ -7,9 +7,9 @@ import {
   type Endpoint,
   errorText,
   parseToolInput,
-  RequestRun,
   type SdkProviderOptions,
-  truncatedStream,
+  sdkClientOptions,
+  streamThroughSdk,
 } from "./http-edge.ts";
 import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
 
@@ -89,6 +89,10 @@ class StreamFold {
   complete = false;
   private tools = new Map<number, { id: string; name: string; json: string }>();
 
+  *finish(): Generator<LlmEvent> {
+    yield { type: "done", stopReason: this.stop, usage: this.usage };
+  }
+
   *push(ev: Anthropic.RawMessageStreamEvent): Generator<LlmEvent> {
     switch (ev.type) {
       case "message_start": {
@@ -149,32 +153,17 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
   return {
     name: "anthropic",
-    async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
-      if (!apiKey) {
-        yield { type: "error", error: { kind: "auth", message: "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)" } };
-        return;
-      }
-      const run = new RequestRun(req.signal, opts);
-      const fold = new StreamFold();
-      let failure;
-      try {
-        const client = new Anthropic({
-          apiKey,
-          baseURL: ep.baseUrl,
-          maxRetries: opts.maxRetries ?? 3,
-          timeout: opts.timeoutS * 1000,
-          fetch: run.fetch,
-        });
-        const events = await client.messages.create(toAnthropicBody(req), { signal: run.signal });
-        for await (const ev of events) yield* fold.push(ev);
-      } catch (err) {
-        failure = run.ownFailure(ep) ?? failureOf(err, ep);
-      } finally {
-        run.dispose();
-      }
-      failure ??= run.ownFailure(ep) ?? (fold.complete ? undefined : truncatedStream(ep));
-      if (failure) yield { type: "error", error: failure };
-      else yield { type: "done", stopReason: fold.stop, usage: fold.usage };
+    stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      return streamThroughSdk(req, opts, {
+        ep,
+        missingKey: apiKey
+          ? undefined
+          : "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)",
+        fold: new StreamFold(),
+        open: (run) =>
+          new Anthropic(sdkClientOptions(apiKey ?? "", ep, opts, run)).messages.create(toAnthropicBody(req), { signal: run.signal }),
+        failureOf: (err) => failureOf(err, ep),
+      });
     },
   };
 }

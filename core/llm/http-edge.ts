@@ -1,7 +1,7 @@
 // Owns what the two SDK adapters share at the HTTP edge: their options, one request's abort/timeout/
 // byte-count state (a counting fetch), tool-input parsing, and failures → LlmError with advice.
 // Does not import either SDK: adapters pass the facts (status, error class) in.
-import type { LlmError, ToolCall } from "./types.ts";
+import type { LlmError, LlmEvent, LlmRequest, ToolCall } from "./types.ts";
 
 export interface SdkProviderOptions {
   apiKey?: string;
@@ -150,4 +150,57 @@ export function parseToolInput(text: string): ToolCall["input"] {
     // fall through: keep the raw text
   }
   return { _raw: text };
+}
+
+/** How an adapter folds its SDK's stream chunks into events. */
+export interface ChunkFolder<C> {
+  push(chunk: C): Iterable<LlmEvent>;
+  /** True once the stream's own end marker arrived (`message_stop`, a `finish_reason`). */
+  readonly complete: boolean;
+  /** The events after a complete stream: any deferred tool calls, then `done`. */
+  finish(): Iterable<LlmEvent>;
+}
+
+/** What one adapter supplies for one streamed request; the rest is common to both SDKs. */
+export interface SdkStreamPlan<C> {
+  ep: Endpoint;
+  /** Advice when no usable key is set; undefined when there is one. */
+  missingKey?: string;
+  fold: ChunkFolder<C>;
+  /** Starts the SDK call with the run's counting fetch and abort signal. */
+  open(run: RequestRun): Promise<AsyncIterable<C>>;
+  /** Maps an error the SDK threw (the adapter knows its classes). */
+  failureOf(err: unknown): LlmError;
+}
+
+/** The SDK client options both adapters use: key, endpoint, retries, per-attempt timeout, counting fetch. */
+export function sdkClientOptions(apiKey: string, ep: Endpoint, opts: SdkProviderOptions, run: RequestRun) {
+  return { apiKey, baseURL: ep.baseUrl, maxRetries: opts.maxRetries ?? 3, timeout: opts.timeoutS * 1000, fetch: run.fetch };
+}
+
+/**
+ * Runs one streamed SDK request to exactly one `done` or `error` event: a missing key, a thrown SDK
+ * error, our own abort/timeout/size stop, or a stream that ended without its end marker all become
+ * `error` events; nothing is thrown.
+ */
+export async function* streamThroughSdk<C>(req: LlmRequest, opts: SdkProviderOptions, plan: SdkStreamPlan<C>): AsyncGenerator<LlmEvent> {
+  if (plan.missingKey !== undefined) {
+    yield { type: "error", error: { kind: "auth", message: plan.missingKey } };
+    return;
+  }
+  const run = new RequestRun(req.signal, opts);
+  let failure: LlmError | undefined;
+  try {
+    for await (const chunk of await plan.open(run)) yield* plan.fold.push(chunk);
+  } catch (err) {
+    failure = run.ownFailure(plan.ep) ?? plan.failureOf(err);
+  } finally {
+    run.dispose();
+  }
+  failure ??= run.ownFailure(plan.ep) ?? (plan.fold.complete ? undefined : truncatedStream(plan.ep));
+  if (failure) {
+    yield { type: "error", error: failure };
+    return;
+  }
+  yield* plan.fold.finish();
 }

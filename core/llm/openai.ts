@@ -7,9 +7,9 @@ import {
   type Endpoint,
   errorText,
   parseToolInput,
-  RequestRun,
   type SdkProviderOptions,
-  truncatedStream,
+  sdkClientOptions,
+  streamThroughSdk,
 } from "./http-edge.ts";
 import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
 
@@ -90,7 +90,7 @@ type Slot = { id: string; name: string; args: string };
 /** Folds chunks into text/thinking events; tool calls are assembled by index and emitted at the end. */
 class ChunkFold {
   usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  finish: string | undefined;
+  finishReason: string | undefined;
   private slots: Slot[] = [];
   private byIndex = new Map<number, Slot>();
 
@@ -107,7 +107,7 @@ class ChunkFold {
     if (typeof reasoning === "string" && reasoning !== "") yield { type: "thinking", text: reasoning };
     if (typeof delta.content === "string" && delta.content !== "") yield { type: "text", text: delta.content };
     for (const tc of delta.tool_calls ?? []) this.addToolDelta(tc);
-    if (choice.finish_reason) this.finish = choice.finish_reason;
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
   }
 
   private addToolDelta(tc: NonNullable<Chunk["choices"][number]["delta"]["tool_calls"]>[number]): void {
@@ -124,6 +124,16 @@ class ChunkFold {
     if (tc.function?.arguments) slot.args += tc.function.arguments;
   }
 
+  get complete(): boolean {
+    return this.finishReason !== undefined;
+  }
+
+  /** Tool calls (assembled by index, emitted once complete), then `done`. */
+  *finish(): Generator<LlmEvent> {
+    yield* this.calls();
+    yield { type: "done", stopReason: this.stopReason(), usage: this.usage };
+  }
+
   *calls(): Generator<LlmEvent> {
     let n = 0;
     for (const s of this.slots) {
@@ -136,7 +146,7 @@ class ChunkFold {
   stopReason(): StopReason {
     // Some compatible servers say "stop" while returning tool calls.
     if (this.slots.some((s) => s.name)) return "tool_use";
-    return FINISH[this.finish ?? ""] ?? "other";
+    return FINISH[this.finishReason ?? ""] ?? "other";
   }
 }
 
@@ -152,38 +162,19 @@ export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
   return {
     name: "openai",
-    async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
-      if (!apiKey) {
-        const message =
-          "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic";
-        yield { type: "error", error: { kind: "auth", message } };
-        return;
-      }
-      const run = new RequestRun(req.signal, opts);
-      const fold = new ChunkFold();
-      let failure;
-      try {
-        const client = new OpenAI({
-          apiKey,
-          baseURL: ep.baseUrl,
-          maxRetries: opts.maxRetries ?? 3,
-          timeout: opts.timeoutS * 1000,
-          fetch: run.fetch,
-        });
-        const chunks = await client.chat.completions.create(toOpenAiBody(req, opts.baseUrl === undefined), { signal: run.signal });
-        for await (const chunk of chunks) yield* fold.push(chunk);
-      } catch (err) {
-        failure = run.ownFailure(ep) ?? failureOf(err, ep);
-      } finally {
-        run.dispose();
-      }
-      failure ??= run.ownFailure(ep) ?? (fold.finish === undefined ? truncatedStream(ep) : undefined);
-      if (failure) {
-        yield { type: "error", error: failure };
-        return;
-      }
-      yield* fold.calls();
-      yield { type: "done", stopReason: fold.stopReason(), usage: fold.usage };
+    stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      return streamThroughSdk(req, opts, {
+        ep,
+        missingKey: apiKey
+          ? undefined
+          : "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic",
+        fold: new ChunkFold(),
+        open: (run) =>
+          new OpenAI(sdkClientOptions(apiKey ?? "", ep, opts, run)).chat.completions.create(toOpenAiBody(req, opts.baseUrl === undefined), {
+            signal: run.signal,
+          }),
+        failureOf: (err) => failureOf(err, ep),
+      });
     },
   };
 }
