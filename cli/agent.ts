@@ -2,8 +2,8 @@
 // on stdio; process-level safety nets (unhandled rejections, signals) and the exit path, which always
 // kills every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
-import { readFileSync } from "node:fs";
 import type { ExitBox } from "./program.ts";
+import { readFileOrUndefined } from "./optional-file.ts";
 
 const ENV_HELP = `
 Configuration (flag > environment > config file > default):
@@ -49,14 +49,6 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .action(async (flags: AgentFlags) => {
       exit.code = await runAgent(flags);
     });
-}
-
-function readFileOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 function tendrilEnv(): Record<string, string> {

@@ -2,8 +2,9 @@
 // `_Stop`/`_PostCompact` hooks) served over stdio, the shim dir on the shell's PATH, and the exit path
 // (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process group and removes the shim dir.
 import type { Command } from "commander";
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import type { ExitBox } from "./program.ts";
+import { readFileOrUndefined } from "./optional-file.ts";
 
 interface DevMcpFlags {
   root?: string;
@@ -22,14 +23,6 @@ export function describeDevMcp(program: Command, exit: ExitBox): void {
     .action(async (flags: DevMcpFlags) => {
       exit.code = await runDevMcp(flags);
     });
-}
-
-function readFileOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 function shQuote(s: string): string {

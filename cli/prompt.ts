@@ -2,7 +2,7 @@
 // Usage errors exit 2 with one line; the run itself (core/acp/client-runner.ts) sets every other code.
 // Does not speak ACP or render: core/acp does both; this file only wires values and the process.
 import { Option, type Command } from "commander";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import type { AgentSpawn, McpStdioServer } from "../core/acp/client-runner.ts";
@@ -10,6 +10,7 @@ import type { Limits } from "../core/limits.ts";
 import type { ApprovalPolicy } from "../core/policy/approve.ts";
 import type { ExitBox } from "./program.ts";
 import type { SelfCommand } from "./self.ts";
+import { readFileOrUndefined } from "./optional-file.ts";
 
 interface PromptFlags {
   agent?: string;
@@ -133,14 +134,6 @@ function mcpServer(spec: string, vars: Record<string, string>, cl: CommandLineMo
   const path = cl.resolveCommand(cmd.command, cmd.env.PATH ?? vars.PATH ?? "", process.cwd());
   if (!path) throw new UsageError(`--mcp ${name}: command not found: ${cmd.command} (check PATH or give a path)`);
   return { name, command: path, args: cmd.args, env: cmd.env };
-}
-
-function readFileOrUndefined(path: string): string | undefined {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
 }
 
 /** Every flag, file and the prompt checked before anything starts; problems are UsageErrors (exit 2). */
