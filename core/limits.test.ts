@@ -32,6 +32,9 @@ test("bad values are rejected with an error naming the variable and the value", 
     ["TENDRIL_TOOL_TIMEOUT_S", "10MiB"],
     ["TENDRIL_HANDOFF_RATIO", "1.5"],
     ["TENDRIL_MAX_TOOLS", "1.5"],
+    ["TENDRIL_TOOL_TIMEOUT_S", "0"],
+    ["TENDRIL_TOOL_TIMEOUT_S", "1e3"],
+    ["TENDRIL_KILL_GRACE_MS", "-5"],
   ] as const) {
     try {
       loadLimits({ [k]: v });
@@ -46,4 +49,10 @@ test("bad values are rejected with an error naming the variable and the value", 
 
 test("a default shell timeout above the maximum is rejected", () => {
   expect(() => loadLimits({ TENDRIL_SHELL_TIMEOUT_S: "700" })).toThrow("SHELL_MAX_TIMEOUT_S");
+});
+
+test("times take fractions, so tests never wait for a real backoff", () => {
+  expect(loadLimits({ TENDRIL_MCP_BACKOFF_FIRST_S: "0.01" }).MCP_BACKOFF_FIRST_S).toBe(0.01);
+  expect(loadLimits({ TENDRIL_KILL_GRACE_MS: "2.5" }).KILL_GRACE_MS).toBe(2.5);
+  expect(loadLimits({ TENDRIL_TOOL_TIMEOUT_S: ".5" }).TOOL_TIMEOUT_S).toBe(0.5);
 });
