@@ -50,7 +50,7 @@ max_line_bytes = 1024
 `;
   const c = loadConfig({ config: "/p.toml" }, { HOME }, files({ "/p.toml": toml }));
   expect(c.rules).toEqual([
-    { tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "rm " }, label: expect.any(String) },
+    { tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "rm " }, label: expect.any(String), matches: expect.any(Function) },
   ]);
   expect(c.mcp).toEqual([{ name: "fs", command: "/bin/fs-server", args: ["--x"], env: { A: "1" } }]);
   expect(c.limits.MAX_LINE_BYTES).toBe(1024);
@@ -67,7 +67,7 @@ test("bad values are clear errors naming the file or the variable", () => {
   expect(() => loadConfig({ mode: "wild" }, { HOME }, files({}))).toThrow("mode must be one of");
   expect(() => loadConfig({}, { HOME, TENDRIL_MAX_TOKENS: "many" }, files({}))).toThrow("TENDRIL_MAX_TOKENS");
   const badRule = '[[rules]]\ntool = "x"\ndecision = "maybe"\n';
-  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow("decision must be");
+  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow(/r.toml: rules\[0\].decision: .*"allow"/);
 });
 
 test("hook servers: unset = none, * = all, list", () => {

@@ -4,25 +4,13 @@ import { parse as parseToml } from "smol-toml";
 import { join } from "node:path";
 import { type Limits, type LimitName, LIMIT_SPECS, loadLimits, parseLimit } from "./limits.ts";
 import { isLogLevel, type LogLevel } from "./log.ts";
+import { type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
+
+export type { PermissionRule };
 
 export type ProviderName = "anthropic" | "openai" | "replay";
 export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only";
 export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only"];
-
-export interface RuleCondition {
-  arg: string;
-  prefix?: string;
-  glob?: string;
-  regex?: string;
-  inside_workspace?: boolean;
-}
-export interface PermissionRule {
-  tool: string;
-  decision: "allow" | "deny" | "ask";
-  when?: RuleCondition;
-  /** Where the rule came from, for `denied by policy: …` messages. */
-  label: string;
-}
 
 export interface McpServerEntry {
   name: string;
@@ -128,47 +116,14 @@ function pickProvider(raw: string | undefined, env: Env): ProviderName {
   throw new ConfigError(`provider must be anthropic, openai or replay, got ${JSON.stringify(raw)}`);
 }
 
+/** `[[rules]]` of a config or policy file, compiled; a bad rule is a ConfigError naming file and rule. */
 export function parseRules(raw: unknown, where: string): PermissionRule[] {
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw)) throw new ConfigError(`${where}: rules must be an array of tables ([[rules]])`);
-  return raw.map((r, i) => {
-    const at = `${where}: rules[${i}]`;
-    if (typeof r !== "object" || r === null) throw new ConfigError(`${at} must be a table`);
-    const t = r as FileTable;
-    const tool = str(t, "tool", at);
-    const decision = str(t, "decision", at);
-    if (!tool) throw new ConfigError(`${at}: tool is required`);
-    if (decision !== "allow" && decision !== "deny" && decision !== "ask") {
-      throw new ConfigError(`${at}: decision must be allow, deny or ask`);
-    }
-    const rule: PermissionRule = { tool, decision, label: `${where} rules[${i}] (${tool} ${decision})` };
-    if (t.when !== undefined) rule.when = parseCondition(t.when, at);
-    return rule;
-  });
-}
-
-function parseCondition(raw: unknown, at: string): RuleCondition {
-  if (typeof raw !== "object" || raw === null) throw new ConfigError(`${at}: when must be a table`);
-  const t = raw as FileTable;
-  const arg = str(t, "arg", `${at}.when`);
-  if (!arg) throw new ConfigError(`${at}.when: arg is required`);
-  const c: RuleCondition = { arg };
-  for (const k of ["prefix", "glob", "regex"] as const) {
-    const v = str(t, k, `${at}.when`);
-    if (v !== undefined) c[k] = v;
+  try {
+    return parseRuleTables(raw, where);
+  } catch (err) {
+    if (err instanceof RuleError) throw new ConfigError(err.message);
+    throw err;
   }
-  if (c.regex !== undefined) {
-    try {
-      new RegExp(c.regex);
-    } catch (err) {
-      throw new ConfigError(`${at}.when: bad regex: ${(err as Error).message}`);
-    }
-  }
-  if (t.inside_workspace !== undefined) c.inside_workspace = t.inside_workspace === true;
-  if (!c.prefix && !c.glob && !c.regex && c.inside_workspace === undefined) {
-    throw new ConfigError(`${at}.when needs one of prefix, glob, regex, inside_workspace`);
-  }
-  return c;
 }
 
 export function parseMcpEntries(raw: unknown, where: string): McpServerEntry[] {
