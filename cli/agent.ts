@@ -73,17 +73,18 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroups }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
-      import("../core/mcp/stdio-transport.ts"),
+      import("../core/process-group.ts"),
       import("../core/acp/session.ts"),
       import("../core/acp/agent-server.ts"),
       import("../core/acp/stream.ts"),
       import("../core/wire/writer.ts"),
       import("./self.ts"),
-      import("./version.ts"),
+      import("../core/version.ts"),
     ]);
+  setKillGrace(cfg.limits.KILL_GRACE_MS);
   // Last-resort exit: whatever else happens, no tool process outlives the agent.
   process.on("exit", () => killAllGroups());
   process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
@@ -118,7 +119,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   const deadline = setTimeout(() => {
     killAllGroups();
     process.exit(end.reason === "eof" ? 0 : 1);
-  }, 3000);
+  }, cfg.limits.SHUTDOWN_DEADLINE_S * 1000);
   if (end.reason === "eof") await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 200))]);
   conn.close();
   await sessions.closeAll().catch(() => {});

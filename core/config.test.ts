@@ -67,7 +67,7 @@ test("bad values are clear errors naming the file or the variable", () => {
   expect(() => loadConfig({ mode: "wild" }, { HOME }, files({}))).toThrow("mode must be one of");
   expect(() => loadConfig({}, { HOME, TENDRIL_MAX_TOKENS: "many" }, files({}))).toThrow("TENDRIL_MAX_TOKENS");
   const badRule = '[[rules]]\ntool = "x"\ndecision = "maybe"\n';
-  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow(/r.toml: rules\[0\].decision: .*"allow"/);
+  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow("r.toml: rules[0].decision: decision must be allow, deny or ask");
 });
 
 test("hook servers: unset = none, * = all, list", () => {

@@ -82,7 +82,7 @@ const conditionSchema = z
 
 const ruleSchema = z.strictObject({
   tool: z.string().min(1),
-  decision: z.enum(["allow", "deny", "ask"]),
+  decision: z.enum(["allow", "deny", "ask"], { error: "decision must be allow, deny or ask" }),
   when: conditionSchema.optional(),
 });
 
