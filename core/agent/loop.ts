@@ -21,7 +21,7 @@ export interface TurnDeps {
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
 }
 
-/** The LLM failed for good (after the provider's retries); the prompt answers -32000 with this message. */
+/** The LLM failed for good (after the provider's retries); the prompt answers -32603 with this message. */
 export class TurnError extends Error {
   override name = "TurnError";
   constructor(readonly llm: LlmError) {
