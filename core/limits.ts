@@ -60,6 +60,18 @@ export const LIMIT_SPECS = {
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
+
+/**
+ * Limits of features not built yet (context handoff, lifecycle hooks in the agent, crate research):
+ * an override is refused, never accepted and ignored. Each says what is missing.
+ */
+export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {
+  HANDOFF_RATIO: "context handoff is not built yet",
+  MAX_HANDOFFS: "context handoff is not built yet",
+  HOOK_TIMEOUT_MS: "tendril agent does not run lifecycle hooks yet",
+  STOP_MAX_REJECTIONS: "tendril agent does not run lifecycle hooks yet",
+  RESEARCH_TIMEOUT_S: "the crate research proxy is not built yet",
+};
 export type Limits = { readonly [K in LimitName]: number };
 
 export class LimitError extends Error {
@@ -105,7 +117,10 @@ export function loadLimits(env: Readonly<Record<string, string | undefined>>): L
   const out: Record<string, number> = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(LIMIT_SPECS) as LimitName[]) {
     const raw = env[`TENDRIL_${name}`];
-    if (raw !== undefined && raw !== "") out[name] = parseLimit(name, raw);
+    if (raw === undefined || raw === "") continue;
+    const missing = NOT_YET_IN_FORCE[name];
+    if (missing) throw new LimitError(`TENDRIL_${name} has no effect: ${missing}; unset it`);
+    out[name] = parseLimit(name, raw);
   }
   if (out.SHELL_TIMEOUT_S! > out.SHELL_MAX_TIMEOUT_S!) {
     throw new LimitError(

@@ -7,8 +7,10 @@ import { parseRules } from "../core/config.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { standInTools } from "./in-memory.ts";
+import { standInPool, standInTools } from "./in-memory.ts";
+import type { McpServerSpec } from "../core/mcp/types.ts";
 import { memoryAgent } from "./memory-agent.ts";
+import { dieOfUncaught } from "../cli/fatal.ts";
 
 const OPTIONS = [
   { optionId: "allow_once", kind: "allow_once" },
@@ -147,5 +149,38 @@ test("regression: a failed LLM call left the prompt in history, so a resent prom
   expect((await a.response(3)).result.stopReason).toBe("end_turn");
   const users = a.provider.requests[1]!.filter((m) => m.role === "user");
   expect(users.length).toBe(1);
+  await a.close();
+});
+
+test("regression: the uncaughtException handler kept the agent running (now: log, kill groups, bounded flush, exit 1)", async () => {
+  const steps: string[] = [];
+  const t0 = Date.now();
+  await dieOfUncaught(new Error("boom"), {
+    logError: (m, f) => steps.push(`log ${m.split(";")[0]} ${(f.error as Error).message}`),
+    killAllGroups: () => steps.push("kill"),
+    flush: () => new Promise(() => {}), // a wedged stdout
+    flushBoundMs: 50,
+    exit: (code) => steps.push(`exit ${code}`),
+  });
+  expect(steps).toEqual(["log uncaught exception boom", "kill", "exit 1"]);
+  expect(Date.now() - t0).toBeLessThan(1000);
+});
+
+test("regression: [[mcp]] servers in config.toml were parsed and ignored (now every session starts them)", async () => {
+  const opened: McpServerSpec[][] = [];
+  const a = memoryAgent({
+    pool: standInPool({ opened }),
+    configServers: [
+      { name: "fs", command: "/bin/fs-server", args: ["--x"], env: { A: "1" } },
+      { name: "web", url: "http://127.0.0.1:9/mcp" },
+    ],
+  });
+  const cwd = mkdtempSync(join(tmpdir(), "tendril-reg-"));
+  a.send(newSession(1, cwd));
+  expect((await a.response(1)).result.sessionId).toBeString();
+  expect(opened[0]).toEqual([
+    { name: "fs", transport: "stdio", command: "/bin/fs-server", args: ["--x"], env: { A: "1" }, cwd },
+    { name: "web", transport: "http", url: "http://127.0.0.1:9/mcp", headers: {} },
+  ]);
   await a.close();
 });

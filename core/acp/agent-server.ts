@@ -2,7 +2,7 @@
 // set_mode), permission requests, and the mapping of our errors to JSON-RPC errors. The only runtime
 // importer of the ACP SDK in the agent. Does not own sessions (session.ts) or bytes (stream.ts).
 import * as acp from "@agentclientprotocol/sdk";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
@@ -68,7 +68,7 @@ function promptIo(client: acp.AgentContext, sessionId: string, signal: AbortSign
   return {
     signal,
     emit(update) {
-      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(() => {});
+      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(logFailure("session/update notify"));
     },
     async askPermission(ask: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";

@@ -3,7 +3,7 @@
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import * as acp from "@agentclientprotocol/sdk";
 import { Readable, Writable } from "node:stream";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import { AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 
 export type { AgentSpawn } from "./agent-process.ts";
@@ -256,7 +256,7 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   if (first.kind === "timeout" || first.kind === "interrupted") {
     const id = cx.state.sessionId;
     if (id !== undefined) {
-      cx.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: id }).catch(() => {});
+      cx.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: id }).catch(logFailure("session/cancel notify"));
       // A well-behaved agent answers `cancelled` at once; give it CANCEL_WAIT_S to wind down its own
       // tools (INTERRUPT_WAIT_S after Ctrl-C: a person is waiting).
       await waitFor(cx.conversation.catch(() => undefined), first.kind === "timeout" ? cx.waits.cancelMs : cx.waits.interruptMs);

@@ -7,6 +7,7 @@ import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import type { UserPart } from "../llm/types.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
+import type { McpServerEntry } from "../config.ts";
 
 import { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "../wire/jsonrpc.ts";
 
@@ -92,6 +93,14 @@ export function convertPrompt(blocks: ContentBlock[], maxBytes: number): UserPar
 
 function record(pairs: { name: string; value: string }[]): Record<string, string> {
   return Object.fromEntries(pairs.map((p) => [p.name, p.value]));
+}
+
+/** Config `[[mcp]]` entries → pool specs; stdio servers run in the session's cwd, a url without a type is http. */
+export function configServerSpecs(entries: McpServerEntry[], cwd: string): McpServerSpec[] {
+  return entries.map((e): McpServerSpec => {
+    if (e.url !== undefined) return { name: e.name, transport: e.type === "sse" ? "sse" : "http", url: e.url, headers: e.headers ?? {} };
+    return { name: e.name, transport: "stdio", command: e.command, args: e.args ?? [], env: e.env ?? {}, cwd };
+  });
 }
 
 /** ACP `mcpServers` → pool specs; stdio servers run in the session's cwd. */

@@ -3,7 +3,7 @@
 // Does not speak JSON-RPC (agent-server.ts) and does not run the turn itself (agent/loop.ts).
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { PermissionMode, PermissionRule } from "../config.ts";
+import type { McpServerEntry, PermissionMode, PermissionRule } from "../config.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
@@ -14,7 +14,7 @@ import { runTurn, TurnError } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { createSemaphore, type Semaphore } from "../semaphore.ts";
-import { AcpError, checkCwd, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
+import { AcpError, checkCwd, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 
 export interface McpPoolLike {
   openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
@@ -32,6 +32,8 @@ export interface SessionHost {
   limits: Limits;
   /** How to start the default `dev` tool server (`tendril dev-mcp`); undefined = none. */
   devServer?: { command: string; args: string[]; env?: Record<string, string> };
+  /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
+  configServers?: McpServerEntry[];
   home?: string;
 }
 
@@ -112,7 +114,7 @@ export class SessionManager {
 
   async #startSession(cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, deadline: AbortSignal, slot: StartSlot) {
     const { limits } = this.host;
-    const specs = convertMcpServers(servers, cwd);
+    const specs = [...configServerSpecs(this.host.configServers ?? [], cwd), ...convertMcpServers(servers, cwd)];
     if (this.host.devServer) {
       const d = this.host.devServer;
       specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", cwd], env: d.env ?? {}, cwd, private: true });

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Limits } from "../limits.ts";
-import { log as defaultLog } from "../log.ts";
+import { log as defaultLog, logFailure } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
@@ -151,9 +151,9 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
       closing = true;
       if (transport instanceof StreamableHTTPClientTransport) {
         const budget = new Promise((r) => setTimeout(r, HTTP_CLOSE_BUDGET_MS).unref?.());
-        await Promise.race([transport.terminateSession().catch(() => {}), budget]);
+        await Promise.race([transport.terminateSession().catch(logFailure("MCP HTTP session termination")), budget]);
       }
-      await client.close().catch(() => {});
+      await client.close().catch(logFailure("MCP client close"));
     },
   };
 }

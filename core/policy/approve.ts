@@ -46,6 +46,8 @@ export function parseApprovalPolicy(value: string, readFile: (path: string) => s
     throw new ConfigError(`--approve must be ask-deny, all or a POLICY.toml file; cannot read ${value}`);
   }
   const table = parseConfigFile(value, text, true);
+  const extra = Object.keys(table).filter((k) => k !== "rules");
+  if (extra.length > 0) throw new ConfigError(`${value}: a policy file holds only [[rules]]; unknown key ${extra[0]}`);
   const rules = parseRules(table.rules, value);
   if (rules.length === 0) throw new ConfigError(`${value}: no [[rules]] tables; add at least one rule`);
   return { kind: "rules", file: value, rules };
