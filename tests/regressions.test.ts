@@ -2,7 +2,7 @@
 // Logic is exercised in memory; bugs that live in wiring run the built binary.
 import { expect, test } from "bun:test";
 import { createPolicy } from "../core/policy/policy.ts";
-import { decidePermission } from "../core/policy/approve.ts";
+import { decidePermission } from "../core/acp-client/approve.ts";
 import { parseRules } from "../core/config.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
