@@ -221,7 +221,7 @@ describe("turns", () => {
   });
 
   test("LLM down: the prompt answers -32603 with the cause, and auth errors name the key", async () => {
-    const a = agentWith({ env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" } });
+    const a = agentWith({ env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9", TENDRIL_LLM_MAX_RETRIES: "0" } });
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("down"));
     const err = await a.prompt(sessionId, "hi").catch((e) => e);
@@ -446,7 +446,7 @@ describe("cancellation and failures", () => {
   test("an MCP server hanging on initialize fails session/new within MCP_INIT_TIMEOUT_S and is dead", async () => {
     const dir = workspace("mcp-hang");
     const pidFile = join(dir, "mcp.pid");
-    const a = agentWith({ env: { TENDRIL_MCP_INIT_TIMEOUT_S: "2" } });
+    const a = agentWith({ env: { TENDRIL_MCP_INIT_TIMEOUT_S: "0.4" } });
     await a.initialize();
     const t0 = Date.now();
     const err = await a.newSession(dir, [fakeMcp("hangs", { FAKE_MCP_HANG: "initialize", FAKE_MCP_PID_FILE: pidFile })]).catch((e) => e);
