@@ -344,36 +344,23 @@ describe("tools", () => {
     expect(plan.entries.map((e) => [e.content, e.status])).toEqual([["edit a.txt", "completed"], ["test", "pending"]]);
   });
 
-  test("parallel calls run concurrently but complete and return in call order", async () => {
+  // Concurrency itself is tested in memory (core/agent/tool-calls.test.ts); this is the wiring: a real
+  // MCP server's results reach the client and the LLM in call order although they finish out of order.
+  test("parallel calls complete and return in call order through a real MCP server", async () => {
     const a = agentWith({ env: { TENDRIL_MODE: "yolo" } });
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("parallel"), [fakeMcp("fk")]);
-    const ms = [800, 100, 500];
+    const ms = [200, 10, 100];
     fake.script([{ toolCalls: ms.map((m, i) => ({ id: `p${i}`, name: "fk__sleep", input: { ms: m } })) }, { text: "all slept" }]);
     const before = fake.requests.length;
-    const t0 = Date.now();
     await a.prompt(sessionId, "sleep");
-    const elapsed = Date.now() - t0;
-    expect(elapsed).toBeLessThan(1400); // sequential would be ≥ 1400 ms
     const order = a.ofKind("tool_call_update").filter((u) => u.status === "completed").map((u) => u.toolCallId);
     expect(order).toEqual(["p0", "p1", "p2"]);
     const msgs = JSON.stringify(fake.requests[before + 1]!.body.messages);
-    expect(msgs.indexOf("slept 800 ms")).toBeLessThan(msgs.indexOf("slept 100 ms"));
-    expect(msgs.indexOf("slept 100 ms")).toBeLessThan(msgs.indexOf("slept 500 ms"));
+    expect(msgs.indexOf("slept 200 ms")).toBeLessThan(msgs.indexOf("slept 10 ms"));
+    expect(msgs.indexOf("slept 10 ms")).toBeLessThan(msgs.indexOf("slept 100 ms"));
   });
 
-  test("a second prompt on a busy session is refused with -32602", async () => {
-    const a = agentWith();
-    await a.initialize();
-    const { sessionId } = await a.newSession(workspace("busy"));
-    fake.script([{ text: "slow", fault: { delayMs: 600 } }]);
-    const first = a.prompt(sessionId, "one");
-    await Bun.sleep(150);
-    const second = await a.prompt(sessionId, "two").catch((e) => e);
-    expect(second.code).toBe(-32602);
-    expect(second.message).toContain("busy");
-    expect((await first).stopReason).toBe("end_turn");
-  });
 });
 
 describe("cancellation and failures", () => {
