@@ -74,11 +74,12 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
       import("../core/acp/session.ts"),
+      import("../core/agent/session-store.ts"),
       import("../core/acp/agent-server.ts"),
       import("../core/acp/stream.ts"),
       import("../core/wire/writer.ts"),
@@ -103,6 +104,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     limits: cfg.limits,
     devServer: { ...selfCommand(), env: tendrilEnv() },
     configServers: cfg.mcp,
+    store: new SessionStore(cfg.paths.stateDir),
     home: process.env.HOME,
   });
   const messages = createMessageStream({ input: process.stdin, sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES });
@@ -115,7 +117,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
       exit: (code) => process.exit(code),
     }),
   );
-  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true } });
+  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true }, persistent: true });
 
   let stopSignal: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stopSignal = resolve));

@@ -159,3 +159,10 @@ export function parseNewSession(raw: unknown): NewSessionParams {
   const meta = p._meta;
   return { cwd, mcpServers, _meta: meta && typeof meta === "object" ? (meta as Record<string, unknown>) : undefined };
 }
+
+/** session/load and session/resume params: a session id plus what session/new takes. */
+export function parseLoadSession(raw: unknown): NewSessionParams & { sessionId: string } {
+  const id = (raw as { sessionId?: unknown } | null)?.sessionId;
+  if (typeof id !== "string" || id === "") throw new AcpError(INVALID_PARAMS, "sessionId must be a non-empty string");
+  return { ...parseNewSession(raw), sessionId: id };
+}

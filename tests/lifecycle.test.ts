@@ -1,0 +1,69 @@
+// End-to-end lifecycle of `tendril agent` through the built binary: a session survives kill -9 of
+// the agent (its tool process group dies with it), loads in a new process, and goes on.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import * as acp from "@agentclientprotocol/sdk";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { agentEnv } from "./agent-env.ts";
+import { startAgent, type TestAgent } from "./acp-client.ts";
+import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
+
+let fake: FakeLlm;
+let work: string;
+const running: TestAgent[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  work = mkdtempSync(join(tmpdir(), "tendril-lifecycle-"));
+});
+
+afterAll(async () => {
+  for (const a of running) await a.close(2000).catch(() => {});
+  await fake.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function agent(env: Record<string, string> = {}): TestAgent {
+  const a = startAgent({ env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo", ...env } });
+  running.push(a);
+  return a;
+}
+
+test("kill -9 mid-tool-call: the tool's group dies, the session loads in a new agent with the call failed, and goes on", async () => {
+  const ws = join(work, "ws-kill");
+  mkdirSync(ws, { recursive: true });
+  const pidFile = join(ws, "sleep.pid");
+  const a = agent();
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  fake.script([
+    { text: "Sleeping.", toolCalls: [{ id: "z1", name: "dev__shell", input: { command: `sleep 30 & echo $! > ${pidFile}; wait` } }] },
+  ]);
+  void a.prompt(sessionId, "sleep a while").catch(() => {});
+  expect(await waitFor(() => readFileSafe(pidFile) !== "", 10_000)).toBe(true);
+  const sleeper = Number(readFileSafe(pidFile));
+  expect(pidAlive(sleeper)).toBe(true);
+  a.child.kill("SIGKILL");
+  // Nothing the agent started outlives it, even though it had no chance to clean up.
+  expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
+
+  const b = agent();
+  await b.initialize();
+  await b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] });
+  const replayed = b.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update);
+  expect(replayed[0]).toMatchObject({ sessionUpdate: "user_message_chunk" });
+  expect(replayed.some((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "z1" && u.status === "failed")).toBe(true);
+  fake.script([{ text: "Back again." }]);
+  expect((await b.prompt(sessionId, "are you there?")).stopReason).toBe("end_turn");
+  expect(b.text()).toBe("Sleeping.Back again."); // the replayed turn, then the new one
+});
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
