@@ -3,6 +3,7 @@
 // kills every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
+import { describeApprovals } from "./approvals.ts";
 import { dieOfUncaught } from "./fatal.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
@@ -37,7 +38,7 @@ interface AgentFlags {
 }
 
 export function describeAgent(program: Command, exit: ExitBox): void {
-  program
+  const agent = program
     .command("agent")
     .description("run the ACP coding agent on stdio (an editor's agent_servers entry)")
     .option("--model <id>", "model id (TENDRIL_MODEL)")
@@ -50,6 +51,7 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .action(async (flags: AgentFlags) => {
       exit.code = await runAgent(flags);
     });
+  describeApprovals(agent, exit);
 }
 
 function tendrilEnv(): Record<string, string> {
@@ -74,12 +76,13 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
       import("../core/acp/session.ts"),
       import("../core/agent/session-store.ts"),
+      import("../core/policy/approvals.ts"),
       import("../core/acp/agent-server.ts"),
       import("../core/acp/stream.ts"),
       import("../core/wire/writer.ts"),
@@ -105,6 +108,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     devServer: { ...selfCommand(), env: tendrilEnv() },
     configServers: cfg.mcp,
     store: new SessionStore(cfg.paths.stateDir),
+    approvals: new ApprovalStore(cfg.paths.stateDir),
     home: process.env.HOME,
   });
   const messages = createMessageStream({ input: process.stdin, sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES });

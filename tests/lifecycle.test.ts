@@ -9,6 +9,7 @@ import { agentEnv } from "./agent-env.ts";
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
+import { runBinAsync } from "./binary.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -67,3 +68,45 @@ function readFileSafe(path: string): string {
     return "";
   }
 }
+
+test("allow_always persists across a restart for that workspace; `approvals revoke` takes it back", async () => {
+  const ws = join(work, "ws-approve");
+  mkdirSync(ws, { recursive: true });
+  const env = { ...agentEnv(fake, work), TENDRIL_MODE: "ask" };
+  const shellCall = (id: string, command: string) => [{ toolCalls: [{ id, name: "dev__shell", input: { command } }] }, { text: "ok" }];
+
+  const a = startAgent({ env, script: ["allow_always"] });
+  running.push(a);
+  await a.initialize();
+  fake.script(shellCall("g1", "echo first"));
+  await a.prompt((await a.newSession(ws)).sessionId, "run it");
+  expect(a.permissions.length).toBe(1);
+  expect(await a.close()).toBe(0);
+
+  const b = startAgent({ env, script: ["reject_once"] });
+  running.push(b);
+  await b.initialize();
+  fake.script(shellCall("g2", "echo second"));
+  await b.prompt((await b.newSession(ws)).sessionId, "run it again");
+  expect(b.permissions.length).toBe(0); // remembered: not asked
+  expect(b.ofKind("tool_call_update").some((u) => u.toolCallId === "g2" && u.status === "completed")).toBe(true);
+  expect(await b.close()).toBe(0);
+
+  const listed = await runBinAsync(["agent", "approvals", "list", "--json", "--cwd", ws], { env });
+  expect(listed.code).toBe(0);
+  const [approval] = JSON.parse(listed.stdout);
+  expect(approval).toMatchObject({ decision: "allow", tool: "dev__shell", scope: "dev__shell echo", workspace: ws });
+  const table = await runBinAsync(["agent", "approvals", "list"], { env });
+  expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+DECISION\s+TOOL\s+SCOPE\s+WORKSPACE$/);
+  expect((await runBinAsync(["agent", "approvals", "revoke", approval.id], { env })).code).toBe(0);
+  const unknown = await runBinAsync(["agent", "approvals", "revoke", "nope1234"], { env });
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain("no approval with ID nope1234");
+
+  const c = startAgent({ env, script: ["reject_once"] });
+  running.push(c);
+  await c.initialize();
+  fake.script(shellCall("g3", "echo third"));
+  await c.prompt((await c.newSession(ws)).sessionId, "and again");
+  expect(c.permissions.length).toBe(1); // asked again after the revoke
+});

@@ -11,6 +11,7 @@ import type { LlmProvider, Message } from "../llm/types.ts";
 import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
+import type { ApprovalStore } from "../policy/approvals.ts";
 import { runTurn, TurnError } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
@@ -38,6 +39,8 @@ export interface SessionHost {
   home?: string;
   /** Where sessions persist; undefined = sessions live in memory only. */
   store?: SessionStore;
+  /** Where `*_always` answers persist per workspace; undefined = per session only. */
+  approvals?: ApprovalStore;
 }
 
 export interface PromptIo {
@@ -158,7 +161,7 @@ export class SessionManager {
       maxAgentsBytes: this.host.limits.MAX_AGENTS_MD_BYTES,
       maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
     });
-    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd });
+    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, approvals: this.host.approvals });
     const session: Session = { id: o.id, cwd: o.cwd, tools, policy, system, history: o.history ?? [] };
     if (this.#closed) {
       void tools.close();
