@@ -127,8 +127,8 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
     )
     .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) =>
       guard("session/prompt", async () => {
-        const stopReason = await sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
-        return { stopReason };
+        // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
+        return sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
       }),
     )
     .onRequest(acp.methods.agent.session.setMode, ({ params }) =>

@@ -12,7 +12,7 @@ import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
 import type { ApprovalStore } from "../policy/approvals.ts";
-import { runTurn, TurnError } from "../agent/loop.ts";
+import { emptyTotals, runTurn, TurnError, type TurnTotals } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
@@ -178,7 +178,7 @@ export class SessionManager {
     return s;
   }
 
-  async prompt(id: string, blocks: ContentBlock[], io: PromptIo): Promise<StopReason> {
+  async prompt(id: string, blocks: ContentBlock[], io: PromptIo): Promise<{ stopReason: StopReason; usage: TurnTotals }> {
     const s = this.#get(id);
     if (s.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with another prompt; wait for it or send session/cancel`);
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
@@ -197,13 +197,15 @@ export class SessionManager {
     s.recorder?.prompt(blocks);
     s.history.push({ role: "user", content: parts });
     let failedSilently = false;
+    const totals = emptyTotals();
     try {
       const h = this.host;
-      return await runTurn(
-        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission },
+      const stopReason = await runTurn(
+        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals },
         s.history,
         turn.signal,
       );
+      return { stopReason, usage: totals };
     } catch (err) {
       if (!(err instanceof TurnError)) throw err;
       // Failed before the model said anything: history is as it was, so a client that resends the
