@@ -18,7 +18,7 @@ Configuration (flag > environment > config file > default):
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
   TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
   TENDRIL_CONFIG              config file (default $XDG_CONFIG_HOME/tendril/config.toml)
-  TENDRIL_PROFILE             agent profile name (not built yet: refused)
+  TENDRIL_PROFILE             agent profile: NAME ($XDG_CONFIG_HOME/tendril/agents/NAME.toml) or a path
   TENDRIL_MCP_HOOK_SERVERS    servers allowed to run lifecycle hooks (not built yet: refused)
   TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
   TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
@@ -45,7 +45,7 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .option("--provider <name>", "anthropic | openai | replay (TENDRIL_PROVIDER)")
     .option("--mode <mode>", "ask | auto-edit | yolo | read-only (TENDRIL_MODE)")
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
-    .option("--profile <name>", "agent profile (not built yet: refused)")
+    .option("--profile <name>", "agent profile: NAME or a .toml path (TENDRIL_PROFILE)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .addHelpText("after", ENV_HELP)
     .action(async (flags: AgentFlags) => {
@@ -67,7 +67,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   let cfg;
   let provider;
   try {
-    cfg = loadConfig(flags, process.env, readFileOrUndefined);
+    cfg = loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
     setLogLevel(cfg.logLevel);
     const { createProvider } = await import("../core/llm/provider.ts");
     provider = await createProvider(cfg, readFileOrUndefined);
@@ -105,7 +105,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     rules: cfg.rules,
     systemPrompt: cfg.systemPrompt,
     limits: cfg.limits,
-    devServer: { ...selfCommand(), env: tendrilEnv() },
+    devServer: cfg.dev ? { ...selfCommand(), env: tendrilEnv() } : undefined,
     configServers: cfg.mcp,
     store: new SessionStore(cfg.paths.stateDir),
     approvals: new ApprovalStore(cfg.paths.stateDir),

@@ -2,14 +2,14 @@
 // the agent (its tool process group dies with it), loads in a new process, and goes on.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import * as acp from "@agentclientprotocol/sdk";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
-import { runBinAsync } from "./binary.ts";
+import { ROOT, runBinAsync } from "./binary.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -109,4 +109,51 @@ test("allow_always persists across a restart for that workspace; `approvals revo
   fake.script(shellCall("g3", "echo third"));
   await c.prompt((await c.newSession(ws)).sessionId, "and again");
   expect(c.permissions.length).toBe(1); // asked again after the revoke
+});
+
+test("a profile with [[mcp]] by value runs its server and its rules, and leaves out dev when it says so", async () => {
+  const agents = join(work, "config", "tendril", "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(
+    join(agents, "tester.toml"),
+    `mode = "yolo"
+dev = false
+system_prompt = "You test things."
+
+[[rules]]
+tool = "fk__echo"
+decision = "deny"
+when = { arg = "text", glob = "secret *" }
+
+[[mcp]]
+name = "fk"
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(join(ROOT, "tests", "fake-mcp.ts"))}]
+`,
+  );
+  const ws = join(work, "ws-profile");
+  mkdirSync(ws, { recursive: true });
+  const a = agent({ TENDRIL_PROFILE: "tester" });
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  const before = fake.requests.length;
+  fake.script([
+    { toolCalls: [{ id: "p1", name: "fk__echo", input: { text: "secret stuff" } }, { id: "p2", name: "fk__echo", input: { text: "hello" } }] },
+    { text: "done" },
+  ]);
+  await a.prompt(sessionId, "echo twice");
+  const first = fake.requests[before]!.body;
+  expect(first.system).toContain("You test things.");
+  const offered = (first.tools as { name: string }[]).map((t) => t.name);
+  expect(offered.every((n) => n.startsWith("fk__"))).toBe(true);
+  const finals = a.ofKind("tool_call_update").filter((u) => u.status === "completed" || u.status === "failed");
+  expect(finals.map((u) => [u.toolCallId, u.status])).toEqual([
+    ["p1", "failed"],
+    ["p2", "completed"],
+  ]);
+  expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).toContain("denied by policy");
+
+  const bad = await runBinAsync(["agent", "--profile", "nope"], { env: agentEnv(fake, work) });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("profile not found");
 });

@@ -7,7 +7,7 @@ import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import type { UserPart } from "../llm/types.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
-import type { McpServerEntry } from "../config.ts";
+import type { McpServerEntry } from "../mcp-entry.ts";
 
 import { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "../wire/jsonrpc.ts";
 

@@ -4,7 +4,8 @@
 // Does not speak JSON-RPC (agent-server.ts), run the turn (agent/loop.ts) or start servers (session-open.ts).
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { McpServerEntry, PermissionMode, PermissionRule } from "../config.ts";
+import type { PermissionMode, PermissionRule } from "../config.ts";
+import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
