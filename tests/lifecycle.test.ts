@@ -157,3 +157,23 @@ args = [${JSON.stringify(join(ROOT, "tests", "fake-mcp.ts"))}]
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("profile not found");
 });
+
+test("with TENDRIL_MCP_HOOK_SERVERS=dev, dev's _Stop objects while todo items are open, and the turn goes on", async () => {
+  const ws = join(work, "ws-hooks");
+  mkdirSync(ws, { recursive: true });
+  const a = agent({ TENDRIL_MCP_HOOK_SERVERS: "dev" });
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  const before = fake.requests.length;
+  fake.script([
+    { toolCalls: [{ id: "t1", name: "dev__todo", input: { items: [{ text: "write the tests", done: false }] } }] },
+    { text: "All done." },
+    { text: "Right, the tests are still open; I will stop here." },
+  ]);
+  expect((await a.prompt(sessionId, "plan it")).stopReason).toBe("end_turn");
+  const thought = a.ofKind("agent_thought_chunk").map((u) => (u.content.type === "text" ? u.content.text : "")).join("");
+  expect(thought).toContain("[dev _Stop hook]");
+  expect(thought).toContain("write the tests");
+  expect(fake.requests.length - before).toBe(3);
+  expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("A stop hook objected");
+});
