@@ -3,6 +3,7 @@
 // stand-in MCP namespace, and a pool handing it out. Test-only.
 import type { LlmEvent, LlmProvider, LlmRequest, Message, ToolCall } from "../core/llm/types.ts";
 import type { McpCallResult, McpServerSpec, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
+import { toCallResult } from "../core/mcp/call-result.ts";
 
 export type Scripted =
   | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens"; usage?: { input: number; output: number } }
@@ -64,7 +65,7 @@ export function standInTools(calls: string[] = [], hooks?: StandInHooks): McpSes
   });
   const hookTools = hooks ? [info("_Stop"), info("_PostCompact")] : [];
   return {
-    tools: () => [info("echo"), info("sleep"), info("fail"), ...hookTools],
+    tools: () => [info("echo"), info("sleep"), info("fail"), info("picture"), ...hookTools],
     instructions: () => ({}),
     onToolsChanged: () => {},
     close: async () => {},
@@ -77,6 +78,17 @@ export function standInTools(calls: string[] = [], hooks?: StandInHooks): McpSes
       }
       if (name === "t___PostCompact") return text(hooks?.postCompact ?? "");
       if (name === "t__fail") return text("boom", true);
+      if (name === "t__picture") {
+        // As an MCP server sends it, through the same mapping the real client uses.
+        return toCallResult({
+          content: [
+            { type: "text", text: "a picture" },
+            { type: "image", mimeType: "image/png", data: "iVBORw0KGgo=" },
+            { type: "resource_link", uri: "file:///w/a.txt", name: "a.txt" },
+            { type: "resource", resource: { uri: "file:///w/b.txt", text: "B CONTENT" } },
+          ],
+        });
+      }
       if (name === "t__echo") return text(String(args.text ?? ""));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Number(args.ms));

@@ -223,3 +223,19 @@ test("regression: _meta.systemPrompt = {append} was ignored (both forms now work
   expect(seen).toEqual(["BASE PROMPT\n\nEXTRA RULES", "REPLACED"]);
   await a.close();
 });
+
+test("regression: MCP tool results lost non-text content (images reach the model, resources read as text, all reach the client)", async () => {
+  const a = memoryAgent();
+  a.provider.push({ calls: [{ id: "pic", name: "t__picture", input: {} }] }, { text: "seen" });
+  a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
+  const sessionId = (await a.response(1)).result.sessionId;
+  a.send(prompt(2, sessionId, [{ type: "text", text: "look" }]));
+  await a.response(2);
+  const tool = a.provider.requests[1]!.find((m) => m.role === "tool") as { results: { content: string; images?: unknown[] }[] };
+  expect(tool.results[0]!.images).toEqual([{ mimeType: "image/png", data: "iVBORw0KGgo=" }]);
+  expect(tool.results[0]!.content).toContain("[a.txt](file:///w/a.txt)");
+  expect(tool.results[0]!.content).toContain('<resource uri="file:///w/b.txt">\nB CONTENT\n</resource>');
+  const done = a.out.find((m) => m.params?.update?.toolCallId === "pic" && m.params.update.status === "completed")!.params.update;
+  expect(done.content.map((c: any) => c.content?.type)).toEqual(["text", "image", "resource_link", "resource"]);
+  await a.close();
+});

@@ -6,6 +6,7 @@ import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import type { UserPart } from "../llm/types.ts";
+import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 
@@ -29,9 +30,6 @@ function bytesOf(part: UserPart): number {
   return part.type === "text" ? Buffer.byteLength(part.text) : part.data.length + part.mimeType.length;
 }
 
-function resourceText(uri: string, text: string): string {
-  return `<resource uri="${uri}">\n${text}\n</resource>`;
-}
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
@@ -59,7 +57,7 @@ function convertBlock(block: ContentBlock): UserPart {
       return { type: "image", mimeType: checkImageType(block.mimeType), data: checkBase64(block.data, "image") };
     case "resource_link": {
       const title = block.title ?? block.name;
-      return { type: "text", text: `[${title}](${block.uri})` };
+      return { type: "text", text: linkText(title, block.uri) };
     }
     case "resource": {
       const r = block.resource;
@@ -68,7 +66,7 @@ function convertBlock(block: ContentBlock): UserPart {
       if ("blob" in r && typeof r.blob === "string" && mime.startsWith("image/")) {
         return { type: "image", mimeType: mime, data: checkBase64(r.blob, `resource ${r.uri}`) };
       }
-      return { type: "text", text: `[binary resource ${r.uri}${mime ? ` (${mime})` : ""} not shown]` };
+      return { type: "text", text: binaryResourceText(r.uri, mime || undefined) };
     }
     default:
       throw new AcpError(INVALID_PARAMS, `unsupported content block: ${(block as { type: string }).type}`);

@@ -3,7 +3,7 @@
 // trim results from the middle. Does not talk to the LLM (loop.ts) or the client (the session's io).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
-import type { McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import type { McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
@@ -25,6 +25,8 @@ export interface ToolRunContext {
   cwd: string;
   maxParallel: number;
   maxResultBytes: number;
+  /** Images a tool returns reach the model up to this many bytes (base64) per result. */
+  maxImageBytes: number;
   toolTimeoutMs: number;
   signal: AbortSignal;
   emit(update: SessionUpdate): void;
@@ -130,6 +132,23 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
   return answer.startsWith("allow") ? "run" : "rejected by user";
 }
 
+/** The images of a result the model can take, within the byte bound; a note for the ones left out. */
+function imagesFor(result: McpCallResult, maxBytes: number): { images: { mimeType: string; data: string }[]; dropped?: string } {
+  const images: { mimeType: string; data: string }[] = [];
+  let used = 0;
+  let left = 0;
+  for (const c of result.content) {
+    if (c.type !== "image" || !c.mimeType.startsWith("image/") || c.data === "") continue;
+    if (used + c.data.length > maxBytes) {
+      left++;
+      continue;
+    }
+    used += c.data.length;
+    images.push({ mimeType: c.mimeType, data: c.data });
+  }
+  return left ? { images, dropped: `[${left} image(s) not shown: over MAX_TOOL_IMAGE_BYTES (${maxBytes} bytes)]` } : { images };
+}
+
 async function execute(
   i: number,
   call: ToolCall,
@@ -141,7 +160,8 @@ async function execute(
   ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
   const result = await ctx.tools.call(call.name, call.input, { signal: ctx.signal, timeoutMs: ctx.toolTimeoutMs });
   if (ctx.signal.aborted) return;
-  const text = trimMiddle(result.text, ctx.maxResultBytes);
+  const { images, dropped } = imagesFor(result, ctx.maxImageBytes);
+  const text = trimMiddle(dropped ? `${result.text}\n${dropped}` : result.text, ctx.maxResultBytes);
   const structured = result.structured;
   const small = structured !== undefined && JSON.stringify(structured).length <= ctx.maxResultBytes;
   const updates: SessionUpdate[] = [
@@ -155,5 +175,5 @@ async function execute(
   ];
   const plan = result.isError ? undefined : planFromTodo(view);
   if (plan) updates.push(plan);
-  complete(i, { callId: call.id, content: text, isError: result.isError }, updates);
+  complete(i, { callId: call.id, content: text, isError: result.isError, ...(images.length ? { images } : {}) }, updates);
 }

@@ -81,8 +81,11 @@ export function resultContent(v: CallView, result: McpCallResult, trimmedText: s
     out.push({ type: "diff", path: absPath(v.cwd, path), oldText: oldStr === "" ? null : oldStr, newText: str(v.input.new_str) ?? "" });
   }
   if (trimmedText !== "") out.push(textContent(trimmedText));
+  // Everything non-text the tool returned reaches the client as it came.
   for (const c of result.content) {
     if (c.type === "image") out.push({ type: "content", content: { type: "image", data: c.data, mimeType: c.mimeType } });
+    else if (c.type === "resource_link") out.push({ type: "content", content: { type: "resource_link", uri: c.uri, name: c.name, ...(c.mimeType ? { mimeType: c.mimeType } : {}) } });
+    else if (c.type === "resource") out.push({ type: "content", content: { type: "resource", resource: c.resource as { uri: string; text: string } } });
   }
   return out;
 }

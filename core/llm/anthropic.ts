@@ -48,7 +48,14 @@ function toBlocks(m: Message): Param {
   }
   return {
     role: "user",
-    content: m.results.map((r): Block => ({ type: "tool_result", tool_use_id: r.callId, content: r.content, is_error: r.isError })),
+    content: m.results.map((r): Block => ({
+      type: "tool_result",
+      tool_use_id: r.callId,
+      content: r.images?.length
+        ? [{ type: "text", text: r.content || "(image)" }, ...r.images.map((i) => ({ type: "image" as const, source: { type: "base64" as const, media_type: i.mimeType as "image/png", data: i.data } }))]
+        : r.content,
+      is_error: r.isError,
+    })),
   };
 }
 

@@ -57,11 +57,23 @@ function toParams(m: Message): Param[] {
       },
     ];
   }
-  return m.results.map((r) => ({
+  const out: Param[] = m.results.map((r) => ({
     role: "tool" as const,
     tool_call_id: r.callId,
     content: r.isError && !r.content.startsWith(TOOL_ERROR_PREFIX) ? TOOL_ERROR_PREFIX + r.content : r.content,
   }));
+  // Tool messages carry text only in this API: images a tool returned follow in one user message.
+  const images = m.results.flatMap((r) => (r.images ?? []).map((i) => ({ ...i, callId: r.callId })));
+  if (images.length > 0) {
+    out.push({
+      role: "user",
+      content: images.flatMap((i): OpenAI.Chat.ChatCompletionContentPart[] => [
+        { type: "text", text: `Image returned by tool call ${i.callId}:` },
+        { type: "image_url", image_url: { url: `data:${i.mimeType};base64,${i.data}` } },
+      ]),
+    });
+  }
+  return out;
 }
 
 export function toOpenAiBody(req: LlmRequest, official: boolean): OpenAI.Chat.ChatCompletionCreateParamsStreaming {

@@ -22,6 +22,8 @@ export interface ToolResult {
   /** Text the LLM sees (already trimmed by the loop). */
   content: string;
   isError: boolean;
+  /** Images the tool returned (base64), within MAX_TOOL_IMAGE_BYTES. */
+  images?: { mimeType: string; data: string }[];
 }
 
 export type Message =

@@ -2,6 +2,7 @@
 // a tools/call result mapped onto McpCallResult (unknown content kinds kept as text, never dropped silently).
 // Does not clamp or name tools (catalog.ts, naming.ts do).
 import type { McpCallResult, McpContent } from "./types.ts";
+import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
 
 /** A tool as tools/list returned it (fields Tendril reads; the rest is ignored). */
 export interface RawTool {
@@ -41,6 +42,17 @@ function toContent(block: unknown): McpContent {
   }
 }
 
+/** What the model reads of a block; images travel as images (see ToolResult.images), audio not at all. */
+function textOf(c: McpContent): string[] {
+  if (c.type === "text") return [c.text];
+  if (c.type === "resource_link") return [linkText(c.name || c.uri, c.uri)];
+  if (c.type === "resource") {
+    const r = c.resource;
+    return [r.text !== undefined ? resourceText(r.uri, r.text) : binaryResourceText(r.uri, r.mimeType)];
+  }
+  return [];
+}
+
 /** Maps a tools/call result (current or the 2024-10-07 `toolResult` form) onto McpCallResult. */
 export function toCallResult(res: Record<string, unknown>): McpCallResult {
   const raw = Array.isArray(res.content) ? res.content : [];
@@ -48,7 +60,7 @@ export function toCallResult(res: Record<string, unknown>): McpCallResult {
   if (content.length === 0 && res.toolResult !== undefined) {
     content.push({ type: "text", text: JSON.stringify(res.toolResult) });
   }
-  const text = content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("\n");
+  const text = content.flatMap((c) => textOf(c)).join("\n");
   const out: McpCallResult = { content, text, isError: res.isError === true };
   if (res.structuredContent !== undefined) out.structured = res.structuredContent;
   return out;
