@@ -59,6 +59,7 @@ export const LIMIT_SPECS = {
   TREE_TIME_S: { value: 1.2, unit: "s", why: "time tree walks before it stops" },
   EDIT_TEMP_STALE_S: { value: 60, unit: "s", why: "age after which an interrupted edit's temp file is swept" },
   MAX_TOOL_IMAGE_BYTES: { value: 5 * MiB, unit: "bytes", why: "images (base64) one tool result passes to the model" },
+  MAX_PROGRESS_UPDATES_PER_S: { value: 10, unit: "count", why: "MCP progress shown to the client per tool call and second" },
   INTERRUPT_REPEAT_S: { value: 2, unit: "s", why: "a second Ctrl-C within this stops the agent (the first cancels turns)" },
   MODEL_LIST_TIMEOUT_S: { value: 2, unit: "s", why: "asking the provider which models it offers (once per agent)" },
   ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },

@@ -26,6 +26,7 @@ const ENV = {
   extraTools: (env.FAKE_MCP_EXTRA_TOOLS ?? "").split(",").filter((s) => s !== ""), // echo-like tools by name
   bigSchemaBytes: Number(env.FAKE_MCP_BIG_SCHEMA_BYTES ?? 0), // >0 → tool `big_schema` with a schema that size
   listChanged: env.FAKE_MCP_LIST_CHANGED === "1", // tool `grow` adds a tool and sends list_changed
+  progress: env.FAKE_MCP_PROGRESS === "1", // tools/call with a progress token gets two progress notifications first
 };
 
 type Json = Record<string, unknown>;
@@ -70,6 +71,8 @@ function buildTools(): Map<string, FakeTool> {
     (await sleepCancellable(Number(a.ms ?? 0), id)) ? text(`slept ${a.ms} ms`) : null,
   );
   add("fail", { inputSchema: objectSchema({ message: "string" }) }, async (a) => text(String(a.message ?? "failed"), true));
+  // Asks the client for its roots (roots/list) and answers with what it said.
+  add("roots", { inputSchema: objectSchema({}) }, async () => text(JSON.stringify(await askClient("roots/list", {}))));
   add("read", { inputSchema: objectSchema({ path: "string" }), annotations: { readOnlyHint: true } }, async (a) => {
     try {
       return text(readFileSync(String(a.path), "utf8"));
@@ -115,6 +118,12 @@ function listTools(params: Json): Json {
 
 async function callTool(id: string | number, params: Json): Promise<void> {
   const tool = tools.get(String(params.name));
+  const token = (params._meta as Json | undefined)?.progressToken;
+  if (ENV.progress && token !== undefined) {
+    send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: 1, total: 2, message: "halfway" } });
+    await new Promise((r) => setTimeout(r, 150));
+    send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: 2, total: 2, message: "done" } });
+  }
   if (ENV.toolDelayMs > 0 && !(await sleepCancellable(ENV.toolDelayMs, id))) return;
   const result = tool ? await tool.run((params.arguments as Json) ?? {}, id) : text(`Tool ${params.name} not found`, true);
   if (result === null) return;
@@ -123,9 +132,26 @@ async function callTool(id: string | number, params: Json): Promise<void> {
   send({ jsonrpc: "2.0", id, result }, exit ? () => process.exit(3) : undefined);
 }
 
+const asked = new Map<string, (result: unknown) => void>();
+let askedCount = 0;
+
+/** A request from this server to the client; resolves with the client's result (or its error). */
+function askClient(method: string, params: Json): Promise<unknown> {
+  const id = `srv-${++askedCount}`;
+  return new Promise((resolve) => {
+    asked.set(id, resolve);
+    send({ jsonrpc: "2.0", id, method, params });
+  });
+}
+
 function handle(msg: Json): void {
   const id = msg.id as string | number | undefined;
   const method = String(msg.method ?? "");
+  if (method === "" && typeof id === "string" && asked.has(id)) {
+    asked.get(id)!(msg.result ?? msg.error);
+    asked.delete(id);
+    return;
+  }
   const params = (msg.params as Json) ?? {};
   if (method === "notifications/cancelled") {
     if (ENV.cancelLog) appendFileSync(ENV.cancelLog, `cancelled ${String(params.requestId)}\n`);

@@ -211,3 +211,19 @@ test("regression: Ctrl-C lost the turn; now the first SIGINT cancels running tur
   a.child.kill("SIGINT"); // idle: stops
   expect(await exited).toBe(130);
 });
+
+test("MCP client capabilities: roots name the session's workspace; progress shows as the call's content", async () => {
+  const ws = join(work, "ws-roots");
+  mkdirSync(ws, { recursive: true });
+  const a = agent();
+  await a.initialize();
+  const fk = { name: "fk", command: process.execPath, args: [join(ROOT, "tests", "fake-mcp.ts")], env: [{ name: "FAKE_MCP_PROGRESS", value: "1" }] };
+  const { sessionId } = await a.newSession(ws, [fk]);
+  const before = fake.requests.length;
+  fake.script([{ toolCalls: [{ id: "r1", name: "fk__roots", input: {} }, { id: "e1", name: "fk__echo", input: { text: "x" } }] }, { text: "ok" }]);
+  await a.prompt(sessionId, "where am I?");
+  const results = JSON.stringify(fake.requests[before + 1]!.body.messages);
+  expect(results).toContain(`file://${ws}`);
+  const progress = a.ofKind("tool_call_update").filter((u) => u.toolCallId === "e1" && u.status === "in_progress" && u.content);
+  expect(progress.map((u) => (u.content![0] as any).content.text)).toContain("progress 1/2: halfway");
+});

@@ -19,7 +19,7 @@ export interface TurnDeps {
   tools: McpSessionTools;
   policy: Policy;
   cwd: string;
-  limits: { MAX_TOOL_CALLS_PER_TURN: number; MAX_PARALLEL_TOOLS: number; MAX_TOOL_RESULT_BYTES: number; MAX_TOOL_IMAGE_BYTES: number; TOOL_TIMEOUT_S: number };
+  limits: { MAX_TOOL_CALLS_PER_TURN: number; MAX_PARALLEL_TOOLS: number; MAX_TOOL_RESULT_BYTES: number; MAX_TOOL_IMAGE_BYTES: number; MAX_PROGRESS_UPDATES_PER_S: number; TOOL_TIMEOUT_S: number };
   emit(update: SessionUpdate): void;
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
   /** The turn's token totals, added to after each LLM response (the prompt answer reports them). */
@@ -229,6 +229,7 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
       maxParallel: deps.limits.MAX_PARALLEL_TOOLS,
       maxResultBytes: deps.limits.MAX_TOOL_RESULT_BYTES,
       maxImageBytes: deps.limits.MAX_TOOL_IMAGE_BYTES,
+      progressPerS: deps.limits.MAX_PROGRESS_UPDATES_PER_S,
       toolTimeoutMs: deps.limits.TOOL_TIMEOUT_S * 1000,
       signal,
       emit: deps.emit,

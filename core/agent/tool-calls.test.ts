@@ -36,6 +36,7 @@ function ctx(over: Partial<ToolRunContext> = {}, answers: PermissionAnswer[] = [
     maxParallel: 8,
     maxResultBytes: 1000,
     maxImageBytes: 1000,
+    progressPerS: 1000,
     toolTimeoutMs: 10_000,
     signal: new AbortController().signal,
     emit: (u) => updates.push(u),

@@ -3,7 +3,7 @@
 // trim results from the middle. Does not talk to the LLM (loop.ts) or the client (the session's io).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
-import type { McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import type { McpCallResult, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
@@ -27,6 +27,8 @@ export interface ToolRunContext {
   maxResultBytes: number;
   /** Images a tool returns reach the model up to this many bytes (base64) per result. */
   maxImageBytes: number;
+  /** MCP progress notifications shown to the client, per call and second. */
+  progressPerS: number;
   toolTimeoutMs: number;
   signal: AbortSignal;
   emit(update: SessionUpdate): void;
@@ -132,6 +134,19 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
   return answer.startsWith("allow") ? "run" : "rejected by user";
 }
 
+/** MCP progress of a running call shown as its content, at most `progressPerS` updates a second. */
+function progressReporter(toolCallId: string, ctx: ToolRunContext): (p: McpProgress) => void {
+  let last = -Infinity;
+  return (p) => {
+    const now = Date.now();
+    if (ctx.signal.aborted || now - last < 1000 / ctx.progressPerS) return;
+    last = now;
+    const of = p.total !== undefined ? `${p.progress}/${p.total}` : String(p.progress);
+    const text = `progress ${of}${p.message ? `: ${p.message}` : ""}`;
+    ctx.emit({ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress", content: [{ type: "content", content: { type: "text", text } }] });
+  };
+}
+
 /** The images of a result the model can take, within the byte bound; a note for the ones left out. */
 function imagesFor(result: McpCallResult, maxBytes: number): { images: { mimeType: string; data: string }[]; dropped?: string } {
   const images: { mimeType: string; data: string }[] = [];
@@ -158,7 +173,11 @@ async function execute(
 ): Promise<void> {
   if (ctx.signal.aborted) return;
   ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
-  const result = await ctx.tools.call(call.name, call.input, { signal: ctx.signal, timeoutMs: ctx.toolTimeoutMs });
+  const result = await ctx.tools.call(call.name, call.input, {
+    signal: ctx.signal,
+    timeoutMs: ctx.toolTimeoutMs,
+    onProgress: progressReporter(call.id, ctx),
+  });
   if (ctx.signal.aborted) return;
   const { images, dropped } = imagesFor(result, ctx.maxImageBytes);
   const text = trimMiddle(dropped ? `${result.text}\n${dropped}` : result.text, ctx.maxResultBytes);

@@ -6,13 +6,15 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, ListRootsRequestSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { pathToFileURL } from "node:url";
+import { basename } from "node:path";
 import type { Limits } from "../limits.ts";
 import { log as defaultLog, logFailure } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
-import { McpStartError, type McpCallResult, type McpServerSpec } from "./types.ts";
+import { McpStartError, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
 
 export type { RawTool } from "./call-result.ts";
 export type McpLog = Pick<typeof defaultLog, "error" | "warn" | "info" | "debug">;
@@ -37,7 +39,7 @@ export interface McpConnection {
   readonly instructions: string | undefined;
   tools(): RawTool[];
   /** Tool errors, timeouts and cancellation come back as isError results; throws McpLinkLost only. */
-  call(tool: string, args: Record<string, unknown>, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<McpCallResult>;
+  call(tool: string, args: Record<string, unknown>, opts: { signal?: AbortSignal; timeoutMs: number; onProgress?: McpCallOptions["onProgress"] }): Promise<McpCallResult>;
   close(): Promise<void>;
 }
 
@@ -108,7 +110,11 @@ async function listAllTools(client: Client, deadline: number, maxTools: number, 
 export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions): Promise<McpConnection> {
   const log = opts.log ?? defaultLog;
   const { transport, stdio } = makeTransport(spec, opts);
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  // roots: the server's working directory is the session's workspace (one server, one directory:
+  // the fingerprint includes it, so the list never changes). No sampling, no elicitation.
+  const client = new Client(CLIENT_INFO, { capabilities: { roots: {} } });
+  const root = spec.cwd ?? opts.cwd;
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(root).href, name: basename(root) }] }));
   const initS = opts.limits.MCP_INIT_TIMEOUT_S;
   // A server may list hooks beyond the offered tools; past this many, the session catalog would drop them anyway.
   const maxListed = opts.limits.MAX_TOOLS * 4;
@@ -188,7 +194,7 @@ async function callTool(
   client: Client,
   tool: string,
   args: Record<string, unknown>,
-  opts: { signal?: AbortSignal; timeoutMs: number },
+  opts: { signal?: AbortSignal; timeoutMs: number; onProgress?: McpCallOptions["onProgress"] },
   isLost: () => boolean,
 ): Promise<McpCallResult> {
   if (opts.signal?.aborted) return errorResult("cancelled");
@@ -196,6 +202,7 @@ async function callTool(
     const res = await client.callTool({ name: tool, arguments: args }, undefined, {
       signal: opts.signal,
       timeout: opts.timeoutMs,
+      ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
     });
     return toCallResult(res);
   } catch (err) {

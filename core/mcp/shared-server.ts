@@ -4,7 +4,7 @@
 // Does not decide who shares it (pool.ts) or how tools are named (catalog.ts).
 import { errorResult, type RawTool } from "./call-result.ts";
 import { connectMcpServer, McpLinkLost, type ConnectOptions, type McpConnection } from "./client.ts";
-import type { McpCallResult, McpServerSpec } from "./types.ts";
+import type { McpCallOptions, McpCallResult, McpServerSpec } from "./types.ts";
 import type { Limits } from "../limits.ts";
 
 const JITTER = 0.2;
@@ -88,7 +88,7 @@ export class SharedServer {
   async call(
     tool: string,
     args: Record<string, unknown>,
-    opts: { signal?: AbortSignal; timeoutMs: number; label?: string },
+    opts: { signal?: AbortSignal; timeoutMs: number; label?: string; onProgress?: McpCallOptions["onProgress"] },
   ): Promise<McpCallResult> {
     const label = opts.label ?? this.label;
     if (this.state === "dead") {
@@ -100,7 +100,7 @@ export class SharedServer {
     const conn = this.#conn;
     if (this.state !== "live" || !conn) return this.#goneResult(label);
     try {
-      const result = await conn.call(tool, args, { signal: opts.signal, timeoutMs: opts.timeoutMs });
+      const result = await conn.call(tool, args, { signal: opts.signal, timeoutMs: opts.timeoutMs, onProgress: opts.onProgress });
       this.#attempts = 0;
       return result;
     } catch (err) {

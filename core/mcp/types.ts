@@ -44,9 +44,17 @@ export interface McpCallResult {
   structured?: unknown;
 }
 
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 export interface McpCallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Asks the server for progress (a progress token) and receives its notifications. */
+  onProgress?: (p: McpProgress) => void;
 }
 
 export interface McpSessionTools {
