@@ -1,7 +1,7 @@
 // Unit tests of str_replace: the one-match rule and its diagnostics, creation, line endings, modes,
 // size cap, and the workspace rule with symlinks.
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StrReplaceTool } from "./str-replace.ts";
@@ -140,4 +140,13 @@ test("parallel edits of one file are all applied", async () => {
   const rs = await Promise.all([1, 2, 3, 4].map((i) => editor.call({ path: p, old_str: `a${i}`, new_str: `b${i}` })));
   expect(rs.every((r) => !r.isError)).toBe(true);
   expect(read(p)).toBe("b1\nb2\nb3\nb4\n");
+});
+
+test("a dangling symlink as the target of a create is refused, not replaced", async () => {
+  symlinkSync(join(base, "outside", "planted.txt"), join(root, "dangling.txt"));
+  const r = await editor.call({ path: "dangling.txt", old_str: "", new_str: "payload\n" });
+  expect(r.isError).toBe(true);
+  expect(r.text).toContain("symlink");
+  expect(lstatSync(join(root, "dangling.txt")).isSymbolicLink()).toBe(true);
+  expect(readdirSync(join(base, "outside"))).toEqual(["secret.txt"]);
 });
