@@ -58,6 +58,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     root,
     maxFileBytes: limits.MAX_EDIT_FILE_BYTES,
     maxReplyBytes: limits.MAX_TOOL_RESULT_BYTES,
+    tempStaleMs: limits.EDIT_TEMP_STALE_S * 1000,
   });
   const todo = new TodoList({ maxItems: limits.TODO_ITEMS, maxItemChars: limits.TODO_ITEM_CHARS });
   const text = toolDescriptions(limits);

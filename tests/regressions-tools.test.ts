@@ -70,3 +70,36 @@ test("str_replace symlink race: a process swapping sub/ for a symlink to ../outs
   expect(readdirSync(outside)).toEqual(["victim.txt"]);
   expect(readFileSync(join(outside, "victim.txt"), "utf8")).toBe("aaa\n");
 }, 60_000);
+
+const tempFiles = (dir: string) => readdirSync(dir).filter((n) => /\.tendril-.*\.tmp$/.test(n));
+
+test("temp files of interrupted edits stay in the workspace: kill -9 mid-edit, and the next edit sweeps them", async () => {
+  const dir = scratch("interrupted");
+  const root = join(dir, "root");
+  mkdirSync(root);
+  const home = scratch("interrupted-home");
+  const big = Array.from({ length: 150_000 }, (_, i) => `line ${i} of a large file edited back and forth`).join("\n");
+  writeFileSync(join(root, "big.txt"), `MARKER_A\n${big}\n`);
+  // What a kill -9 during the write leaves when it lands: the sweep must take it whatever the timing.
+  writeFileSync(join(root, ".big.txt.tendril-4194303-0123abcd.tmp"), "partial");
+  const env = { TENDRIL_EDIT_TEMP_STALE_S: "0.05" };
+  for (let round = 0; round < 3; round++) {
+    const { client, pid } = await startDevMcp(root, home, env);
+    let stop = false;
+    const loop = (async () => {
+      for (let i = 0; !stop && i < 1000; i++) {
+        const [from, to] = i % 2 === 0 ? ["MARKER_A", "MARKER_B"] : ["MARKER_B", "MARKER_A"];
+        await callTool(client, "str_replace", { path: "big.txt", old_str: from, new_str: to }).catch(() => {});
+      }
+    })();
+    await Bun.sleep(100 + Math.floor(Math.random() * 300));
+    process.kill(pid, "SIGKILL");
+    stop = true;
+    await loop;
+  }
+  await Bun.sleep(100); // older than TENDRIL_EDIT_TEMP_STALE_S
+  const { client } = await startDevMcp(root, home, env);
+  const r = await callTool(client, "str_replace", { path: "note.txt", old_str: "", new_str: "x\n" });
+  expect(r.isError).toBeFalsy();
+  expect(tempFiles(root)).toEqual([]);
+}, 60_000);

@@ -8,7 +8,7 @@ import { type FileHandle, lstat, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { createPatch } from "diff";
 import { z } from "zod";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { sweepStaleTemps, writeFileAtomic } from "./atomic-write.ts";
 import { describeManyMatches, describeNoMatch, findMatches } from "./match-report.ts";
 import { PinnedDir } from "./pinned-dir.ts";
 import { displayPath, resolveInside } from "./workspace-path.ts";
@@ -28,6 +28,8 @@ export interface EditorOptions {
   maxFileBytes: number;
   /** The diff in the reply is cut here, with a marker. */
   maxReplyBytes: number;
+  /** Temp files of interrupted edits older than this are deleted by the next edit in their directory. */
+  tempStaleMs: number;
 }
 
 export interface EditReply {
@@ -85,6 +87,7 @@ export class StrReplaceTool {
     }
     const dir = await PinnedDir.open(this.opts.root, dirname(real), !exists);
     try {
+      await sweepStaleTemps(dir, this.opts.tempStaleMs);
       const name = basename(real);
       return exists ? await this.edit(dir, name, shown, args) : await this.create(dir, name, shown, args);
     } finally {
