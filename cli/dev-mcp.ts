@@ -106,9 +106,9 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   const signalled = new Promise<string>((resolve) => {
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(sig, () => resolve(sig));
   });
-  const why = await Promise.race([serving.closed, signalled]);
-  log.info("stopping", { why, running: dev.shell.groups.size });
+  const end = await Promise.race([serving.closed, signalled.then((sig) => ({ why: sig, clean: true }))]);
+  log.info("stopping", { why: end.why, running: dev.shell.groups.size });
   await Promise.all([serving.close(), dev.shell.groups.killAll()]);
   removeShims();
-  return 0;
+  return end.clean ? 0 : 1;
 }

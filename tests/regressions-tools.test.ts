@@ -7,9 +7,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { callTool, startDevMcp, stopDevMcps } from "./dev-mcp-harness.ts";
+import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-regress-tools-")));
-afterEach(stopDevMcps);
+const raws: RawAgent[] = [];
+afterEach(async () => {
+  for (const r of raws.splice(0)) r.kill();
+  await stopDevMcps();
+});
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 /** A fresh directory under the test's base. */
@@ -103,3 +108,35 @@ test("temp files of interrupted edits stay in the workspace: kill -9 mid-edit, a
   expect(r.isError).toBeFalsy();
   expect(tempFiles(root)).toEqual([]);
 }, 60_000);
+
+/** A dev-mcp on a raw pipe, with its own HOME and TMPDIR under `dir`. */
+function rawDevMcp(dir: string, env: Record<string, string> = {}): RawAgent {
+  const raw = spawnRawMode("dev-mcp", { HOME: dir, TMPDIR: dir, XDG_CACHE_HOME: join(dir, "cache"), ...env }, ["--root", dir]);
+  raws.push(raw);
+  return raw;
+}
+
+test("dev-mcp ignores malformed lines: '{' gets -32700 with id null, a wrong jsonrpc -32600, as the agent answers", async () => {
+  const raw = rawDevMcp(scratch("malformed"));
+  raw.writeLine("{");
+  expect(await raw.nextMessage()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+  raw.writeLine({ jsonrpc: "1.0", id: 1, method: "initialize", params: {} });
+  expect(await raw.nextMessage()).toMatchObject({ id: 1, error: { code: -32600 } });
+  raw.writeLine({ jsonrpc: "2.0" });
+  expect(await raw.nextMessage()).toMatchObject({ id: null, error: { code: -32600 } });
+  raw.writeLine("[]");
+  expect(await raw.nextMessage()).toMatchObject({ id: null, error: { code: -32600 } });
+  raw.writeLine({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  expect((await raw.response(2)).result?.serverInfo?.name).toBe("tendril-dev");
+  raw.writeLine({ jsonrpc: "2.0", id: 3, method: "no/such" });
+  expect((await raw.response(3)).error?.code).toBe(-32601);
+});
+
+test("dev-mcp ignores an over-long line: it exits non-zero within 5 s, as the agent does", async () => {
+  const raw = rawDevMcp(scratch("oversize"), { TENDRIL_MAX_LINE_BYTES: "256" });
+  raw.writeLine({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(1000) } });
+  const code = await raw.exited(5000);
+  expect(code).not.toBe(0);
+  expect(typeof code).toBe("number");
+  expect(raw.stderr()).toContain("MAX_LINE_BYTES");
+});
