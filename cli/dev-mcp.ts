@@ -82,13 +82,15 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   }
   // A stray rejection must not take the server (and its children's cleanup) down with it.
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
+  const { killAllGroups, killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
+  setKillGrace(cfg.limits.KILL_GRACE_MS);
   const shimDir = await makeShimDir();
   const { buildDevTools } = await import("./dev-mcp-tools.ts");
   const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: commandEnv(shimDir) });
   const removeShims = () => rmSync(shimDir, { recursive: true, force: true });
   // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
   process.once("exit", () => {
-    dev.shell.groups.killAllNow();
+    killAllGroupsNow();
     removeShims();
   });
   const { serveMcp } = await import("../core/mcp/server.ts");
@@ -107,8 +109,8 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(sig, () => resolve(sig));
   });
   const end = await Promise.race([serving.closed, signalled.then((sig) => ({ why: sig, clean: true }))]);
-  log.info("stopping", { why: end.why, running: dev.shell.groups.size });
-  await Promise.all([serving.close(), dev.shell.groups.killAll()]);
+  log.info("stopping", { why: end.why, running: dev.shell.running });
+  await Promise.all([serving.close(), killAllGroups()]);
   removeShims();
   return end.clean ? 0 : 1;
 }

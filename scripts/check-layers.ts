@@ -1,5 +1,5 @@
 // Enforces ARCHITECTURE.md's dependency rules on every source file (tests exempt from the SDK rule):
-// main → cli → core/tools; core never imports tools/cli; tools import only core/limits, core/log and types;
+// main → cli → core/tools; core never imports tools/cli; tools import only core's leaf modules and types;
 // no import cycles; each third-party SDK has one adapter module per side. Prints every violation; exit 1 if any.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
@@ -14,6 +14,9 @@ const ADAPTERS: Record<string, string[]> = {
   "@modelcontextprotocol/sdk/server": ["core/mcp/server.ts"],
   "@agentclientprotocol/sdk": ["core/acp/agent-server.ts", "core/acp/client-runner.ts"],
 };
+
+/** The leaf modules of core/ that tools/ may use at run time. */
+const TOOLS_MAY_IMPORT = ["core/limits.ts", "core/log.ts", "core/process-group.ts", "core/text-bounds.ts"];
 
 interface Imp {
   spec: string;
@@ -50,8 +53,8 @@ for (const file of all) {
       if (!typeOnly && !isTest) edges.push(target);
       if (tlayer === "cli" && layer !== "cli" && layer !== "main") problems.push(`${file}: imports cli/ (${target})`);
       if (layer === "core" && tlayer === "tools") problems.push(`${file}: core/ must not import tools/ (${target})`);
-      if (layer === "tools" && tlayer === "core" && !typeOnly && !["core/limits.ts", "core/log.ts"].includes(target)) {
-        problems.push(`${file}: tools/ may import only core/limits.ts and core/log.ts (${target})`);
+      if (layer === "tools" && tlayer === "core" && !typeOnly && !TOOLS_MAY_IMPORT.includes(target)) {
+        problems.push(`${file}: tools/ may import only ${TOOLS_MAY_IMPORT.join(", ")} (${target})`);
       }
       if (layer === "main" && tlayer !== "cli") problems.push(`main.ts: must import only cli/ (${target})`);
       continue;

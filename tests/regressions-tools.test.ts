@@ -3,10 +3,11 @@
 // answers to malformed lines, and temp files left by interrupted edits.
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { callTool, startDevMcp, stopDevMcps } from "./dev-mcp-harness.ts";
+import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-regress-tools-")));
@@ -139,4 +140,35 @@ test("dev-mcp ignores an over-long line: it exits non-zero within 5 s, as the ag
   expect(code).not.toBe(0);
   expect(typeof code).toBe("number");
   expect(raw.stderr()).toContain("MAX_LINE_BYTES");
+});
+
+/** Pids of live processes whose environment holds `mark` (a dev-mcp passes its environment on). */
+function processesMarked(mark: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, "latin1").includes(mark) && pidAlive(pid)) found.push(pid);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+test("orphans after SIGKILL: kill -9 of dev-mcp during shell 'sleep 30' leaves no sleep and no process of its own", async () => {
+  const dir = scratch("orphans");
+  const mark = `TENDRIL_TEST_MARK=orphans-${process.pid}-${Date.now()}`;
+  const [k, v] = mark.split("=") as [string, string];
+  const { client, pid } = await startDevMcp(dir, dir, { [k]: v });
+  const pidFile = join(dir, "sleep.pid");
+  const pending = callTool(client, "shell", { command: `sleep 30 & echo $! > ${pidFile}; wait`, timeout_s: 60 }).catch((e: Error) => e);
+  expect(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 5000)).toBe(true);
+  const sleepPid = Number(readFileSync(pidFile, "utf8"));
+  expect(processesMarked(mark).length).toBeGreaterThan(1);
+  process.kill(pid, "SIGKILL");
+  expect(await waitFor(() => !pidAlive(sleepPid), 5000)).toBe(true);
+  expect(await waitFor(() => processesMarked(mark).length === 0, 5000)).toBe(true);
+  await pending;
 });
