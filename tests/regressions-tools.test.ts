@@ -3,6 +3,7 @@
 // answers to malformed lines, and temp files left by interrupted edits.
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
+import { BIN } from "./binary.ts";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -171,4 +172,56 @@ test("orphans after SIGKILL: kill -9 of dev-mcp during shell 'sleep 30' leaves n
   expect(await waitFor(() => !pidAlive(sleepPid), 5000)).toBe(true);
   expect(await waitFor(() => processesMarked(mark).length === 0, 5000)).toBe(true);
   await pending;
+});
+
+/** Starts a dev-mcp, ends it with `how` after `delayMs`, and resolves once it has exited (≤ 10 s). */
+async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM", delayMs: number, sleepCall: boolean): Promise<void> {
+  const child = spawn(BIN, ["dev-mcp", "--root", tmp], {
+    stdio: ["pipe", "pipe", "ignore"],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmp, TMPDIR: tmp, XDG_CACHE_HOME: join(tmp, "cache") },
+  });
+  child.stdin.on("error", () => {});
+  child.stdout.resume();
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  if (sleepCall) {
+    const init = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: init }) + "\n");
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shell", arguments: { command: "sleep 300" } } }) + "\n");
+  }
+  await Bun.sleep(delayMs);
+  if (how === "stdin") child.stdin.end();
+  else child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+test("shim folders leak: closing stdin or SIGTERM at any moment of start-up or of a sleep 300 call leaves no tendril-shims-* dir", async () => {
+  const tmp = scratch("shims-leak");
+  const t0 = Date.now();
+  for (let batch = 0; batch < 8 && Date.now() - t0 < 30_000; batch++) {
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) => {
+        const how = (batch + i) % 2 === 0 ? "stdin" : "SIGTERM";
+        const sleepCall = i === 4;
+        return startAndEnd(tmp, how, sleepCall ? 300 + Math.random() * 200 : Math.random() * 150, sleepCall);
+      }),
+    );
+  }
+  expect(readdirSync(tmp).filter((n) => n.startsWith("tendril-shims-"))).toEqual([]);
+}, 90_000);
+
+test("shim folders leak: folders of servers that died by SIGKILL are swept at the next start, live owners' kept", async () => {
+  const tmp = scratch("shims-stale");
+  const gone = spawn("true");
+  await new Promise((r) => gone.once("exit", r));
+  const stale = join(tmp, `tendril-shims-${gone.pid}-AbC123`);
+  const live = join(tmp, `tendril-shims-${process.pid}-XyZ789`);
+  mkdirSync(join(stale, "inner"), { recursive: true });
+  mkdirSync(live);
+  const { client } = await startDevMcp(tmp, tmp);
+  await callTool(client, "todo");
+  expect(existsSync(stale)).toBe(false);
+  expect(existsSync(live)).toBe(true);
 });
