@@ -7,6 +7,7 @@ import type { Readable } from "node:stream";
 import { z } from "zod";
 import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
 import { killGroup, spawnGroup } from "../core/process-group.ts";
+import { formatBytes } from "../core/text-bounds.ts";
 import { PathError, resolveInside } from "./workspace-path.ts";
 
 /** The exit code `timeout(1)` uses. */
@@ -151,21 +152,16 @@ function section(name: string, body: string): string {
   return `${name}:\n${body}${body.endsWith("\n") ? "" : "\n"}`;
 }
 
-function kib(n: number): string {
-  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / 1024 / 1024} MiB`;
-  return n >= 1024 && n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`;
-}
-
 export function formatOutcome(o: ShellOutcome, timeoutS: number, clamped: boolean, limits: CaptureLimits): ShellReply {
   const c = o.capture;
   const head = [`exit_code: ${o.exitCode}`, `timed_out: ${o.timedOut}`];
   if (o.timedOut) head.push(`(killed after ${timeoutS} s${clamped ? ", the largest timeout allowed" : ""})`);
   if (o.cancelled) head.push("(cancelled: the command was killed)");
   if (c.truncated) {
-    const cap = `${kib(limits.inlineBytes)} / ${limits.inlineLines} lines`;
-    let note = `[output was ${c.totalBytes} bytes / ${c.totalLines} lines, over the ${cap} cap: showing the last ${kib(limits.tailBytes)} of stdout and of stderr.`;
+    const cap = `${formatBytes(limits.inlineBytes)} / ${limits.inlineLines} lines`;
+    let note = `[output was ${c.totalBytes} bytes / ${c.totalLines} lines, over the ${cap} cap: showing the last ${formatBytes(limits.tailBytes)} of stdout and of stderr.`;
     if (c.artifact) {
-      const cut = c.artifactCut ? `, cut at ${kib(limits.captureBytes)}` : "";
+      const cut = c.artifactCut ? `, cut at ${formatBytes(limits.captureBytes)}` : "";
       note += ` The full output (stdout and stderr interleaved${cut}) is saved in ${c.artifact}: page it with \`sed -n 'A,Bp'\`, \`tail\` or \`rg\`.]`;
     } else {
       note += ` The full output could not be saved (${c.artifactError ?? "unknown error"}).]`;

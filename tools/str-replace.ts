@@ -8,6 +8,7 @@ import { type FileHandle, lstat, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { createPatch } from "diff";
 import { z } from "zod";
+import { formatBytes, headBytes } from "../core/text-bounds.ts";
 import { sweepStaleTemps, writeFileAtomic } from "./atomic-write.ts";
 import { describeManyMatches, describeNoMatch, findMatches } from "./match-report.ts";
 import { PinnedDir } from "./pinned-dir.ts";
@@ -45,10 +46,6 @@ const fail = (message: string): never => {
 
 function toCrlf(s: string): string {
   return s.replace(/\r?\n/g, "\r\n");
-}
-
-function fmtBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${n} bytes`;
 }
 
 export class StrReplaceTool {
@@ -113,7 +110,7 @@ export class StrReplaceTool {
       if (st.isDirectory()) fail(`${shown} is a directory; give a file path`);
       if (!st.isFile()) fail(`${shown} is not a regular file`);
       if (st.size > this.opts.maxFileBytes) {
-        fail(`${shown} is ${fmtBytes(st.size)}, over MAX_EDIT_FILE_BYTES (${fmtBytes(this.opts.maxFileBytes)}); edit it with the shell tool instead`);
+        fail(`${shown} is ${formatBytes(st.size)}, over MAX_EDIT_FILE_BYTES (${formatBytes(this.opts.maxFileBytes)}); edit it with the shell tool instead`);
       }
       content = decodeText(await fh.readFile(), shown);
       mode = st.mode & 0o7777;
@@ -129,7 +126,7 @@ export class StrReplaceTool {
   private replaced(content: string, args: StrReplaceArgs, shown: string): string {
     if (args.old_str === "") {
       if (content === "") return args.new_str;
-      fail(`old_str is empty but ${shown} already has ${fmtBytes(Buffer.byteLength(content))}; give the exact text to replace (an empty old_str only creates files)`);
+      fail(`old_str is empty but ${shown} already has ${formatBytes(Buffer.byteLength(content))}; give the exact text to replace (an empty old_str only creates files)`);
     }
     if (args.old_str === args.new_str) fail("old_str and new_str are identical; nothing would change");
     let [oldStr, newStr] = [args.old_str, args.new_str];
@@ -147,7 +144,7 @@ export class StrReplaceTool {
 
   private checkSize(bytes: number, shown: string): void {
     if (bytes > this.opts.maxFileBytes) {
-      fail(`the result for ${shown} would be ${fmtBytes(bytes)}, over MAX_EDIT_FILE_BYTES (${fmtBytes(this.opts.maxFileBytes)})`);
+      fail(`the result for ${shown} would be ${formatBytes(bytes)}, over MAX_EDIT_FILE_BYTES (${formatBytes(this.opts.maxFileBytes)})`);
     }
   }
 
@@ -155,8 +152,8 @@ export class StrReplaceTool {
     const patch = createPatch(shown, before, after, "", "", { context: 3 });
     const text = `${headline}\n${patch}`;
     if (Buffer.byteLength(text) <= this.opts.maxReplyBytes) return text;
-    const cut = Buffer.from(text).subarray(0, this.opts.maxReplyBytes).toString("utf8").replace(/\uFFFD$/, "");
-    return `${cut}\n[diff cut at ${fmtBytes(this.opts.maxReplyBytes)}; the edit itself was applied in full]`;
+    const cut = headBytes(text, this.opts.maxReplyBytes);
+    return `${cut}\n[diff cut at ${formatBytes(this.opts.maxReplyBytes)}; the edit itself was applied in full]`;
   }
 }
 
