@@ -27,9 +27,6 @@ export interface DevTools {
   artifactDir: string;
 }
 
-/** Artifact dirs of sessions idle this long are removed when a new server starts. */
-const STALE_SESSION_MS = 24 * 60 * 60 * 1000;
-
 function sessionName(): string {
   return `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
 }
@@ -38,7 +35,8 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   const { root, limits } = opts;
   const artifactsParent = join(opts.cacheDir, "artifacts");
   const artifactDir = join(artifactsParent, sessionName());
-  void pruneStaleSessions(artifactsParent, STALE_SESSION_MS).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
+  // Artifact dirs of sessions idle for ARTIFACTS_STALE_S are removed when a new server starts.
+  void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
   const shell = new ShellTool({
     root,
     env: opts.env,

@@ -4,9 +4,6 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 
 const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
-/** `tree /` must answer quickly: the walk stops after this many entries or this much time. */
-const MAX_ENTRIES = 100_000;
-const BUDGET_MS = 1200;
 
 interface TreeArgs {
   dir: string | undefined;
@@ -70,7 +67,8 @@ export async function run(args: string[]): Promise<number> {
   const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
   const tree = buildTree(abs, parsed.dir ?? ".", cwd, {
     maxDepth: parsed.depth, all: parsed.all, noIgnore: parsed.noIgnore,
-    maxEntries: MAX_ENTRIES, budgetMs: BUDGET_MS, maxShown: cap.maxLines, maxShownBytes: cap.maxBytes,
+    // `tree /` must answer quickly: the walk stops after TREE_MAX_ENTRIES entries or TREE_TIME_S.
+    maxEntries: limits.TREE_MAX_ENTRIES, budgetMs: limits.TREE_TIME_S * 1000, maxShown: cap.maxLines, maxShownBytes: cap.maxBytes,
   });
   renderTree(tree, out);
   out.finish();

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
@@ -222,4 +222,18 @@ test("todo and the hooks: _Stop objects while items are open, _PostCompact retur
   const dropped = await call(client, "todo", { items: [{ text: "plan", done: true }] });
   expect(textOf(dropped)).toContain("removed without being marked done");
   expect(textOf(await call(client, "_Stop"))).toBe("");
+});
+
+test("artifact folders of other sessions older than ARTIFACTS_STALE_S are deleted at start-up, younger ones kept", async () => {
+  const parent = join(cache, "tendril", "artifacts");
+  const old = join(parent, "old-session");
+  const young = join(parent, "young-session");
+  mkdirSync(old, { recursive: true });
+  mkdirSync(young, { recursive: true });
+  const hourAgo = Date.now() / 1000 - 3600;
+  utimesSync(old, hourAgo, hourAgo);
+  const { client } = await start({ TENDRIL_ARTIFACTS_STALE_S: "600" });
+  await call(client, "todo");
+  expect(await waitFor(() => !existsSync(old), 2000)).toBe(true);
+  expect(existsSync(young)).toBe(true);
 });
