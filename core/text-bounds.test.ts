@@ -7,27 +7,23 @@ const TEXT = "aé€😀b".repeat(7) + "z"; // 1 + 2 + 3 + 4 + 1 bytes per round
 const LEN = utf8Length(TEXT);
 const whole = (s: string) => !s.includes("\uFFFD");
 
-test("headBytes: at every bound, within it, whole characters, a prefix, and the longest such", () => {
-  for (let max = 0; max <= LEN + 1; max++) {
-    const out = headBytes(TEXT, max);
-    expect(utf8Length(out)).toBeLessThanOrEqual(max);
-    expect(whole(out)).toBe(true);
-    expect(TEXT.startsWith(out)).toBe(true);
-    expect(utf8Length(out)).toBeGreaterThan(max - 4);
-  }
-  expect(headBytes(new TextEncoder().encode("é€"), 4)).toBe("é");
-});
+const ends = [
+  { name: "headBytes", cut: headBytes, keeps: (out: string) => TEXT.startsWith(out), bytes: "é€", max: 4, want: "é" },
+  { name: "tailBytes", cut: tailBytes, keeps: (out: string) => TEXT.endsWith(out), bytes: "😀é", max: 5, want: "é" },
+];
 
-test("tailBytes: at every bound, within it, whole characters, a suffix, and the longest such", () => {
-  for (let max = 0; max <= LEN + 1; max++) {
-    const out = tailBytes(TEXT, max);
-    expect(utf8Length(out)).toBeLessThanOrEqual(max);
-    expect(whole(out)).toBe(true);
-    expect(TEXT.endsWith(out)).toBe(true);
-    expect(utf8Length(out)).toBeGreaterThan(max - 4);
-  }
-  expect(tailBytes(new TextEncoder().encode("😀é"), 5)).toBe("é");
-});
+for (const end of ends) {
+  test(`${end.name}: at every bound, within it, whole characters, the right end, and the longest such`, () => {
+    for (let max = 0; max <= LEN + 1; max++) {
+      const out = end.cut(TEXT, max);
+      expect(utf8Length(out)).toBeLessThanOrEqual(max);
+      expect(whole(out)).toBe(true);
+      expect(end.keeps(out)).toBe(true);
+      expect(utf8Length(out)).toBeGreaterThan(max - 4);
+    }
+    expect(end.cut(new TextEncoder().encode(end.bytes), end.max)).toBe(end.want);
+  });
+}
 
 test("middleBytes: within the bound with the marker, whole characters, head and tail of the text", () => {
   const marker = "[…cut…]";
