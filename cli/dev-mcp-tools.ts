@@ -4,13 +4,13 @@
 import { join } from "node:path";
 import type { Limits } from "../core/limits.ts";
 import { defineTool, type ToolDefinition } from "../core/mcp/server.ts";
-import { serverInstructions, toolDescriptions } from "../tools/instructions.ts";
+import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
-import { ShellTool, shellInput } from "../tools/shell.ts";
-import { pruneStaleSessions } from "../tools/shell-capture.ts";
-import { detectStack } from "../tools/stack.ts";
-import { StrReplaceTool, strReplaceInput } from "../tools/str-replace.ts";
-import { hookInput, TodoList, todoInput } from "../tools/todo.ts";
+import { ShellTool, shellInput } from "../tools/dev/shell.ts";
+import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
+import { detectStack } from "../tools/dev/stack.ts";
+import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
+import { hookInput, TodoList, todoInput } from "../tools/dev/todo.ts";
 
 export interface DevToolsOptions {
   root: string;

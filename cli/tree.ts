@@ -1,5 +1,5 @@
 // Owns the `tree` shim's process: `tree [DIR] [-L N] [-a] [--no-ignore]` → the gitignore-aware tree with
-// line counts (tools/tree.ts), capped by the shim output limits. Does not walk or count itself.
+// line counts (tools/tree/tree.ts), capped by the shim output limits. Does not walk or count itself.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 
@@ -56,8 +56,8 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`tree: ${parsed.dir ?? "."}: ${why}\n`);
     return 1;
   }
-  const { ShimOutput } = await import("../tools/shim-output.ts");
-  const { buildTree, renderTree } = await import("../tools/tree.ts");
+  const { ShimOutput } = await import("../tools/search/shim-output.ts");
+  const { buildTree, renderTree } = await import("../tools/tree/tree.ts");
   let broken = false;
   process.stdout.on("error", () => (broken = true));
   const emit = (chunk: string) => {

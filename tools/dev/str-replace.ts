@@ -8,7 +8,7 @@ import { type FileHandle, lstat, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { createPatch } from "diff";
 import { z } from "zod";
-import { formatBytes, headBytes } from "../core/text-bounds.ts";
+import { formatBytes, headBytes } from "../../core/text-bounds.ts";
 import { sweepStaleTemps, writeFileAtomic } from "./atomic-write.ts";
 import { describeManyMatches, describeNoMatch, findMatches } from "./match-report.ts";
 import { PinnedDir } from "./pinned-dir.ts";

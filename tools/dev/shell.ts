@@ -6,8 +6,8 @@ import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { z } from "zod";
 import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
-import { killGroup, spawnGroup } from "../core/process-group.ts";
-import { formatBytes } from "../core/text-bounds.ts";
+import { killGroup, spawnGroup } from "../../core/process-group.ts";
+import { formatBytes } from "../../core/text-bounds.ts";
 import { PathError, resolveInside } from "./workspace-path.ts";
 
 /** The exit code `timeout(1)` uses. */

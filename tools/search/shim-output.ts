@@ -1,6 +1,6 @@
 // Owns the output cap of the rg and tree shims: whole lines until SHIM_OUTPUT_LINES or SHIM_OUTPUT_BYTES
 // would be passed, then one marker line saying so and how to narrow. Does not know where bytes go.
-import { formatBytes } from "../core/text-bounds.ts";
+import { formatBytes } from "../../core/text-bounds.ts";
 
 export interface OutputCap {
   readonly maxBytes: number;

@@ -4,8 +4,8 @@
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { log } from "../core/log.ts";
-import { tailBytes } from "../core/text-bounds.ts";
+import { log } from "../../core/log.ts";
+import { tailBytes } from "../../core/text-bounds.ts";
 
 export interface CaptureLimits {
   inlineBytes: number;

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ShellTool, type ShellOptions } from "./shell.ts";
 import { pruneStaleSessions } from "./shell-capture.ts";
-import { killAllGroups } from "../core/process-group.ts";
-import { pidAlive as alive, waitFor } from "../tests/fake-mcp-helpers.ts";
+import { killAllGroups } from "../../core/process-group.ts";
+import { pidAlive as alive, waitFor } from "../../tests/fake-mcp-helpers.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-shell-test-")));
 const root = join(base, "root");
