@@ -2,7 +2,7 @@
 // `_Stop`/`_PostCompact` hooks) served over stdio, the shim dir on the shell's PATH, and the exit path
 // (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process group and removes the shim dir.
 import type { Command } from "commander";
-import type { ExitBox } from "./program.ts";
+import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
 interface DevMcpFlags {
@@ -77,7 +77,7 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   const { buildDevTools } = await import("./dev-mcp-tools.ts");
   const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: commandEnv(shimDir) });
   const { serveMcp } = await import("../core/mcp/server.ts");
-  const { VERSION } = await import("./version.ts");
+  const { VERSION } = await import("../core/version.ts");
   const serving = await serveMcp({
     name: "tendril-dev",
     version: VERSION,

@@ -6,13 +6,9 @@ import { describeAgent } from "./agent.ts";
 import { describePrompt } from "./prompt.ts";
 import { describeDevMcp } from "./dev-mcp.ts";
 
-export { VERSION } from "./version.ts";
-import { VERSION } from "./version.ts";
-
-/** A mode's action reports its exit code here; commander's own action return value is ignored. */
-export interface ExitBox {
-  code: number;
-}
+export { VERSION } from "../core/version.ts";
+import { VERSION } from "../core/version.ts";
+import type { ExitBox } from "./exit-box.ts";
 
 export async function runShim(name: "rg" | "tree", args: string[]): Promise<number> {
   const mod = name === "rg" ? await import("./rg.ts") : await import("./tree.ts");

@@ -1,14 +1,14 @@
 // Owns `tendril prompt` / `yopo`: flags, stdin prompt, environment and signals → one ACP client run.
-// Usage errors exit 2 with one line; the run itself (core/acp/client-runner.ts) sets every other code.
+// Usage errors exit 2 with one line; the run itself (core/acp-client/client-runner.ts) sets every other code.
 // Does not speak ACP or render: core/acp does both; this file only wires values and the process.
 import { Option, type Command } from "commander";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import pkg from "../package.json" with { type: "json" };
-import type { AgentSpawn, McpStdioServer } from "../core/acp/client-runner.ts";
+import { VERSION } from "../core/version.ts";
+import type { AgentSpawn, McpStdioServer } from "../core/acp-client/client-runner.ts";
 import type { Limits } from "../core/limits.ts";
-import type { ApprovalPolicy } from "../core/policy/approve.ts";
-import type { ExitBox } from "./program.ts";
+import type { ApprovalPolicy } from "../core/acp-client/approve.ts";
+import type { ExitBox } from "./exit-box.ts";
 import type { SelfCommand } from "./self.ts";
 import { formatBytes } from "../core/text-bounds.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
@@ -141,11 +141,12 @@ function mcpServer(spec: string, vars: Record<string, string>, cl: CommandLineMo
 async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<string, string>): Promise<Setup> {
   const { loadLimits, LimitError } = await import("../core/limits.ts");
   const cl = await import("../core/command-line.ts");
-  const { parseApprovalPolicy } = await import("../core/policy/approve.ts");
+  const { parseApprovalPolicy } = await import("../core/acp-client/approve.ts");
   const { ConfigError } = await import("../core/config.ts");
   const { selfCommand } = await import("./self.ts");
   try {
     const limits = loadLimits(vars);
+    (await import("../core/process-group.ts")).setKillGrace(limits.KILL_GRACE_MS);
     const timeoutS = parseTimeout(flags.timeout);
     const cwd = workspace(flags.cwd);
     const policy = parseApprovalPolicy(flags.approve, readFileOrUndefined);
@@ -167,9 +168,9 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   setLogScope("tendril prompt");
   if (vars.TENDRIL_LOG && isLogLevel(vars.TENDRIL_LOG)) setLogLevel(vars.TENDRIL_LOG);
   const setup = await resolveSetup(promptArg, flags, vars);
-  const { decidePermission } = await import("../core/policy/approve.ts");
-  const { runPrompt } = await import("../core/acp/client-runner.ts");
-  const { createPromptOutput } = await import("../core/acp/prompt-output.ts");
+  const { decidePermission } = await import("../core/acp-client/approve.ts");
+  const { runPrompt } = await import("../core/acp-client/client-runner.ts");
+  const { createPromptOutput } = await import("../core/acp-client/prompt-output.ts");
   const output = createPromptOutput(
     flags.output,
     {
@@ -195,7 +196,12 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
       timeoutMs: setup.timeoutS !== undefined ? setup.timeoutS * 1000 : undefined,
       signal: interrupt.signal,
       maxLineBytes: setup.limits.MAX_LINE_BYTES,
-      clientVersion: pkg.version,
+      waits: {
+        shutdownMs: setup.limits.SHUTDOWN_DEADLINE_S * 1000,
+        cancelMs: setup.limits.CANCEL_WAIT_S * 1000,
+        interruptMs: setup.limits.INTERRUPT_WAIT_S * 1000,
+      },
+      clientVersion: VERSION,
       onUpdate: (u, call) => output.update(u, call),
       decide: (call, options) => {
         const d = decidePermission(setup.policy, call, options, setup.cwd);

@@ -19,7 +19,7 @@ export async function makeShimDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
   const self = selfCommand();
   if (self.args.length === 0) {
-    const { writeShimLinks } = await import("../core/shim-links.ts");
+    const { writeShimLinks } = await import("./shim-links.ts");
     await writeShimLinks(dir, self.command);
     return dir;
   }

@@ -6,6 +6,8 @@ export interface LimitSpec {
   readonly value: number;
   readonly unit: "bytes" | "count" | "s" | "ms" | "ratio" | "chars";
   readonly why: string;
+  /** 0 is a meaningful value (no retries), not a mistake. */
+  readonly zeroOk?: true;
 }
 
 const KiB = 1024;
@@ -47,8 +49,8 @@ export const LIMIT_SPECS = {
   SHUTDOWN_DEADLINE_S: { value: 3, unit: "s", why: "an agent's cleanup on exit; its client waits this long" },
   CANCEL_WAIT_S: { value: 2, unit: "s", why: "tendril prompt waits for a cancelled turn before killing the agent" },
   INTERRUPT_WAIT_S: { value: 0.5, unit: "s", why: "the same wait after Ctrl-C" },
-  LLM_MAX_RETRIES: { value: 3, unit: "count", why: "retries of one LLM request on 429/5xx/transport errors" },
-  MCP_RESTART_TRIES: { value: 3, unit: "count", why: "restarts of a dead MCP server before its tools are withdrawn" },
+  LLM_MAX_RETRIES: { value: 3, unit: "count", zeroOk: true, why: "retries of one LLM request on 429/5xx/transport errors" },
+  MCP_RESTART_TRIES: { value: 3, unit: "count", zeroOk: true, why: "restarts of a dead MCP server before its tools are withdrawn" },
   MCP_BACKOFF_FIRST_S: { value: 0.5, unit: "s", why: "first wait before restarting a dead MCP server (doubles, ±20%)" },
   MCP_BACKOFF_MAX_S: { value: 30, unit: "s", why: "longest wait between MCP server restarts" },
   MCP_LIST_PAGES: { value: 64, unit: "count", why: "pages of one MCP tools/list" },
@@ -61,6 +63,18 @@ export const LIMIT_SPECS = {
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
+
+/**
+ * Limits of features not built yet (context handoff, lifecycle hooks in the agent, crate research):
+ * an override is refused, never accepted and ignored. Each says what is missing.
+ */
+export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {
+  HANDOFF_RATIO: "context handoff is not built yet",
+  MAX_HANDOFFS: "context handoff is not built yet",
+  HOOK_TIMEOUT_MS: "tendril agent does not run lifecycle hooks yet",
+  STOP_MAX_REJECTIONS: "tendril agent does not run lifecycle hooks yet",
+  RESEARCH_TIMEOUT_S: "the crate research proxy is not built yet",
+};
 export type Limits = { readonly [K in LimitName]: number };
 
 export class LimitError extends Error {
@@ -95,8 +109,9 @@ export function parseLimit(name: LimitName, raw: string): number {
     throw new LimitError(`${variable} must be a positive integer${hint}, got ${JSON.stringify(raw)}`);
   }
   const n = Number(m[1]) * mult;
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new LimitError(`${variable} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n < 0 || (n === 0 && !spec.zeroOk)) {
+    const rule = spec.zeroOk ? "a whole number (0 or more)" : "a positive integer";
+    throw new LimitError(`${variable} must be ${rule}, got ${JSON.stringify(raw)}`);
   }
   return n;
 }
@@ -106,7 +121,10 @@ export function loadLimits(env: Readonly<Record<string, string | undefined>>): L
   const out: Record<string, number> = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(LIMIT_SPECS) as LimitName[]) {
     const raw = env[`TENDRIL_${name}`];
-    if (raw !== undefined && raw !== "") out[name] = parseLimit(name, raw);
+    if (raw === undefined || raw === "") continue;
+    const missing = NOT_YET_IN_FORCE[name];
+    if (missing) throw new LimitError(`TENDRIL_${name} has no effect: ${missing}; unset it`);
+    out[name] = parseLimit(name, raw);
   }
   if (out.SHELL_TIMEOUT_S! > out.SHELL_MAX_TIMEOUT_S!) {
     throw new LimitError(

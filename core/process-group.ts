@@ -23,14 +23,15 @@ export class SpawnError extends Error {
   override name = "SpawnError";
 }
 
-// A member of the group that holds one end of a socket from us. When we die, however we die, the
-// kernel closes our end, its `read` sees EOF, and it kills the whole group. The command itself never
-// sees fd 3. Non-interactive sh has no job control, so `&` keeps the watcher in the group.
-const WATCHDOG = '{ read _ <&3; kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec 3<&-; exec "$0" "$@"';
+// The watchdog: a tiny process outside the group (its own session, so a terminal's Ctrl-C and a kill
+// of our own group miss it) whose stdin is a pipe from us. When we die, however we die, the kernel
+// closes the pipe, its `read` sees EOF, and it kills the group. On the normal path we kill it first.
+// It is not a member of the group, so the group empties (no orphaned zombie) when the command ends.
+const WATCHDOG = 'read _ ; kill -9 "-$0" 2>/dev/null';
 const POLL_MS = 10;
 
-/** Live groups (pgid → label). A group stays here until killGroup has finished with it. */
-const live = new Map<number, string>();
+/** Live groups (pgid → label and watchdog). A group stays here until killGroup has finished with it. */
+const live = new Map<number, { label: string; watchdog: ChildProcess }>();
 let graceMs: number = DEFAULT_LIMITS.KILL_GRACE_MS;
 
 /** Sets the SIGTERM → SIGKILL grace of the ladder (cli/ passes the limits in force). */
@@ -58,7 +59,8 @@ export function findCommand(command: string, pathVar: string | undefined, cwd: s
 /**
  * Starts `command` as the leader of a new process group (its pid is the group id), registered until
  * killGroup ends it. stdout and stderr are pipes. Throws SpawnError, naming what is wrong, when the
- * working directory or the command does not exist, before anything runs.
+ * working directory or the command does not exist (checked before anything runs) or no process
+ * could be started; a returned child is running.
  */
 export function spawnGroup(spec: GroupSpawn): ChildProcess {
   const cwd = spec.cwd ?? process.cwd();
@@ -74,18 +76,42 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     const where = spec.command.includes("/") ? "no such executable file" : "not found on PATH";
     throw new SpawnError(`cannot start ${spec.label}: ${JSON.stringify(spec.command)}: ${where}`);
   }
-  const child = spawn("/bin/sh", ["-c", WATCHDOG, file, ...(spec.args ?? [])], {
+  const child = spawn(file, [...(spec.args ?? [])], {
     cwd,
     env: spec.env,
     detached: true, // setsid: a new session and group, no controlling terminal, no terminal Ctrl-C
-    stdio: [spec.stdin, "pipe", "pipe", "pipe"],
+    stdio: [spec.stdin, "pipe", "pipe"],
   });
-  if (child.pid !== undefined) live.set(child.pid, spec.label);
-  // The watchdog's socket: never written, never read here; its only job is to close when we die.
-  const watch = child.stdio[3] as NodeJS.ReadWriteStream | null;
-  (watch as unknown as { unref?: () => void } | null)?.unref?.();
-  watch?.on("error", () => {});
+  // Callers need not wait for a `spawn` event (Bun does not always emit one): a pid means it runs.
+  if (child.pid === undefined) {
+    child.once("error", () => {});
+    throw new SpawnError(`cannot start ${spec.label}: the system refused to start a process (too many processes or open files?)`);
+  }
+  live.set(child.pid, { label: spec.label, watchdog: startWatchdog(child.pid) });
   return child;
+}
+
+function startWatchdog(pgid: number): ChildProcess {
+  const dog = spawn("/bin/sh", ["-c", WATCHDOG, String(pgid)], { detached: true, stdio: ["pipe", "ignore", "ignore"], env: {} });
+  dog.once("error", () => {});
+  dog.stdin?.on("error", () => {});
+  // Neither keeps us alive: the group's owner decides when we exit.
+  dog.unref();
+  (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return dog;
+}
+
+/** Stops a group's watchdog without letting it act (the group is dealt with). */
+function dropWatchdog(pgid: number): void {
+  const entry = live.get(pgid);
+  live.delete(pgid);
+  if (entry?.watchdog.pid !== undefined) {
+    try {
+      process.kill(entry.watchdog.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
 }
 
 /** Sends `sig` to every process of group `pgid`; false when the group is gone (or not ours). */
@@ -112,7 +138,7 @@ export async function killGroup(pgid: number, grace: number = graceMs): Promise<
     }
     signalGroup(pgid, "SIGKILL");
   } finally {
-    live.delete(pgid);
+    dropWatchdog(pgid);
   }
 }
 
@@ -123,8 +149,10 @@ export async function killAllGroups(): Promise<void> {
 
 /** SIGKILL to every live group, synchronously: for `process.on("exit")`, where nothing async runs. */
 export function killAllGroupsNow(): void {
-  for (const pgid of live.keys()) signalGroup(pgid, "SIGKILL");
-  live.clear();
+  for (const pgid of [...live.keys()]) {
+    signalGroup(pgid, "SIGKILL");
+    dropWatchdog(pgid);
+  }
 }
 
 /** How many started groups are not known to be gone (tests, diagnostics). */

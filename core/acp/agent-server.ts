@@ -2,9 +2,9 @@
 // set_mode), permission requests, and the mapping of our errors to JSON-RPC errors. The only runtime
 // importer of the ACP SDK in the agent. Does not own sessions (session.ts) or bytes (stream.ts).
 import * as acp from "@agentclientprotocol/sdk";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseLoadSession, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
 
 export interface AgentServerOptions {
@@ -12,6 +12,8 @@ export interface AgentServerOptions {
   sessions: SessionManager;
   /** MCP transports the pool supports besides stdio. */
   mcpCapabilities: { http: boolean; sse: boolean };
+  /** Sessions are saved (session/load, list, resume are served). */
+  persistent: boolean;
 }
 
 const PERMISSION_OPTIONS: acp.PermissionOption[] = [
@@ -34,6 +36,16 @@ function parseInitialize(raw: unknown): InitializeParams {
   return { protocolVersion: v };
 }
 
+/** Runs a params parser; our AcpErrors become RequestErrors with their code. */
+function withCode<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
+    throw err;
+  }
+}
+
 /** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
 async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
   try {
@@ -42,7 +54,7 @@ async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
     if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
     if (err instanceof acp.RequestError) throw err;
     log.error(`${what} failed`, { error: err });
-    throw new acp.RequestError(-32603, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new acp.RequestError(INTERNAL_ERROR, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -58,7 +70,7 @@ function promptIo(client: acp.AgentContext, sessionId: string, signal: AbortSign
   return {
     signal,
     emit(update) {
-      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(() => {});
+      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(logFailure("session/update notify"));
     },
     async askPermission(ask: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";
@@ -85,19 +97,38 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
       protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
       agentInfo: { name: "tendril", version: opts.version },
       agentCapabilities: {
-        loadSession: false,
+        loadSession: opts.persistent,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: opts.mcpCapabilities,
+        // Listing and resuming need saved sessions; closing works either way.
+        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {} } : { close: {} },
       },
       authMethods: [],
     }))
-    .onRequest(acp.methods.agent.session.new, ({ params }) =>
+    .onRequest(acp.methods.agent.session.new, (raw) => withCode(() => parseNewSession(raw)), ({ params }) =>
       guard("session/new", () => sessions.newSession(params.cwd, params.mcpServers, params._meta)),
+    )
+    .onRequest(acp.methods.agent.session.load, (raw) => withCode(() => parseLoadSession(raw)), ({ params, client }) =>
+      guard("session/load", () =>
+        sessions.loadSession(params.sessionId, params.cwd, params.mcpServers, params._meta, (update) =>
+          client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update }).catch(logFailure("session/load replay")),
+        ),
+      ),
+    )
+    .onRequest(acp.methods.agent.session.resume, (raw) => withCode(() => parseLoadSession(raw)), ({ params }) =>
+      guard("session/resume", () => sessions.loadSession(params.sessionId, params.cwd, params.mcpServers, params._meta)),
+    )
+    .onRequest(acp.methods.agent.session.list, ({ params }) => guard("session/list", () => sessions.listSessions(params.cwd, params.cursor)))
+    .onRequest(acp.methods.agent.session.close, ({ params }) =>
+      guard("session/close", async () => {
+        await sessions.closeSession(params.sessionId);
+        return {};
+      }),
     )
     .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) =>
       guard("session/prompt", async () => {
-        const stopReason = await sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
-        return { stopReason };
+        // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
+        return sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
       }),
     )
     .onRequest(acp.methods.agent.session.setMode, ({ params }) =>

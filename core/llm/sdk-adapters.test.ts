@@ -59,13 +59,13 @@ interface Case {
 const cases: Case[] = [
   {
     name: "anthropic",
-    make: (o = {}) => anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, ...o }),
+    make: (o = {}) => anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }),
     keyVar: "ANTHROPIC_API_KEY",
     base: (root) => root,
   },
   {
     name: "openai",
-    make: (o = {}) => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, ...o }),
+    make: (o = {}) => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }),
     keyVar: "OPENAI_API_KEY",
     base: (root) => `${root}/v1`,
   },
@@ -161,7 +161,7 @@ for (const c of cases) {
 
     test("LLM_TIMEOUT_S bounds a hanging request", async () => {
       fake.script([{ fault: { hang: true } }]);
-      const err = errorOf(await collect(c.make({ timeoutS: 1, maxRetries: 0 }).stream(request())));
+      const err = errorOf(await collect(c.make({ timeoutS: 0.3, maxRetries: 0 }).stream(request())));
       expect(err.kind).toBe("transport");
       expect(err.message).toContain("LLM_TIMEOUT_S");
     });
@@ -182,8 +182,8 @@ for (const c of cases) {
 
     test("no key and no base URL → auth error naming the variable, no request made", async () => {
       const p = c.name === "anthropic"
-        ? anthropicProvider({ maxResponseBytes: 1000, timeoutS: 5 })
-        : openaiProvider({ maxResponseBytes: 1000, timeoutS: 5 });
+        ? anthropicProvider({ maxResponseBytes: 1000, timeoutS: 5, maxRetries: 0 })
+        : openaiProvider({ maxResponseBytes: 1000, timeoutS: 5, maxRetries: 0 });
       const err = errorOf(await collect(p.stream(request())));
       expect(err.kind).toBe("auth");
       expect(err.message).toContain(c.keyVar);
