@@ -44,7 +44,7 @@ while (Date.now() < Number(until) && !existsSync(stop)) {
 console.log(swaps);
 `;
 
-test("str_replace symlink race: a process swapping sub/ for a symlink to ../outside never gets a write outside the root", async () => {
+test("regression: str_replace could write outside the root when a workspace process swapped sub/ for a symlink to ../outside", async () => {
   const dir = scratch("race");
   const root = join(dir, "root");
   const outside = join(dir, "outside");
@@ -80,7 +80,7 @@ test("str_replace symlink race: a process swapping sub/ for a symlink to ../outs
 
 const tempFiles = (dir: string) => readdirSync(dir).filter((n) => /\.tendril-.*\.tmp$/.test(n));
 
-test("temp files of interrupted edits stay in the workspace: kill -9 mid-edit, and the next edit sweeps them", async () => {
+test("regression: temp files of interrupted edits stayed in the workspace after kill -9 mid-edit (now the next edit sweeps them)", async () => {
   const dir = scratch("interrupted");
   const root = join(dir, "root");
   mkdirSync(root);
@@ -118,7 +118,7 @@ function rawDevMcp(dir: string, env: Record<string, string> = {}): RawAgent {
   return raw;
 }
 
-test("dev-mcp ignores malformed lines: '{' gets -32700 with id null, a wrong jsonrpc -32600, as the agent answers", async () => {
+test("regression: dev-mcp ignored malformed lines ('{' now gets -32700 with id null, a wrong jsonrpc -32600, as from the agent)", async () => {
   const raw = rawDevMcp(scratch("malformed"));
   raw.writeLine("{");
   expect(await raw.nextMessage()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
@@ -134,7 +134,7 @@ test("dev-mcp ignores malformed lines: '{' gets -32700 with id null, a wrong jso
   expect((await raw.response(3)).error?.code).toBe(-32601);
 });
 
-test("dev-mcp ignores an over-long line: it exits non-zero within 5 s, as the agent does", async () => {
+test("regression: dev-mcp ignored an over-long line (now it exits non-zero within 5 s, as the agent does)", async () => {
   const raw = rawDevMcp(scratch("oversize"), { TENDRIL_MAX_LINE_BYTES: "256" });
   raw.writeLine({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(1000) } });
   const code = await raw.exited(5000);
@@ -158,7 +158,7 @@ function processesMarked(mark: string): number[] {
   return found;
 }
 
-test("orphans after SIGKILL: kill -9 of dev-mcp during shell 'sleep 30' leaves no sleep and no process of its own", async () => {
+test("regression: kill -9 of dev-mcp during shell 'sleep 30' left the sleep and other processes behind", async () => {
   const dir = scratch("orphans");
   const mark = `TENDRIL_TEST_MARK=orphans-${process.pid}-${Date.now()}`;
   const [k, v] = mark.split("=") as [string, string];
@@ -197,7 +197,7 @@ async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM", delayMs: numbe
   clearTimeout(timer);
 }
 
-test("shim folders leak: closing stdin or SIGTERM at any moment of start-up or of a sleep 300 call leaves no tendril-shims-* dir", async () => {
+test("regression: shim folders leaked when stdin closed or SIGTERM came during start-up or a sleep 300 call", async () => {
   const tmp = scratch("shims-leak");
   const t0 = Date.now();
   for (let batch = 0; batch < 8 && Date.now() - t0 < 30_000; batch++) {
@@ -212,7 +212,7 @@ test("shim folders leak: closing stdin or SIGTERM at any moment of start-up or o
   expect(readdirSync(tmp).filter((n) => n.startsWith("tendril-shims-"))).toEqual([]);
 }, 90_000);
 
-test("shim folders leak: folders of servers that died by SIGKILL are swept at the next start, live owners' kept", async () => {
+test("regression: shim folders of servers that died by SIGKILL stayed forever (now swept at the next start, live owners' kept)", async () => {
   const tmp = scratch("shims-stale");
   const gone = spawn("true");
   await new Promise((r) => gone.once("exit", r));
