@@ -57,18 +57,31 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   }
   // A stray rejection must not take the server (and its children's cleanup) down with it.
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
-  // Signals are caught before the shim dir exists and for as long as the process lives: a signal
-  // during start-up, or a second one during shutdown, must not skip the cleanup below.
-  const signalled = new Promise<string>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(sig, () => resolve(sig));
-  });
   const { killAllGroups, killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
   const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
   setKillGrace(cfg.limits.KILL_GRACE_MS);
+  // The shim dir goes the moment a stop is decided, before any wait: whoever stops us (the agent's
+  // kill ladder) may SIGKILL us a grace period later, while our own ladder still runs.
+  let shimDir: string | undefined;
+  let stopping: string | undefined;
+  const removeShims = () => {
+    if (shimDir !== undefined) removeShimDir(shimDir);
+  };
+  // Caught before the shim dir exists and for as long as the process lives: a signal during
+  // start-up, or a second one during shutdown, must not skip the cleanup.
+  const signalled = new Promise<string>((resolve) => {
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      process.on(sig, () => {
+        stopping ??= sig;
+        removeShims();
+        resolve(sig);
+      });
+    }
+  });
   const swept = sweepStaleShimDirs();
   if (swept > 0) log.info("removed shim dirs of dead servers", { count: swept });
-  const shimDir = await makeShimDir();
-  const removeShims = () => removeShimDir(shimDir);
+  shimDir = await makeShimDir();
+  if (stopping !== undefined) removeShims();
   // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
   process.once("exit", () => {
     killAllGroupsNow();
@@ -90,7 +103,7 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   log.info("serving", { root, shims: shimDir, artifacts: dev.artifactDir });
   const end = await Promise.race([serving.closed, signalled.then((sig) => ({ why: sig, clean: true }))]);
   log.info("stopping", { why: end.why, running: dev.shell.running });
-  await Promise.all([serving.close(), killAllGroups()]);
   removeShims();
+  await Promise.all([serving.close(), killAllGroups()]);
   return end.clean ? 0 : 1;
 }

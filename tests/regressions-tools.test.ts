@@ -174,8 +174,11 @@ test("regression: kill -9 of dev-mcp during shell 'sleep 30' left the sleep and 
   await pending;
 });
 
-/** Starts a dev-mcp, ends it with `how` after `delayMs`, and resolves once it has exited (≤ 10 s). */
-async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM", delayMs: number, sleepCall: boolean): Promise<void> {
+/**
+ * Starts a dev-mcp, ends it with `how` after `delayMs`, and resolves once it has exited (≤ 10 s).
+ * `ladder` is how the agent stops its tool server: stdin EOF and SIGTERM, SIGKILL 200 ms later.
+ */
+async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM" | "ladder", delayMs: number, sleepCall: boolean): Promise<void> {
   const child = spawn(BIN, ["dev-mcp", "--root", tmp], {
     stdio: ["pipe", "pipe", "ignore"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmp, TMPDIR: tmp, XDG_CACHE_HOME: join(tmp, "cache") },
@@ -187,29 +190,35 @@ async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM", delayMs: numbe
     const init = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: init }) + "\n");
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
-    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shell", arguments: { command: "sleep 300" } } }) + "\n");
+    // A command that ignores SIGTERM makes the server's own kill ladder take its whole grace.
+    const command = how === "ladder" ? `trap "" TERM; sleep 300` : "sleep 300";
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shell", arguments: { command } } }) + "\n");
   }
   await Bun.sleep(delayMs);
-  if (how === "stdin") child.stdin.end();
-  else child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  if (how !== "SIGTERM") child.stdin.end();
+  if (how !== "stdin") child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), how === "ladder" ? 200 : 10_000);
   await exited;
   clearTimeout(timer);
 }
 
-test("regression: shim folders leaked when stdin closed or SIGTERM came during start-up or a sleep 300 call", async () => {
-  const tmp = scratch("shims-leak");
+test("regression: shim folders leaked when stdin closed or SIGTERM came (alone or as the agent's kill ladder) during start-up or a sleep 300 call", async () => {
+  // One TMPDIR per server: the start-up sweep of one must not hide what another left.
+  const tmps: string[] = [];
   const t0 = Date.now();
   for (let batch = 0; batch < 8 && Date.now() - t0 < 30_000; batch++) {
     await Promise.all(
       Array.from({ length: 5 }, (_, i) => {
-        const how = (batch + i) % 2 === 0 ? "stdin" : "SIGTERM";
-        const sleepCall = i === 4;
+        const tmp = scratch(`shims-leak/${batch}-${i}`);
+        tmps.push(tmp);
+        const how = (["stdin", "SIGTERM", "ladder"] as const)[(batch + i) % 3]!;
+        const sleepCall = i >= 3;
         return startAndEnd(tmp, how, sleepCall ? 300 + Math.random() * 200 : Math.random() * 150, sleepCall);
       }),
     );
   }
-  expect(readdirSync(tmp).filter((n) => n.startsWith("tendril-shims-"))).toEqual([]);
+  const left = tmps.flatMap((t) => readdirSync(t).filter((n) => n.startsWith("tendril-shims-")).map((n) => join(t, n)));
+  expect(left).toEqual([]);
 }, 90_000);
 
 test("regression: shim folders of servers that died by SIGKILL stayed forever (now swept at the next start, live owners' kept)", async () => {
