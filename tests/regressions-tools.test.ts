@@ -206,7 +206,7 @@ test("regression: shim folders leaked when stdin closed or SIGTERM came (alone o
   // One TMPDIR per server: the start-up sweep of one must not hide what another left.
   const tmps: string[] = [];
   const t0 = Date.now();
-  for (let batch = 0; batch < 8 && Date.now() - t0 < 30_000; batch++) {
+  for (let batch = 0; batch < 5 && Date.now() - t0 < 30_000; batch++) {
     await Promise.all(
       Array.from({ length: 5 }, (_, i) => {
         const tmp = scratch(`shims-leak/${batch}-${i}`);
