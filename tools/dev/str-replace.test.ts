@@ -166,3 +166,10 @@ test("an edit sweeps stale temp files of interrupted edits in its directory, and
   expect(readdirSync(join(root, "swept")).sort()).toEqual([".f.txt.tendril-99999-0badf00d.tmp", ".f.txt.tmp", "f.txt"]);
   expect(readdirSync(join(root, "other"))).toEqual([".g.txt.tendril-99999-deadbeef.tmp"]);
 });
+
+test("a create through a dangling directory symlink is refused and makes nothing outside", async () => {
+  symlinkSync(join(base, "outside", "missing-dir"), join(root, "dangling-dir"));
+  const r = await editor.call({ path: "dangling-dir/x.txt", old_str: "", new_str: "payload\n" });
+  expect(r.isError).toBe(true);
+  expect(readdirSync(join(base, "outside"))).toEqual(["secret.txt"]);
+});
