@@ -59,20 +59,18 @@ export const LIMIT_SPECS = {
   TREE_MAX_ENTRIES: { value: 100_000, unit: "count", why: "entries tree walks before it stops" },
   TREE_TIME_S: { value: 1.2, unit: "s", why: "time tree walks before it stops" },
   EDIT_TEMP_STALE_S: { value: 60, unit: "s", why: "age after which an interrupted edit's temp file is swept" },
+  INTERRUPT_REPEAT_S: { value: 2, unit: "s", why: "a second Ctrl-C within this stops the agent (the first cancels turns)" },
+  MODEL_LIST_TIMEOUT_S: { value: 2, unit: "s", why: "asking the provider which models it offers (once per agent)" },
   ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
 
 /**
- * Limits of features not built yet (context handoff, lifecycle hooks in the agent, crate research):
+ * Limits of features not built yet (the crate research proxy):
  * an override is refused, never accepted and ignored. Each says what is missing.
  */
 export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {
-  HANDOFF_RATIO: "context handoff is not built yet",
-  MAX_HANDOFFS: "context handoff is not built yet",
-  HOOK_TIMEOUT_MS: "tendril agent does not run lifecycle hooks yet",
-  STOP_MAX_REJECTIONS: "tendril agent does not run lifecycle hooks yet",
   RESEARCH_TIMEOUT_S: "the crate research proxy is not built yet",
 };
 export type Limits = { readonly [K in LimitName]: number };

@@ -335,3 +335,15 @@ describe.skipIf(!agentBuilt)("against tendril agent and the fake LLM", () => {
     expect(r.stderr).toContain("tendril prompt: the agent failed during session/prompt:");
   });
 });
+
+describe("authentication", () => {
+  test("regression: tendril prompt never authenticated; an agent requiring it is authenticated with an env_var method whose variable is set", async () => {
+    const ok = await prompt(["--agent", `ECHO_REQUIRE_AUTH=ECHO_KEY ECHO_KEY=secret ${ECHO}`, "say authed"]);
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain("authed");
+    const missing = await prompt(["--agent", `ECHO_REQUIRE_AUTH=ECHO_KEY ${ECHO}`, "say hi"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("api-key (set ECHO_KEY)");
+  });
+});

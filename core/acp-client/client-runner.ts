@@ -200,13 +200,57 @@ async function converse(conn: acp.ClientConnection, opts: RunPromptOptions, stat
     args: s.args,
     env: Object.entries(s.env).map(([name, value]) => ({ name, value })),
   }));
-  const session = await conn.agent.request(acp.methods.agent.session.new, { cwd: opts.cwd, mcpServers });
+  const session = await newSession(conn, opts, state, init, mcpServers);
   state.sessionId = session.sessionId;
   state.step = "session/prompt";
   return conn.agent.request(acp.methods.agent.session.prompt, {
     sessionId: session.sessionId,
     prompt: [{ type: "text", text: opts.prompt }],
   });
+}
+
+/** An auth method as agents advertise it; `env_var` methods name the variables they read. */
+interface AdvertisedAuth {
+  id: string;
+  name?: string;
+  type?: string;
+  varName?: string;
+  vars?: { name: string }[];
+}
+
+function varsOf(m: AdvertisedAuth): string[] {
+  return [...(m.varName ? [m.varName] : []), ...(m.vars ?? []).map((v) => v.name)];
+}
+
+/**
+ * session/new, authenticating first when the agent requires it: an `env_var` method whose variables
+ * are all set in the agent's environment, else an agent-handled method; none usable → an error that
+ * names the methods and the variables they need.
+ */
+async function newSession(
+  conn: acp.ClientConnection,
+  opts: RunPromptOptions,
+  state: RunState,
+  init: acp.InitializeResponse,
+  mcpServers: acp.McpServer[],
+): Promise<acp.NewSessionResponse> {
+  const ask = () => conn.agent.request(acp.methods.agent.session.new, { cwd: opts.cwd, mcpServers });
+  try {
+    return await ask();
+  } catch (err) {
+    const methods = (init.authMethods ?? []) as AdvertisedAuth[];
+    if (!(err instanceof acp.RequestError) || !/auth/i.test(err.message) || methods.length === 0) throw err;
+    const ready = methods.find((m) => m.type === "env_var" && varsOf(m).length > 0 && varsOf(m).every((v) => opts.agent.env[v]));
+    const method = ready ?? methods.find((m) => m.type === undefined || m.type === "agent");
+    if (!method) {
+      const list = methods.map((m) => `${m.id}${varsOf(m).length ? ` (set ${varsOf(m).join(", ")})` : ` (${m.type ?? "agent"})`}`).join("; ");
+      throw new acp.RequestError(err.code, `the agent requires authentication and no advertised method can be used here: ${list}`);
+    }
+    state.step = "authenticate";
+    await conn.agent.request(acp.methods.agent.authenticate, { methodId: method.id });
+    state.step = "session/new";
+    return ask();
+  }
 }
 
 /** Runs one prompt against an agent command and always leaves the agent's process group dead. */
