@@ -4,13 +4,13 @@
 import { join } from "node:path";
 import type { Limits } from "../core/limits.ts";
 import { defineTool, type ToolDefinition } from "../core/mcp/server.ts";
-import { serverInstructions, toolDescriptions } from "../tools/instructions.ts";
+import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
-import { ShellTool, shellInput } from "../tools/shell.ts";
-import { pruneStaleSessions } from "../tools/shell-capture.ts";
-import { detectStack } from "../tools/stack.ts";
-import { StrReplaceTool, strReplaceInput } from "../tools/str-replace.ts";
-import { hookInput, TodoList, todoInput } from "../tools/todo.ts";
+import { ShellTool, shellInput } from "../tools/dev/shell.ts";
+import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
+import { detectStack } from "../tools/dev/stack.ts";
+import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
+import { hookInput, TodoList, todoInput } from "../tools/dev/todo.ts";
 
 export interface DevToolsOptions {
   root: string;
@@ -27,9 +27,6 @@ export interface DevTools {
   artifactDir: string;
 }
 
-/** Artifact dirs of sessions idle this long are removed when a new server starts. */
-const STALE_SESSION_MS = 24 * 60 * 60 * 1000;
-
 function sessionName(): string {
   return `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
 }
@@ -38,7 +35,8 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   const { root, limits } = opts;
   const artifactsParent = join(opts.cacheDir, "artifacts");
   const artifactDir = join(artifactsParent, sessionName());
-  void pruneStaleSessions(artifactsParent, STALE_SESSION_MS).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
+  // Artifact dirs of sessions idle for ARTIFACTS_STALE_S are removed when a new server starts.
+  void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
   const shell = new ShellTool({
     root,
     env: opts.env,
@@ -58,6 +56,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     root,
     maxFileBytes: limits.MAX_EDIT_FILE_BYTES,
     maxReplyBytes: limits.MAX_TOOL_RESULT_BYTES,
+    tempStaleMs: limits.EDIT_TEMP_STALE_S * 1000,
   });
   const todo = new TodoList({ maxItems: limits.TODO_ITEMS, maxItemChars: limits.TODO_ITEM_CHARS });
   const text = toolDescriptions(limits);

@@ -2,7 +2,6 @@
 // `_Stop`/`_PostCompact` hooks) served over stdio, the shim dir on the shell's PATH, and the exit path
 // (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process group and removes the shim dir.
 import type { Command } from "commander";
-import { rmSync } from "node:fs";
 import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
@@ -23,30 +22,6 @@ export function describeDevMcp(program: Command, exit: ExitBox): void {
     .action(async (flags: DevMcpFlags) => {
       exit.code = await runDevMcp(flags);
     });
-}
-
-function shQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-/** A 0700 temp dir with `rg` and `tree`: links to the binary, or wrapper scripts when run from source. */
-async function makeShimDir(): Promise<string> {
-  const { mkdtemp, writeFile } = await import("node:fs/promises");
-  const { tmpdir } = await import("node:os");
-  const { join } = await import("node:path");
-  const { selfCommand } = await import("./self.ts");
-  const dir = await mkdtemp(join(tmpdir(), "tendril-shims-"));
-  const self = selfCommand();
-  if (self.args.length === 0) {
-    const { writeShimLinks } = await import("./shim-links.ts");
-    await writeShimLinks(dir, self.command);
-    return dir;
-  }
-  for (const name of ["rg", "tree"]) {
-    const argv = [self.command, ...self.args, name].map(shQuote).join(" ");
-    await writeFile(join(dir, name), `#!/bin/sh\nexec ${argv} "$@"\n`, { mode: 0o755 });
-  }
-  return dir;
 }
 
 function commandEnv(shimDir: string): Record<string, string> {
@@ -82,15 +57,38 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   }
   // A stray rejection must not take the server (and its children's cleanup) down with it.
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
-  const shimDir = await makeShimDir();
-  const { buildDevTools } = await import("./dev-mcp-tools.ts");
-  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: commandEnv(shimDir) });
-  const removeShims = () => rmSync(shimDir, { recursive: true, force: true });
+  const { killAllGroups, killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
+  const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
+  setKillGrace(cfg.limits.KILL_GRACE_MS);
+  // The shim dir goes the moment a stop is decided, before any wait: whoever stops us (the agent's
+  // kill ladder) may SIGKILL us a grace period later, while our own ladder still runs.
+  let shimDir: string | undefined;
+  let stopping: string | undefined;
+  const removeShims = () => {
+    if (shimDir !== undefined) removeShimDir(shimDir);
+  };
+  // Caught before the shim dir exists and for as long as the process lives: a signal during
+  // start-up, or a second one during shutdown, must not skip the cleanup.
+  const signalled = new Promise<string>((resolve) => {
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+      process.on(sig, () => {
+        stopping ??= sig;
+        removeShims();
+        resolve(sig);
+      });
+    }
+  });
+  const swept = sweepStaleShimDirs();
+  if (swept > 0) log.info("removed shim dirs of dead servers", { count: swept });
+  shimDir = await makeShimDir();
+  if (stopping !== undefined) removeShims();
   // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
   process.once("exit", () => {
-    dev.shell.groups.killAllNow();
+    killAllGroupsNow();
     removeShims();
   });
+  const { buildDevTools } = await import("./dev-mcp-tools.ts");
+  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: commandEnv(shimDir) });
   const { serveMcp } = await import("../core/mcp/server.ts");
   const { VERSION } = await import("../core/version.ts");
   const serving = await serveMcp({
@@ -103,12 +101,9 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
     maxLineBytes: cfg.limits.MAX_LINE_BYTES,
   });
   log.info("serving", { root, shims: shimDir, artifacts: dev.artifactDir });
-  const signalled = new Promise<string>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(sig, () => resolve(sig));
-  });
-  const why = await Promise.race([serving.closed, signalled]);
-  log.info("stopping", { why, running: dev.shell.groups.size });
-  await Promise.all([serving.close(), dev.shell.groups.killAll()]);
+  const end = await Promise.race([serving.closed, signalled.then((sig) => ({ why: sig, clean: true }))]);
+  log.info("stopping", { why: end.why, running: dev.shell.running });
   removeShims();
-  return 0;
+  await Promise.all([serving.close(), killAllGroups()]);
+  return end.clean ? 0 : 1;
 }

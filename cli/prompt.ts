@@ -10,6 +10,7 @@ import type { Limits } from "../core/limits.ts";
 import type { ApprovalPolicy } from "../core/acp-client/approve.ts";
 import type { ExitBox } from "./exit-box.ts";
 import type { SelfCommand } from "./self.ts";
+import { formatBytes } from "../core/text-bounds.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
 interface PromptFlags {
@@ -88,12 +89,12 @@ async function readPrompt(arg: string, maxBytes: number): Promise<string> {
     let size = 0;
     for await (const chunk of process.stdin) {
       size += (chunk as Buffer).length;
-      if (size > maxBytes) throw new UsageError(`the prompt on stdin is over ${maxBytes} bytes (TENDRIL_MAX_PROMPT_BYTES)`);
+      if (size > maxBytes) throw new UsageError(`the prompt on stdin is over ${formatBytes(maxBytes)} (TENDRIL_MAX_PROMPT_BYTES)`);
       parts.push(chunk as Buffer);
     }
     text = Buffer.concat(parts).toString("utf8");
   } else if (Buffer.byteLength(text) > maxBytes) {
-    throw new UsageError(`the prompt is over ${maxBytes} bytes (TENDRIL_MAX_PROMPT_BYTES)`);
+    throw new UsageError(`the prompt is over ${formatBytes(maxBytes)} (TENDRIL_MAX_PROMPT_BYTES)`);
   }
   if (text.trim() === "") {
     throw new UsageError(arg === "-" ? "the prompt on stdin is empty" : 'the prompt is empty; pass text or "-" for stdin');

@@ -82,7 +82,7 @@ export async function run(args: string[]): Promise<number> {
     if (real) return execReal(real, args);
   }
   const { loadLimits } = await import("../core/limits.ts");
-  const { parseRgArgs } = await import("../tools/rg-args.ts");
+  const { parseRgArgs } = await import("../tools/search/rg-args.ts");
   const parsed = parseRgArgs(args);
   if (!parsed.ok) {
     process.stderr.write(parsed.message + "\n");
@@ -90,7 +90,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const o = parsed.options;
   if (o.help || o.version) {
-    const { RG_USAGE } = await import("../tools/rg-args.ts");
+    const { RG_USAGE } = await import("../tools/search/rg-args.ts");
     process.stdout.write(o.version ? "rg (tendril built-in search)\n" : RG_USAGE);
     return 0;
   }
@@ -101,8 +101,8 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`rg: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
-  const { ShimOutput } = await import("../tools/shim-output.ts");
-  const { runRg } = await import("../tools/rg-run.ts");
+  const { ShimOutput } = await import("../tools/search/shim-output.ts");
+  const { runRg } = await import("../tools/search/rg-run.ts");
   const maxFileBytes = 512 * 1024 * 1024;
   const wantsStdin = o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list" && stdinIsReadable();
   const stdin = wantsStdin ? await readStdin(maxFileBytes) : undefined;

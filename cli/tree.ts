@@ -1,12 +1,9 @@
 // Owns the `tree` shim's process: `tree [DIR] [-L N] [-a] [--no-ignore]` → the gitignore-aware tree with
-// line counts (tools/tree.ts), capped by the shim output limits. Does not walk or count itself.
+// line counts (tools/tree/tree.ts), capped by the shim output limits. Does not walk or count itself.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 
 const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
-/** `tree /` must answer quickly: the walk stops after this many entries or this much time. */
-const MAX_ENTRIES = 100_000;
-const BUDGET_MS = 1200;
 
 interface TreeArgs {
   dir: string | undefined;
@@ -59,8 +56,8 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`tree: ${parsed.dir ?? "."}: ${why}\n`);
     return 1;
   }
-  const { ShimOutput } = await import("../tools/shim-output.ts");
-  const { buildTree, renderTree } = await import("../tools/tree.ts");
+  const { ShimOutput } = await import("../tools/search/shim-output.ts");
+  const { buildTree, renderTree } = await import("../tools/tree/tree.ts");
   let broken = false;
   process.stdout.on("error", () => (broken = true));
   const emit = (chunk: string) => {
@@ -70,7 +67,8 @@ export async function run(args: string[]): Promise<number> {
   const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
   const tree = buildTree(abs, parsed.dir ?? ".", cwd, {
     maxDepth: parsed.depth, all: parsed.all, noIgnore: parsed.noIgnore,
-    maxEntries: MAX_ENTRIES, budgetMs: BUDGET_MS, maxShown: cap.maxLines, maxShownBytes: cap.maxBytes,
+    // `tree /` must answer quickly: the walk stops after TREE_MAX_ENTRIES entries or TREE_TIME_S.
+    maxEntries: limits.TREE_MAX_ENTRIES, budgetMs: limits.TREE_TIME_S * 1000, maxShown: cap.maxLines, maxShownBytes: cap.maxBytes,
   });
   renderTree(tree, out);
   out.finish();

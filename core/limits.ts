@@ -1,5 +1,6 @@
 // Owns every bound Tendril enforces: its default, why it exists, and its `TENDRIL_<NAME>` override.
 // Does not read process.env itself: callers pass an env map (cli/ owns the process).
+import { formatBytes } from "./text-bounds.ts";
 
 export interface LimitSpec {
   readonly value: number;
@@ -136,10 +137,6 @@ export function loadLimits(env: Readonly<Record<string, string | undefined>>): L
 /** Human form of a limit's value, as README's table shows it. */
 export function formatLimit(name: LimitName, value: number = DEFAULT_LIMITS[name]): string {
   const unit = LIMIT_SPECS[name].unit;
-  if (unit === "bytes") {
-    if (value % MiB === 0) return `${value / MiB} MiB`;
-    if (value % KiB === 0) return `${value / KiB} KiB`;
-    return `${value} B`;
-  }
+  if (unit === "bytes") return formatBytes(value);
   return unit === "count" || unit === "ratio" ? String(value) : `${value} ${unit}`;
 }

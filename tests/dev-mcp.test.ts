@@ -2,65 +2,27 @@
 // tools and hooks as listed, shell kills on every exit path, output caps, edits that survive kill -9.
 // Needs `npm run build` first (dist/tendril).
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { BIN } from "./binary.ts";
+import { callTool as call, type DevMcp, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
 import { pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
 
-const binary = join(import.meta.dir, "..", "dist", "tendril");
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-dev-mcp-e2e-")));
 const root = join(base, "root");
 const cache = join(base, "cache");
-const running: { client: Client; pid: number }[] = [];
 
 beforeAll(() => {
-  if (!existsSync(binary)) throw new Error("dist/tendril is missing: run `npm run build` first");
+  if (!existsSync(BIN)) throw new Error("dist/tendril is missing: run `npm run build` first");
   mkdirSync(root);
   writeFileSync(join(root, "Cargo.toml"), "[package]\nname = \"demo\"\n");
 });
 
-afterEach(async () => {
-  for (const s of running.splice(0)) {
-    try {
-      process.kill(s.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-    await s.client.close().catch(() => {});
-  }
-});
+afterEach(stopDevMcps);
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-interface Server {
-  client: Client;
-  pid: number;
-  stderr: () => string;
-}
-
-async function start(env: Record<string, string> = {}): Promise<Server> {
-  const transport = new StdioClientTransport({
-    command: binary,
-    args: ["dev-mcp", "--root", root],
-    // TMPDIR inside the test dir: shim dirs of servers killed with -9 go away with it.
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, TMPDIR: base, XDG_CACHE_HOME: cache, XDG_CONFIG_HOME: join(base, "config"), ...env },
-    stderr: "pipe",
-  });
-  let err = "";
-  transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
-  const client = new Client({ name: "dev-mcp-e2e", version: "1" });
-  await client.connect(transport);
-  const pid = transport.pid!;
-  running.push({ client, pid });
-  return { client, pid, stderr: () => err };
-}
-
-type Result = { content: { type: string; text?: string }[]; isError?: boolean; structuredContent?: Record<string, unknown> };
-async function call(client: Client, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal): Promise<Result> {
-  return (await client.callTool({ name, arguments: args }, undefined, signal ? { signal } : {})) as Result;
-}
-const textOf = (r: Result) => r.content.map((c) => c.text ?? "").join("");
+const start = (env: Record<string, string> = {}): Promise<DevMcp> => startDevMcp(root, base, env);
 
 /** The shell command: a grandchild that ignores SIGTERM, its pid written to `file`. */
 const stubborn = (file: string) => `bash -c 'trap "" TERM; sleep 60' & echo $! > ${file}; wait`;
@@ -222,4 +184,18 @@ test("todo and the hooks: _Stop objects while items are open, _PostCompact retur
   const dropped = await call(client, "todo", { items: [{ text: "plan", done: true }] });
   expect(textOf(dropped)).toContain("removed without being marked done");
   expect(textOf(await call(client, "_Stop"))).toBe("");
+});
+
+test("artifact folders of other sessions older than ARTIFACTS_STALE_S are deleted at start-up, younger ones kept", async () => {
+  const parent = join(cache, "tendril", "artifacts");
+  const old = join(parent, "old-session");
+  const young = join(parent, "young-session");
+  mkdirSync(old, { recursive: true });
+  mkdirSync(young, { recursive: true });
+  const hourAgo = Date.now() / 1000 - 3600;
+  utimesSync(old, hourAgo, hourAgo);
+  const { client } = await start({ TENDRIL_ARTIFACTS_STALE_S: "600" });
+  await call(client, "todo");
+  expect(await waitFor(() => !existsSync(old), 2000)).toBe(true);
+  expect(existsSync(young)).toBe(true);
 });

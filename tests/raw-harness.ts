@@ -1,4 +1,4 @@
-// Owns the raw-wire test harness: spawn `dist/tendril agent`, write exact bytes/lines to its stdin, read
+// Owns the raw-wire test harness: spawn `dist/tendril agent` (or another stdio mode), write exact bytes/lines to its stdin, read
 // whole stdout lines back with timeouts, and observe its exit. For malformed-input and framing tests,
 // where a well-behaved SDK client cannot produce the input. Not a product module.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
@@ -21,7 +21,12 @@ export interface RawAgent {
 }
 
 export function spawnRawAgent(env: Record<string, string> = {}, args: string[] = []): RawAgent {
-  const child = spawn(BIN, ["agent", ...args], {
+  return spawnRawMode("agent", env, args);
+}
+
+/** The same harness around any stdio protocol mode (`dev-mcp`, …). */
+export function spawnRawMode(mode: string, env: Record<string, string> = {}, args: string[] = []): RawAgent {
+  const child = spawn(BIN, [mode, ...args], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ANTHROPIC_API_KEY: "test-key", ...env },
   });

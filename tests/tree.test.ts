@@ -107,3 +107,12 @@ test("`tree /` answers within 2 s, drawn with -L 1 as well", () => {
     expect(r.stdout.split("\n")[0]).toMatch(/^\/ \(\d+\+? files?, \d+\+? lines?\)$/);
   }
 });
+
+test("the walk stops at TREE_MAX_ENTRIES and at TREE_TIME_S, and says so", () => {
+  const few = run([], { TENDRIL_TREE_MAX_ENTRIES: "3" });
+  expect(few.code).toBe(0);
+  expect(few.stdout).toContain("3 entries");
+  const quick = run([], { TENDRIL_TREE_TIME_S: "0.000001" });
+  expect(quick.code).toBe(0);
+  expect(quick.stdout).toContain("0.0 s");
+});

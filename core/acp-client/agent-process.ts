@@ -3,6 +3,7 @@
 // Does not speak ACP: the client runner wraps stdin/stdout in a protocol stream.
 import type { ChildProcess } from "node:child_process";
 import { killGroup, signalGroup, spawnGroup } from "../process-group.ts";
+import { tailBytes } from "../text-bounds.ts";
 
 export interface AgentSpawn {
   command: string;
@@ -36,7 +37,7 @@ export class AgentProcess {
     this.child.stdin!.on("error", () => {}); // EPIPE after the agent died: reported through `exited`
     this.child.stderr!.setEncoding("utf8");
     this.child.stderr!.on("data", (text: string) => {
-      this.tail = (this.tail + text).slice(-TAIL_BYTES);
+      this.tail = tailBytes(this.tail + text, TAIL_BYTES);
       onStderr(text);
     });
     this.exited = new Promise((resolve) => {

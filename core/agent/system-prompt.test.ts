@@ -41,3 +41,13 @@ test("a tool server's instructions are bounded with a visible marker", () => {
   expect(text.length).toBeLessThan(DEFAULT_LIMITS.MAX_SERVER_INSTRUCTIONS_BYTES + 4096);
   expect(text).toContain("noisy instructions truncated");
 });
+
+test("the clamp of instructions and AGENTS.md never cuts a character in two", () => {
+  const ws = join(home, "accents");
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(ws, "AGENTS.md"), "é".repeat(500));
+  const text = buildSystemPrompt({ cwd: ws, home, instructions: { accents: "😀".repeat(500) }, maxAgentsBytes: 101, maxInstructionsBytes: 103 });
+  expect(text).toContain("accents instructions truncated");
+  expect(text).toContain("AGENTS.md truncated");
+  expect(text).not.toContain("\uFFFD");
+});

@@ -3,6 +3,7 @@
 // Does not decide when a custom prompt replaces it (the session does).
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, join, relative, isAbsolute } from "node:path";
+import { headBytes, utf8Length } from "../text-bounds.ts";
 import template from "./system-prompt.md" with { type: "text" };
 
 /** AGENTS.md text included in total; a bound on what a workspace can push into every request. */
@@ -48,9 +49,8 @@ export function findAgentsFiles(cwd: string, home?: string): string[] {
 
 /** Cuts text to `max` bytes with a visible marker naming what was cut. */
 function clampText(text: string, max: number, what: string): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= max) return text;
-  return bytes.subarray(0, max).toString("utf8") + `\n[… ${what} truncated at ${max} bytes …]`;
+  if (utf8Length(text) <= max) return text;
+  return headBytes(text, max) + `\n[… ${what} truncated at ${max} bytes …]`;
 }
 
 /** Reads at most `budget` bytes (plus one, to know whether there was more): a huge file costs nothing. */

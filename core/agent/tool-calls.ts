@@ -6,6 +6,7 @@ import type { ToolCall, ToolResult } from "../llm/types.ts";
 import type { McpCallResult, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
+import { middleBytes, utf8Length } from "../text-bounds.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
 
 export type PermissionAnswer = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
@@ -45,15 +46,8 @@ const MARKER = (n: number) => `\n\n[… ${n} bytes trimmed from the middle of th
 
 /** Trims UTF-8 text from the middle to at most `maxBytes`, with a visible marker; keeps characters whole. */
 export function trimMiddle(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return text;
-  const marker = MARKER(bytes.length - maxBytes);
-  const keep = Math.max(0, maxBytes - Buffer.byteLength(marker));
-  let head = Math.ceil(keep / 2);
-  let tail = bytes.length - (keep - head);
-  while (head > 0 && (bytes[head]! & 0xc0) === 0x80) head--;
-  while (tail < bytes.length && (bytes[tail]! & 0xc0) === 0x80) tail++;
-  return bytes.subarray(0, head).toString("utf8") + marker + bytes.subarray(tail).toString("utf8");
+  const over = utf8Length(text) - maxBytes;
+  return over <= 0 ? text : middleBytes(text, maxBytes, MARKER(over));
 }
 
 function aborted(signal: AbortSignal): Promise<"aborted"> {

@@ -3,6 +3,7 @@
 // to the LLM) and the route from a qualified name back to (server slot, MCP tool name).
 // Does not talk to servers.
 import type { Limits } from "../limits.ts";
+import { clampBytes } from "../text-bounds.ts";
 import type { RawTool } from "./call-result.ts";
 import type { McpLog } from "./client.ts";
 import { qualifyToolName } from "./naming.ts";
@@ -25,12 +26,7 @@ const encoder = new TextEncoder();
 
 /** Clamps text to maxBytes of UTF-8, cutting on a character boundary and ending in a visible marker. */
 export function clampDescription(text: string, maxBytes: number): string {
-  const bytes = encoder.encode(text);
-  if (bytes.length <= maxBytes) return text;
-  const marker = encoder.encode(DESCRIPTION_MARKER);
-  let cut = Math.max(0, maxBytes - marker.length);
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut--;
-  return new TextDecoder().decode(bytes.subarray(0, cut)) + DESCRIPTION_MARKER;
+  return clampBytes(text, maxBytes, DESCRIPTION_MARKER);
 }
 
 /**

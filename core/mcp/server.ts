@@ -2,10 +2,10 @@
 // The only module importing the MCP SDK's server side. Knows no tool and not the process: callers
 // pass the streams in and decide what happens once `closed` settles (kill children, exit).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Readable, Writable } from "node:stream";
 import type { z } from "zod";
 import { log } from "../log.ts";
+import { LineServerTransport } from "./server-transport.ts";
 
 /** What a tool hands back: text for the model, optionally the same facts as an object. */
 export interface ToolReply {
@@ -43,13 +43,20 @@ export interface ServeOptions {
   tools: ToolDefinition[];
   input: Readable;
   output: Writable;
-  /** One JSON-RPC line; a longer one closes the connection (the SDK cannot resynchronise). */
+  /** One JSON-RPC line; a longer one ends the connection. */
   maxLineBytes: number;
 }
 
+/** Why serving ended; `clean` is false for an over-long line and for input or output errors. */
+export interface McpEnd {
+  why: string;
+  clean: boolean;
+}
+
 export interface McpServing {
-  /** Settles once, with why the connection ended (input EOF, input error, output error, close()). */
-  closed: Promise<string>;
+  /** Settles once, with why the connection ended (input EOF, over-long line, I/O error, close()). */
+  closed: Promise<McpEnd>;
+  /** Stops serving and flushes what was queued for output. */
   close(): Promise<void>;
 }
 
@@ -89,34 +96,30 @@ export async function serveMcp(opts: ServeOptions): Promise<McpServing> {
     { instructions: opts.instructions, capabilities: { tools: {} } },
   );
   for (const tool of opts.tools) register(server, tool);
-  const transport = new StdioServerTransport(opts.input, opts.output, { maxBufferSize: opts.maxLineBytes });
-  let settle: (why: string) => void = () => {};
-  const closed = new Promise<string>((resolve) => {
+  const transport = new LineServerTransport(opts.input, opts.output, opts.maxLineBytes);
+  let settle: (end: McpEnd) => void = () => {};
+  const closed = new Promise<McpEnd>((resolve) => {
     let done = false;
-    settle = (why) => {
+    settle = (end) => {
       if (done) return;
       done = true;
-      resolve(why);
+      resolve(end);
     };
   });
   transport.onerror = (err) => log.warn("mcp transport error", { error: err });
-  // The SDK's stdio transport never watches for EOF itself; without these the process would linger.
-  const onEnd = () => settle("input closed");
-  opts.input.once("end", onEnd);
-  opts.input.once("close", onEnd);
-  opts.input.once("error", (err) => settle(`input error: ${err.message}`));
-  opts.output.once("error", (err) => settle(`output error: ${err.message}`));
+  void transport.ended.then((end) => {
+    if (end.reason === "eof") settle({ why: "input closed", clean: true });
+    else if (end.reason === "oversize") settle({ why: `input line of ${end.bytes} bytes over MAX_LINE_BYTES`, clean: false });
+    else settle({ why: `input error: ${(end.error as Error)?.message ?? String(end.error)}`, clean: false });
+  });
+  opts.output.once("error", (err) => settle({ why: `output error: ${err.message}`, clean: false }));
   await server.connect(transport);
-  const prevOnClose = transport.onclose;
-  transport.onclose = () => {
-    prevOnClose?.();
-    settle("transport closed");
-  };
   return {
     closed,
     close: async () => {
-      settle("closed");
-      await server.close().catch(() => {});
+      settle({ why: "closed", clean: true });
+      await server.close().catch((err: unknown) => log.debug("mcp server close failed", { error: err }));
+      await transport.flush().catch(() => {});
     },
   };
 }

@@ -2,9 +2,9 @@
 // bounded by entries, time and the output cap (totals cut short print with `+`), drawn like `tree`.
 // Does not parse arguments or own the process (cli/tree.ts).
 import { readlinkSync } from "node:fs";
-import { FileReader } from "./file-bytes.ts";
-import type { ShimOutput } from "./shim-output.ts";
-import { readDir, rootHandle, type DirHandle, type WalkOptions } from "./walk.ts";
+import { FileReader } from "../search/file-bytes.ts";
+import type { ShimOutput } from "../search/shim-output.ts";
+import { readDir, rootHandle, type DirHandle, type WalkOptions } from "../search/walk.ts";
 
 export interface TreeOptions {
   /** Deepest level drawn (children of the root are level 1); totals still cover everything below. */

@@ -1,12 +1,17 @@
 // Owns the `str_replace` tool: exactly-one-match edits (or creation with an empty old_str) of text
-// files inside the workspace root, written atomically, answered with a unified diff.
-// Does not search or read files for the model; edits of one file are serialised here.
-import { readFile, mkdir, stat } from "node:fs/promises";
-import { dirname } from "node:path";
+// files inside the workspace root, written atomically, answered with a unified diff. The file is read
+// and written only through its pinned parent directory, so a symlink swapped into the path mid-edit
+// cannot redirect the write outside the root. Does not search or read files for the model; edits of
+// one file are serialised here.
+import { constants as fsc } from "node:fs";
+import { type FileHandle, lstat, open } from "node:fs/promises";
+import { basename, dirname } from "node:path";
 import { createPatch } from "diff";
 import { z } from "zod";
-import { writeFileAtomic } from "./atomic-write.ts";
+import { formatBytes, headBytes } from "../../core/text-bounds.ts";
+import { sweepStaleTemps, writeFileAtomic } from "./atomic-write.ts";
 import { describeManyMatches, describeNoMatch, findMatches } from "./match-report.ts";
+import { PinnedDir } from "./pinned-dir.ts";
 import { displayPath, resolveInside } from "./workspace-path.ts";
 
 const MAX_COUNTED_MATCHES = 1000;
@@ -24,6 +29,8 @@ export interface EditorOptions {
   maxFileBytes: number;
   /** The diff in the reply is cut here, with a marker. */
   maxReplyBytes: number;
+  /** Temp files of interrupted edits older than this are deleted by the next edit in their directory. */
+  tempStaleMs: number;
 }
 
 export interface EditReply {
@@ -41,10 +48,6 @@ function toCrlf(s: string): string {
   return s.replace(/\r?\n/g, "\r\n");
 }
 
-function fmtBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : `${n} bytes`;
-}
-
 export class StrReplaceTool {
   private readonly locks = new Map<string, Promise<unknown>>();
 
@@ -54,7 +57,7 @@ export class StrReplaceTool {
   async call(args: StrReplaceArgs): Promise<EditReply> {
     try {
       const { real, exists } = await resolveInside(this.opts.root, args.path);
-      return await this.serialised(real, () => (exists ? this.edit(real, args) : this.create(real, args)));
+      return await this.serialised(real, () => this.apply(real, exists, args));
     } catch (err) {
       return { text: (err as Error).message, isError: true };
     }
@@ -72,39 +75,58 @@ export class StrReplaceTool {
     }
   }
 
-  private async create(real: string, args: StrReplaceArgs): Promise<EditReply> {
+  /** Pins the parent directory (making it when creating), then edits or creates the file in it. */
+  private async apply(real: string, exists: boolean, args: StrReplaceArgs): Promise<EditReply> {
     const shown = displayPath(this.opts.root, real);
-    if (args.old_str !== "") {
+    if (real === this.opts.root) fail(`${shown} is a directory; give a file path`);
+    if (!exists && args.old_str !== "") {
       fail(`${shown} does not exist; to create it, call str_replace with an empty old_str and the whole file as new_str`);
     }
+    const dir = await PinnedDir.open(this.opts.root, dirname(real), !exists);
+    try {
+      await sweepStaleTemps(dir, this.opts.tempStaleMs);
+      const name = basename(real);
+      return exists ? await this.edit(dir, name, shown, args) : await this.create(dir, name, shown, args);
+    } finally {
+      await dir.close().catch(() => {});
+    }
+  }
+
+  private async create(dir: PinnedDir, name: string, shown: string, args: StrReplaceArgs): Promise<EditReply> {
     this.checkSize(Buffer.byteLength(args.new_str), shown);
-    await mkdir(dirname(real), { recursive: true });
-    // The directories just made cannot have moved the target out, but a racing symlink could: re-check.
-    const again = await resolveInside(this.opts.root, real);
-    if (again.exists) fail(`${shown} appeared while it was being created; read it and retry`);
-    await writeFileAtomic(real, args.new_str);
+    const there = await lstat(dir.path(name)).catch(() => undefined);
+    if (there?.isSymbolicLink()) fail(`${shown} is a symlink to a missing file; str_replace does not create files through symlinks`);
+    if (there) fail(`${shown} appeared while it was being created; read it and retry`);
+    await writeFileAtomic(dir, name, args.new_str);
     return { text: this.reply(`created ${shown}`, shown, "", args.new_str) };
   }
 
-  private async edit(real: string, args: StrReplaceArgs): Promise<EditReply> {
-    const shown = displayPath(this.opts.root, real);
-    const st = await stat(real);
-    if (st.isDirectory()) fail(`${shown} is a directory; give a file path`);
-    if (!st.isFile()) fail(`${shown} is not a regular file`);
-    if (st.size > this.opts.maxFileBytes) {
-      fail(`${shown} is ${fmtBytes(st.size)}, over MAX_EDIT_FILE_BYTES (${fmtBytes(this.opts.maxFileBytes)}); edit it with the shell tool instead`);
+  private async edit(dir: PinnedDir, name: string, shown: string, args: StrReplaceArgs): Promise<EditReply> {
+    const fh = await openNoFollow(dir.path(name), shown);
+    let content: string;
+    let mode: number;
+    try {
+      const st = await fh.stat();
+      if (st.isDirectory()) fail(`${shown} is a directory; give a file path`);
+      if (!st.isFile()) fail(`${shown} is not a regular file`);
+      if (st.size > this.opts.maxFileBytes) {
+        fail(`${shown} is ${formatBytes(st.size)}, over MAX_EDIT_FILE_BYTES (${formatBytes(this.opts.maxFileBytes)}); edit it with the shell tool instead`);
+      }
+      content = decodeText(await fh.readFile(), shown);
+      mode = st.mode & 0o7777;
+    } finally {
+      await fh.close().catch(() => {});
     }
-    const content = decodeText(await readFile(real), shown);
     const next = this.replaced(content, args, shown);
     this.checkSize(Buffer.byteLength(next), shown);
-    await writeFileAtomic(real, next, st.mode & 0o7777);
+    await writeFileAtomic(dir, name, next, mode);
     return { text: this.reply(`edited ${shown}`, shown, content, next) };
   }
 
   private replaced(content: string, args: StrReplaceArgs, shown: string): string {
     if (args.old_str === "") {
       if (content === "") return args.new_str;
-      fail(`old_str is empty but ${shown} already has ${fmtBytes(Buffer.byteLength(content))}; give the exact text to replace (an empty old_str only creates files)`);
+      fail(`old_str is empty but ${shown} already has ${formatBytes(Buffer.byteLength(content))}; give the exact text to replace (an empty old_str only creates files)`);
     }
     if (args.old_str === args.new_str) fail("old_str and new_str are identical; nothing would change");
     let [oldStr, newStr] = [args.old_str, args.new_str];
@@ -122,7 +144,7 @@ export class StrReplaceTool {
 
   private checkSize(bytes: number, shown: string): void {
     if (bytes > this.opts.maxFileBytes) {
-      fail(`the result for ${shown} would be ${fmtBytes(bytes)}, over MAX_EDIT_FILE_BYTES (${fmtBytes(this.opts.maxFileBytes)})`);
+      fail(`the result for ${shown} would be ${formatBytes(bytes)}, over MAX_EDIT_FILE_BYTES (${formatBytes(this.opts.maxFileBytes)})`);
     }
   }
 
@@ -130,8 +152,19 @@ export class StrReplaceTool {
     const patch = createPatch(shown, before, after, "", "", { context: 3 });
     const text = `${headline}\n${patch}`;
     if (Buffer.byteLength(text) <= this.opts.maxReplyBytes) return text;
-    const cut = Buffer.from(text).subarray(0, this.opts.maxReplyBytes).toString("utf8").replace(/\uFFFD$/, "");
-    return `${cut}\n[diff cut at ${fmtBytes(this.opts.maxReplyBytes)}; the edit itself was applied in full]`;
+    const cut = headBytes(text, this.opts.maxReplyBytes);
+    return `${cut}\n[diff cut at ${formatBytes(this.opts.maxReplyBytes)}; the edit itself was applied in full]`;
+  }
+}
+
+/** O_NONBLOCK: a FIFO must not hang the open; it is refused as not a regular file just after. */
+async function openNoFollow(path: string, shown: string): Promise<FileHandle> {
+  try {
+    return await open(path, fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") fail(`${shown} became a symlink while it was being edited; retry`);
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") fail(`${shown} disappeared while it was being edited; retry`);
+    throw err;
   }
 }
 

@@ -1,17 +1,16 @@
 // Owns the `shell` tool: `bash -c` in its own process group inside the workspace root, bounded in
 // time and output, with the whole group killed on timeout, cancellation and when the command ends.
 // Does not decide PATH or the environment (the caller passes them) and does not format limits text.
-import { spawn } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { z } from "zod";
 import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
-import { ProcessGroups } from "./process-group.ts";
+import { killGroup, spawnGroup } from "../../core/process-group.ts";
+import { formatBytes } from "../../core/text-bounds.ts";
 import { PathError, resolveInside } from "./workspace-path.ts";
 
-/** SIGTERM → SIGKILL grace, and the exit code `timeout(1)` uses. */
-export const KILL_GRACE_MS = 200;
+/** The exit code `timeout(1)` uses. */
 export const TIMEOUT_EXIT_CODE = 124;
 /** A process that escaped the group (setsid) may hold the pipes open; stop reading after this. */
 const PIPE_DRAIN_MS = 1000;
@@ -54,7 +53,8 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
 }
 
 export class ShellTool {
-  readonly groups = new ProcessGroups(KILL_GRACE_MS);
+  /** Groups of commands still running (the registry in core/process-group.ts has every group). */
+  private readonly live = new Set<number>();
   private readonly store: ArtifactStore;
 
   constructor(private readonly opts: ShellOptions) {
@@ -65,8 +65,8 @@ export class ShellTool {
   async call(args: ShellArgs, signal: AbortSignal): Promise<ShellReply> {
     try {
       const cwd = await this.workdir(args.workdir);
-      if (this.groups.size >= this.opts.limits.maxRunning) {
-        return { text: `${this.groups.size} shell commands are already running; wait for one to finish`, isError: true };
+      if (this.live.size >= this.opts.limits.maxRunning) {
+        return { text: `${this.live.size} shell commands are already running; wait for one to finish`, isError: true };
       }
       const requested = args.timeout_s ?? this.opts.limits.defaultTimeoutS;
       const timeoutS = Math.min(requested, this.opts.limits.maxTimeoutS);
@@ -87,34 +87,37 @@ export class ShellTool {
     return real;
   }
 
-  /** Runs one command to completion (or its kill); resolves once its whole group is gone. */
+  /** How many commands are running now. */
+  get running(): number {
+    return this.live.size;
+  }
+
+  /**
+   * Runs one command to completion (or its kill); resolves once its whole group is gone. The group
+   * comes from core/process-group.ts, whose watchdog kills it even when this process is SIGKILLed.
+   */
   run(command: string, cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<ShellOutcome> {
     const capture = new OutputCapture(this.opts.limits, this.store);
-    const child = spawn("bash", ["-c", command], {
-      cwd,
-      env: this.opts.env,
-      detached: true, // setsid: own process group, no controlling terminal to prompt on
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawnGroup({ label: "shell command", command: "bash", args: ["-c", command], cwd, env: this.opts.env, stdin: "ignore" });
     const pgid = child.pid;
     if (pgid === undefined) {
       return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start bash: ${err.message}`))));
     }
-    this.groups.add(pgid);
+    this.live.add(pgid);
     let timedOut = false;
     let cancelled = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      void this.groups.kill(pgid);
+      void killGroup(pgid);
     }, Math.min(timeoutMs, MAX_TIMER_MS));
     const onAbort = () => {
       cancelled = true;
-      void this.groups.kill(pgid);
+      void killGroup(pgid);
     };
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
-    child.stdout.on("data", (b: Buffer) => capture.push(0, b));
-    child.stderr.on("data", (b: Buffer) => capture.push(1, b));
+    child.stdout!.on("data", (b: Buffer) => capture.push(0, b));
+    child.stderr!.on("data", (b: Buffer) => capture.push(1, b));
     const exited = new Promise<number>((resolve) => {
       child.once("exit", (code, sig) => resolve(exitCodeOf(code, sig)));
       child.once("error", () => resolve(127));
@@ -123,13 +126,13 @@ export class ShellTool {
       try {
         const code = await exited;
         // Background jobs must neither outlive the call nor keep the pipes (and this call) open.
-        await this.groups.kill(pgid);
-        await drainPipes(child.stdout, child.stderr);
+        await killGroup(pgid);
+        await drainPipes(child.stdout!, child.stderr!);
         return { exitCode: timedOut ? TIMEOUT_EXIT_CODE : code, timedOut, cancelled, capture: capture.finish() };
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        this.groups.delete(pgid);
+        this.live.delete(pgid);
       }
     })();
   }
@@ -149,21 +152,16 @@ function section(name: string, body: string): string {
   return `${name}:\n${body}${body.endsWith("\n") ? "" : "\n"}`;
 }
 
-function kib(n: number): string {
-  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / 1024 / 1024} MiB`;
-  return n >= 1024 && n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`;
-}
-
 export function formatOutcome(o: ShellOutcome, timeoutS: number, clamped: boolean, limits: CaptureLimits): ShellReply {
   const c = o.capture;
   const head = [`exit_code: ${o.exitCode}`, `timed_out: ${o.timedOut}`];
   if (o.timedOut) head.push(`(killed after ${timeoutS} s${clamped ? ", the largest timeout allowed" : ""})`);
   if (o.cancelled) head.push("(cancelled: the command was killed)");
   if (c.truncated) {
-    const cap = `${kib(limits.inlineBytes)} / ${limits.inlineLines} lines`;
-    let note = `[output was ${c.totalBytes} bytes / ${c.totalLines} lines, over the ${cap} cap: showing the last ${kib(limits.tailBytes)} of stdout and of stderr.`;
+    const cap = `${formatBytes(limits.inlineBytes)} / ${limits.inlineLines} lines`;
+    let note = `[output was ${c.totalBytes} bytes / ${c.totalLines} lines, over the ${cap} cap: showing the last ${formatBytes(limits.tailBytes)} of stdout and of stderr.`;
     if (c.artifact) {
-      const cut = c.artifactCut ? `, cut at ${kib(limits.captureBytes)}` : "";
+      const cut = c.artifactCut ? `, cut at ${formatBytes(limits.captureBytes)}` : "";
       note += ` The full output (stdout and stderr interleaved${cut}) is saved in ${c.artifact}: page it with \`sed -n 'A,Bp'\`, \`tail\` or \`rg\`.]`;
     } else {
       note += ` The full output could not be saved (${c.artifactError ?? "unknown error"}).]`;

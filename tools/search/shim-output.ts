@@ -1,5 +1,6 @@
 // Owns the output cap of the rg and tree shims: whole lines until SHIM_OUTPUT_LINES or SHIM_OUTPUT_BYTES
 // would be passed, then one marker line saying so and how to narrow. Does not know where bytes go.
+import { formatBytes } from "../../core/text-bounds.ts";
 
 export interface OutputCap {
   readonly maxBytes: number;
@@ -54,10 +55,4 @@ export class ShimOutput {
     this.parts = [];
     this.pending = 0;
   }
-}
-
-function formatBytes(n: number): string {
-  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
-  if (n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} bytes`;
 }

@@ -1,7 +1,7 @@
 // Unit tests of str_replace: the one-match rule and its diagnostics, creation, line endings, modes,
 // size cap, and the workspace rule with symlinks.
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StrReplaceTool } from "./str-replace.ts";
@@ -15,7 +15,7 @@ symlinkSync(join(base, "outside"), join(root, "linkdir"));
 symlinkSync(join(base, "outside", "secret.txt"), join(root, "link.txt"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-const editor = new StrReplaceTool({ root, maxFileBytes: 4096, maxReplyBytes: 50 * 1024 });
+const editor = new StrReplaceTool({ root, maxFileBytes: 4096, maxReplyBytes: 50 * 1024, tempStaleMs: 60_000 });
 const file = (name: string, text: string) => {
   writeFileSync(join(root, name), text);
   return name;
@@ -140,4 +140,36 @@ test("parallel edits of one file are all applied", async () => {
   const rs = await Promise.all([1, 2, 3, 4].map((i) => editor.call({ path: p, old_str: `a${i}`, new_str: `b${i}` })));
   expect(rs.every((r) => !r.isError)).toBe(true);
   expect(read(p)).toBe("b1\nb2\nb3\nb4\n");
+});
+
+test("a dangling symlink as the target of a create is refused, not replaced", async () => {
+  symlinkSync(join(base, "outside", "planted.txt"), join(root, "dangling.txt"));
+  const r = await editor.call({ path: "dangling.txt", old_str: "", new_str: "payload\n" });
+  expect(r.isError).toBe(true);
+  expect(r.text).toContain("symlink");
+  expect(lstatSync(join(root, "dangling.txt")).isSymbolicLink()).toBe(true);
+  expect(readdirSync(join(base, "outside"))).toEqual(["secret.txt"]);
+});
+
+test("an edit sweeps stale temp files of interrupted edits in its directory, and only those", async () => {
+  mkdirSync(join(root, "swept"));
+  mkdirSync(join(root, "other"));
+  const old = Date.now() / 1000 - 120;
+  const stale = join(root, "swept", ".f.txt.tendril-99999-deadbeef.tmp");
+  const fresh = join(root, "swept", ".f.txt.tendril-99999-0badf00d.tmp");
+  const elsewhere = join(root, "other", ".g.txt.tendril-99999-deadbeef.tmp");
+  const lookalike = join(root, "swept", ".f.txt.tmp");
+  for (const p of [stale, fresh, elsewhere, lookalike]) writeFileSync(p, "partial");
+  for (const p of [stale, elsewhere, lookalike]) utimesSync(p, old, old);
+  const r = await editor.call({ path: "swept/f.txt", old_str: "", new_str: "f\n" });
+  expect(r.isError).toBeUndefined();
+  expect(readdirSync(join(root, "swept")).sort()).toEqual([".f.txt.tendril-99999-0badf00d.tmp", ".f.txt.tmp", "f.txt"]);
+  expect(readdirSync(join(root, "other"))).toEqual([".g.txt.tendril-99999-deadbeef.tmp"]);
+});
+
+test("a create through a dangling directory symlink is refused and makes nothing outside", async () => {
+  symlinkSync(join(base, "outside", "missing-dir"), join(root, "dangling-dir"));
+  const r = await editor.call({ path: "dangling-dir/x.txt", old_str: "", new_str: "payload\n" });
+  expect(r.isError).toBe(true);
+  expect(readdirSync(join(base, "outside"))).toEqual(["secret.txt"]);
 });

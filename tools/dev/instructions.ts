@@ -1,7 +1,7 @@
 // Owns the LLM-facing text of the dev tools: descriptions and server instructions, read from the .md
 // files beside this module (embedded in the binary) with limits and the workspace filled in.
 // Does not detect anything itself (see stack.ts) and holds no state.
-import { formatLimit, type LimitName, type Limits } from "../core/limits.ts";
+import { formatLimit, type LimitName, type Limits } from "../../core/limits.ts";
 import instructionsTemplate from "./dev-mcp-instructions.md" with { type: "text" };
 import postCompactText from "./post-compact-hook.md" with { type: "text" };
 import shellTemplate from "./shell.md" with { type: "text" };

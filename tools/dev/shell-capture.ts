@@ -4,7 +4,8 @@
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { log } from "../core/log.ts";
+import { log } from "../../core/log.ts";
+import { tailBytes } from "../../core/text-bounds.ts";
 
 export interface CaptureLimits {
   inlineBytes: number;
@@ -83,8 +84,7 @@ function decodeTail(b: Buffer, cut: boolean): string {
     const nl = b.indexOf(10);
     if (nl !== -1 && nl < b.length / 2) start = nl + 1;
   }
-  while (start < b.length && start < 4 && (b[start]! & 0xc0) === 0x80) start++;
-  return b.subarray(start).toString("utf8");
+  return tailBytes(b, b.length - start);
 }
 
 export class OutputCapture {

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ShellTool, type ShellOptions } from "./shell.ts";
 import { pruneStaleSessions } from "./shell-capture.ts";
-import { pidAlive as alive, waitFor } from "../tests/fake-mcp-helpers.ts";
+import { killAllGroups } from "../../core/process-group.ts";
+import { pidAlive as alive, waitFor } from "../../tests/fake-mcp-helpers.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-shell-test-")));
 const root = join(base, "root");
@@ -82,13 +83,13 @@ test("aborting the call kills the whole group", async () => {
   expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
 });
 
-test("killAll (server exit) kills running groups", async () => {
+test("killAllGroups (server exit) kills running shell groups", async () => {
   const pidFile = join(base, "exit.pid");
   const shell = makeShell();
   const pending = shell.call({ command: stubborn(pidFile), timeout_s: 30 }, new AbortController().signal);
   expect(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "", 5000)).toBe(true);
   const pid = Number(readFileSync(pidFile, "utf8"));
-  await shell.groups.killAll();
+  await killAllGroups();
   expect(await waitFor(() => !alive(pid), 1000)).toBe(true);
   await pending;
 });

@@ -3,7 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_LIMITS } from "../core/limits.ts";
+import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { serverInstructions, toolDescriptions } from "./instructions.ts";
 import { detectStack } from "./stack.ts";
 
