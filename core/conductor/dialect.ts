@@ -1,0 +1,87 @@
+// Owns the three proxy dialects a component may speak, and how a message is wrapped for, or unwrapped
+// from, "proxy successor" form in each: `proxy/*` (ACP SDK 2.4 unstable schema), the older `_proxy/*`
+// (with `meta` for `_meta`), and the sacp conductors' (`initialize` + `_meta.proxy`, `_proxy/successor/*`).
+// Does no I/O and keeps no state; the router decides who speaks which.
+
+export type Dialect = "proxy" | "underscore" | "sacp";
+
+/** The order in which an unknown proxy is tried: each answers -32601 to the previous one's initialize. */
+export const DIALECT_ORDER: readonly Dialect[] = ["proxy", "underscore", "sacp"];
+
+export type Params = Record<string, unknown> | unknown[] | undefined;
+
+/** An inner message carried by a successor wrapper. */
+export interface Inner {
+  method: string;
+  params: Params;
+  /** Hop-local metadata of the wrapper (`_meta`, or `meta` in the underscore dialect). */
+  meta?: unknown;
+}
+
+const INIT_METHODS: Record<string, Dialect> = { "proxy/initialize": "proxy", "_proxy/initialize": "underscore" };
+
+/** Is `method` one of the spellings of initialize? (plain `initialize` included) */
+export function isInitialize(method: string): boolean {
+  return method === "initialize" || Object.hasOwn(INIT_METHODS, method);
+}
+
+/** The dialect a proxy-initialize request announces, undefined for a plain (agent) initialize. */
+export function dialectOfInitialize(method: string, params: Params): Dialect | undefined {
+  if (Object.hasOwn(INIT_METHODS, method)) return INIT_METHODS[method];
+  if (method === "initialize" && isObject(params) && isObject(params._meta) && params._meta.proxy === true) return "sacp";
+  return undefined;
+}
+
+/** The initialize request a component gets: as a proxy in `dialect`, or as the agent (dialect undefined). */
+export function initializeFor(dialect: Dialect | undefined, params: Params): { method: string; params: Params } {
+  const plain = withoutProxyMeta(params);
+  if (dialect === "proxy") return { method: "proxy/initialize", params: plain };
+  if (dialect === "underscore") return { method: "_proxy/initialize", params: plain };
+  if (dialect === "sacp") {
+    const base = isObject(plain) ? plain : {};
+    return { method: "initialize", params: { ...base, _meta: { ...(isObject(base._meta) ? base._meta : {}), proxy: true } } };
+  }
+  return { method: "initialize", params: plain };
+}
+
+function withoutProxyMeta(params: Params): Params {
+  if (!isObject(params) || !isObject(params._meta) || !("proxy" in params._meta)) return params;
+  const { proxy: _drop, ...rest } = params._meta;
+  const out = { ...params };
+  if (Object.keys(rest).length === 0) delete out._meta;
+  else out._meta = rest;
+  return out;
+}
+
+/** If `method` is a successor wrapper in any dialect, its dialect and the inner message; else undefined. */
+export function unwrapSuccessor(method: string, params: Params): { dialect: Dialect; inner: Inner } | undefined {
+  let dialect: Dialect;
+  if (method === "proxy/successor") dialect = "proxy";
+  else if (method === "_proxy/successor") dialect = "underscore";
+  else if (method === "_proxy/successor/request" || method === "_proxy/successor/notification") dialect = "sacp";
+  else return undefined;
+  if (!isObject(params) || typeof params.method !== "string") return undefined;
+  const inner: Inner = { method: params.method, params: params.params as Params };
+  const meta = dialect === "underscore" ? (params.meta ?? params._meta) : params._meta;
+  if (meta !== undefined) inner.meta = meta;
+  return { dialect, inner };
+}
+
+/** The wrapper carrying `inner` in `dialect`; `isRequest` picks the sacp method name. */
+export function wrapSuccessor(dialect: Dialect, inner: Inner, isRequest: boolean): { method: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { method: inner.method };
+  if (inner.params !== undefined) params.params = inner.params;
+  if (dialect === "proxy") {
+    if (inner.meta !== undefined) params._meta = inner.meta;
+    return { method: "proxy/successor", params };
+  }
+  if (dialect === "underscore") {
+    if (inner.meta !== undefined) params.meta = inner.meta;
+    return { method: "_proxy/successor", params };
+  }
+  return { method: isRequest ? "_proxy/successor/request" : "_proxy/successor/notification", params };
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

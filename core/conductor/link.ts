@@ -1,0 +1,73 @@
+// Owns one hop of a chain as a JSON-RPC message pipe: bytes in through the bounded line reader and the
+// classifier, one callback per message in arrival order (synchronously, so the router keeps order),
+// messages out through the one serialized writer, and the trace hook on both directions.
+// Does not route or interpret methods (router.ts) and does not own processes (components.ts).
+import { readLines } from "../wire/ndjson.ts";
+import { type Classified, classifyLine, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { type ByteSink, LineWriter } from "../wire/writer.ts";
+
+export type WellFormed = Exclude<Classified, { kind: "malformed" }>;
+
+export type LinkEnd =
+  | { reason: "eof" }
+  | { reason: "oversize"; bytes: number }
+  | { reason: "garbage"; line: string; error: JsonRpcError }
+  | { reason: "error"; error: unknown };
+
+export interface LinkOptions {
+  input: AsyncIterable<Uint8Array>;
+  sink: ByteSink;
+  maxLineBytes: number;
+  /** Called once per well-formed message, in order, before the next line is read. */
+  onMessage: (message: WellFormed) => void;
+  /** A malformed line: answer it and go on (true), or end the link with `garbage` (false, the default). */
+  onMalformed?: (bad: Extract<Classified, { kind: "malformed" }>, line: string) => boolean;
+  /** Sees every message read ("in") and written ("out"). */
+  trace?: (dir: "in" | "out", message: unknown) => void;
+}
+
+export class Link {
+  readonly ended: Promise<LinkEnd>;
+  readonly #writer: LineWriter;
+  readonly #trace?: LinkOptions["trace"];
+  #writeFailed = false;
+
+  constructor(opts: LinkOptions) {
+    this.#writer = new LineWriter(opts.sink);
+    this.#trace = opts.trace;
+    this.ended = pump(opts);
+  }
+
+  /** Queues one message; write failures surface as the peer's end (its reader sees EOF), not here. */
+  send(message: Record<string, unknown>): void {
+    this.#trace?.("out", message);
+    if (this.#writeFailed) return;
+    this.#writer.send(message).catch(() => {
+      this.#writeFailed = true;
+    });
+  }
+
+  /** Resolves when everything queued so far is written (or the sink failed). */
+  flush(): Promise<void> {
+    return this.#writer.flush().catch(() => {});
+  }
+}
+
+async function pump(opts: LinkOptions): Promise<LinkEnd> {
+  try {
+    for await (const event of readLines(opts.input, opts.maxLineBytes)) {
+      if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
+      const c = classifyLine(event.text);
+      if (c.kind === "malformed") {
+        opts.trace?.("in", { malformed: event.text.slice(0, 200) });
+        if (opts.onMalformed?.(c, event.text)) continue;
+        return { reason: "garbage", line: event.text, error: c.error };
+      }
+      opts.trace?.("in", c.message);
+      opts.onMessage(c);
+    }
+    return { reason: "eof" };
+  } catch (error) {
+    return { reason: "error", error };
+  }
+}

@@ -1,0 +1,183 @@
+import { expect, test } from "bun:test";
+import { Chain, type Hop } from "./router.ts";
+import { type MemoryPeer, memoryPeer } from "./memory-hop.ts";
+import type { Dialect } from "./dialect.ts";
+
+const MAX = 1024 * 1024;
+
+/** A pass-through proxy on a memory hop that speaks only `dialect` (answers -32601 to the others). */
+function passThrough(peer: MemoryPeer, dialect: Dialect, rewrite?: (m: any) => any): void {
+  const initMethod = dialect === "proxy" ? "proxy/initialize" : dialect === "underscore" ? "_proxy/initialize" : "initialize";
+  const wrapMethods = dialect === "proxy" ? ["proxy/successor"] : dialect === "underscore" ? ["_proxy/successor"] : ["_proxy/successor/request", "_proxy/successor/notification"];
+  const wrap = (inner: any, isRequest: boolean) =>
+    dialect === "sacp" ? (isRequest ? wrapMethods[0]! : wrapMethods[1]!) : wrapMethods[0]!;
+  let nextId = 1000;
+  const pending = new Map<number, any>();
+  const pump = async () => {
+    for (;;) {
+      let m: any;
+      try {
+        m = await peer.next(5000);
+      } catch {
+        return;
+      }
+      if (m.method === undefined) {
+        const back = pending.get(m.id);
+        pending.delete(m.id);
+        peer.send({ ...m, id: back });
+        continue;
+      }
+      const isRequest = m.id !== undefined;
+      const fromSuccessor = wrapMethods.includes(m.method);
+      if (!fromSuccessor && m.method.includes("initialize") && m.method !== initMethod) {
+        peer.send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } });
+        continue;
+      }
+      if (dialect === "sacp" && m.method === "initialize" && m.params?._meta?.proxy !== true) {
+        peer.send({ jsonrpc: "2.0", id: m.id, error: { code: -32600, message: "not a proxy initialize" } });
+        continue;
+      }
+      const out: any = { jsonrpc: "2.0" };
+      if (fromSuccessor) {
+        Object.assign(out, { method: m.params.method, params: rewrite ? rewrite(m.params.params) : m.params.params });
+      } else {
+        const method = m.method === initMethod ? "initialize" : m.method;
+        Object.assign(out, { method: wrap(m, isRequest), params: { method, params: m.params } });
+      }
+      if (isRequest) {
+        out.id = nextId++;
+        pending.set(out.id, m.id);
+      }
+      peer.send(out);
+    }
+  };
+  void pump();
+}
+
+function chain(n: number, mode: "agent" | "proxy" = "agent", trace?: (hop: Hop, dir: string, m: unknown) => void) {
+  const client = memoryPeer();
+  const comps = Array.from({ length: n }, () => memoryPeer());
+  const c = new Chain({ mode, client: client.io, components: comps.map((p) => p.io), maxLineBytes: MAX, trace });
+  return { chain: c, client, comps };
+}
+
+test("initialize reaches a proxy as proxy/initialize and the agent as plain initialize; ids map back", async () => {
+  const { client, comps } = chain(2);
+  passThrough(comps[0]!, "proxy");
+  client.send({ jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: 1, x: 1 } });
+  const atAgent = await comps[1]!.next();
+  expect(atAgent.method).toBe("initialize");
+  expect(atAgent.params).toEqual({ protocolVersion: 1, x: 1 });
+  comps[1]!.send({ jsonrpc: "2.0", id: atAgent.id, result: { protocolVersion: 1, extra: "kept" } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 7, result: { protocolVersion: 1, extra: "kept" } });
+});
+
+for (const dialect of ["underscore", "sacp"] as const) {
+  test(`a proxy answering -32601 is retried until it speaks: ${dialect}`, async () => {
+    const { client, comps } = chain(2);
+    passThrough(comps[0]!, dialect);
+    client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    const atAgent = await comps[1]!.next();
+    expect(atAgent.method).toBe("initialize");
+    expect(atAgent.params._meta).toBeUndefined();
+    comps[1]!.send({ jsonrpc: "2.0", id: atAgent.id, result: { ok: true } });
+    expect((await client.next()).result).toEqual({ ok: true });
+    // later traffic uses the learned dialect in both directions
+    client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/", mcpServers: [], unknown: { k: 1 } } });
+    const sn = await comps[1]!.next();
+    expect(sn.params.unknown).toEqual({ k: 1 });
+    comps[1]!.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "_vendor_x", v: 1 } } });
+    comps[1]!.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "s" } });
+    expect((await client.next()).params.update).toEqual({ sessionUpdate: "_vendor_x", v: 1 });
+    expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 2, result: { sessionId: "s" } });
+  });
+}
+
+test("requests from the agent reach the client through every proxy and the answer comes back", async () => {
+  const { client, comps } = chain(3);
+  passThrough(comps[0]!, "proxy");
+  passThrough(comps[1]!, "underscore");
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} });
+  const init = await comps[2]!.next();
+  comps[2]!.send({ jsonrpc: "2.0", id: init.id, result: {} });
+  await client.next();
+  comps[2]!.send({ jsonrpc: "2.0", id: 0, method: "session/request_permission", params: { sessionId: "s", options: [] } });
+  const req = await client.next();
+  expect(req.method).toBe("session/request_permission");
+  client.send({ jsonrpc: "2.0", id: req.id, result: { outcome: { outcome: "selected", optionId: "a" } } });
+  expect(await comps[2]!.next()).toEqual({ jsonrpc: "2.0", id: 0, result: { outcome: { outcome: "selected", optionId: "a" } } });
+});
+
+test("updates sent before a response arrive before it, through two proxies, 1000 of them", async () => {
+  const { client, comps } = chain(3);
+  passThrough(comps[0]!, "proxy");
+  passThrough(comps[1]!, "sacp");
+  client.send({ jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId: "s", prompt: [] } });
+  const prompt = await comps[2]!.next();
+  for (let i = 0; i < 1000; i++) {
+    comps[2]!.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", i } });
+  }
+  comps[2]!.send({ jsonrpc: "2.0", id: prompt.id, result: { stopReason: "end_turn" } });
+  for (let i = 0; i < 1000; i++) expect((await client.next()).params.i).toBe(i);
+  expect((await client.next()).result).toEqual({ stopReason: "end_turn" });
+});
+
+test("$/cancel_request is translated to each hop's id, never forwarded verbatim", async () => {
+  const { client, comps } = chain(1);
+  client.send({ jsonrpc: "2.0", id: 40, method: "session/prompt", params: {} });
+  client.send({ jsonrpc: "2.0", id: 41, method: "session/prompt", params: {} });
+  const a = await comps[0]!.next();
+  const b = await comps[0]!.next();
+  client.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 41 } });
+  client.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 999 } });
+  expect(await comps[0]!.next()).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: b.id } });
+  expect(a.id).not.toBe(b.id);
+  comps[0]!.send({ jsonrpc: "2.0", id: 0, method: "x", params: {} }); // ids of each direction are separate
+  expect((await client.next()).id).toBe(0);
+  expect(comps[0]!.inbox).toEqual([]);
+});
+
+test("proxy mode: the last component's successor is reached through the client, wrapped in the client's dialect", async () => {
+  const { client, comps } = chain(1, "proxy");
+  passThrough(comps[0]!, "proxy");
+  client.send({ jsonrpc: "2.0", id: 1, method: "_proxy/initialize", params: { protocolVersion: 1 } });
+  const up = await client.next();
+  expect(up.method).toBe("_proxy/successor");
+  expect(up.params).toEqual({ method: "initialize", params: { protocolVersion: 1 } });
+  client.send({ jsonrpc: "2.0", id: up.id, result: { protocolVersion: 1 } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1 } });
+  // a message from our successor arrives wrapped and reaches the proxy's predecessor unwrapped
+  client.send({ jsonrpc: "2.0", method: "_proxy/successor", params: { method: "session/update", params: { n: 1 } } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", method: "session/update", params: { n: 1 } });
+});
+
+test("a proxy that rewrites what passes keeps everything else untouched", async () => {
+  const { client, comps } = chain(2);
+  passThrough(comps[0]!, "proxy", (p) => ({ ...p, update: { ...p.update, content: { type: "text", text: p.update.content.text.toUpperCase() } } }));
+  comps[1]!.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } } } });
+  expect((await client.next()).params.update.content.text).toBe("HI");
+});
+
+test("a component that ends or writes garbage ends the chain naming its hop; pending client requests can be failed", async () => {
+  const { chain: c, client, comps } = chain(2);
+  passThrough(comps[0]!, "proxy");
+  client.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: {} });
+  await comps[1]!.next();
+  comps[1]!.raw("this is not json\n");
+  const end = await c.ended;
+  expect(end.hop).toBe(1);
+  expect(end.end.reason).toBe("garbage");
+  c.failPending("agent died");
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32603, message: "agent died" } });
+});
+
+test("malformed client lines are answered and the chain goes on; every hop is traced", async () => {
+  const seen: [Hop, string][] = [];
+  const { client, comps } = chain(1, "agent", (hop, dir) => seen.push([hop, dir]));
+  client.raw("{oops\n");
+  expect((await client.next()).error.code).toBe(-32700);
+  client.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } });
+  expect((await comps[0]!.next()).method).toBe("session/cancel");
+  expect(seen).toContainEqual(["client", "in"]);
+  expect(seen).toContainEqual([0, "out"]);
+});
