@@ -64,6 +64,7 @@ export const LIMIT_SPECS = {
   INTERRUPT_REPEAT_S: { value: 2, unit: "s", why: "a second Ctrl-C within this stops the agent (the first cancels turns)" },
   MODEL_LIST_TIMEOUT_S: { value: 2, unit: "s", why: "asking the provider which models it offers (once per agent)" },
   ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },
+  COMPONENT_STDERR_TAIL_BYTES: { value: 4 * KiB, unit: "bytes", why: "a chain component's last stderr kept for the error that names it" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;

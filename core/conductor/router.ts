@@ -163,14 +163,15 @@ export class Chain {
   }
 
   #send(target: Endpoint, method: string, params: Params, request?: Routed["request"], init?: Pending["init"]): void {
-    const out: Record<string, unknown> = { jsonrpc: "2.0", method };
-    if (params !== undefined) out.params = params;
+    const out: Record<string, unknown> = { jsonrpc: "2.0" };
     if (request) {
       const id = target.nextId++;
       out.id = id;
       target.pending.set(id, { from: request.from, id: request.id, init });
       request.from.inbound.set(request.id, { to: target, id });
     }
+    out.method = method;
+    if (params !== undefined) out.params = params;
     target.link.send(out);
   }
 

@@ -1,0 +1,141 @@
+// Owns `tendril conductor`: `agent` and `proxy` (argv, environment, stdio and signals → one chain run),
+// and `trace FILE` (a trace file → a sequence diagram on stdout). Usage errors, including a component
+// that cannot start, exit 2 before anything runs. Routing, processes and the trace live in core/conductor.
+import type { Command } from "commander";
+import type { ExitBox } from "./program.ts";
+
+interface ChainFlags {
+  trace?: string;
+  log?: string;
+}
+
+interface TraceFlags {
+  session?: string;
+  method?: string;
+  color?: boolean;
+}
+
+const CHAIN_HELP = `
+Each component is one argument, shell-split; leading NAME=value words set its environment. Options
+come before the component strings. Proxies get proxy/initialize (or, if they answer -32601,
+_proxy/initialize, then the sacp form: initialize with _meta.proxy = true); the agent gets initialize.
+stdout carries only ACP messages; component stderr is copied to stderr as [name] line.
+
+Exit: 0 when the client closes stdin; 1 when a component exits or writes a malformed or over-long line
+(the client's pending requests fail with an error naming it and its last stderr lines); 2 usage error;
+130/143 on SIGINT/SIGTERM. Every exit kills every component's process group.`;
+
+export function describeConductor(program: Command, exit: ExitBox): void {
+  const conductor = program
+    .command("conductor")
+    .description("run a chain of ACP proxies in front of an agent; the editor sees one agent")
+    .enablePositionalOptions();
+  for (const mode of ["agent", "proxy"] as const) {
+    conductor
+      .command(mode)
+      .description(
+        mode === "agent"
+          ? 'run "PROXY CMD"… "AGENT CMD" as one ACP agent on stdio'
+          : 'run "PROXY CMD"… as one ACP proxy on stdio (a chain inside a chain)',
+      )
+      .argument("<COMPONENT...>", mode === "agent" ? "proxy commands, then the agent command" : "proxy commands")
+      .option("--trace <FILE>", "write every message of every hop to FILE as JSONL")
+      .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
+      .passThroughOptions()
+      .addHelpText("after", CHAIN_HELP)
+      .action(async (components: string[], flags: ChainFlags) => {
+        exit.code = await runChainMode(mode, components, flags);
+      });
+  }
+  conductor
+    .command("trace")
+    .description("print a --trace file as a sequence diagram")
+    .argument("<FILE>", "a trace written by --trace")
+    .option("--session <ID>", "only messages of this session")
+    .option("--method <GLOB>", "only messages whose method matches GLOB (e.g. 'session/*')")
+    .option("--no-color", "no colour even on a terminal")
+    .action(async (file: string, flags: TraceFlags) => {
+      exit.code = await runTracePrint(file, flags);
+    });
+}
+
+function processEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+function usage(message: string): number {
+  process.stderr.write(`tendril conductor: ${message}\n`);
+  return 2;
+}
+
+async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: ChainFlags): Promise<number> {
+  const { loadLimits, LimitError } = await import("../core/limits.ts");
+  const { setLogLevel, setLogScope, isLogLevel } = await import("../core/log.ts");
+  const { parseComponents, ComponentError } = await import("../core/conductor/components.ts");
+  const { killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
+  setLogScope(`tendril conductor ${mode}`);
+  const env = processEnv();
+  const level = flags.log ?? env.TENDRIL_LOG;
+  if (level !== undefined) {
+    if (!isLogLevel(level)) return usage(`--log must be error, warn, info or debug, got ${JSON.stringify(level)}`);
+    setLogLevel(level);
+  }
+  const stray = texts.find((t) => t.startsWith("-"));
+  if (stray) return usage(`${JSON.stringify(stray)} looks like an option: options come before the component strings`);
+  let limits;
+  let specs;
+  try {
+    limits = loadLimits(env);
+    specs = parseComponents(texts, env, process.cwd());
+  } catch (err) {
+    if (err instanceof LimitError || err instanceof ComponentError) return usage(err.message);
+    throw err;
+  }
+  setKillGrace(limits.KILL_GRACE_MS);
+  let trace;
+  if (flags.trace !== undefined) {
+    const { openTrace } = await import("../core/conductor/trace.ts");
+    try {
+      trace = await openTrace(flags.trace);
+    } catch (err) {
+      return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
+    }
+  }
+  const [{ runChain }, { nodeSink }] = await Promise.all([import("../core/conductor/runner.ts"), import("../core/wire/writer.ts")]);
+  process.on("exit", () => killAllGroupsNow());
+  const stop = new Promise<"SIGINT" | "SIGTERM">((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  process.stdout.on("error", () => {}); // a gone client shows up as stdin EOF
+  const code = await runChain({
+    mode,
+    specs,
+    client: { input: process.stdin, sink: nodeSink(process.stdout) },
+    env,
+    limits,
+    stderrLine: (line) => void process.stderr.write(line + "\n"),
+    trace: trace ? (hop, dir, message) => trace.record(hop, dir, message) : undefined,
+    stop,
+  });
+  await trace?.close();
+  return code;
+}
+
+async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
+  const { readTrace } = await import("../core/conductor/trace.ts");
+  const { printTrace } = await import("../core/conductor/trace-print.ts");
+  let trace;
+  try {
+    trace = readTrace(file);
+  } catch (err) {
+    return usage(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  const text = printTrace(trace.records, { session: flags.session, method: flags.method, color });
+  process.stdout.write(text);
+  if (trace.skipped > 0) process.stderr.write(`tendril conductor trace: skipped ${trace.skipped} lines that are not trace records\n`);
+  return 0;
+}

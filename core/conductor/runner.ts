@@ -1,0 +1,115 @@
+// Owns one run of a chain from start to exit code: components start on the client's first message,
+// the chain routes until the client leaves (0), a signal arrives (130/143), or a component exits or
+// misbehaves (1: the client's pending requests fail with an error naming it and its last stderr lines).
+// Every path ends with every component's process group killed. Does not parse argv (cli/conductor.ts).
+import { killAllGroups } from "../process-group.ts";
+import type { Limits } from "../limits.ts";
+import { log } from "../log.ts";
+import { type ComponentSpec, type RunningComponent, startComponent } from "./components.ts";
+import type { LinkEnd } from "./link.ts";
+import { Chain, type Hop, type HopIo } from "./router.ts";
+
+export interface RunOptions {
+  mode: "agent" | "proxy";
+  specs: ComponentSpec[];
+  client: HopIo;
+  env: Record<string, string>;
+  cwd?: string;
+  limits: Limits;
+  stderrLine: (line: string) => void;
+  trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
+  /** Resolves with a signal name when the process is told to stop. */
+  stop: Promise<"SIGINT" | "SIGTERM">;
+}
+
+const EXIT_INFO_WAIT_MS = 200; // a component's stdout usually closes just before its exit is reported
+const LAST_STDERR_LINES = 5;
+
+type Outcome =
+  | { kind: "client"; end: LinkEnd | { reason: "eof" } }
+  | { kind: "component"; index: number; end?: LinkEnd }
+  | { kind: "signal"; signal: "SIGINT" | "SIGTERM" };
+
+export async function runChain(opts: RunOptions): Promise<number> {
+  const input = opts.client.input[Symbol.asyncIterator]();
+  const first = await Promise.race([input.next(), opts.stop.then((signal) => ({ signal }))]);
+  if ("signal" in first) return exitCodeOf(first.signal);
+  if (first.done) return 0;
+  let running: RunningComponent[] = [];
+  try {
+    running = opts.specs.map((spec, i) =>
+      startComponent(spec, i, { env: opts.env, cwd: opts.cwd, tailBytes: opts.limits.COMPONENT_STDERR_TAIL_BYTES, stderrLine: opts.stderrLine }),
+    );
+  } catch (err) {
+    log.error((err as Error).message);
+    await killAllGroups();
+    return 1;
+  }
+  const client = { input: prepend(first.value, input), sink: opts.client.sink };
+  const chain = new Chain({ mode: opts.mode, client, components: running.map((c) => c.io), maxLineBytes: opts.limits.MAX_LINE_BYTES, trace: opts.trace });
+  const outcome: Outcome = await Promise.race([
+    chain.ended.then((e): Outcome => (e.hop === "client" ? { kind: "client", end: e.end } : { kind: "component", index: e.hop, end: e.end })),
+    ...running.map((c) => c.exited.then((): Outcome => ({ kind: "component", index: c.index }))),
+    opts.stop.then((signal): Outcome => ({ kind: "signal", signal })),
+  ]);
+  let code = 0;
+  if (outcome.kind === "signal") code = exitCodeOf(outcome.signal);
+  else if (outcome.kind === "client") {
+    if (outcome.end.reason !== "eof") {
+      log.error("client input ended the chain", { reason: describeEnd(outcome.end) });
+      code = 1;
+    }
+  } else {
+    const message = await describeFailure(running[outcome.index]!, outcome.end);
+    log.error(message);
+    chain.failPending(message, { component: outcome.index + 1, stderr: running[outcome.index]!.stderrTail().slice(-LAST_STDERR_LINES) });
+    code = 1;
+  }
+  await Promise.race([chain.flushClient(), new Promise((r) => setTimeout(r, 500))]);
+  await killAllGroups();
+  return code;
+}
+
+function exitCodeOf(signal: "SIGINT" | "SIGTERM"): number {
+  return signal === "SIGINT" ? 130 : 143;
+}
+
+async function* prepend(first: Uint8Array, rest: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield first;
+  for (;;) {
+    const next = await rest.next();
+    if (next.done) return;
+    yield next.value;
+  }
+}
+
+/** `component 2 (proxy.ts) exited with code 3; last stderr: …` */
+async function describeFailure(c: RunningComponent, end: LinkEnd | undefined): Promise<string> {
+  let what: string;
+  if (end && end.reason !== "eof") what = describeEnd(end);
+  else {
+    const exit = await Promise.race([c.exited, new Promise<undefined>((r) => setTimeout(r, EXIT_INFO_WAIT_MS))]);
+    what =
+      exit === undefined
+        ? "closed its stdout"
+        : exit.signal
+          ? `was killed by ${exit.signal}`
+          : `exited with code ${exit.code}`;
+  }
+  const tail = c.stderrTail().slice(-LAST_STDERR_LINES);
+  const stderr = tail.length > 0 ? `; last stderr: ${tail.join(" | ")}` : "; no stderr output";
+  return `component ${c.index + 1} (${c.spec.name}) ${what}${stderr}`;
+}
+
+function describeEnd(end: LinkEnd): string {
+  switch (end.reason) {
+    case "eof":
+      return "closed its output";
+    case "oversize":
+      return `wrote a line over MAX_LINE_BYTES (${end.bytes} bytes or more)`;
+    case "garbage":
+      return `wrote a malformed line (${end.error.message}): ${JSON.stringify(end.line.slice(0, 120))}`;
+    case "error":
+      return `could not be read: ${end.error instanceof Error ? end.error.message : String(end.error)}`;
+  }
+}
