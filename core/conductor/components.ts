@@ -24,7 +24,7 @@ const INTERPRETERS = new Set(["bun", "node", "deno", "python", "python3", "npx",
 
 /** A readable short name: the script for interpreters (`bun proxy.ts` → proxy.ts), else the command. */
 export function shortName(cl: CommandLine): string {
-  if (INTERPRETERS.has(basename(cl.command))) {
+  if (INTERPRETERS.has(basename(cl.command).replace(/\.exe$/, ""))) {
     const script = cl.args.find((a) => !a.startsWith("-") && a !== "run");
     if (script) return basename(script);
   }

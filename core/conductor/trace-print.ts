@@ -21,7 +21,7 @@ interface Step {
   from: Hop | "conductor";
   to: Hop | "conductor";
   message: any;
-  /** The form it left in, when the conductor rewrote it (wrapped, renamed). */
+  /** How the conductor rewrote it on the way (wrapped, unwrapped, renamed). */
   as?: string;
   /** The routed copy (its id is the one the target hop answers). */
   routed?: any;
@@ -34,13 +34,20 @@ function steps(records: TraceRecord[]): Step[] {
     const r = records[i]!;
     const next = records[i + 1];
     if (r.dir === "in" && next?.dir === "out" && next.hop !== r.hop) {
-      const as = methodOf(next.message) !== methodOf(r.message) ? next.message.method : undefined;
+      const as = rewrittenAs(r.message?.method, next.message?.method);
       out.push({ t: r.t, from: r.hop, to: next.hop, message: r.message, as, routed: next.message });
       i++;
     } else if (r.dir === "in") out.push({ t: r.t, from: r.hop, to: "conductor", message: r.message });
     else out.push({ t: r.t, from: "conductor", to: r.hop, message: r.message });
   }
   return out;
+}
+
+/** How the conductor changed a message's outer method on its way: `as proxy/successor`, `from _proxy/successor`. */
+function rewrittenAs(inMethod: unknown, outMethod: unknown): string | undefined {
+  if (typeof inMethod !== "string" || typeof outMethod !== "string" || inMethod === outMethod) return undefined;
+  if (unwrapSuccessor(inMethod, { method: "" }) !== undefined) return `from ${inMethod}`;
+  return `as ${outMethod}`;
 }
 
 /** The method a person cares about: the inner one of a successor wrapper. */
@@ -131,7 +138,7 @@ export function printTrace(records: TraceRecord[], opts: PrintOptions = {}): str
     if (!keep) continue;
     const kind = isResponse ? (m.error !== undefined ? "err" : "res") : m?.id !== undefined ? "req" : "note";
     const label = isResponse ? `${m.error !== undefined ? "✗" : "↩"} ${method ?? "?"}` : `${method ?? "?"}${m.id !== undefined ? ` #${m.id}` : ""}`;
-    const as = s.as ? ` [as ${s.as}]` : "";
+    const as = s.as ? ` [${s.as}]` : "";
     const arrow = drawArrow(col(s.from), col(s.to), width, lanes.map(col));
     const text = `${s.t.toFixed(2).padStart(9)}  ${arrow}  ${label}${as}  ${summarize(m)}${took}`;
     lines.push(opts.color ? `${PAINT[kind]}${text}${PAINT.off}` : text);

@@ -1,0 +1,264 @@
+// End-to-end tests of `tendril conductor` through the built binary: proxies written with the ACP SDK,
+// raw proxies in each dialect, `tendril agent` + the fake LLM at the end of the chain, ordering under a
+// burst, a component dying mid-turn, exit paths, and the trace file with its printed form.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
+import { BIN, ROOT, runBin } from "./binary.ts";
+import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
+
+let fake: FakeLlm;
+let work: string;
+const running: TestAgent[] = [];
+const raws: RawChain[] = [];
+
+const FIXTURES = join(ROOT, "tests", "fixtures");
+const SDK_PROXY = `${process.execPath} ${join(FIXTURES, "sdk-proxy.ts")}`;
+const RAW_PROXY = `${process.execPath} ${join(FIXTURES, "raw-proxy.ts")}`;
+const BURST_AGENT = `${process.execPath} ${join(FIXTURES, "burst-agent.ts")}`;
+const TENDRIL_AGENT = `${BIN} agent`;
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  work = mkdtempSync(join(tmpdir(), "tendril-conductor-e2e-"));
+});
+
+afterAll(async () => {
+  for (const a of running) await a.close(2000).catch(() => {});
+  for (const r of raws) r.child.kill("SIGKILL");
+  await fake.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function agentEnv(): Record<string, string> {
+  return {
+    TENDRIL_PROVIDER: "anthropic",
+    TENDRIL_MODEL: "fake-model",
+    ANTHROPIC_API_KEY: "test-key",
+    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    XDG_CONFIG_HOME: join(work, "config"),
+    XDG_STATE_HOME: join(work, "state"),
+    XDG_CACHE_HOME: join(work, "cache"),
+    TENDRIL_LOG: "warn",
+  };
+}
+
+function chainAgent(components: string[], opts: StartOptions & { flags?: string[] } = {}): TestAgent {
+  const a = startAgent({ ...opts, args: ["conductor", "agent", ...(opts.flags ?? []), ...components], env: { ...agentEnv(), ...opts.env } });
+  running.push(a);
+  return a;
+}
+
+function workspace(name: string): string {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Direct children of `pid` (the conductor's component group leaders). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+interface RawChain {
+  child: ChildProcessWithoutNullStreams;
+  send(m: object): void;
+  next(timeoutMs?: number): Promise<any>;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+function rawChain(args: string[], env: Record<string, string> = {}): RawChain {
+  const child = spawn(BIN, ["conductor", ...args], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/tmp", ...env } });
+  const lines: string[] = [];
+  let buf = "";
+  let err = "";
+  let wake: (() => void) | undefined;
+  child.stdout.setEncoding("utf8").on("data", (c: string) => {
+    buf += c;
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      lines.push(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+    wake?.();
+  });
+  child.stderr.setEncoding("utf8").on("data", (c: string) => void (err = (err + c).slice(-20000)));
+  child.stdin.on("error", () => {});
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const r: RawChain = {
+    child,
+    exited,
+    stderr: () => err,
+    send: (m) => void child.stdin.write(JSON.stringify(m) + "\n"),
+    async next(timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      while (lines.length === 0) {
+        if (Date.now() > deadline) throw new Error(`no message within ${timeoutMs} ms; stderr: ${err}`);
+        await new Promise<void>((res) => {
+          const t = setTimeout(res, 50);
+          wake = () => (clearTimeout(t), res());
+        });
+      }
+      return JSON.parse(lines.shift()!);
+    },
+  };
+  raws.push(r);
+  return r;
+}
+
+describe("chains in front of tendril agent", () => {
+  test("two SDK-written proxies: initialize, session/new, a prompt with a permission round trip, cancel", async () => {
+    const a = chainAgent([SDK_PROXY, SDK_PROXY, TENDRIL_AGENT], { script: ["allow_once"] });
+    const init = await a.initialize();
+    expect(init.agentInfo?.name).toBe("tendril");
+    const dir = workspace("sdk-chain");
+    const { sessionId } = await a.newSession(dir);
+    fake.script([{ toolCalls: [{ id: "c1", name: "dev__shell", input: { command: "echo through-the-chain" } }] }, { text: "all done" }]);
+    const r = await a.prompt(sessionId, "run it");
+    expect(r.stopReason).toBe("end_turn");
+    expect(a.permissions).toHaveLength(1);
+    expect(a.permissions[0]!.request.sessionId).toBe(sessionId);
+    const done = a.ofKind("tool_call_update").find((u) => u.toolCallId === "c1" && u.status === "completed");
+    expect(JSON.stringify(done?.rawOutput ?? done?.content)).toContain("through-the-chain");
+    expect(a.text()).toContain("all done");
+
+    fake.script([{ fault: { hang: true } }]);
+    const turn = a.prompt(sessionId, "hang");
+    await Bun.sleep(200);
+    const t0 = Date.now();
+    await a.cancel(sessionId);
+    expect((await turn).stopReason).toBe("cancelled");
+    expect(Date.now() - t0).toBeLessThan(2500);
+  }, 30_000);
+
+  for (const dialect of ["proxy", "underscore", "sacp"]) {
+    test(`a raw proxy speaking only the ${dialect} dialect, rewriting chunks on the way back`, async () => {
+      const a = chainAgent([`DIALECT=${dialect} REWRITE=upper ${RAW_PROXY}`, TENDRIL_AGENT]);
+      expect((await a.initialize()).agentInfo?.name).toBe("tendril");
+      const { sessionId } = await a.newSession(workspace(`raw-${dialect}`));
+      fake.script([{ text: "quiet words" }]);
+      expect((await a.prompt(sessionId, "hi")).stopReason).toBe("end_turn");
+      expect(a.text()).toBe("QUIET WORDS");
+    }, 20_000);
+  }
+
+  test("a component that dies mid-turn ends the chain with an error naming it; every other group is gone", async () => {
+    const a = chainAgent([`DIE_ON=session/prompt ${RAW_PROXY}`, TENDRIL_AGENT]);
+    await a.initialize();
+    const { sessionId } = await a.newSession(workspace("dies"));
+    const leaders = childrenOf(a.child.pid!);
+    expect(leaders.length).toBe(2);
+    const err = await a.prompt(sessionId, "boom").then(
+      () => undefined,
+      (e: unknown) => e as { message: string; code: number },
+    );
+    expect(err?.code).toBe(-32603);
+    expect(err?.message).toContain("component 1 (raw-proxy.ts) exited with code 3");
+    expect(err?.message).toContain("giving up on session/prompt");
+    expect(await a.close(5000)).toBe(1);
+    expect(await waitFor(() => leaders.every((p) => !pidAlive(p)), 3000)).toBe(true);
+    expect(a.stderr()).toContain("[raw-proxy.ts] raw-proxy: giving up");
+  }, 20_000);
+});
+
+describe("routing through the binary", () => {
+  test("1,000 rapid updates arrive in order before the response, unknown kinds and fields intact", async () => {
+    const r = rawChain(["agent", `DIALECT=sacp ${RAW_PROXY}`, SDK_PROXY, BURST_AGENT]);
+    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    const init = await r.next();
+    expect(init.result.echoMeta).toBeNull(); // the agent never sees the proxy marker
+    r.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
+    for (let i = 0; i < 1000; i++) expect((await r.next()).params.update.content.text).toBe(`${i} `);
+    expect((await r.next()).params).toEqual({ sessionId: "burst-1", update: { sessionUpdate: "_vendor_note", note: "kept" }, extra: 1 });
+    expect(await r.next()).toEqual({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn" } });
+    r.child.stdin.end();
+    expect(await r.exited).toBe(0);
+  }, 20_000);
+
+  test("a chain that is itself a proxy nests inside another chain", async () => {
+    const inner = `${BIN} conductor proxy ${JSON.stringify(`DIALECT=underscore ${RAW_PROXY}`)}`;
+    const r = rawChain(["agent", SDK_PROXY, inner, BURST_AGENT], { BURST: "3" });
+    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    expect((await r.next()).result.protocolVersion).toBe(1);
+    r.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
+    for (let i = 0; i < 3; i++) expect((await r.next()).params.update.content.text).toBe(`${i} `);
+    await r.next();
+    expect((await r.next()).id).toBe(2);
+  }, 20_000);
+
+  test("a component not on PATH is named before anything runs (exit 2)", () => {
+    const res = runBin(["conductor", "agent", SDK_PROXY, "no-such-agent --flag"]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('component 2 "no-such-agent --flag": "no-such-agent": not found on PATH');
+  });
+
+  test("an over-long line from a component ends the chain naming it", async () => {
+    const r = rawChain(["agent", BURST_AGENT], { BURST: "50", TENDRIL_MAX_LINE_BYTES: "1000" });
+    r.send({ jsonrpc: "2.0", id: 1, method: "_big", params: { bytes: 2000 } });
+    const answer = await r.next();
+    expect(answer.error.message).toContain("component 1 (burst-agent.ts) wrote a line over MAX_LINE_BYTES");
+    expect(await r.exited).toBe(1);
+  }, 20_000);
+
+  test("SIGTERM kills every component group and exits 143", async () => {
+    const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
+    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    await r.next();
+    const leaders = childrenOf(r.child.pid!);
+    expect(leaders.length).toBe(2);
+    r.child.kill("SIGTERM");
+    expect(await r.exited).toBe(143);
+    expect(await waitFor(() => leaders.every((p) => !pidAlive(p)), 3000)).toBe(true);
+  }, 20_000);
+});
+
+describe("trace", () => {
+  test("--trace writes every hop's messages as JSONL; `conductor trace` prints them as a sequence diagram", async () => {
+    const file = join(work, "trace.jsonl");
+    const r = rawChain(["agent", "--trace", file, `DIALECT=proxy ${RAW_PROXY}`, BURST_AGENT], { BURST: "2" });
+    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    await r.next();
+    r.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [{ type: "text", text: "hello trace" }] } });
+    for (let i = 0; i < 4; i++) await r.next();
+    r.child.stdin.end();
+    expect(await r.exited).toBe(0);
+    const records = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    for (const rec of records) {
+      expect(typeof rec.t).toBe("number");
+      expect(["in", "out"]).toContain(rec.dir);
+      expect(rec.hop === "client" || typeof rec.hop === "number").toBe(true);
+    }
+    expect(records[0]).toMatchObject({ hop: "client", dir: "in", message: { method: "initialize", id: 1 } });
+    expect(records[1]).toMatchObject({ hop: 0, dir: "out", message: { method: "proxy/initialize" } });
+    expect(records.some((x) => x.hop === 1 && x.dir === "out" && x.message.method === "initialize")).toBe(true);
+
+    const printed = runBin(["conductor", "trace", file]);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain("client");
+    expect(printed.stdout).toContain("#1");
+    expect(printed.stdout).toMatch(/●─+▶[\s│]+session\/prompt #2\s+"hello trace"/);
+    expect(printed.stdout).toMatch(/session\/update \[as proxy\/successor\]  agent_message_chunk "1"/);
+    expect(printed.stdout).toMatch(/session\/prompt #\d+ \[from proxy\/successor\]/);
+    expect(printed.stdout).toContain("↩ session/prompt  stopReason=end_turn");
+    expect(printed.stdout).not.toContain("\x1b["); // no colour off a terminal
+    const only = runBin(["conductor", "trace", "--method", "session/*", file]);
+    expect(only.stdout).not.toContain("initialize");
+    expect(only.stdout).toContain("agent_message_chunk");
+  }, 20_000);
+});
