@@ -73,7 +73,7 @@ function usage(message: string): number {
 async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: ChainFlags): Promise<number> {
   const { loadLimits, LimitError } = await import("../core/limits.ts");
   const { setLogLevel, setLogScope, isLogLevel } = await import("../core/log.ts");
-  const { parseComponents, ComponentError } = await import("../core/conductor/components.ts");
+  const { parseComponents, ComponentError, chunksOf } = await import("../core/conductor/components.ts");
   const { killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
   setLogScope(`tendril conductor ${mode}`);
   const env = processEnv();
@@ -113,7 +113,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
   const code = await runChain({
     mode,
     specs,
-    client: { input: process.stdin, sink: nodeSink(process.stdout) },
+    client: { input: chunksOf(process.stdin), sink: nodeSink(process.stdout) },
     env,
     limits,
     stderrLine: (line) => void process.stderr.write(line + "\n"),

@@ -44,7 +44,15 @@ export function initializeFor(dialect: Dialect | undefined, params: Params): { m
   return { method: "initialize", params: plain };
 }
 
-function withoutProxyMeta(params: Params): Params {
+/** The initialize answer as a predecessor in `dialect` expects it: sacp wants `_meta.proxy: true` back
+ *  (its handshake is two-way); everyone else gets the answer without the hop-local marker. */
+export function initializeAnswerFor(dialect: Dialect | undefined, result: unknown): unknown {
+  if (dialect !== "sacp") return isObject(result) ? withoutProxyMeta(result) : result;
+  const base = isObject(result) ? result : {};
+  return { ...base, _meta: { ...(isObject(base._meta) ? base._meta : {}), proxy: true } };
+}
+
+function withoutProxyMeta<P extends Params>(params: P): P {
   if (!isObject(params) || !isObject(params._meta) || !("proxy" in params._meta)) return params;
   const { proxy: _drop, ...rest } = params._meta;
   const out = { ...params };

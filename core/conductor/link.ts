@@ -18,8 +18,8 @@ export interface LinkOptions {
   input: AsyncIterable<Uint8Array>;
   sink: ByteSink;
   maxLineBytes: number;
-  /** Called once per well-formed message, in order, before the next line is read. */
-  onMessage: (message: WellFormed) => void;
+  /** Called once per well-formed message (and its line), in order, before the next line is read. */
+  onMessage: (message: WellFormed, line: string) => void;
   /** A malformed line: answer it and go on (true), or end the link with `garbage` (false, the default). */
   onMalformed?: (bad: Extract<Classified, { kind: "malformed" }>, line: string) => boolean;
   /** Sees every message read ("in") and written ("out"). */
@@ -38,19 +38,34 @@ export class Link {
     this.ended = pump(opts);
   }
 
-  /** Queues one message; write failures surface as the peer's end (its reader sees EOF), not here. */
-  send(message: Record<string, unknown>): void {
+  /**
+   * Queues one message; `line` is its exact serialized form when the caller already has it (a
+   * message relayed unchanged is not serialized again). Messages queued in one turn of the event loop leave in one write (a burst
+   * of forwarded updates costs one syscall, not one each). Write failures surface as the peer's end
+   * (its reader sees EOF), not here.
+   */
+  send(message: Record<string, unknown>, line?: string): void {
     this.#trace?.("out", message);
     if (this.#writeFailed) return;
-    this.#writer.send(message).catch(() => {
-      this.#writeFailed = true;
-    });
+    if (this.#batch === "") process.nextTick(this.#flushBatch);
+    this.#batch += (line ?? JSON.stringify(message)) + "\n";
   }
 
   /** Resolves when everything queued so far is written (or the sink failed). */
-  flush(): Promise<void> {
-    return this.#writer.flush().catch(() => {});
+  async flush(): Promise<void> {
+    this.#flushBatch();
+    await this.#writer.flush().catch(() => {});
   }
+
+  #batch = "";
+  readonly #flushBatch = (): void => {
+    if (this.#batch === "") return;
+    const text = this.#batch;
+    this.#batch = "";
+    this.#writer.sendLines(text).catch(() => {
+      this.#writeFailed = true;
+    });
+  };
 }
 
 async function pump(opts: LinkOptions): Promise<LinkEnd> {
@@ -64,7 +79,7 @@ async function pump(opts: LinkOptions): Promise<LinkEnd> {
         return { reason: "garbage", line: event.text, error: c.error };
       }
       opts.trace?.("in", c.message);
-      opts.onMessage(c);
+      opts.onMessage(c, event.text);
     }
     return { reason: "eof" };
   } catch (error) {

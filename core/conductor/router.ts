@@ -8,6 +8,7 @@ import {
   type Dialect,
   DIALECT_ORDER,
   dialectOfInitialize,
+  initializeAnswerFor,
   initializeFor,
   type Inner,
   isInitialize,
@@ -57,7 +58,11 @@ interface Endpoint {
   inbound: Map<JsonRpcId, { to: Endpoint; id: JsonRpcId }>;
 }
 
-type Routed = Inner & { request?: { from: Endpoint; id: JsonRpcId } };
+type Routed = Inner & {
+  request?: { from: Endpoint; id: JsonRpcId };
+  /** The notification's line as read, while it is still exactly what would be written. */
+  line?: string;
+};
 
 export class Chain {
   readonly ended: Promise<ChainEnd>;
@@ -75,7 +80,7 @@ export class Chain {
         input: io.input,
         sink: io.sink,
         maxLineBytes: opts.maxLineBytes,
-        onMessage: (m) => this.#receive(ep, m),
+        onMessage: (m, line) => this.#receive(ep, m, line),
         onMalformed: hop === "client" ? (bad) => (ep.link.send(errorResponse(bad.id, bad.error)), true) : undefined,
         trace: opts.trace ? (dir, message) => opts.trace!(hop, dir, message) : undefined,
       });
@@ -100,12 +105,13 @@ export class Chain {
     return this.#client.link.flush();
   }
 
-  #receive(from: Endpoint, m: WellFormed): void {
+  #receive(from: Endpoint, m: WellFormed, line: string): void {
     if (m.kind === "response") return this.#respond(from, m);
     const params = m.params as Params;
     if (m.method === "$/cancel_request") return this.#cancel(from, params);
     const routed: Routed = { method: m.method, params };
     if (m.kind === "request") routed.request = { from, id: m.id };
+    else routed.line = line;
     if (from.hop === "client") {
       if (this.#mode === "proxy") {
         const wrapped = unwrapSuccessor(m.method, params);
@@ -136,7 +142,7 @@ export class Chain {
       return;
     }
     const target = this.#components[j]!;
-    if (!isInitialize(m.method)) return this.#send(target, m.method, m.params, m.request);
+    if (!isInitialize(m.method)) return this.#send(target, m.method, m.params, m.request, undefined, m.line);
     if (!target.isProxy) {
       const init = initializeFor(undefined, m.params);
       return this.#send(target, init.method, init.params, m.request);
@@ -148,7 +154,7 @@ export class Chain {
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
   #up(k: number, m: Routed): void {
     const j = k - 1;
-    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request);
+    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request, undefined, m.line);
     this.#wrapTo(this.#components[j]!, m);
   }
 
@@ -162,7 +168,7 @@ export class Chain {
     this.#send(target, init.method, init.params, request, { attempt, params });
   }
 
-  #send(target: Endpoint, method: string, params: Params, request?: Routed["request"], init?: Pending["init"]): void {
+  #send(target: Endpoint, method: string, params: Params, request?: Routed["request"], init?: Pending["init"], line?: string): void {
     const out: Record<string, unknown> = { jsonrpc: "2.0" };
     if (request) {
       const id = target.nextId++;
@@ -172,7 +178,7 @@ export class Chain {
     }
     out.method = method;
     if (params !== undefined) out.params = params;
-    target.link.send(out);
+    target.link.send(out, line);
   }
 
   #respond(on: Endpoint, m: Extract<WellFormed, { kind: "response" }>): void {
@@ -186,7 +192,12 @@ export class Chain {
       if (m.error?.code === METHOD_NOT_FOUND && on.dialect === undefined && next < DIALECT_ORDER.length) {
         return this.#sendInit(on, next, p.init.params, { from: p.from, id: p.id });
       }
-      if (!m.error) on.dialect = DIALECT_ORDER[p.init.attempt];
+      if (!m.error) {
+        on.dialect = DIALECT_ORDER[p.init.attempt];
+        // Only our own answer as a proxy (to the client hop in proxy mode) carries the sacp marker.
+        const upstream = p.from.hop === "client" && this.#mode === "proxy" ? p.from.dialect : undefined;
+        return p.from.link.send({ ...m.message, id: p.id, result: initializeAnswerFor(upstream, m.result) });
+      }
     }
     p.from.link.send({ ...m.message, id: p.id });
   }

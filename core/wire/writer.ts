@@ -24,6 +24,18 @@ export class LineWriter {
     return next;
   }
 
+  /** Queues text that already holds whole lines (each message serialized, `\n`-terminated), in order
+   *  with send(): a relay batches a burst of forwarded messages into one write this way. */
+  sendLines(text: string): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("writer closed"));
+    const bytes = this.#encoder.encode(text);
+    const next = this.#tail.then(() => this.sink.write(bytes));
+    this.#tail = next.catch(() => {
+      this.#closed = true;
+    });
+    return next;
+  }
+
   /** Resolves when everything queued so far is written. */
   flush(): Promise<void> {
     return this.#tail;

@@ -1,0 +1,134 @@
+// Benchmark: `tendril conductor` beside a raw pipe (the floor) and the published TypeScript conductor
+// @thinkwell/conductor, through 0, 1 and 3 pass-through proxies (tests/fixtures/raw-proxy.ts in the
+// sacp dialect, the one both conductors speak) in front of tests/fixtures/burst-agent.ts.
+// Throughput: one session/prompt answered with BURST updates, timed from the request to the response.
+// Latency: sequential `_echo` round trips. Figures and ratios are printed; nothing is asserted.
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const BIN = join(ROOT, "dist", "tendril");
+const BUN = process.execPath;
+const PROXY = `DIALECT=sacp ${BUN} ${join(ROOT, "tests", "fixtures", "raw-proxy.ts")}`;
+const AGENT = `${BUN} ${join(ROOT, "tests", "fixtures", "burst-agent.ts")}`;
+const PEER = join(import.meta.dir, "peers", "thinkwell-conductor.ts");
+const BURST = Number(process.env.TENDRIL_BENCH_BURST ?? 50_000);
+const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 2000);
+const RUNS = Number(process.env.TENDRIL_BENCH_RUNS ?? 3);
+
+interface Subject {
+  name: string;
+  proxies: number;
+  argv: string[];
+}
+
+/** A spawned chain with a line counter on its stdout. */
+class Driver {
+  readonly child: ChildProcessByStdio<Writable, Readable, null>;
+  #lines = 0;
+  #waiter?: { count: number; resolve: () => void };
+  #last = "";
+
+  constructor(argv: string[]) {
+    this.child = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ["pipe", "pipe", "ignore"], env: { ...process.env, BURST: String(BURST), TENDRIL_LOG: "error" } });
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) this.#lines++;
+      this.#last = chunk.toString("utf8", Math.max(0, chunk.length - 200));
+      if (this.#waiter && this.#lines >= this.#waiter.count) this.#waiter.resolve();
+    });
+  }
+
+  send(m: object): void {
+    this.child.stdin.write(JSON.stringify(m) + "\n");
+  }
+
+  /** Resolves once `n` more lines have arrived (20 s bound). */
+  lines(n: number): Promise<void> {
+    const count = this.#lines + n;
+    if (this.#lines >= count) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`timed out waiting for ${n} lines; last: ${this.#last}`)), 20_000);
+      this.#waiter = { count, resolve: () => (clearTimeout(t), (this.#waiter = undefined), resolve()) };
+    });
+  }
+
+  close(): void {
+    this.child.stdin.end();
+    setTimeout(() => this.child.kill("SIGKILL"), 3000).unref();
+  }
+}
+
+async function measure(s: Subject): Promise<{ msgsPerS: number; rttMs: number }> {
+  const d = new Driver(s.argv);
+  try {
+    d.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+    await d.lines(1);
+    for (let i = 0; i < 200; i++) (d.send({ jsonrpc: "2.0", id: `w${i}`, method: "_echo", params: { i } }), await d.lines(1));
+    const t0 = performance.now();
+    for (let i = 0; i < ROUND_TRIPS; i++) {
+      d.send({ jsonrpc: "2.0", id: i, method: "_echo", params: { i } });
+      await d.lines(1);
+    }
+    const rttMs = (performance.now() - t0) / ROUND_TRIPS;
+    const t1 = performance.now();
+    d.send({ jsonrpc: "2.0", id: "p", method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
+    await d.lines(BURST + 2);
+    const msgsPerS = BURST / ((performance.now() - t1) / 1000);
+    return { msgsPerS, rttMs };
+  } finally {
+    d.close();
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+export async function run(): Promise<void> {
+  const chain = (n: number) => Array.from({ length: n }, () => PROXY);
+  const subjects: Subject[] = [{ name: "raw pipe (floor)", proxies: -1, argv: ["sh", "-c", `exec ${AGENT}`] }];
+  for (const n of [0, 1, 3]) subjects.push({ name: `tendril conductor, ${n} prox${n === 1 ? "y" : "ies"}`, proxies: n, argv: [BIN, "conductor", "agent", ...chain(n), AGENT] });
+  let peer = true;
+  try {
+    await import("@thinkwell/conductor");
+  } catch {
+    peer = false;
+    console.log("\n(@thinkwell/conductor is not installed: the peer rows are skipped)");
+  }
+  if (peer) {
+    // its command strings take no NAME=value words, so the proxy's dialect goes through env(1)
+    for (const n of [0, 1, 3]) {
+      subjects.push({ name: `@thinkwell/conductor, ${n} prox${n === 1 ? "y" : "ies"}`, proxies: n, argv: [BUN, PEER, ...chain(n).map((c) => `env ${c}`), AGENT] });
+    }
+  }
+  const results = new Map<string, { msgs: number[]; rtt: number[] }>();
+  for (let r = 0; r < RUNS; r++) {
+    for (const s of subjects) {
+      const m = await measure(s);
+      const acc = results.get(s.name) ?? { msgs: [], rtt: [] };
+      acc.msgs.push(m.msgsPerS);
+      acc.rtt.push(m.rttMs);
+      results.set(s.name, acc);
+    }
+  }
+  console.log(`\n## conductor: ${BURST} updates per burst, ${ROUND_TRIPS} sequential round trips, median of ${RUNS} runs`);
+  const floor = results.get(subjects[0]!.name)!;
+  const floorRtt = median(floor.rtt);
+  const zero = new Map<string, number>();
+  for (const s of subjects) {
+    const acc = results.get(s.name)!;
+    const msgs = median(acc.msgs);
+    const rtt = median(acc.rtt);
+    const family = s.name.split(",")[0]!;
+    if (s.proxies === 0) zero.set(family, rtt);
+    const base = s.proxies > 0 ? zero.get(family) : s.proxies === 0 ? floorRtt : undefined;
+    const perHop = base === undefined ? "" : `  added ${((rtt - base) / Math.max(1, s.proxies)).toFixed(3)} ms/hop${s.proxies === 0 ? " (conductor)" : ""}`;
+    console.log(
+      `  ${s.name.padEnd(36)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
+    );
+  }
+}
+
+if (import.meta.main) await run();
