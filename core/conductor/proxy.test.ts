@@ -1,0 +1,82 @@
+import { expect, test } from "bun:test";
+import { Chain } from "./router.ts";
+import { bytePipe, memoryPeer } from "./memory-hop.ts";
+import { Proxy } from "./proxy.ts";
+
+/** client → [our Proxy] → agent, all in memory. */
+function setup() {
+  const client = memoryPeer();
+  const agent = memoryPeer();
+  const down = bytePipe();
+  const up = bytePipe();
+  const proxy = new Proxy({ input: down.input, sink: up.sink }, { maxLineBytes: 1 << 20 });
+  new Chain({ mode: "agent", client: client.io, components: [{ input: up.input, sink: down.sink }, agent.io], maxLineBytes: 1 << 20 });
+  return { client, agent, proxy };
+}
+
+async function initialize(client: ReturnType<typeof memoryPeer>, agent: ReturnType<typeof memoryPeer>) {
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+  const init = await agent.next();
+  expect(init.method).toBe("initialize");
+  agent.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 1, agentInfo: { name: "a" } } });
+  expect((await client.next()).result).toEqual({ protocolVersion: 1, agentInfo: { name: "a" } });
+}
+
+test("forwards by default, intercepts a method, injects MCP servers into session/new", async () => {
+  const { client, agent, proxy } = setup();
+  proxy
+    .addMcpServers(() => [{ type: "acp", name: "tools", serverId: "t1" }])
+    .onNotification("session/update", (p, next) => next({ ...p, update: { ...p.update, seen: true } }));
+  await initialize(client, agent);
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/w", mcpServers: [{ name: "mine" }], extra: 1 } });
+  const sn = await agent.next();
+  expect(sn.params).toEqual({ cwd: "/w", mcpServers: [{ name: "mine" }, { type: "acp", name: "tools", serverId: "t1" }], extra: 1 });
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "_x" } } });
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "s" } });
+  expect((await client.next()).params.update).toEqual({ sessionUpdate: "_x", seen: true });
+  expect((await client.next()).result).toEqual({ sessionId: "s" });
+  // an error from the successor reaches the client unchanged
+  client.send({ jsonrpc: "2.0", id: 3, method: "_nope", params: {} });
+  const nope = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: nope.id, error: { code: -32601, message: "Method not found", data: { m: "_nope" } } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32601, message: "Method not found", data: { m: "_nope" } } });
+});
+
+test("a sub-session it owns: updates stay with the proxy, permissions are auto-answered, others pass through", async () => {
+  const { client, agent, proxy } = setup();
+  await initialize(client, agent);
+  const opening = proxy.openSession({ cwd: "/r" });
+  const sn = await agent.next();
+  expect(sn.method).toBe("session/new");
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
+  const sub = await opening;
+  const turn = sub.prompt("what is in the crate?");
+  const prompt = await agent.next();
+  expect(prompt.params).toEqual({ sessionId: "sub", prompt: [{ type: "text", text: "what is in the crate?" }] });
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "found " } } } });
+  agent.send({
+    jsonrpc: "2.0",
+    id: 50,
+    method: "session/request_permission",
+    params: { sessionId: "sub", toolCall: { toolCallId: "t" }, options: [{ optionId: "no", kind: "reject_once" }, { optionId: "yes", kind: "allow_once" }] },
+  });
+  expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 50, result: { outcome: { outcome: "selected", optionId: "yes" } } });
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "it" } } } });
+  agent.send({ jsonrpc: "2.0", id: prompt.id, result: { stopReason: "end_turn" } });
+  expect(await turn).toEqual({ stopReason: "end_turn", text: "found it" });
+  // a permission request of a session the proxy does not own reaches the client
+  agent.send({ jsonrpc: "2.0", id: 51, method: "session/request_permission", params: { sessionId: "users", options: [] } });
+  const asked = await client.next();
+  expect(asked.method).toBe("session/request_permission");
+  client.send({ jsonrpc: "2.0", id: asked.id, result: { outcome: { outcome: "cancelled" } } });
+  expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 51, result: { outcome: { outcome: "cancelled" } } });
+  expect(client.inbox).toEqual([]);
+});
+
+test("$/cancel_request for a forwarded request is translated to the forwarded id", async () => {
+  const { client, agent } = setup();
+  client.send({ jsonrpc: "2.0", id: 9, method: "session/prompt", params: { sessionId: "s", prompt: [] } });
+  const p = await agent.next();
+  client.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 9 } });
+  expect(await agent.next()).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: p.id } });
+});

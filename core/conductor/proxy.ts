@@ -1,0 +1,225 @@
+// Owns the proxy library (SPEC §4.2): a chain component written in this codebase. Everything is
+// forwarded by default, raw (unknown fields and update kinds survive); a proxy intercepts the methods
+// it cares about, adds MCP servers to `session/new`, opens sub-sessions on its successor and drives
+// them, and answers permission requests of the sessions it owns. Speaks whichever dialect the
+// conductor initializes it in. Does not spawn anything or touch process stdio (callers pass a HopIo).
+import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
+import { type Dialect, dialectOfInitialize, initializeAnswerFor, isObject, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
+import { Link, type LinkEnd, type WellFormed } from "./link.ts";
+import type { HopIo } from "./router.ts";
+
+export type Side = "predecessor" | "successor";
+
+/** A JSON-RPC error answer, thrown by request() and by handlers that want to answer with one. */
+export class ProxyRequestError extends Error {
+  constructor(readonly error: JsonRpcError) {
+    super(error.message);
+  }
+}
+
+export interface Peer {
+  request(method: string, params?: Params): Promise<any>;
+  notify(method: string, params?: Params): void;
+}
+
+/** `next` forwards (optionally changed) params the default way and resolves with the answer. */
+export type RequestHandler = (params: any, next: (params?: any) => Promise<any>, from: Side) => unknown;
+export type NotificationHandler = (params: any, next: (params?: any) => void, from: Side) => void;
+
+/** How a sub-session's permission requests are answered: an optionId, or undefined for "cancelled". */
+export type PermissionAnswer = (request: any) => string | undefined;
+
+export interface SubSession {
+  readonly sessionId: string;
+  /** Prompts the sub-session; resolves with the stop reason and the agent text it streamed. */
+  prompt(prompt: string | unknown[]): Promise<{ stopReason: string; text: string }>;
+  /** Every session/update of this session, in order (they are not forwarded to the predecessor). */
+  onUpdate(listener: (update: any) => void): void;
+  cancel(): void;
+  /** Forgets the session (and asks the successor to close it when it can). */
+  close(): Promise<void>;
+}
+
+interface Owned {
+  permission: PermissionAnswer;
+  listeners: ((update: any) => void)[];
+}
+
+/** Picks the first allow option: what a proxy that owns a research session usually wants. */
+export const allowFirst: PermissionAnswer = (req) =>
+  (req?.options as { optionId: string; kind: string }[] | undefined)?.find((o) => o.kind.startsWith("allow"))?.optionId;
+
+export class Proxy {
+  readonly successor: Peer;
+  readonly predecessor: Peer;
+  readonly ended: Promise<LinkEnd>;
+  readonly #link: Link;
+  #dialect: Dialect = "proxy";
+  #nextId = 0;
+  readonly #pending = new Map<JsonRpcId, { resolve: (v: any) => void; reject: (e: unknown) => void }>();
+  readonly #requests = new Map<string, RequestHandler>();
+  readonly #notifications = new Map<string, NotificationHandler>();
+  readonly #owned = new Map<string, Owned>();
+  /** Requests we received and forwarded: their id → the id we forwarded them under. */
+  readonly #forwarded = new Map<JsonRpcId, JsonRpcId>();
+
+  constructor(io: HopIo, opts: { maxLineBytes: number }) {
+    this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
+    this.ended = this.#link.ended;
+    this.successor = {
+      request: (method, params) => this.#request(method, params, "successor"),
+      notify: (method, params) => this.#notify(method, params, "successor"),
+    };
+    this.predecessor = {
+      request: (method, params) => this.#request(method, params, "predecessor"),
+      notify: (method, params) => this.#notify(method, params, "predecessor"),
+    };
+  }
+
+  /** Handles requests of `method` (from either side); call `next` to forward them. */
+  onRequest(method: string, handler: RequestHandler): this {
+    this.#requests.set(method, handler);
+    return this;
+  }
+
+  onNotification(method: string, handler: NotificationHandler): this {
+    this.#notifications.set(method, handler);
+    return this;
+  }
+
+  /** Adds servers to every `session/new` that passes (after any `session/new` handler set before). */
+  addMcpServers(servers: (params: any) => unknown[]): this {
+    const inner = this.#requests.get("session/new");
+    return this.onRequest("session/new", (params, next, from) => {
+      const add = (p: any) => next({ ...p, mcpServers: [...(Array.isArray(p?.mcpServers) ? p.mcpServers : []), ...servers(p)] });
+      return inner ? inner(params, add, from) : add(params);
+    });
+  }
+
+  /** Opens a session on the successor that this proxy owns and drives. */
+  async openSession(params: { cwd: string; mcpServers?: unknown[]; _meta?: unknown }, permission: PermissionAnswer = allowFirst): Promise<SubSession> {
+    const { sessionId } = await this.successor.request("session/new", { mcpServers: [], ...params });
+    const owned: Owned = { permission, listeners: [] };
+    this.#owned.set(sessionId, owned);
+    return {
+      sessionId,
+      onUpdate: (l) => void owned.listeners.push(l),
+      prompt: async (prompt) => {
+        let text = "";
+        const collect = (u: any) => {
+          if (u?.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") text += u.content.text;
+        };
+        owned.listeners.push(collect);
+        try {
+          const blocks = typeof prompt === "string" ? [{ type: "text", text: prompt }] : prompt;
+          const r = await this.successor.request("session/prompt", { sessionId, prompt: blocks });
+          return { stopReason: r?.stopReason, text };
+        } finally {
+          owned.listeners.splice(owned.listeners.indexOf(collect), 1);
+        }
+      },
+      cancel: () => this.successor.notify("session/cancel", { sessionId }),
+      close: async () => {
+        this.#owned.delete(sessionId);
+        await this.successor.request("session/close", { sessionId }).catch(() => {});
+      },
+    };
+  }
+
+  #request(method: string, params: Params, to: Side): Promise<any> {
+    const id = this.#nextId++;
+    const promise = new Promise<any>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    this.#link.send({ jsonrpc: "2.0", id, ...this.#outgoing(method, params, to, true) });
+    return promise;
+  }
+
+  #notify(method: string, params: Params, to: Side): void {
+    this.#link.send({ jsonrpc: "2.0", ...this.#outgoing(method, params, to, false) });
+  }
+
+  #outgoing(method: string, params: Params, to: Side, isRequest: boolean): { method: string; params?: Params } {
+    if (to === "successor") return wrapSuccessor(this.#dialect, { method, params }, isRequest);
+    return params === undefined ? { method } : { method, params };
+  }
+
+  #receive(m: WellFormed): void {
+    if (m.kind === "response") {
+      const p = m.id === null ? undefined : this.#pending.get(m.id);
+      if (!p) return;
+      this.#pending.delete(m.id!);
+      if (m.error) p.reject(new ProxyRequestError(m.error));
+      else p.resolve(m.result);
+      return;
+    }
+    let method = m.method;
+    let params = m.params as Params;
+    let from: Side = "predecessor";
+    const wrapped = unwrapSuccessor(method, params);
+    if (wrapped) [method, params, from] = [wrapped.inner.method, wrapped.inner.params, "successor"];
+    if (method === "$/cancel_request" && isObject(params)) {
+      const ours = this.#forwarded.get(params.requestId as JsonRpcId);
+      if (ours !== undefined) this.#link.send({ jsonrpc: "2.0", method, params: { ...params, requestId: ours } });
+      return;
+    }
+    if (m.kind === "request") this.#answer(m.id, method, params, from);
+    else this.#notification(method, params, from);
+  }
+
+  #answer(id: JsonRpcId, method: string, params: Params, from: Side): void {
+    const dialect = from === "predecessor" ? dialectOfInitialize(method, params) : undefined;
+    if (dialect) {
+      this.#dialect = dialect;
+      const forward = this.successor.request("initialize", initializeAnswerFor(undefined, params) as Params);
+      void this.#settle(id, forward.then((r) => initializeAnswerFor(dialect, r)));
+      return;
+    }
+    const other: Side = from === "predecessor" ? "successor" : "predecessor";
+    const next = (p: any = params) => {
+      const forwardId = this.#nextId;
+      const r = this.#request(method, p, other);
+      this.#forwarded.set(id, forwardId);
+      return r;
+    };
+    const owned = method === "session/request_permission" && isObject(params) ? this.#owned.get(params.sessionId as string) : undefined;
+    if (owned && from === "successor") {
+      const optionId = owned.permission(params);
+      void this.#settle(id, Promise.resolve({ outcome: optionId === undefined ? { outcome: "cancelled" } : { outcome: "selected", optionId } }));
+      return;
+    }
+    // Called synchronously, so a handler that forwards at once keeps the order messages came in.
+    const handler = this.#requests.get(method);
+    let answer: unknown;
+    try {
+      answer = handler ? handler(params, next, from) : next();
+    } catch (err) {
+      answer = Promise.reject(err);
+    }
+    void this.#settle(id, Promise.resolve(answer));
+  }
+
+  async #settle(id: JsonRpcId, answer: Promise<unknown>): Promise<void> {
+    try {
+      const result = await answer;
+      this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
+    } catch (err) {
+      const error = err instanceof ProxyRequestError ? err.error : { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
+      this.#link.send(errorResponse(id, error));
+    } finally {
+      this.#forwarded.delete(id);
+    }
+  }
+
+  #notification(method: string, params: Params, from: Side): void {
+    const sessionId = isObject(params) ? params.sessionId : undefined;
+    const owned = method === "session/update" && from === "successor" && typeof sessionId === "string" ? this.#owned.get(sessionId) : undefined;
+    if (owned) {
+      for (const l of [...owned.listeners]) l((params as Record<string, unknown>).update);
+      return;
+    }
+    const other: Side = from === "predecessor" ? "successor" : "predecessor";
+    const next = (p: any = params) => this.#notify(method, p, other);
+    const handler = this.#notifications.get(method);
+    if (handler) handler(params, next, from);
+    else next();
+  }
+}
