@@ -48,6 +48,14 @@ export function describeConductor(program: Command, exit: ExitBox): void {
       });
   }
   conductor
+    .command("mcp-bridge")
+    .description("(started by the conductor) an MCP stdio server relaying to a proxy's MCP-over-ACP server")
+    .requiredOption("--socket <PATH>", "the conductor's bridge socket")
+    .requiredOption("--server <ID>", "the declared server's id")
+    .action(async (flags: { socket: string; server: string }) => {
+      exit.code = await runMcpBridge(flags.socket, flags.server);
+    });
+  conductor
     .command("trace")
     .description("print a --trace file as a sequence diagram")
     .argument("<FILE>", "a trace written by --trace")
@@ -73,7 +81,7 @@ function usage(message: string): number {
 async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: ChainFlags): Promise<number> {
   const { loadLimits, LimitError } = await import("../core/limits.ts");
   const { setLogLevel, setLogScope, isLogLevel } = await import("../core/log.ts");
-  const { parseComponents, ComponentError, chunksOf } = await import("../core/conductor/components.ts");
+  const { parseComponents, ComponentError } = await import("../core/conductor/components.ts");
   const { killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
   setLogScope(`tendril conductor ${mode}`);
   const env = processEnv();
@@ -103,7 +111,12 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
       return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
     }
   }
-  const [{ runChain }, { nodeSink }] = await Promise.all([import("../core/conductor/runner.ts"), import("../core/wire/writer.ts")]);
+  const [{ runChain }, { nodeSink }, { chunksOf }, { selfCommand }] = await Promise.all([
+    import("../core/conductor/runner.ts"),
+    import("../core/wire/writer.ts"),
+    import("../core/conductor/link.ts"),
+    import("./self.ts"),
+  ]);
   process.on("exit", () => killAllGroupsNow());
   const stop = new Promise<"SIGINT" | "SIGTERM">((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
@@ -119,6 +132,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     stderrLine: (line) => void process.stderr.write(line + "\n"),
     trace: trace ? (hop, dir, message) => trace.record(hop, dir, message) : undefined,
     stop,
+    self: selfCommand(),
   });
   await trace?.close();
   return code;
@@ -138,4 +152,23 @@ async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
   process.stdout.write(text);
   if (trace.skipped > 0) process.stderr.write(`tendril conductor trace: skipped ${trace.skipped} lines that are not trace records\n`);
   return 0;
+}
+
+/** Relays MCP lines between stdio and the conductor's socket until either side closes. */
+async function runMcpBridge(socket: string, server: string): Promise<number> {
+  const { connect } = await import("node:net");
+  const { BRIDGE_HELLO } = await import("../core/conductor/mcp-bridge.ts");
+  return new Promise<number>((resolve) => {
+    const sock = connect(socket);
+    sock.once("error", (err) => {
+      process.stderr.write(`tendril conductor mcp-bridge: ${socket}: ${err.message}\n`);
+      resolve(1);
+    });
+    sock.once("connect", () => {
+      sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server } }) + "\n");
+      process.stdin.pipe(sock);
+      sock.pipe(process.stdout);
+    });
+    sock.once("close", () => resolve(0));
+  });
 }

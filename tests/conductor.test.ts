@@ -177,6 +177,30 @@ describe("chains in front of tendril agent", () => {
   }, 20_000);
 });
 
+describe("MCP-over-ACP", () => {
+  test("a proxy written with the proxy library offers a tool; tendril agent (no native acp MCP) calls it through the bridge", async () => {
+    const API_PROXY = `${process.execPath} ${join(FIXTURES, "api-proxy.ts")}`;
+    const a = chainAgent([API_PROXY, TENDRIL_AGENT], { env: { TENDRIL_MODE: "yolo" } });
+    const init = await a.initialize();
+    expect(init.agentCapabilities?.mcpCapabilities?.acp).toBe(true); // the conductor carries them
+    const { sessionId } = await a.newSession(workspace("mcp-api"));
+    fake.script([{ toolCalls: [{ id: "m1", name: "notes__shout", input: { text: "quiet" } }] }, { text: "shouted" }]);
+    expect((await a.prompt(sessionId, "shout it")).stopReason).toBe("end_turn");
+    const done = a.ofKind("tool_call_update").find((u) => u.toolCallId === "m1" && u.status === "completed");
+    expect(JSON.stringify(done)).toContain("QUIET!");
+  }, 30_000);
+
+  test("a raw proxy in the sacp dialect offers its acp: MCP server; the agent calls it over _mcp/*", async () => {
+    const a = chainAgent([`DIALECT=sacp MCP=1 ${RAW_PROXY}`, TENDRIL_AGENT], { env: { TENDRIL_MODE: "yolo" } });
+    await a.initialize();
+    const { sessionId } = await a.newSession(workspace("mcp-sacp"));
+    fake.script([{ toolCalls: [{ id: "w1", name: "sacp-notes__whisper", input: { text: "LOUD" } }] }, { text: "whispered" }]);
+    expect((await a.prompt(sessionId, "whisper it")).stopReason).toBe("end_turn");
+    const done = a.ofKind("tool_call_update").find((u) => u.toolCallId === "w1" && u.status === "completed");
+    expect(JSON.stringify(done)).toContain("loud (via conn-for-acp:notes-1)");
+  }, 30_000);
+});
+
 describe("routing through the binary", () => {
   test("1,000 rapid updates arrive in order before the response, unknown kinds and fields intact", async () => {
     const r = rawChain(["agent", `DIALECT=sacp ${RAW_PROXY}`, SDK_PROXY, BURST_AGENT]);

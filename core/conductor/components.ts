@@ -8,6 +8,7 @@ import { type CommandLine, parseCommandLine } from "../command-line.ts";
 import { findCommand, spawnGroup } from "../process-group.ts";
 import type { HopIo } from "./router.ts";
 import { nodeSink } from "../wire/writer.ts";
+import { chunksOf } from "./link.ts";
 
 export interface ComponentSpec extends CommandLine {
   /** The string as the user wrote it. */
@@ -139,36 +140,3 @@ export class StderrTail {
   }
 }
 
-/**
- * A Node readable as an async iterable of chunks, driven by `data` events: cheaper per chunk than the
- * stream's own async iterator (which matters for a relay's latency); pauses the stream while
- * `highWater` chunks wait unread.
- */
-export function chunksOf(stream: NodeJS.ReadableStream, highWater = 64): AsyncIterable<Uint8Array> {
-  const queue: Uint8Array[] = [];
-  let wake: (() => void) | undefined;
-  let done = false;
-  let failure: unknown;
-  stream.on("data", (chunk: Uint8Array) => {
-    queue.push(chunk);
-    if (queue.length >= highWater) stream.pause();
-    wake?.();
-  });
-  stream.on("end", () => ((done = true), wake?.()));
-  stream.on("error", (err) => ((failure = err), (done = true), wake?.()));
-  return {
-    async *[Symbol.asyncIterator]() {
-      for (;;) {
-        while (queue.length > 0) {
-          const chunk = queue.shift()!;
-          if (queue.length === highWater - 1) stream.resume();
-          yield chunk;
-        }
-        if (failure !== undefined) throw failure;
-        if (done) return;
-        await new Promise<void>((r) => (wake = r));
-        wake = undefined;
-      }
-    },
-  };
-}

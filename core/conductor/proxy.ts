@@ -6,6 +6,8 @@
 import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { type Dialect, dialectOfInitialize, initializeAnswerFor, isObject, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
 import { Link, type LinkEnd, type WellFormed } from "./link.ts";
+import { answerMcp, declare, type McpToolServer } from "./mcp-over-acp.ts";
+import { randomUUID } from "node:crypto";
 import type { HopIo } from "./router.ts";
 
 export type Side = "predecessor" | "successor";
@@ -62,6 +64,9 @@ export class Proxy {
   readonly #owned = new Map<string, Owned>();
   /** Requests we received and forwarded: their id → the id we forwarded them under. */
   readonly #forwarded = new Map<JsonRpcId, JsonRpcId>();
+  /** MCP servers this proxy serves over ACP, by id; sacp connections → server id. */
+  readonly #mcp = new Map<string, { name: string; server: McpToolServer }>();
+  readonly #mcpConnections = new Map<string, string>();
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
     this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
@@ -94,6 +99,16 @@ export class Proxy {
       const add = (p: any) => next({ ...p, mcpServers: [...(Array.isArray(p?.mcpServers) ? p.mcpServers : []), ...servers(p)] });
       return inner ? inner(params, add, from) : add(params);
     });
+  }
+
+  /**
+   * Serves `server`'s tools over MCP-over-ACP. The returned function gives the declaration to put in
+   * a session/new's mcpServers, in the form this proxy's dialect uses (`acp`, or sacp's `acp:` url).
+   */
+  serveMcp(name: string, server: McpToolServer): () => Record<string, unknown> {
+    const id = randomUUID();
+    this.#mcp.set(id, { name, server });
+    return () => declare(this.#dialect === "sacp" ? "sacp" : "acp", name, id);
   }
 
   /** Opens a session on the successor that this proxy owns and drives. */
@@ -180,6 +195,8 @@ export class Proxy {
       this.#forwarded.set(id, forwardId);
       return r;
     };
+    const mcp = from === "successor" && isObject(params) ? this.#mcpAnswer(method, params) : undefined;
+    if (mcp) return void this.#settle(id, mcp);
     const owned = method === "session/request_permission" && isObject(params) ? this.#owned.get(params.sessionId as string) : undefined;
     if (owned && from === "successor") {
       const optionId = owned.permission(params);
@@ -197,6 +214,38 @@ export class Proxy {
     void this.#settle(id, Promise.resolve(answer));
   }
 
+  /** The answer to an MCP-over-ACP request for one of our servers, in either generation; else undefined. */
+  #mcpAnswer(method: string, p: Record<string, unknown>): Promise<unknown> | undefined {
+    if (method === "mcp/message") {
+      const served = this.#mcp.get(p.serverId as string);
+      return served && answerMcp(served.server, served.name, String(p.method), p.params);
+    }
+    if (method === "_mcp/connect") {
+      const url = String(p.acp_url ?? p.url ?? "");
+      if (!url.startsWith("acp:") || !this.#mcp.has(url.slice(4))) return undefined;
+      const connectionId = randomUUID();
+      this.#mcpConnections.set(connectionId, url.slice(4));
+      return Promise.resolve({ connectionId, connection_id: connectionId });
+    }
+    if (method === "_mcp/message") {
+      const served = this.#mcp.get(this.#mcpConnections.get(String(p.connectionId ?? p.connection_id)) ?? "");
+      return (
+        served &&
+        answerMcp(served.server, served.name, String(p.method), p.params).then((a) => {
+          if ("error" in a) throw new ProxyRequestError(a.error);
+          return a.result;
+        })
+      );
+    }
+    return undefined;
+  }
+
+  #isOurMcp(method: string, p: Record<string, unknown>): boolean {
+    if (method === "mcp/message") return this.#mcp.has(p.serverId as string);
+    if (method === "_mcp/message" || method === "_mcp/disconnect") return this.#mcpConnections.has(String(p.connectionId ?? p.connection_id));
+    return false;
+  }
+
   async #settle(id: JsonRpcId, answer: Promise<unknown>): Promise<void> {
     try {
       const result = await answer;
@@ -210,6 +259,10 @@ export class Proxy {
   }
 
   #notification(method: string, params: Params, from: Side): void {
+    if (from === "successor" && isObject(params) && this.#isOurMcp(method, params)) {
+      if (method === "_mcp/disconnect") this.#mcpConnections.delete(String(params.connectionId ?? params.connection_id));
+      return; // consumer notifications to our own MCP servers (initialized, cancelled) end here
+    }
     const sessionId = isObject(params) ? params.sessionId : undefined;
     const owned = method === "session/update" && from === "successor" && typeof sessionId === "string" ? this.#owned.get(sessionId) : undefined;
     if (owned) {

@@ -35,18 +35,41 @@ export interface ChainOptions {
   components: HopIo[];
   maxLineBytes: number;
   trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
+  /** Agent mode: sees every message before it reaches the agent (the MCP-over-ACP bridge). */
+  agentEdge?: AgentEdge;
+}
+
+/** What may stand at the agent's edge of a chain: rewrite what reaches the agent, or take it over. */
+export interface AgentEdge {
+  /** The params to send (possibly rewritten) and an optional rewrite of the answer; undefined
+   *  consumes a notification (a request is never consumed). */
+  toAgent(method: string, params: Params, isRequest: boolean): { params: Params; answer?: (result: unknown) => unknown } | undefined;
+}
+
+/** Messages sent as if the agent had sent them (towards its predecessor). */
+export interface AgentSide {
+  request(method: string, params: Params): Promise<Record<string, unknown>>;
+  notify(method: string, params: Params): void;
 }
 
 export type ChainEnd = { hop: "client"; end: LinkEnd } | { hop: number; end: LinkEnd };
 
 interface Pending {
-  from: Endpoint;
+  from: Replier;
   id: JsonRpcId;
+  /** Rewrites a successful answer on its way back (the agent edge's). */
+  answer?: (result: unknown) => unknown;
   /** An initialize sent to a proxy: on -32601 retried in the next dialect while its dialect is unknown. */
   init?: { attempt: number; params: Params };
 }
 
-interface Endpoint {
+/** Where an answer goes: a hop, or the agent side's own requests. */
+interface Replier {
+  link: { send(message: Record<string, unknown>, line?: string): void };
+  inbound: Map<JsonRpcId, { to: Endpoint; id: JsonRpcId }>;
+}
+
+interface Endpoint extends Replier {
   hop: Hop;
   link: Link;
   isProxy: boolean;
@@ -54,12 +77,10 @@ interface Endpoint {
   nextId: number;
   /** Requests we sent on this hop, by our id. */
   pending: Map<JsonRpcId, Pending>;
-  /** Requests this hop sent us, by its id: where they went, under which id. */
-  inbound: Map<JsonRpcId, { to: Endpoint; id: JsonRpcId }>;
 }
 
 type Routed = Inner & {
-  request?: { from: Endpoint; id: JsonRpcId };
+  request?: { from: Replier; id: JsonRpcId };
   /** The notification's line as read, while it is still exactly what would be written. */
   line?: string;
 };
@@ -69,10 +90,12 @@ export class Chain {
   readonly #client: Endpoint;
   readonly #components: Endpoint[];
   readonly #mode: ChainOptions["mode"];
+  readonly #edge?: AgentEdge;
 
   constructor(opts: ChainOptions) {
     if (opts.components.length === 0) throw new Error("a chain needs at least one component");
     this.#mode = opts.mode;
+    this.#edge = opts.mode === "agent" ? opts.agentEdge : undefined;
     const n = opts.components.length;
     const endpoint = (hop: Hop, io: HopIo, isProxy: boolean): Endpoint => {
       const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), link: undefined as unknown as Link };
@@ -103,6 +126,23 @@ export class Chain {
   /** Resolves when everything queued towards the client is written. */
   flushClient(): Promise<void> {
     return this.#client.link.flush();
+  }
+
+  /** The agent's side of the chain, for messages the conductor itself originates there. */
+  agentSide(): AgentSide {
+    const agent = this.#components.length - 1;
+    const waiting = new Map<JsonRpcId, (m: Record<string, unknown>) => void>();
+    let nextId = 0;
+    const self: Replier = { inbound: new Map(), link: { send: (m) => waiting.get(m.id as JsonRpcId)?.(m) } };
+    return {
+      request: (method, params) =>
+        new Promise((resolve) => {
+          const id = nextId++;
+          waiting.set(id, (m) => (waiting.delete(id), resolve(m)));
+          this.#up(agent, { method, params, request: { from: self, id } });
+        }),
+      notify: (method, params) => this.#up(agent, { method, params }),
+    };
   }
 
   #receive(from: Endpoint, m: WellFormed, line: string): void {
@@ -142,13 +182,21 @@ export class Chain {
       return;
     }
     const target = this.#components[j]!;
+    if (!target.isProxy) return this.#toAgent(target, m);
     if (!isInitialize(m.method)) return this.#send(target, m.method, m.params, m.request, undefined, m.line);
-    if (!target.isProxy) {
-      const init = initializeFor(undefined, m.params);
-      return this.#send(target, init.method, init.params, m.request);
-    }
     const attempt = target.dialect ? DIALECT_ORDER.indexOf(target.dialect) : 0;
     this.#sendInit(target, attempt, m.params, m.request);
+  }
+
+  #toAgent(agent: Endpoint, m: Routed): void {
+    const init = isInitialize(m.method) ? initializeFor(undefined, m.params) : undefined;
+    const method = init?.method ?? m.method;
+    const params = init?.params ?? m.params;
+    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line);
+    const edge = this.#edge.toAgent(method, params, m.request !== undefined);
+    if (!edge) return;
+    const line = edge.params === m.params && !init ? m.line : undefined;
+    this.#send(agent, method, edge.params, m.request, undefined, line, edge.answer);
   }
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
@@ -168,12 +216,20 @@ export class Chain {
     this.#send(target, init.method, init.params, request, { attempt, params });
   }
 
-  #send(target: Endpoint, method: string, params: Params, request?: Routed["request"], init?: Pending["init"], line?: string): void {
+  #send(
+    target: Endpoint,
+    method: string,
+    params: Params,
+    request?: Routed["request"],
+    init?: Pending["init"],
+    line?: string,
+    answer?: Pending["answer"],
+  ): void {
     const out: Record<string, unknown> = { jsonrpc: "2.0" };
     if (request) {
       const id = target.nextId++;
       out.id = id;
-      target.pending.set(id, { from: request.from, id: request.id, init });
+      target.pending.set(id, { from: request.from, id: request.id, init, answer });
       request.from.inbound.set(request.id, { to: target, id });
     }
     out.method = method;
@@ -195,10 +251,11 @@ export class Chain {
       if (!m.error) {
         on.dialect = DIALECT_ORDER[p.init.attempt];
         // Only our own answer as a proxy (to the client hop in proxy mode) carries the sacp marker.
-        const upstream = p.from.hop === "client" && this.#mode === "proxy" ? p.from.dialect : undefined;
+        const upstream = p.from === this.#client && this.#mode === "proxy" ? this.#client.dialect : undefined;
         return p.from.link.send({ ...m.message, id: p.id, result: initializeAnswerFor(upstream, m.result) });
       }
     }
+    if (p.answer && !m.error) return p.from.link.send({ ...m.message, id: p.id, result: p.answer(m.result) });
     p.from.link.send({ ...m.message, id: p.id });
   }
 

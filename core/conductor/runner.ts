@@ -8,6 +8,7 @@ import { log } from "../log.ts";
 import { type ComponentSpec, type RunningComponent, startComponent } from "./components.ts";
 import type { LinkEnd } from "./link.ts";
 import { Chain, type Hop, type HopIo } from "./router.ts";
+import { McpBridge } from "./mcp-bridge.ts";
 
 export interface RunOptions {
   mode: "agent" | "proxy";
@@ -20,6 +21,8 @@ export interface RunOptions {
   trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
   /** Resolves with a signal name when the process is told to stop. */
   stop: Promise<"SIGINT" | "SIGTERM">;
+  /** How to re-run this binary; with it, agent mode bridges MCP-over-ACP for agents without it. */
+  self?: { command: string; args: string[] };
 }
 
 const EXIT_INFO_WAIT_MS = 200; // a component's stdout usually closes just before its exit is reported
@@ -45,8 +48,17 @@ export async function runChain(opts: RunOptions): Promise<number> {
     await killAllGroups();
     return 1;
   }
+  const bridge = opts.mode === "agent" && opts.self ? await McpBridge.start({ self: opts.self, maxLineBytes: opts.limits.MAX_LINE_BYTES }) : undefined;
   const client = { input: prepend(first.value, input), sink: opts.client.sink };
-  const chain = new Chain({ mode: opts.mode, client, components: running.map((c) => c.io), maxLineBytes: opts.limits.MAX_LINE_BYTES, trace: opts.trace });
+  const chain = new Chain({
+    mode: opts.mode,
+    client,
+    components: running.map((c) => c.io),
+    maxLineBytes: opts.limits.MAX_LINE_BYTES,
+    trace: opts.trace,
+    agentEdge: bridge,
+  });
+  bridge?.attach(chain.agentSide());
   const outcome: Outcome = await Promise.race([
     chain.ended.then((e): Outcome => (e.hop === "client" ? { kind: "client", end: e.end } : { kind: "component", index: e.hop, end: e.end })),
     ...running.map((c) => c.exited.then((): Outcome => ({ kind: "component", index: c.index }))),
@@ -67,6 +79,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
   }
   await Promise.race([chain.flushClient(), new Promise((r) => setTimeout(r, 500))]);
   await killAllGroups();
+  bridge?.close();
   return code;
 }
 

@@ -1,0 +1,165 @@
+// Owns the conductor's MCP-over-ACP bridge for agents that do not speak it: at the agent's edge of the
+// chain it learns from `initialize` whether the agent advertises `mcpCapabilities.acp` (and advertises
+// it itself when not), rewrites ACP-transport MCP declarations in session/new|load|resume to a stdio
+// server (`tendril conductor mcp-bridge`), and relays each bridge process's MCP lines, over a private
+// unix socket, as `mcp/message` (or sacp `_mcp/*`) requests sent as if by the agent.
+// Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { errorResponse, type JsonRpcId } from "../wire/jsonrpc.ts";
+import { nodeSink } from "../wire/writer.ts";
+import { isObject, type Params } from "./dialect.ts";
+import { chunksOf, Link, type WellFormed } from "./link.ts";
+import { type AcpMcpDeclaration, acpDeclaration, outerFailure } from "./mcp-over-acp.ts";
+import type { AgentEdge, AgentSide } from "./router.ts";
+
+export const BRIDGE_HELLO = "_tendril/mcp_bridge";
+const SESSION_METHODS = new Set(["session/new", "session/load", "session/resume"]);
+
+export interface BridgeOptions {
+  /** How to run this binary: the bridge processes are `COMMAND ARGS… conductor mcp-bridge …`. */
+  self: { command: string; args: string[] };
+  maxLineBytes: number;
+}
+
+export class McpBridge implements AgentEdge {
+  #native = false;
+  #side?: AgentSide;
+  readonly #dir: string;
+  readonly #socket: string;
+  readonly #server: Server;
+  readonly #declared = new Map<string, AcpMcpDeclaration>();
+  /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
+  readonly #live = new Map<string, Set<Link>>();
+
+  private constructor(private readonly opts: BridgeOptions) {
+    this.#dir = mkdtempSync(join(tmpdir(), "tendril-mcp-bridge-"));
+    this.#socket = join(this.#dir, "s");
+    this.#server = createServer((sock) => this.#accept(sock));
+  }
+
+  static async start(opts: BridgeOptions): Promise<McpBridge> {
+    const b = new McpBridge(opts);
+    await new Promise<void>((resolve, reject) => b.#server.once("error", reject).listen(b.#socket, () => resolve()));
+    return b;
+  }
+
+  /** Connects the bridge to the chain's agent side (the chain is built after the bridge). */
+  attach(side: AgentSide): void {
+    this.#side = side;
+  }
+
+  close(): void {
+    this.#server.close();
+    for (const links of this.#live.values()) for (const l of links) void l.flush();
+    rmSync(this.#dir, { recursive: true, force: true });
+  }
+
+  toAgent(method: string, params: Params, isRequest: boolean): { params: Params; answer?: (r: unknown) => unknown } | undefined {
+    if (method === "initialize") return { params, answer: (r) => this.#learn(r) };
+    if (SESSION_METHODS.has(method) && isObject(params) && Array.isArray(params.mcpServers)) {
+      const servers = params.mcpServers.map((s) => this.#rewrite(s));
+      return servers.some((s, i) => s !== (params.mcpServers as unknown[])[i]) ? { params: { ...params, mcpServers: servers } } : { params };
+    }
+    if (!isRequest && isObject(params) && (method === "mcp/message" || method === "_mcp/message")) {
+      const key = method === "mcp/message" ? params.serverId : (params.connectionId ?? params.connection_id);
+      const links = typeof key === "string" ? this.#live.get(key) : undefined;
+      if (links) {
+        const inner = { jsonrpc: "2.0", method: params.method, ...(params.params === undefined ? {} : { params: params.params }) };
+        for (const l of links) l.send(inner);
+        return undefined;
+      }
+    }
+    return { params };
+  }
+
+  #learn(result: unknown): unknown {
+    if (!isObject(result)) return result;
+    const caps = isObject(result.agentCapabilities) ? result.agentCapabilities : {};
+    const mcp = isObject(caps.mcpCapabilities) ? caps.mcpCapabilities : {};
+    this.#native = mcp.acp === true;
+    if (this.#native) return result;
+    // The conductor carries acp servers for this agent, so the chain as a whole supports them.
+    return { ...result, agentCapabilities: { ...caps, mcpCapabilities: { ...mcp, acp: true } } };
+  }
+
+  #rewrite(server: unknown): unknown {
+    const decl = acpDeclaration(server);
+    if (!decl || (decl.flavour === "acp" && this.#native)) return server;
+    this.#declared.set(decl.id, decl);
+    const { command, args } = this.opts.self;
+    return { name: decl.name, command, args: [...args, "conductor", "mcp-bridge", "--socket", this.#socket, "--server", decl.id], env: [] };
+  }
+
+  #accept(sock: Socket): void {
+    sock.on("error", () => {});
+    let relay: ((m: WellFormed) => void) | undefined;
+    let onClose = () => {};
+    const link: Link = new Link({
+      input: chunksOf(sock),
+      sink: nodeSink(sock),
+      maxLineBytes: this.opts.maxLineBytes,
+      onMessage: (m) => {
+        if (relay) return relay(m);
+        const decl = m.kind === "notification" && m.method === BRIDGE_HELLO && isObject(m.params) ? this.#declared.get(m.params.server as string) : undefined;
+        if (!decl || !this.#side) return void sock.destroy();
+        [relay, onClose] = decl.flavour === "acp" ? this.#relayAcp(decl, link, this.#side) : this.#relaySacp(decl, link, this.#side);
+      },
+    });
+    void link.ended.then(() => onClose());
+  }
+
+  #track(key: string, link: Link): () => void {
+    const set = this.#live.get(key) ?? new Set();
+    set.add(link);
+    this.#live.set(key, set);
+    return () => void set.delete(link);
+  }
+
+  #relayAcp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
+    const untrack = this.#track(decl.id, link);
+    const relay = (m: WellFormed) => {
+      if (m.kind === "response") return; // the consumer never answers: providers send no requests here
+      const params = { serverId: decl.id, ...(m.kind === "request" ? { requestId: m.id } : {}), method: m.method, params: m.params ?? null };
+      if (m.kind === "notification") return side.notify("mcp/message", params);
+      void side.request("mcp/message", params).then((answer) => link.send(innerAnswer(m.id, answer, true)));
+    };
+    return [relay, untrack];
+  }
+
+  #relaySacp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
+    const proposed = randomUUID();
+    let untrack = () => {};
+    const connected = side.request("_mcp/connect", { connectionId: proposed, url: decl.id, acp_url: decl.id }).then((answer) => {
+      const r = isObject(answer.result) ? answer.result : {};
+      const id = String(r.connectionId ?? r.connection_id ?? proposed);
+      untrack = this.#track(id, link);
+      return id;
+    });
+    const relay = (m: WellFormed) => {
+      if (m.kind === "response") return;
+      void connected.then((connectionId) => {
+        const params = { connectionId, connection_id: connectionId, method: m.method, params: m.params ?? null };
+        if (m.kind === "notification") return side.notify("_mcp/message", params);
+        void side.request("_mcp/message", { ...params, id: m.id }).then((answer) => link.send(innerAnswer(m.id, answer, false)));
+      });
+    };
+    const close = () => {
+      untrack();
+      void connected.then((connectionId) => side.notify("_mcp/disconnect", { connectionId, connection_id: connectionId }));
+    };
+    return [relay, close];
+  }
+}
+
+/** The MCP response for an outer ACP answer: `{result}`/`{error}` carriers (acp), or the result itself (sacp). */
+function innerAnswer(id: JsonRpcId, answer: Record<string, unknown>, carried: boolean): Record<string, unknown> {
+  if (answer.error !== undefined) return errorResponse(id, outerFailure(answer.error));
+  const r = answer.result;
+  if (!carried) return { jsonrpc: "2.0", id, result: r ?? null };
+  if (isObject(r) && isObject(r.error) && !Object.hasOwn(r, "result")) return errorResponse(id, outerFailure(r.error));
+  return { jsonrpc: "2.0", id, result: isObject(r) ? (r.result ?? null) : null };
+}

@@ -1,0 +1,90 @@
+// Owns the wire facts of MCP-over-ACP for both generations: the declarations a proxy puts in
+// `session/new` (`{type:"acp", name, serverId}`, answered over `mcp/message`; or the sacp form
+// `{type:"http", url:"acp:ID"}`, answered over `_mcp/connect` / `_mcp/message` / `_mcp/disconnect`),
+// and a small MCP tool server that answers inner MCP requests (initialize, tools/list, tools/call, ping).
+// Does not route (router.ts, mcp-bridge.ts) and does not load the MCP SDK (the inner protocol is tiny).
+import { INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { isObject } from "./dialect.ts";
+
+export type Flavour = "acp" | "sacp";
+
+export interface AcpMcpDeclaration {
+  flavour: Flavour;
+  name: string;
+  /** serverId (acp) or the whole `acp:ID` url (sacp). */
+  id: string;
+}
+
+/** An MCP server declaration that travels over ACP, or undefined for any other server. */
+export function acpDeclaration(server: unknown): AcpMcpDeclaration | undefined {
+  if (!isObject(server) || typeof server.name !== "string") return undefined;
+  if (server.type === "acp" && typeof server.serverId === "string") return { flavour: "acp", name: server.name, id: server.serverId };
+  if (server.type === "http" && typeof server.url === "string" && server.url.startsWith("acp:")) {
+    return { flavour: "sacp", name: server.name, id: server.url };
+  }
+  return undefined;
+}
+
+/** The declaration to put in `session/new`, in the form a proxy speaking `flavour` is reached by. */
+export function declare(flavour: Flavour, name: string, id: string): Record<string, unknown> {
+  return flavour === "acp" ? { type: "acp", name, serverId: id } : { type: "http", name, url: `acp:${id}`, headers: [] };
+}
+
+export interface McpTool {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface McpToolResult {
+  content: { type: string; [k: string]: unknown }[];
+  isError?: boolean;
+  structuredContent?: unknown;
+}
+
+/** What a proxy implements to offer tools over MCP-over-ACP. */
+export interface McpToolServer {
+  tools: McpTool[];
+  call(name: string, args: Record<string, unknown>): Promise<McpToolResult> | McpToolResult;
+  instructions?: string;
+}
+
+const DEFAULT_MCP_VERSION = "2025-06-18";
+
+/** Answers one inner MCP request: its result, or an MCP error. A failing tool is an isError result. */
+export async function answerMcp(server: McpToolServer, name: string, method: string, params: unknown): Promise<{ result: unknown } | { error: JsonRpcError }> {
+  const p = isObject(params) ? params : {};
+  switch (method) {
+    case "initialize":
+      return {
+        result: {
+          protocolVersion: typeof p.protocolVersion === "string" ? p.protocolVersion : DEFAULT_MCP_VERSION,
+          capabilities: { tools: {} },
+          serverInfo: { name, version: "1" },
+          ...(server.instructions ? { instructions: server.instructions } : {}),
+        },
+      };
+    case "ping":
+      return { result: {} };
+    case "tools/list":
+      return { result: { tools: server.tools.map((t) => ({ inputSchema: { type: "object" }, ...t })) } };
+    case "tools/call": {
+      const tool = typeof p.name === "string" ? server.tools.find((t) => t.name === p.name) : undefined;
+      if (!tool) return { error: { code: INVALID_PARAMS, message: `unknown tool: ${String(p.name)}` } };
+      try {
+        return { result: await server.call(tool.name, isObject(p.arguments) ? p.arguments : {}) };
+      } catch (err) {
+        return { result: { content: [{ type: "text", text: err instanceof Error ? err.message : String(err) }], isError: true } };
+      }
+    }
+    default:
+      return { error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method}` } };
+  }
+}
+
+/** A JSON-RPC failure of the outer ACP request, as an inner MCP error. */
+export function outerFailure(error: unknown): JsonRpcError {
+  if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcError;
+  return { code: INTERNAL_ERROR, message: "MCP-over-ACP request failed" };
+}
