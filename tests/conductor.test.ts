@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
-import { BIN, ROOT, runBin } from "./binary.ts";
+import { BIN, ROOT, runBin, runBinAsync } from "./binary.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 
 let fake: FakeLlm;
@@ -182,7 +182,7 @@ describe("MCP-over-ACP", () => {
     const API_PROXY = `${process.execPath} ${join(FIXTURES, "api-proxy.ts")}`;
     const a = chainAgent([API_PROXY, TENDRIL_AGENT], { env: { TENDRIL_MODE: "yolo" } });
     const init = await a.initialize();
-    expect(init.agentCapabilities?.mcpCapabilities?.acp).toBe(true); // the conductor carries them
+    expect((init.agentCapabilities?.mcpCapabilities as { acp?: boolean } | undefined)?.acp).toBe(true); // the conductor carries them
     const { sessionId } = await a.newSession(workspace("mcp-api"));
     fake.script([{ toolCalls: [{ id: "m1", name: "notes__shout", input: { text: "quiet" } }] }, { text: "shouted" }]);
     expect((await a.prompt(sessionId, "shout it")).stopReason).toBe("end_turn");
@@ -225,6 +225,17 @@ describe("routing through the binary", () => {
     await r.next();
     expect((await r.next()).id).toBe(2);
   }, 20_000);
+
+  test("tendril prompt drives a chain", async () => {
+    fake.script([{ text: "answer through a chain" }]);
+    const agent = `${BIN} conductor agent '${SDK_PROXY}' '${BIN} agent'`;
+    const res = await runBinAsync(["prompt", "--agent", agent, "--cwd", workspace("prompt"), "hello"], {
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/tmp", ...agentEnv() },
+    });
+    expect(res.stderr).toBe("");
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain("answer through a chain");
+  }, 30_000);
 
   test("a component not on PATH is named before anything runs (exit 2)", () => {
     const res = runBin(["conductor", "agent", SDK_PROXY, "no-such-agent --flag"]);

@@ -12,7 +12,9 @@ export type LinkEnd =
   | { reason: "eof" }
   | { reason: "oversize"; bytes: number }
   | { reason: "garbage"; line: string; error: JsonRpcError }
-  | { reason: "error"; error: unknown };
+  | { reason: "error"; error: unknown }
+  /** The peer stopped reading: more than `maxQueuedBytes` wait to be written to it. */
+  | { reason: "stalled"; bytes: number };
 
 export interface LinkOptions {
   input: AsyncIterable<Uint8Array>;
@@ -24,6 +26,8 @@ export interface LinkOptions {
   onMalformed?: (bad: Extract<Classified, { kind: "malformed" }>, line: string) => boolean;
   /** Sees every message read ("in") and written ("out"). */
   trace?: (dir: "in" | "out", message: unknown) => void;
+  /** Bytes that may wait for the peer to read them before the link ends as `stalled`. */
+  maxQueuedBytes?: number;
 }
 
 export class Link {
@@ -31,18 +35,22 @@ export class Link {
   readonly #writer: LineWriter;
   readonly #trace?: LinkOptions["trace"];
   #writeFailed = false;
+  #queued = 0;
+  readonly #maxQueued: number;
+  #stalled!: (end: LinkEnd) => void;
 
   constructor(opts: LinkOptions) {
     this.#writer = new LineWriter(opts.sink);
     this.#trace = opts.trace;
-    this.ended = pump(opts);
+    this.#maxQueued = opts.maxQueuedBytes ?? Infinity;
+    this.ended = Promise.race([pump(opts), new Promise<LinkEnd>((resolve) => (this.#stalled = resolve))]);
   }
 
   /**
    * Queues one message; `line` is its exact serialized form when the caller already has it (a
-   * message relayed unchanged is not serialized again). Messages queued in one turn of the event loop leave in one write (a burst
-   * of forwarded updates costs one syscall, not one each). Write failures surface as the peer's end
-   * (its reader sees EOF), not here.
+   * message relayed unchanged is not serialized again). Messages queued in one turn of the event
+   * loop leave in one write (a burst of forwarded updates costs one syscall, not one each). Write
+   * failures surface as the peer's end (its reader sees EOF), not here.
    */
   send(message: Record<string, unknown>, line?: string): void {
     this.#trace?.("out", message);
@@ -62,9 +70,12 @@ export class Link {
     if (this.#batch === "") return;
     const text = this.#batch;
     this.#batch = "";
-    this.#writer.sendLines(text).catch(() => {
-      this.#writeFailed = true;
-    });
+    this.#queued += text.length;
+    if (this.#queued > this.#maxQueued) this.#stalled({ reason: "stalled", bytes: this.#queued });
+    this.#writer.sendLines(text).then(
+      () => void (this.#queued -= text.length),
+      () => void (this.#writeFailed = true),
+    );
   };
 }
 

@@ -181,3 +181,17 @@ test("malformed client lines are answered and the chain goes on; every hop is tr
   expect(seen).toContainEqual(["client", "in"]);
   expect(seen).toContainEqual([0, "out"]);
 });
+
+test("a hop that stops reading ends the chain once MAX_HOP_QUEUE_BYTES wait for it", async () => {
+  const agent = memoryPeer();
+  const client = memoryPeer();
+  const stuck = { input: client.io.input, sink: { write: () => new Promise<void>(() => {}) } };
+  const c = new Chain({ mode: "agent", client: stuck, components: [agent.io], maxLineBytes: MAX, maxQueuedBytes: 2000 });
+  for (let i = 0; i < 60; i++) {
+    agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", n: i, pad: "x".repeat(50) } });
+    await Bun.sleep(0);
+  }
+  const end = await c.ended;
+  expect(end.hop).toBe("client");
+  expect(end.end.reason).toBe("stalled");
+});

@@ -34,6 +34,8 @@ export interface ChainOptions {
   client: HopIo;
   components: HopIo[];
   maxLineBytes: number;
+  /** Bytes that may wait for one hop to read them; more ends the chain (that hop `stalled`). */
+  maxQueuedBytes?: number;
   trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
   /** Agent mode: sees every message before it reaches the agent (the MCP-over-ACP bridge). */
   agentEdge?: AgentEdge;
@@ -103,6 +105,7 @@ export class Chain {
         input: io.input,
         sink: io.sink,
         maxLineBytes: opts.maxLineBytes,
+        maxQueuedBytes: opts.maxQueuedBytes,
         onMessage: (m, line) => this.#receive(ep, m, line),
         onMalformed: hop === "client" ? (bad) => (ep.link.send(errorResponse(bad.id, bad.error)), true) : undefined,
         trace: opts.trace ? (dir, message) => opts.trace!(hop, dir, message) : undefined,

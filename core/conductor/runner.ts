@@ -55,6 +55,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     client,
     components: running.map((c) => c.io),
     maxLineBytes: opts.limits.MAX_LINE_BYTES,
+    maxQueuedBytes: opts.limits.MAX_HOP_QUEUE_BYTES,
     trace: opts.trace,
     agentEdge: bridge,
   });
@@ -124,5 +125,7 @@ function describeEnd(end: LinkEnd): string {
       return `wrote a malformed line (${end.error.message}): ${JSON.stringify(end.line.slice(0, 120))}`;
     case "error":
       return `could not be read: ${end.error instanceof Error ? end.error.message : String(end.error)}`;
+    case "stalled":
+      return `stopped reading its input (${end.bytes} bytes waiting, over MAX_HOP_QUEUE_BYTES)`;
   }
 }

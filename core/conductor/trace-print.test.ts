@@ -1,0 +1,43 @@
+import { expect, test } from "bun:test";
+import { printTrace, summarize } from "./trace-print.ts";
+import type { TraceRecord } from "./trace.ts";
+
+const rec = (t: number, hop: TraceRecord["hop"], dir: TraceRecord["dir"], message: any): TraceRecord => ({ t, hop, dir, message });
+
+const TRACE: TraceRecord[] = [
+  rec(1, "client", "in", { jsonrpc: "2.0", id: 5, method: "session/prompt", params: { sessionId: "a", prompt: [{ type: "text", text: "hi there" }] } }),
+  rec(1.1, 0, "out", { jsonrpc: "2.0", id: 0, method: "session/prompt", params: { sessionId: "a", prompt: [{ type: "text", text: "hi there" }] } }),
+  rec(2, 0, "in", { jsonrpc: "2.0", method: "session/update", params: { sessionId: "a", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "yo" } } } }),
+  rec(2.1, "client", "out", { jsonrpc: "2.0", method: "session/update", params: { sessionId: "a", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "yo" } } } }),
+  rec(2.5, 0, "in", { jsonrpc: "2.0", method: "session/update", params: { sessionId: "b", update: { sessionUpdate: "plan" } } }),
+  rec(2.6, "client", "out", { jsonrpc: "2.0", method: "session/update", params: { sessionId: "b", update: { sessionUpdate: "plan" } } }),
+  rec(3, 0, "in", { jsonrpc: "2.0", id: 0, result: { stopReason: "end_turn" } }),
+  rec(3.2, "client", "out", { jsonrpc: "2.0", id: 5, result: { stopReason: "end_turn" } }),
+];
+
+test("one arrow per routed message, answers named after their request with the time they took", () => {
+  const lines = printTrace(TRACE).trimEnd().split("\n");
+  expect(lines[0]).toMatch(/t ms\s+client\s+conductor\s+#0/);
+  expect(lines).toHaveLength(5);
+  expect(lines[1]).toMatch(/1\.00  ●─+▶  session\/prompt #5  "hi there"$/);
+  expect(lines[2]).toContain("◀");
+  expect(lines[2]).toContain('agent_message_chunk "yo"');
+  expect(lines[4]).toContain("↩ session/prompt  stopReason=end_turn  (2.00 ms)");
+});
+
+test("filters by session and method glob keep the matching requests' answers; colour only when asked", () => {
+  const a = printTrace(TRACE, { session: "a" });
+  expect(a).not.toContain("plan");
+  expect(a).toContain("↩ session/prompt");
+  const m = printTrace(TRACE, { method: "session/update" });
+  expect(m).not.toContain("session/prompt");
+  expect(m).toContain("plan");
+  expect(printTrace(TRACE)).not.toContain("\x1b[");
+  expect(printTrace(TRACE, { color: true })).toContain("\x1b[36m");
+});
+
+test("summaries are short and say what matters", () => {
+  expect(summarize({ id: 1, error: { code: -32603, message: "boom" } })).toBe("-32603 boom");
+  expect(summarize({ method: "session/request_permission", params: { toolCall: { title: "rm -rf" } } })).toBe('tool "rm -rf"');
+  expect(summarize({ method: "x", params: { text: "y".repeat(500) } }).length).toBeLessThan(80);
+});
