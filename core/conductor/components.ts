@@ -60,6 +60,8 @@ export interface RunningComponent {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** The last stderr lines, oldest first, within the tail bound. */
   stderrTail(): string[];
+  /** Closes the component's stdin: the polite way to ask it to finish. */
+  closeInput(): void;
 }
 
 export interface StartOptions {
@@ -96,6 +98,7 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
     exited,
     io: { input: chunksOf(child.stdout!), sink: nodeSink(child.stdin!) },
     stderrTail: () => tail.lines(),
+    closeInput: () => void child.stdin!.end(),
   };
 }
 

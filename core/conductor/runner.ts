@@ -1,7 +1,7 @@
 // Owns one run of a chain from start to exit code: components start on the client's first message,
-// the chain routes until the client leaves (0), a signal arrives (130/143), or a component exits or
-// misbehaves (1: the client's pending requests fail with an error naming it and its last stderr lines).
-// Every path ends with every component's process group killed. Does not parse argv (cli/conductor.ts).
+// the chain routes until the client leaves (0: components get EOF and SHUTDOWN_DEADLINE_S to finish), a
+// signal arrives (130/143), or a component exits or misbehaves (1: the client's pending requests fail
+// with an error naming it and its last stderr lines). Every path ends with every process group killed. Does not parse argv (cli/conductor.ts).
 import { killAllGroups } from "../process-group.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
@@ -79,6 +79,12 @@ export async function runChain(opts: RunOptions): Promise<number> {
     code = 1;
   }
   await Promise.race([chain.flushClient(), new Promise((r) => setTimeout(r, 500))]);
+  if (outcome.kind === "client" && code === 0) {
+    // The client left: close every component's stdin and give them the cleanup time an agent
+    // expects (sessions saved, tool groups killed) before the ladder kills what is left.
+    for (const c of running) c.closeInput();
+    await Promise.race([Promise.all(running.map((c) => c.exited)), new Promise((r) => setTimeout(r, opts.limits.SHUTDOWN_DEADLINE_S * 1000))]);
+  }
   await killAllGroups();
   bridge?.close();
   return code;
