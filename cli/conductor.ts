@@ -2,7 +2,7 @@
 // and `trace FILE` (a trace file → a sequence diagram on stdout). Usage errors, including a component
 // that cannot start, exit 2 before anything runs. Routing, processes and the trace live in core/conductor.
 import type { Command } from "commander";
-import type { ExitBox } from "./program.ts";
+import type { ExitBox } from "./exit-box.ts";
 
 interface ChainFlags {
   trace?: string;

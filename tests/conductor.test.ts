@@ -59,7 +59,7 @@ function workspace(name: string): string {
   return dir;
 }
 
-/** Direct children of `pid` (the conductor's component group leaders). */
+/** Direct children of `pid` that are components (group leaders), not their `/bin/sh` watchdogs. */
 function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const entry of readdirSync("/proc")) {
@@ -67,7 +67,8 @@ function childrenOf(pid: number): number[] {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === pid) out.push(Number(entry));
+      const argv0 = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")[0];
+      if (ppid === pid && argv0 !== "/bin/sh") out.push(Number(entry));
     } catch {
       // gone meanwhile
     }
