@@ -195,3 +195,14 @@ test("a hop that stops reading ends the chain once MAX_HOP_QUEUE_BYTES wait for 
   expect(end.hop).toBe("client");
   expect(end.end.reason).toBe("stalled");
 });
+
+test("a chain that is a proxy inside a sacp conductor answers its initialize with _meta.proxy; inner hops never see the marker", async () => {
+  const { client, comps } = chain(1, "proxy");
+  passThrough(comps[0]!, "proxy");
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, _meta: { proxy: true } } });
+  const up = await client.next();
+  expect(up.method).toBe("_proxy/successor/request");
+  expect(up.params).toEqual({ method: "initialize", params: { protocolVersion: 1 } });
+  client.send({ jsonrpc: "2.0", id: up.id, result: { protocolVersion: 1 } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1, _meta: { proxy: true } } });
+});

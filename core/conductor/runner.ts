@@ -48,7 +48,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     await killAllGroups();
     return 1;
   }
-  const bridge = opts.mode === "agent" && opts.self ? await McpBridge.start({ self: opts.self, maxLineBytes: opts.limits.MAX_LINE_BYTES }) : undefined;
+  const bridge = opts.mode === "agent" && opts.self ? await startBridge(opts.self, opts.limits.MAX_LINE_BYTES) : undefined;
   const client = { input: prepend(first.value, input), sink: opts.client.sink };
   const chain = new Chain({
     mode: opts.mode,
@@ -88,6 +88,16 @@ export async function runChain(opts: RunOptions): Promise<number> {
   await killAllGroups();
   bridge?.close();
   return code;
+}
+
+/** The MCP-over-ACP bridge; without one (no socket could be made) the chain still runs, unbridged. */
+async function startBridge(self: { command: string; args: string[] }, maxLineBytes: number): Promise<McpBridge | undefined> {
+  try {
+    return await McpBridge.start({ self, maxLineBytes });
+  } catch (err) {
+    log.warn("MCP-over-ACP bridge unavailable; acp MCP servers reach the agent as declared", { error: err });
+    return undefined;
+  }
 }
 
 function exitCodeOf(signal: "SIGINT" | "SIGTERM"): number {
