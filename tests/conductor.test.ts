@@ -252,15 +252,29 @@ describe("routing through the binary", () => {
     expect(await r.exited).toBe(1);
   }, 20_000);
 
-  test("SIGTERM kills every component group and exits 143", async () => {
+  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+    test(`${signal} kills every component group and exits ${code}`, async () => {
+      const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
+      r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+      await r.next();
+      const leaders = childrenOf(r.child.pid!);
+      expect(leaders.length).toBe(2);
+      r.child.kill(signal);
+      expect(await r.exited).toBe(code);
+      expect(await waitFor(() => leaders.every((p) => !pidAlive(p)), 3000)).toBe(true);
+    }, 20_000);
+  }
+
+  test("stdin EOF: components get EOF, finish, and the conductor exits 0 with every group gone", async () => {
     const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
     r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
     await r.next();
     const leaders = childrenOf(r.child.pid!);
-    expect(leaders.length).toBe(2);
-    r.child.kill("SIGTERM");
-    expect(await r.exited).toBe(143);
-    expect(await waitFor(() => leaders.every((p) => !pidAlive(p)), 3000)).toBe(true);
+    const t0 = Date.now();
+    r.child.stdin.end();
+    expect(await r.exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(leaders.every((p) => !pidAlive(p))).toBe(true);
   }, 20_000);
 });
 
