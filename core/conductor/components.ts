@@ -9,6 +9,7 @@ import { findCommand, spawnGroup } from "../process-group.ts";
 import type { HopIo } from "./router.ts";
 import { nodeSink } from "../wire/writer.ts";
 import { chunksOf } from "./link.ts";
+import { clampBytes, tailBytes, utf8Length } from "../text-bounds.ts";
 
 export interface ComponentSpec extends CommandLine {
   /** The string as the user wrote it. */
@@ -102,11 +103,10 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
   };
 }
 
-/** Splits text into lines for `emit` and keeps the last `maxBytes` of them; a line is cut at maxBytes. */
+/** Splits text into lines for `emit` and keeps the last `maxBytes` of them; a longer line is cut there. */
 export class StderrTail {
   #partial = "";
-  #kept: string[] = [];
-  #keptChars = 0;
+  #kept = "";
 
   constructor(
     private readonly maxBytes: number,
@@ -120,8 +120,8 @@ export class StderrTail {
       this.#line(this.#partial.slice(0, nl).replace(/\r$/, ""));
       this.#partial = this.#partial.slice(nl + 1);
     }
-    if (this.#partial.length > this.maxBytes) {
-      this.#line(this.#partial.slice(0, this.maxBytes) + " […]");
+    if (utf8Length(this.#partial) > this.maxBytes) {
+      this.#line(clampBytes(this.#partial, this.maxBytes, " […]"));
       this.#partial = "";
     }
   }
@@ -132,14 +132,12 @@ export class StderrTail {
   }
 
   lines(): string[] {
-    return [...this.#kept, ...(this.#partial === "" ? [] : [this.#partial])];
+    const kept = this.#kept.split("\n").filter((l) => l !== "");
+    return this.#partial === "" ? kept : [...kept, this.#partial];
   }
 
   #line(line: string): void {
     this.emit(line);
-    this.#kept.push(line);
-    this.#keptChars += line.length + 1;
-    while (this.#keptChars > this.maxBytes && this.#kept.length > 1) this.#keptChars -= this.#kept.shift()!.length + 1;
+    this.#kept = tailBytes(this.#kept + line + "\n", this.maxBytes);
   }
 }
-
