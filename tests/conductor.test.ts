@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
 import { BIN, ROOT, runBin, runBinAsync } from "./binary.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
@@ -34,21 +35,8 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function agentEnv(): Record<string, string> {
-  return {
-    TENDRIL_PROVIDER: "anthropic",
-    TENDRIL_MODEL: "fake-model",
-    ANTHROPIC_API_KEY: "test-key",
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    XDG_CONFIG_HOME: join(work, "config"),
-    XDG_STATE_HOME: join(work, "state"),
-    XDG_CACHE_HOME: join(work, "cache"),
-    TENDRIL_LOG: "warn",
-  };
-}
-
 function chainAgent(components: string[], opts: StartOptions & { flags?: string[] } = {}): TestAgent {
-  const a = startAgent({ ...opts, args: ["conductor", "agent", ...(opts.flags ?? []), ...components], env: { ...agentEnv(), ...opts.env } });
+  const a = startAgent({ ...opts, args: ["conductor", "agent", ...(opts.flags ?? []), ...components], env: { ...agentEnv(fake, work), ...opts.env } });
   running.push(a);
   return a;
 }
@@ -231,7 +219,7 @@ describe("routing through the binary", () => {
     fake.script([{ text: "answer through a chain" }]);
     const agent = `${BIN} conductor agent '${SDK_PROXY}' '${BIN} agent'`;
     const res = await runBinAsync(["prompt", "--agent", agent, "--cwd", workspace("prompt"), "hello"], {
-      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/tmp", ...agentEnv() },
+      env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/tmp", ...agentEnv(fake, work) },
     });
     expect(res.stderr).toBe("");
     expect(res.code).toBe(0);
