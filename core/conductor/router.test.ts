@@ -206,3 +206,10 @@ test("a chain that is a proxy inside a sacp conductor answers its initialize wit
   client.send({ jsonrpc: "2.0", id: up.id, result: { protocolVersion: 1 } });
   expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1, _meta: { proxy: true } } });
 });
+
+test("a $/cancel_request a proxy wraps for its successor is dropped: its id belongs to another hop", async () => {
+  const { comps } = chain(2);
+  comps[0]!.send({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "$/cancel_request", params: { requestId: 0 } } });
+  comps[0]!.send({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "session/cancel", params: { sessionId: "s" } } });
+  expect(await comps[1]!.next()).toEqual({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } });
+});

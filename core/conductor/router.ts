@@ -160,6 +160,7 @@ export class Chain {
         const wrapped = unwrapSuccessor(m.method, params);
         if (wrapped) {
           from.dialect = wrapped.dialect;
+          if (wrapped.inner.method === "$/cancel_request") return;
           return this.#up(this.#components.length, { ...wrapped.inner, request: routed.request });
         }
         from.dialect ??= dialectOfInitialize(m.method, params);
@@ -170,6 +171,8 @@ export class Chain {
     const wrapped = unwrapSuccessor(m.method, params);
     if (!wrapped) return this.#up(k, routed);
     if (from.isProxy) from.dialect ??= wrapped.dialect;
+    // A wrapped $/cancel_request names an id of another hop; only the proxy can translate it.
+    if (wrapped.inner.method === "$/cancel_request") return;
     this.#down(k, { ...wrapped.inner, request: routed.request });
   }
 
