@@ -94,7 +94,9 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   process.on("exit", () => killAllGroups());
   process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
 
-  const pool = createMcpPool({ limits: cfg.limits, env: process.env });
+  const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
+  const acpRelay = new AcpMcpRelay();
+  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay });
   const sessions = new SessionManager({
     pool,
     provider,
@@ -123,7 +125,8 @@ async function runAgent(flags: AgentFlags): Promise<number> {
       exit: (code) => process.exit(code),
     }),
   );
-  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true }, persistent: true });
+  const mcpCapabilities = { http: true, sse: true, acp: true };
+  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
 
   let stopSignal: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stopSignal = resolve));

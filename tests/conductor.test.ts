@@ -22,6 +22,7 @@ const SDK_PROXY = `${process.execPath} ${join(FIXTURES, "sdk-proxy.ts")}`;
 const RAW_PROXY = `${process.execPath} ${join(FIXTURES, "raw-proxy.ts")}`;
 const BURST_AGENT = `${process.execPath} ${join(FIXTURES, "burst-agent.ts")}`;
 const TENDRIL_AGENT = `${BIN} agent`;
+const API_PROXY = `${process.execPath} ${join(FIXTURES, "api-proxy.ts")}`;
 
 beforeAll(async () => {
   fake = await startFakeLlm();
@@ -167,16 +168,48 @@ describe("chains in front of tendril agent", () => {
 });
 
 describe("MCP-over-ACP", () => {
-  test("a proxy written with the proxy library offers a tool; tendril agent (no native acp MCP) calls it through the bridge", async () => {
-    const API_PROXY = `${process.execPath} ${join(FIXTURES, "api-proxy.ts")}`;
-    const a = chainAgent([API_PROXY, TENDRIL_AGENT], { env: { TENDRIL_MODE: "yolo" } });
+  test("a proxy written with the proxy library offers a tool; tendril agent calls it natively over mcp/message", async () => {
+    const file = join(work, "mcp-native.jsonl");
+    const a = chainAgent([API_PROXY, TENDRIL_AGENT], { env: { TENDRIL_MODE: "yolo" }, flags: ["--trace", file] });
     const init = await a.initialize();
-    expect((init.agentCapabilities?.mcpCapabilities as { acp?: boolean } | undefined)?.acp).toBe(true); // the conductor carries them
+    expect((init.agentCapabilities?.mcpCapabilities as { acp?: boolean } | undefined)?.acp).toBe(true);
     const { sessionId } = await a.newSession(workspace("mcp-api"));
     fake.script([{ toolCalls: [{ id: "m1", name: "notes__shout", input: { text: "quiet" } }] }, { text: "shouted" }]);
     expect((await a.prompt(sessionId, "shout it")).stopReason).toBe("end_turn");
     const done = a.ofKind("tool_call_update").find((u) => u.toolCallId === "m1" && u.status === "completed");
     expect(JSON.stringify(done)).toContain("QUIET!");
+    // the agent got the declaration as made (no bridge) and asked over mcp/message itself
+    const records = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const toAgent = records.find((r) => r.hop === 1 && r.dir === "out" && r.message.method === "session/new");
+    expect(toAgent.message.params.mcpServers[0]).toMatchObject({ type: "acp", name: "notes" });
+    expect(records.some((r) => r.hop === 1 && r.dir === "in" && r.message.method === "mcp/message")).toBe(true);
+  }, 30_000);
+
+  test("for an agent that does not advertise acp MCP the conductor bridges: the declaration becomes a stdio server that reaches the proxy", async () => {
+    const ECHO_AGENT = `${process.execPath} ${join(FIXTURES, "echo-agent.ts")}`;
+    const a = chainAgent([API_PROXY, ECHO_AGENT]);
+    const init = await a.initialize();
+    expect((init.agentCapabilities?.mcpCapabilities as { acp?: boolean } | undefined)?.acp).toBe(true); // the conductor carries them
+    const { sessionId } = await a.newSession(workspace("mcp-bridge"));
+    await a.prompt(sessionId, "mcp");
+    const [server] = JSON.parse(a.text()) as { name: string; command: string; args: string[] }[];
+    expect(server!.name).toBe("notes");
+    expect(server!.args).toContain("mcp-bridge");
+    // be the agent's MCP client: start the bridge as declared and call the tool through it
+    const bridge = spawn(server!.command, server!.args, { stdio: ["pipe", "pipe", "inherit"] });
+    const lines: any[] = [];
+    bridge.stdout.setEncoding("utf8").on("data", (c: string) => c.split("\n").filter(Boolean).forEach((l) => lines.push(JSON.parse(l))));
+    const ask = (m: object) => bridge.stdin.write(JSON.stringify(m) + "\n");
+    ask({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } } });
+    ask({ jsonrpc: "2.0", method: "notifications/initialized" });
+    ask({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+    ask({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "shout", arguments: { text: "bridged" } } });
+    expect(await waitFor(() => lines.length >= 3, 5000)).toBe(true);
+    expect(lines.find((l) => l.id === 1).result.serverInfo.name).toBe("notes");
+    expect(lines.find((l) => l.id === 2).result.tools[0].name).toBe("shout");
+    expect(lines.find((l) => l.id === 3).result.content[0].text).toBe("BRIDGED!");
+    bridge.stdin.end();
+    expect(await new Promise((r) => bridge.on("exit", r))).toBe(0);
   }, 30_000);
 
   test("a raw proxy in the sacp dialect offers its acp: MCP server; the agent calls it over _mcp/*", async () => {

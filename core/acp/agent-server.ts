@@ -7,12 +7,15 @@ import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseLoadSession, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
+import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 
 export interface AgentServerOptions {
   version: string;
   sessions: SessionManager;
-  /** MCP transports the pool supports besides stdio. */
-  mcpCapabilities: { http: boolean; sse: boolean };
+  /** MCP transports the pool supports besides stdio (`acp`: MCP-over-ACP, the unstable schema's flag). */
+  mcpCapabilities: { http: boolean; sse: boolean; acp?: boolean };
+  /** Bound to this connection: `acp` MCP servers' messages travel over it. */
+  acpRelay?: AcpMcpRelay;
   /** Sessions are saved (session/load, list, resume are served). */
   persistent: boolean;
 }
@@ -157,12 +160,20 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
     )
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       sessions.cancel(params.sessionId);
-    });
+    })
+    // MCP-over-ACP: a provider's notification for one of its servers (progress, list changes).
+    .onNotification("mcp/message", (raw: unknown) => raw, ({ params }) => opts.acpRelay?.deliver(params));
 }
 
 /** Serves the agent on a message stream until the peer goes away. */
 export function serveAgent(stream: acp.Stream, opts: AgentServerOptions): acp.AgentConnection {
-  return createAgentApp(opts).connect(stream);
+  const conn = createAgentApp(opts).connect(stream);
+  const client = conn.client as unknown as { request(m: string, p: unknown): Promise<unknown>; notify(m: string, p: unknown): Promise<void> };
+  opts.acpRelay?.bind({
+    request: (method, params) => client.request(method, params),
+    notify: (method, params) => void client.notify(method, params).catch(logFailure(method)),
+  });
+  return conn;
 }
 
 export { AcpError, INVALID_PARAMS };

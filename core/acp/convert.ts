@@ -107,6 +107,8 @@ export function convertMcpServers(servers: McpServer[], cwd: string): McpServerS
     if ("type" in s && (s.type === "http" || s.type === "sse")) {
       return { name: s.name, transport: s.type, url: s.url, headers: record(s.headers) };
     }
+    const acp = s as { type?: string; name: string; serverId?: string };
+    if (acp.type === "acp") return { name: acp.name, transport: "acp", url: `acp:${acp.serverId}` };
     const stdio = s as Extract<McpServer, { command: string }>;
     return { name: stdio.name, transport: "stdio", command: stdio.command, args: stdio.args, env: record(stdio.env), cwd };
   });
@@ -133,6 +135,8 @@ const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose())
 const serverSchema = z.union([
   z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
   z.object({ name: z.string(), command: z.string().min(1), args: z.array(z.string()), env: pairs }).loose(),
+  // MCP-over-ACP (unstable schema; the SDK's stable types do not know it)
+  z.object({ type: z.literal("acp"), name: z.string(), serverId: z.string().min(1) }).loose(),
 ]);
 
 export interface NewSessionParams {
@@ -150,7 +154,7 @@ export function parseNewSession(raw: unknown): NewSessionParams {
   const mcpServers = list.map((s, i) => {
     const r = serverSchema.safeParse(s);
     if (!r.success) {
-      throw new AcpError(INVALID_PARAMS, `mcpServers[${i}] must be {name, command, args, env} or {type: "http"|"sse", name, url, headers}`);
+      throw new AcpError(INVALID_PARAMS, `mcpServers[${i}] must be {name, command, args, env}, {type: "http"|"sse", name, url, headers} or {type: "acp", name, serverId}`);
     }
     return r.data as McpServer;
   });

@@ -14,6 +14,7 @@ import { log as defaultLog, logFailure } from "../log.ts";
 import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
+import { type AcpMcpRelay, AcpMcpTransport } from "./acp-transport.ts";
 import { McpStartError, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
 
 export type { RawTool } from "./call-result.ts";
@@ -30,6 +31,8 @@ export interface ConnectOptions {
   onToolsChanged?: () => void;
   /** The link ended without close() being called (process exit, stream error). */
   onLost?: () => void;
+  /** Carries `acp` servers' messages over the ACP connection. */
+  acpRelay?: AcpMcpRelay;
 }
 
 export interface McpConnection {
@@ -65,6 +68,10 @@ function makeTransport(spec: McpServerSpec, opts: ConnectOptions): { transport: 
       log: opts.log,
     });
     return { transport: stdio, stdio };
+  }
+  if (spec.transport === "acp") {
+    if (!opts.acpRelay) throw new McpStartError(spec.name, "MCP-over-ACP is not available here");
+    return { transport: new AcpMcpTransport(spec.url!.slice("acp:".length), opts.acpRelay) };
   }
   let url: URL;
   try {

@@ -7,6 +7,7 @@ import { log as defaultLog } from "../log.ts";
 import { errorResult } from "./call-result.ts";
 import { buildCatalog, type Catalog } from "./catalog.ts";
 import type { McpLog } from "./client.ts";
+import type { AcpMcpRelay } from "./acp-transport.ts";
 import { fingerprint } from "./fingerprint.ts";
 import { SharedServer } from "./shared-server.ts";
 import {
@@ -24,6 +25,8 @@ export interface McpPoolOptions {
   /** The parent process env: stdio servers inherit only its whitelisted part. */
   env: Readonly<Record<string, string | undefined>>;
   log?: McpLog;
+  /** Carries `acp` (MCP-over-ACP) servers over the agent's ACP connection. */
+  acpRelay?: AcpMcpRelay;
 }
 
 export function createMcpPool(opts: McpPoolOptions): McpPool {
@@ -33,8 +36,8 @@ export function createMcpPool(opts: McpPoolOptions): McpPool {
 function checkSpec(spec: McpServerSpec): void {
   if (spec.transport === "stdio" && !spec.command) throw new McpStartError(spec.name, "a stdio server needs a command");
   if (spec.transport !== "stdio" && !spec.url) throw new McpStartError(spec.name, `an ${spec.transport} server needs a url`);
-  if (!["stdio", "http", "sse"].includes(spec.transport)) {
-    throw new McpStartError(spec.name, `unknown transport ${JSON.stringify(spec.transport)} (use stdio, http or sse)`);
+  if (!["stdio", "http", "sse", "acp"].includes(spec.transport)) {
+    throw new McpStartError(spec.name, `unknown transport ${JSON.stringify(spec.transport)} (use stdio, http, sse or acp)`);
   }
 }
 
@@ -93,7 +96,7 @@ class Pool implements McpPool {
     let server = this.#servers.get(key);
     const created = !server || server.state === "gone";
     if (created) {
-      server = new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log });
+      server = new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log, acpRelay: this.opts.acpRelay });
       this.#servers.set(key, server);
     }
     const s = server!;

@@ -4,7 +4,8 @@
 export interface McpServerSpec {
   /** A label only; identity is structural (fingerprint of the rest). */
   name: string;
-  transport: "stdio" | "http" | "sse";
+  /** `acp`: MCP-over-ACP through the agent's client, `url` = `acp:SERVER_ID` (acp-transport.ts). */
+  transport: "stdio" | "http" | "sse" | "acp";
   command?: string;
   args?: string[];
   env?: Record<string, string>;
