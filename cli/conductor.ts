@@ -139,18 +139,23 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
 }
 
 async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
-  const { readTrace } = await import("../core/conductor/trace.ts");
-  const { printTrace } = await import("../core/conductor/trace-print.ts");
-  let trace;
+  const { traceRecords } = await import("../core/conductor/trace.ts");
+  const { TracePrinter } = await import("../core/conductor/trace-print.ts");
+  const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  const skipped = { count: 0 };
   try {
-    trace = readTrace(file);
+    // Two passes: the first finds the hops (the diagram's lanes), the second prints as it reads.
+    const hops = new Set<number>();
+    for await (const r of traceRecords(file, { count: 0 })) if (typeof r.hop === "number") hops.add(r.hop);
+    const printer = new TracePrinter([...hops], { session: flags.session, method: flags.method, color });
+    const write = (lines: string[]) => lines.length > 0 && process.stdout.write(lines.join("\n") + "\n");
+    write([printer.header()]);
+    for await (const r of traceRecords(file, skipped)) write(printer.push(r));
+    write(printer.end());
   } catch (err) {
     return usage(`cannot read ${file}: ${(err as Error).message}`);
   }
-  const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  const text = printTrace(trace.records, { session: flags.session, method: flags.method, color });
-  process.stdout.write(text);
-  if (trace.skipped > 0) process.stderr.write(`tendril conductor trace: skipped ${trace.skipped} lines that are not trace records\n`);
+  if (skipped.count > 0) process.stderr.write(`tendril conductor trace: skipped ${skipped.count} lines that are not trace records\n`);
   return 0;
 }
 

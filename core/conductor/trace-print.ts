@@ -1,6 +1,7 @@
 // Owns the readable form of a trace: a sequence diagram with one lane per hop (client, #0, #1, …),
 // one arrow per routed message (who → who), its method (the inner one when wrapped), a short summary,
-// the time and, for answers, how long the request took. Filters by session and method glob.
+// the time and, for answers, how long the request took. Filters by session and method glob. Streams:
+// memory stays bounded by the requests in flight, not the trace's length.
 // Does not read files (trace.ts) or decide whether to colour (cli/).
 import picomatch from "picomatch";
 import { isObject, unwrapSuccessor } from "./dialect.ts";
@@ -25,22 +26,6 @@ interface Step {
   as?: string;
   /** The routed copy (its id is the one the target hop answers). */
   routed?: any;
-}
-
-/** Pairs each incoming record with the outgoing record the conductor routed it to (they are adjacent). */
-function steps(records: TraceRecord[]): Step[] {
-  const out: Step[] = [];
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    const next = records[i + 1];
-    if (r.dir === "in" && next?.dir === "out" && next.hop !== r.hop) {
-      const as = rewrittenAs(r.message?.method, next.message?.method);
-      out.push({ t: r.t, from: r.hop, to: next.hop, message: r.message, as, routed: next.message });
-      i++;
-    } else if (r.dir === "in") out.push({ t: r.t, from: r.hop, to: "conductor", message: r.message });
-    else out.push({ t: r.t, from: "conductor", to: r.hop, message: r.message });
-  }
-  return out;
 }
 
 /** How the conductor changed a message's outer method on its way: `as proxy/successor`, `from _proxy/successor`. */
@@ -106,15 +91,54 @@ function sessionOf(m: any): string | undefined {
 
 const PAINT = { req: "\x1b[36m", res: "\x1b[32m", err: "\x1b[31m", note: "\x1b[2m", off: "\x1b[0m" };
 
-export function printTrace(records: TraceRecord[], opts: PrintOptions = {}): string {
-  const hops = [...new Set(records.map((r) => r.hop).filter((h): h is number => typeof h === "number"))].sort((a, b) => a - b);
-  const lanes: (Hop | "conductor")[] = ["client", "conductor", ...hops];
-  const col = (h: Hop | "conductor") => lanes.indexOf(h) * LANE;
-  const width = (lanes.length - 1) * LANE + 1;
-  const matchMethod = opts.method ? picomatch(opts.method) : undefined;
-  const started = new Map<string, { t: number; method?: string; keep: boolean }>();
-  const lines = ["     t ms  " + lanes.map((l) => (typeof l === "number" ? `#${l}` : l).padEnd(LANE)).join("").trimEnd()];
-  for (const s of steps(records)) {
+/**
+ * Prints a trace as it is read: give it the component hops first (the lanes), then push records in
+ * file order. An incoming record is held until the next one shows where the conductor routed it.
+ */
+export class TracePrinter {
+  readonly #lanes: (Hop | "conductor")[];
+  readonly #width: number;
+  readonly #matchMethod?: (method: string) => boolean;
+  /** Requests seen, by `hop:id` on the hop that will answer them; removed when answered. */
+  readonly #started = new Map<string, { t: number; method?: string; keep: boolean }>();
+  #held?: TraceRecord;
+
+  constructor(
+    hops: number[],
+    private readonly opts: PrintOptions = {},
+  ) {
+    this.#lanes = ["client", "conductor", ...[...hops].sort((a, b) => a - b)];
+    this.#width = (this.#lanes.length - 1) * LANE + 1;
+    this.#matchMethod = opts.method ? picomatch(opts.method) : undefined;
+  }
+
+  header(): string {
+    return "     t ms  " + this.#lanes.map((l) => (typeof l === "number" ? `#${l}` : l).padEnd(LANE)).join("").trimEnd();
+  }
+
+  push(r: TraceRecord): string[] {
+    const out: string[] = [];
+    const held = this.#held;
+    this.#held = undefined;
+    if (held && r.dir === "out" && r.hop !== held.hop) {
+      const as = rewrittenAs(held.message?.method, r.message?.method);
+      this.#step({ t: held.t, from: held.hop, to: r.hop, message: held.message, as, routed: r.message }, out);
+      return out;
+    }
+    if (held) this.#step({ t: held.t, from: held.hop, to: "conductor", message: held.message }, out);
+    if (r.dir === "in") this.#held = r;
+    else this.#step({ t: r.t, from: "conductor", to: r.hop, message: r.message }, out);
+    return out;
+  }
+
+  end(): string[] {
+    const out: string[] = [];
+    if (this.#held) this.#step({ t: this.#held.t, from: this.#held.hop, to: "conductor", message: this.#held.message }, out);
+    this.#held = undefined;
+    return out;
+  }
+
+  #step(s: Step, out: string[]): void {
     const m = s.message;
     const isResponse = isObject(m) && m.method === undefined && m.id !== undefined;
     let method = methodOf(m);
@@ -122,27 +146,36 @@ export function printTrace(records: TraceRecord[], opts: PrintOptions = {}): str
     let keep = true;
     if (isResponse) {
       // An answer travels back the way its request came: key it by the hop it now leaves from.
-      const req = started.get(`${s.from}:${m.id}`);
+      const key = `${s.from}:${m.id}`;
+      const req = this.#started.get(key);
       if (req) {
+        this.#started.delete(key);
         method = req.method;
         keep = req.keep;
         took = `  (${(s.t - req.t).toFixed(2)} ms)`;
       }
     } else {
-      keep = (!opts.session || sessionOf(m) === opts.session) && (!matchMethod || (method !== undefined && matchMethod(method)));
-      if (m?.id !== undefined && s.to !== "conductor") {
-        // the routed copy is answered on the target hop; remember it under the id it got there
-        started.set(`${s.to}:${s.routed?.id ?? m.id}`, { t: s.t, method, keep });
-      }
+      const o = this.opts;
+      keep = (!o.session || sessionOf(m) === o.session) && (!this.#matchMethod || (method !== undefined && this.#matchMethod(method)));
+      // the routed copy is answered on the target hop; remember it under the id it got there
+      if (m?.id !== undefined && s.to !== "conductor") this.#started.set(`${s.to}:${s.routed?.id ?? m.id}`, { t: s.t, method, keep });
     }
-    if (!keep) continue;
+    if (!keep) return;
     const kind = isResponse ? (m.error !== undefined ? "err" : "res") : m?.id !== undefined ? "req" : "note";
     const label = isResponse ? `${m.error !== undefined ? "✗" : "↩"} ${method ?? "?"}` : `${method ?? "?"}${m.id !== undefined ? ` #${m.id}` : ""}`;
     const as = s.as ? ` [${s.as}]` : "";
-    const arrow = drawArrow(col(s.from), col(s.to), width, lanes.map(col));
-    const text = `${s.t.toFixed(2).padStart(9)}  ${arrow}  ${label}${as}  ${summarize(m)}${took}`;
-    lines.push(opts.color ? `${PAINT[kind]}${text}${PAINT.off}` : text);
+    const col = (h: Hop | "conductor") => this.#lanes.indexOf(h) * LANE;
+    const arrow = drawArrow(col(s.from), col(s.to), this.#width, this.#lanes.map(col));
+    const text = `${s.t.toFixed(2).padStart(9)}  ${arrow}  ${label}${as}  ${summarize(m)}${took}`.trimEnd();
+    out.push(this.opts.color ? `${PAINT[kind]}${text}${PAINT.off}` : text);
   }
+}
+
+/** The whole diagram of records in memory (tests, small traces). */
+export function printTrace(records: TraceRecord[], opts: PrintOptions = {}): string {
+  const hops = [...new Set(records.map((r) => r.hop).filter((h): h is number => typeof h === "number"))];
+  const p = new TracePrinter(hops, opts);
+  const lines = [p.header(), ...records.flatMap((r) => p.push(r)), ...p.end()];
   return lines.join("\n") + "\n";
 }
 

@@ -1,7 +1,9 @@
 // Owns the trace file format: one JSON line per message of every hop, `{"t", "hop", "dir", "message"}`
 // (t = ms since the chain started, hop = component index or "client", dir = "in" to the conductor or
-// "out" from it), written through one buffered stream, and read back leniently. Printing is trace-print.ts.
-import { createWriteStream, readFileSync } from "node:fs";
+// "out" from it), written through one buffered stream, and read back leniently, line by line. Printing is
+// trace-print.ts.
+import { createReadStream, createWriteStream } from "node:fs";
+import { createInterface } from "node:readline";
 import type { Hop } from "./router.ts";
 
 export interface TraceRecord {
@@ -35,22 +37,23 @@ export function openTrace(path: string, now: () => number = () => performance.no
   });
 }
 
-/** Reads a trace file; lines that are not records are skipped and counted. */
-export function readTrace(path: string): { records: TraceRecord[]; skipped: number } {
-  const records: TraceRecord[] = [];
-  let skipped = 0;
-  for (const line of readFileSync(path, "utf8").split("\n")) {
+/** The records of a trace file, streamed; lines that are not records are skipped and counted in `skipped`. */
+export async function* traceRecords(path: string, skipped: { count: number }): AsyncGenerator<TraceRecord> {
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+  for await (const line of lines) {
     if (line.trim() === "") continue;
-    try {
-      const r = JSON.parse(line) as TraceRecord;
-      if (typeof r.t === "number" && (r.dir === "in" || r.dir === "out") && (r.hop === "client" || typeof r.hop === "number")) {
-        records.push(r);
-        continue;
-      }
-    } catch {
-      // counted below
-    }
-    skipped++;
+    const r = parseRecord(line);
+    if (r) yield r;
+    else skipped.count++;
   }
-  return { records, skipped };
+}
+
+function parseRecord(line: string): TraceRecord | undefined {
+  try {
+    const r = JSON.parse(line) as TraceRecord;
+    const ok = typeof r.t === "number" && (r.dir === "in" || r.dir === "out") && (r.hop === "client" || typeof r.hop === "number");
+    return ok ? r : undefined;
+  } catch {
+    return undefined;
+  }
 }
