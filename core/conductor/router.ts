@@ -199,8 +199,8 @@ export class Chain {
     const method = init?.method ?? m.method;
     const params = init?.params ?? m.params;
     if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line);
-    const edge = this.#edge.toAgent(method, params, m.request !== undefined);
-    if (!edge) return;
+    const edge = this.#edge.toAgent(method, params, m.request !== undefined) ?? (m.request ? { params } : undefined);
+    if (!edge) return; // a notification the edge took over
     const line = edge.params === m.params && !init ? m.line : undefined;
     this.#send(agent, method, edge.params, m.request, undefined, line, edge.answer);
   }
