@@ -47,3 +47,11 @@ test("bad values are rejected with an error naming the variable and the value", 
 test("a default shell timeout above the maximum is rejected", () => {
   expect(() => loadLimits({ TENDRIL_SHELL_TIMEOUT_S: "700" })).toThrow("SHELL_MAX_TIMEOUT_S");
 });
+
+test("time limits accept fractional seconds; counts and bytes stay whole", () => {
+  expect(loadLimits({ TENDRIL_CRATES_RETRY_BACKOFF_S: "0.01" }).CRATES_RETRY_BACKOFF_S).toBe(0.01);
+  expect(loadLimits({ TENDRIL_HOOK_TIMEOUT_MS: "2.5" }).HOOK_TIMEOUT_MS).toBe(2.5);
+  expect(() => loadLimits({ TENDRIL_MAX_CRATE_FILES: "1.5" })).toThrow("TENDRIL_MAX_CRATE_FILES");
+  expect(() => loadLimits({ TENDRIL_MAX_CRATE_BYTES: "1.5MiB" })).toThrow("TENDRIL_MAX_CRATE_BYTES");
+  expect(() => loadLimits({ TENDRIL_CRATES_HTTP_TIMEOUT_S: "0.0" })).toThrow("TENDRIL_CRATES_HTTP_TIMEOUT_S");
+});

@@ -42,6 +42,15 @@ export const LIMIT_SPECS = {
   SHIM_OUTPUT_BYTES: { value: 50 * KiB, unit: "bytes", why: "rg/tree output before the cap marker" },
   SHIM_OUTPUT_LINES: { value: 2000, unit: "count", why: "rg/tree output lines before the cap marker" },
   RESEARCH_TIMEOUT_S: { value: 300, unit: "s", why: "a crate research sub-agent query" },
+  MAX_CRATE_BYTES: { value: 64 * MiB, unit: "bytes", why: "one downloaded .crate file (crates.io accepts 10 MiB)" },
+  MAX_CRATE_UNPACKED_BYTES: { value: 512 * MiB, unit: "bytes", why: "a crate's extracted files together (cargo's own cap)" },
+  MAX_CRATE_FILES: { value: 100_000, unit: "count", why: "entries in one crate archive" },
+  MAX_CRATE_INDEX_BYTES: { value: 32 * MiB, unit: "bytes", why: "one sparse-index file (every version of one crate)" },
+  CRATES_HTTP_TIMEOUT_S: { value: 60, unit: "s", why: "one registry HTTP request attempt" },
+  CRATES_HTTP_RETRIES: { value: 3, unit: "count", why: "retries of a registry request answered 429/5xx or cut off" },
+  CRATES_RETRY_BACKOFF_S: { value: 0.5, unit: "s", why: "first retry delay, doubled each retry (a Retry-After wins)" },
+  CRATE_LOCK_STALE_S: { value: 30, unit: "s", why: "a download lock untouched this long is taken over (holders refresh it)" },
+  MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
@@ -69,15 +78,18 @@ export function parseLimit(name: LimitName, raw: string): number {
     }
     return n;
   }
-  const m = /^(\d+)\s*([a-zA-Z]*)$/.exec(text);
+  // Times accept fractions (tests set 0.01 s backoffs); counts and bytes are whole.
+  const isTime = spec.unit === "s" || spec.unit === "ms";
+  const m = /^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(text);
   const mult = m ? SUFFIX[(m[2] ?? "").toLowerCase()] : undefined;
-  if (!m || mult === undefined || (spec.unit !== "bytes" && m[2] !== "")) {
+  const kind = isTime ? "a positive number" : "a positive integer";
+  if (!m || mult === undefined || (spec.unit !== "bytes" && m[2] !== "") || (!isTime && m[1]!.includes("."))) {
     const hint = spec.unit === "bytes" ? " (a byte count, optionally with KiB/MiB)" : "";
-    throw new LimitError(`${variable} must be a positive integer${hint}, got ${JSON.stringify(raw)}`);
+    throw new LimitError(`${variable} must be ${kind}${hint}, got ${JSON.stringify(raw)}`);
   }
   const n = Number(m[1]) * mult;
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new LimitError(`${variable} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!(isTime ? Number.isFinite(n) : Number.isSafeInteger(n)) || n <= 0) {
+    throw new LimitError(`${variable} must be ${kind}, got ${JSON.stringify(raw)}`);
   }
   return n;
 }
