@@ -1,0 +1,56 @@
+// Owns reading the workspace's Cargo.lock: found upward from a directory, registry packages only
+// (path and git dependencies have no published source). Does not decide what a pin means (resolve.ts).
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import semver from "semver";
+import { parse as parseToml } from "smol-toml";
+
+export interface LockedPackage {
+  name: string;
+  version: string;
+  /** SHA-256 of the .crate as cargo recorded it, when present. */
+  checksum?: string;
+}
+
+export interface CargoLock {
+  path: string;
+  packages: LockedPackage[];
+}
+
+/** The nearest Cargo.lock at or above `dir`, or undefined. An unreadable or malformed file is an error. */
+export async function findCargoLock(dir: string): Promise<CargoLock | undefined> {
+  for (let at = dir; ; at = dirname(at)) {
+    const path = join(at, "Cargo.lock");
+    const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT" || err.code === "ENOTDIR") return undefined;
+      throw err;
+    });
+    if (text !== undefined) return { path, packages: parseCargoLock(text, path) };
+    if (dirname(at) === at) return undefined;
+  }
+}
+
+export function parseCargoLock(text: string, path: string): LockedPackage[] {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new Error(`${path}: not valid TOML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const raw = Array.isArray(doc.package) ? (doc.package as Record<string, unknown>[]) : [];
+  const out: LockedPackage[] = [];
+  for (const p of raw) {
+    const source = typeof p.source === "string" ? p.source : "";
+    if (typeof p.name !== "string" || typeof p.version !== "string") continue;
+    if (!source.startsWith("registry+") && !source.startsWith("sparse+")) continue;
+    out.push({ name: p.name, version: p.version, ...(typeof p.checksum === "string" ? { checksum: p.checksum } : {}) });
+  }
+  return out;
+}
+
+/** The pin for `name` (the highest, when a workspace locks several versions of one crate). */
+export function lockedVersion(lock: CargoLock | undefined, name: string): LockedPackage | undefined {
+  const key = name.toLowerCase();
+  const hits = (lock?.packages ?? []).filter((p) => p.name.toLowerCase() === key);
+  return hits.filter((p) => semver.valid(p.version)).sort((a, b) => semver.rcompare(a.version, b.version)).at(0);
+}

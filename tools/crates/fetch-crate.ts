@@ -1,0 +1,197 @@
+// Owns one crate-fetch call: each request → its checkout folder, trying cargo's unpacked sources,
+// tendril's cache, cargo's .crate files, then the registry (one download per crate across processes,
+// under a lock file). Requests of one call run concurrently, bounded. Knows no argv, env or output
+// format: cli/ turns results and CrateErrors into lines, JSON and exit codes.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Limits } from "../../core/limits.ts";
+import { log } from "../../core/log.ts";
+import { type CargoLock, findCargoLock, type LockedPackage, lockedVersion } from "./cargo-lock.ts";
+import { parseCrateSpec, type CrateRequest } from "./crate-spec.ts";
+import { asCrateError, CrateError } from "./errors.ts";
+import { Http } from "./http.ts";
+import { downloadUrl, Registry } from "./index-client.ts";
+import { withFileLock } from "./lock.ts";
+import { type IndexVersion, resolveVersion } from "./resolve.ts";
+import * as cache from "./cache.ts";
+import { verifyChecksum } from "./verify-extract.ts";
+
+export type CrateLimits = Pick<
+  Limits,
+  | "MAX_CRATE_BYTES"
+  | "MAX_CRATE_UNPACKED_BYTES"
+  | "MAX_CRATE_FILES"
+  | "MAX_CRATE_INDEX_BYTES"
+  | "CRATES_HTTP_TIMEOUT_S"
+  | "CRATES_HTTP_RETRIES"
+  | "CRATES_RETRY_BACKOFF_S"
+  | "CRATE_LOCK_STALE_S"
+  | "MAX_PARALLEL_CRATES"
+>;
+
+export interface CrateProgress {
+  crate: string;
+  received: number;
+  total?: number;
+  done: boolean;
+}
+
+export interface FetcherOptions {
+  /** `$XDG_CACHE_HOME/tendril`. */
+  cacheDir: string;
+  cargoHome?: string;
+  /** Where the search for Cargo.lock starts. */
+  cwd: string;
+  indexUrl: string;
+  dl?: string;
+  limits: CrateLimits;
+  userAgent: string;
+  onProgress?: (p: CrateProgress) => void;
+  fetch?: typeof fetch;
+}
+
+/** The `--json` shape, also the MCP tool's structured result. */
+export interface CrateResult {
+  crate_name: string;
+  version: string;
+  checkout_path: string;
+  message: string;
+}
+
+interface Found {
+  path: string;
+  how: string;
+}
+
+export class CrateFetcher {
+  private readonly http: Http;
+  private readonly registry: Registry;
+  private readonly store: cache.CrateStore;
+  private lock?: Promise<CargoLock | undefined>;
+
+  constructor(private readonly opts: FetcherOptions) {
+    const l = opts.limits;
+    this.http = new Http({
+      timeoutS: l.CRATES_HTTP_TIMEOUT_S,
+      retries: l.CRATES_HTTP_RETRIES,
+      backoffS: l.CRATES_RETRY_BACKOFF_S,
+      userAgent: opts.userAgent,
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    });
+    this.registry = new Registry(this.http, { indexUrl: opts.indexUrl, dl: opts.dl, maxIndexBytes: l.MAX_CRATE_INDEX_BYTES });
+    const root = join(opts.cacheDir, "crates", cache.registryKey(this.registry.indexUrl));
+    this.store = { root, ...(opts.cargoHome ? { cargoHome: opts.cargoHome } : {}) };
+  }
+
+  /** Every spec, at most MAX_PARALLEL_CRATES at once; results in argument order, failures as CrateErrors. */
+  async fetchAll(specs: string[], signal?: AbortSignal): Promise<(CrateResult | CrateError)[]> {
+    const out: (CrateResult | CrateError)[] = new Array(specs.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < specs.length) {
+        const i = next++;
+        out[i] = await this.fetch(specs[i]!, signal).catch(asCrateError);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(specs.length, this.opts.limits.MAX_PARALLEL_CRATES) }, worker));
+    return out;
+  }
+
+  async fetch(spec: string | CrateRequest, signal?: AbortSignal): Promise<CrateResult> {
+    const req = typeof spec === "string" ? parseCrateSpec(spec) : spec;
+    const locked = req.range ? undefined : lockedVersion(await this.cargoLock(), req.name);
+    const pin = req.exact ?? locked?.version;
+    if (pin) {
+      const hit = await this.findLocal(locked?.name ?? req.name, pin, locked?.checksum);
+      if (hit) return result(locked?.name ?? req.name, pin, hit, req.exact ? undefined : "locked by Cargo.lock");
+    }
+    let versions: IndexVersion[] | undefined;
+    try {
+      versions = await this.registry.versions(req.name, signal);
+    } catch (err) {
+      if (err instanceof CrateError && err.kind === "offline") return this.offline(req, locked, err);
+      throw err;
+    }
+    if (!versions) throw new CrateError("not-found", `no crate named ${req.name} in the registry ${this.registry.indexUrl}`);
+    const { entry, note } = resolveVersion(req, versions, locked?.version);
+    const found = (await this.findLocal(entry.name, entry.vers, entry.cksum)) ?? (await this.download(entry, signal));
+    return result(entry.name, entry.vers, found, note);
+  }
+
+  private cargoLock(): Promise<CargoLock | undefined> {
+    this.lock ??= findCargoLock(this.opts.cwd).catch((err: Error) => {
+      log.warn("ignoring Cargo.lock", { error: err.message });
+      return undefined;
+    });
+    return this.lock;
+  }
+
+  /** cargo's sources, tendril's cache, then cargo's .crate (extracted into tendril's cache). */
+  private async findLocal(name: string, version: string, cksum?: string): Promise<Found | undefined> {
+    const unpacked = await cache.findUnpacked(this.store, name, version);
+    if (unpacked) return { path: unpacked.path, how: unpacked.source === "cargo-src" ? "found in cargo's unpacked sources" : "found in tendril's cache" };
+    const file = await cache.findCargoCrateFile(this.store, name, version);
+    if (!file) return undefined;
+    const gz = await readFile(file);
+    if (cksum) {
+      try {
+        verifyChecksum(gz, cksum, file);
+      } catch (err) {
+        log.warn("skipping cargo's .crate file", { file, error: (err as Error).message });
+        return undefined;
+      }
+    }
+    const path = await this.install(name, version, () => Promise.resolve(gz));
+    return { path, how: `extracted from cargo's download ${file}` };
+  }
+
+  private async download(entry: IndexVersion, signal?: AbortSignal): Promise<Found> {
+    await cache.sweepTemps(this.store).catch(() => {});
+    const url = downloadUrl(await this.registry.template(signal), entry.name, entry.vers, entry.cksum);
+    const crate = `${entry.name} ${entry.vers}`;
+    const path = await this.install(entry.name, entry.vers, async () => {
+      const got = await this.http.get(url, {
+        maxBytes: this.opts.limits.MAX_CRATE_BYTES,
+        limitName: "MAX_CRATE_BYTES",
+        signal,
+        onProgress: (received, total) => this.opts.onProgress?.({ crate, received, total, done: false }),
+      });
+      if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: the index lists ${crate} but the registry has no download`);
+      this.opts.onProgress?.({ crate, received: got.body.byteLength, total: got.body.byteLength, done: true });
+      verifyChecksum(got.body, entry.cksum, url);
+      return got.body;
+    }, signal);
+    return { path, how: `downloaded from ${url}` };
+  }
+
+  /** Under the crate's lock: unless another process finished meanwhile, get the bytes and install them. */
+  private install(name: string, version: string, bytes: () => Promise<Uint8Array>, signal?: AbortSignal): Promise<string> {
+    const limits = { maxUnpackedBytes: this.opts.limits.MAX_CRATE_UNPACKED_BYTES, maxFiles: this.opts.limits.MAX_CRATE_FILES };
+    return withFileLock(
+      cache.lockPath(this.store, name, version),
+      { staleS: this.opts.limits.CRATE_LOCK_STALE_S, ...(signal ? { signal } : {}) },
+      () => cache.cachedCheckout(this.store, name, version),
+      async () => cache.installCrate(this.store, name, version, await bytes(), limits),
+    );
+  }
+
+  /** The registry is unreachable: resolve among the versions cached locally, or say what failed. */
+  private async offline(req: CrateRequest, locked: LockedPackage | undefined, cause: CrateError): Promise<CrateResult> {
+    const local = await cache.localVersions(this.store, req.name);
+    const versions = local.map((vers) => ({ name: req.name, vers, cksum: "", yanked: false }));
+    let chosen: IndexVersion;
+    try {
+      chosen = resolveVersion(req, versions, locked?.version).entry;
+    } catch {
+      const have = local.length > 0 ? `cached versions (${local.join(", ")}) do not match` : `no cached copy of ${req.name}`;
+      throw new CrateError("offline", `registry unreachable: ${cause.message}; ${have}`);
+    }
+    const hit = await this.findLocal(chosen.name, chosen.vers);
+    if (!hit) throw new CrateError("offline", `registry unreachable: ${cause.message}; no usable cached copy of ${req.name}`);
+    return result(chosen.name, chosen.vers, hit, "registry unreachable, served from the local cache (yanked status not checked)");
+  }
+}
+
+function result(name: string, version: string, found: Found, note?: string): CrateResult {
+  return { crate_name: name, version, checkout_path: found.path, message: note ? `${found.how}; ${note}` : found.how };
+}

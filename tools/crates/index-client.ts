@@ -1,0 +1,112 @@
+// Owns the sparse registry protocol: index file paths, parsing index lines, the registry's config.json
+// and the download URL template (`{crate}`, `{version}`, `{prefix}`, `{lowerprefix}`, `{sha256-checksum}`).
+// Does not choose versions (resolve.ts) or touch the disk.
+import type { Http } from "./http.ts";
+import { CrateError } from "./errors.ts";
+import type { IndexVersion } from "./resolve.ts";
+
+export const CRATES_IO_INDEX = "https://index.crates.io/";
+export const CRATES_IO_DL = "https://static.crates.io/crates";
+
+/** Cargo's directory prefix for a name: `1`, `2`, `3/a`, or `se/rd`. */
+export function namePrefix(name: string): string {
+  if (name.length <= 2) return String(name.length);
+  if (name.length === 3) return `3/${name[0]}`;
+  return `${name.slice(0, 2)}/${name.slice(2, 4)}`;
+}
+
+/** The index file's path below the index root: always lower case. */
+export function indexPath(name: string): string {
+  const lower = name.toLowerCase();
+  return `${namePrefix(lower)}/${lower}`;
+}
+
+const MARKERS = /\{(crate|version|prefix|lowerprefix|sha256-checksum)\}/;
+
+/** Fills a `dl` template; one without markers gets `/{crate}/{version}/download` appended, as cargo does. */
+export function downloadUrl(template: string, name: string, version: string, cksum: string): string {
+  const t = MARKERS.test(template) ? template : `${template.replace(/\/+$/, "")}/{crate}/{version}/download`;
+  const values: Record<string, string> = {
+    crate: name,
+    version,
+    prefix: namePrefix(name),
+    lowerprefix: namePrefix(name.toLowerCase()),
+    "sha256-checksum": cksum,
+  };
+  return t.replace(new RegExp(MARKERS.source, "g"), (_, key: string) => values[key]!);
+}
+
+/** Index lines → versions. Lines that are not JSON or lack the fields are skipped, as cargo skips them. */
+export function parseIndexFile(text: string): IndexVersion[] {
+  const out: IndexVersion[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const v = JSON.parse(line) as Record<string, unknown>;
+      if (typeof v.name !== "string" || typeof v.vers !== "string" || typeof v.cksum !== "string") continue;
+      out.push({ name: v.name, vers: v.vers, cksum: v.cksum.toLowerCase(), yanked: v.yanked === true });
+    } catch {
+      // a line a newer cargo wrote in a format we do not know
+    }
+  }
+  return out;
+}
+
+export interface RegistryOptions {
+  indexUrl: string;
+  /** An explicit `dl` template (TENDRIL_CRATES_DL); else config.json's, or crates.io's for crates.io. */
+  dl?: string;
+  maxIndexBytes: number;
+}
+
+export class Registry {
+  private dlTemplate?: Promise<string>;
+  /** One index request per crate per call, however many requests name it. */
+  private readonly files = new Map<string, Promise<IndexVersion[] | undefined>>();
+  readonly indexUrl: string;
+
+  constructor(
+    private readonly http: Http,
+    private readonly opts: RegistryOptions,
+  ) {
+    this.indexUrl = opts.indexUrl.endsWith("/") ? opts.indexUrl : `${opts.indexUrl}/`;
+  }
+
+  /** Every published version of `name`, or undefined when the registry has no such crate. */
+  versions(name: string, signal?: AbortSignal): Promise<IndexVersion[] | undefined> {
+    const key = name.toLowerCase();
+    let got = this.files.get(key);
+    if (!got) this.files.set(key, (got = this.readIndex(name, signal)));
+    return got;
+  }
+
+  private async readIndex(name: string, signal?: AbortSignal): Promise<IndexVersion[] | undefined> {
+    const url = this.indexUrl + indexPath(name);
+    const got = await this.http.get(url, { maxBytes: this.opts.maxIndexBytes, limitName: "MAX_CRATE_INDEX_BYTES", signal });
+    if (got.status === "missing") return undefined;
+    const versions = parseIndexFile(new TextDecoder().decode(got.body));
+    return versions.length > 0 ? versions : undefined;
+  }
+
+  /** The download template: asked once per call, and not at all when given or for crates.io. */
+  template(signal?: AbortSignal): Promise<string> {
+    if (this.opts.dl) return Promise.resolve(this.opts.dl);
+    if (this.indexUrl === CRATES_IO_INDEX) return Promise.resolve(CRATES_IO_DL);
+    this.dlTemplate ??= this.readConfig(signal);
+    return this.dlTemplate;
+  }
+
+  private async readConfig(signal?: AbortSignal): Promise<string> {
+    const url = `${this.indexUrl}config.json`;
+    const got = await this.http.get(url, { maxBytes: this.opts.maxIndexBytes, limitName: "MAX_CRATE_INDEX_BYTES", signal });
+    if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: not a sparse registry`);
+    let dl: unknown;
+    try {
+      dl = (JSON.parse(new TextDecoder().decode(got.body)) as { dl?: unknown }).dl;
+    } catch {
+      dl = undefined;
+    }
+    if (typeof dl !== "string" || dl === "") throw new CrateError("failed", `${url}: no "dl" download template`);
+    return dl;
+  }
+}

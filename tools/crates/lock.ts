@@ -1,0 +1,84 @@
+// Owns the cross-process download lock: an exclusive lock file (O_EXCL) holding pid, host and a nonce,
+// refreshed while held; a lock whose holder died on this host, or that nobody refreshed for `staleS`,
+// is taken over. Waiters poll for the holder's result instead of downloading again.
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readFile, stat, unlink, utimes } from "node:fs/promises";
+import { hostname } from "node:os";
+import { dirname } from "node:path";
+
+export interface LockOptions {
+  staleS: number;
+  /** How often a waiter looks again (ms). */
+  pollMs?: number;
+  signal?: AbortSignal;
+}
+
+const DEFAULT_POLL_MS = 25;
+
+/**
+ * Runs `work` while holding the lock at `path`. Before working, and while waiting for another holder,
+ * `done()` is asked whether the result already exists; its answer is returned when it is not undefined.
+ */
+export async function withFileLock<T>(path: string, opts: LockOptions, done: () => Promise<T | undefined>, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(path), { recursive: true });
+  const mine = `${process.pid} ${hostname()} ${randomBytes(8).toString("hex")}`;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    if (await tryCreate(path, mine)) return holdWhile(path, mine, opts.staleS, async () => (await done()) ?? (await work()));
+    const ready = await done();
+    if (ready !== undefined) return ready;
+    const held = await readFile(path, "utf8").catch(() => undefined);
+    if (held !== undefined && (await isStale(path, held, opts.staleS))) await breakLock(path, held);
+    else await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? DEFAULT_POLL_MS));
+  }
+}
+
+async function tryCreate(path: string, content: string): Promise<boolean> {
+  try {
+    const fh = await open(path, "wx");
+    await fh.writeFile(content);
+    await fh.close();
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
+}
+
+async function holdWhile<T>(path: string, mine: string, staleS: number, fn: () => Promise<T>): Promise<T> {
+  const beat = setInterval(() => {
+    const now = new Date();
+    utimes(path, now, now).catch(() => {});
+  }, (staleS * 1000) / 3);
+  beat.unref?.();
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
+    // Only remove our own lock: a waiter may have judged it stale and replaced it.
+    if ((await readFile(path, "utf8").catch(() => undefined)) === mine) await unlink(path).catch(() => {});
+  }
+}
+
+/** Whether a process with this pid exists on this host (EPERM: it does, owned by someone else). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Stale: its holder on this host is gone, or it was not refreshed for `staleS` seconds. */
+export async function isStale(path: string, held: string, staleS: number): Promise<boolean> {
+  const [pid, host] = held.split(" ");
+  if (host === hostname() && Number(pid) > 0 && !pidAlive(Number(pid))) return true;
+  const st = await stat(path).catch(() => undefined);
+  return st !== undefined && Date.now() - st.mtimeMs > staleS * 1000;
+}
+
+/** Removes a stale lock unless someone replaced it since it was judged (a narrow window remains). */
+async function breakLock(path: string, judged: string): Promise<void> {
+  if ((await readFile(path, "utf8").catch(() => undefined)) === judged) await unlink(path).catch(() => {});
+}

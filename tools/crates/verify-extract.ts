@@ -1,0 +1,153 @@
+// Owns turning verified .crate bytes into files: the SHA-256 check, then a streaming gunzip + tar parse
+// that writes regular files and folders under `dest` and refuses (naming the entry) anything outside the
+// rules of archive-paths.ts or over the size and file-count caps. Symlinks are created last, after every
+// one has been checked, so nothing is ever written through a link. Does not pick `dest` or clean it up.
+import { createHash } from "node:crypto";
+import { closeSync, copyFileSync, mkdirSync, openSync, symlinkSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { Parser, type ReadEntry } from "tar";
+import { linkStaysInside, normalizeEntry, pathProblem, symlinkAncestor } from "./archive-paths.ts";
+import { CrateError } from "./errors.ts";
+
+export interface ExtractLimits {
+  maxUnpackedBytes: number;
+  maxFiles: number;
+}
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Throws a "checksum" CrateError naming both sums when `bytes` do not hash to `expected`. */
+export function verifyChecksum(bytes: Uint8Array, expected: string, what: string): void {
+  const got = sha256Hex(bytes);
+  if (got !== expected.toLowerCase()) {
+    throw new CrateError("checksum", `${what}: checksum mismatch: the index says sha256 ${expected}, the download is ${got}; nothing was kept`);
+  }
+}
+
+interface State {
+  dest: string;
+  top: string;
+  limits: ExtractLimits;
+  entries: number;
+  bytes: number;
+  problem?: CrateError;
+  files: Set<string>;
+  dirs: Set<string>;
+  symlinks: Map<string, string>;
+}
+
+const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
+/** Per-entry tar overhead (header + padding), so the decompressed stream has a bound too. */
+const TAR_OVERHEAD_PER_ENTRY = 1024;
+
+/** Extracts the gzipped tar `gz`, whose entries must all lie under `top/`, into `dest`. */
+export async function extractCrate(gz: Uint8Array, dest: string, top: string, limits: ExtractLimits): Promise<void> {
+  const st: State = { dest, top, limits, entries: 0, bytes: 0, files: new Set(), dirs: new Set(), symlinks: new Map() };
+  const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(entry, st) });
+  parser.on("error", (err: Error) => (st.problem ??= new CrateError("hostile", `not a valid crate archive: ${err.message}`)));
+  const streamCap = limits.maxUnpackedBytes + TAR_OVERHEAD_PER_ENTRY * (limits.maxFiles + 2);
+  let streamed = 0;
+  try {
+    for await (const chunk of Readable.from([gz]).pipe(createGunzip({ chunkSize: 256 * 1024 })) as AsyncIterable<Buffer>) {
+      streamed += chunk.length;
+      if (streamed > streamCap) {
+        st.problem ??= new CrateError("hostile", `refused archive: it expands beyond MAX_CRATE_UNPACKED_BYTES (${limits.maxUnpackedBytes} bytes)`);
+      }
+      if (st.problem) break;
+      parser.write(chunk);
+    }
+  } catch (err) {
+    st.problem ??= new CrateError("hostile", `not a valid gzip archive: ${(err as Error).message}`);
+  }
+  if (!st.problem) parser.end();
+  if (st.problem) throw st.problem;
+  if (st.entries === 0) throw new CrateError("hostile", "not a valid crate archive: no entries");
+  createSymlinks(st);
+}
+
+function refuse(st: State, entry: ReadEntry, why: string): void {
+  st.problem ??= new CrateError("hostile", `refused archive entry ${JSON.stringify(entry.path)}: ${why}`);
+  entry.resume();
+}
+
+function onEntry(entry: ReadEntry, st: State): void {
+  if (st.problem) return void entry.resume();
+  if (++st.entries > st.limits.maxFiles) return refuse(st, entry, `more than MAX_CRATE_FILES (${st.limits.maxFiles}) entries`);
+  const bad = pathProblem(entry.path, st.top);
+  if (bad) return refuse(st, entry, bad);
+  const rel = normalizeEntry(entry.path);
+  const via = symlinkAncestor(rel, st.symlinks);
+  if (via) return refuse(st, entry, `lies below the symlink ${via}`);
+  try {
+    if (entry.type === "Directory") {
+      makeDir(st, join(st.dest, rel));
+      entry.resume();
+    } else if (FILE_TYPES.has(entry.type)) {
+      writeFile(entry, st, rel);
+    } else if (entry.type === "SymbolicLink") {
+      st.symlinks.set(rel, entry.linkpath ?? "");
+      entry.resume();
+    } else if (entry.type === "Link") {
+      copyHardLink(entry, st, rel);
+    } else {
+      refuse(st, entry, `is a ${entry.type} entry (only files, folders and links inside the crate are extracted)`);
+    }
+  } catch (err) {
+    refuse(st, entry, (err as Error).message);
+  }
+}
+
+function makeDir(st: State, dir: string): void {
+  if (st.dirs.has(dir)) return;
+  mkdirSync(dir, { recursive: true });
+  st.dirs.add(dir);
+}
+
+function writeFile(entry: ReadEntry, st: State, rel: string): void {
+  st.bytes += entry.size ?? 0;
+  if (st.bytes > st.limits.maxUnpackedBytes) {
+    return refuse(st, entry, `brings the unpacked size over MAX_CRATE_UNPACKED_BYTES (${st.limits.maxUnpackedBytes} bytes)`);
+  }
+  const path = join(st.dest, rel);
+  makeDir(st, dirname(path));
+  const fd = openSync(path, "w", (entry.mode ?? 0o644) & 0o111 ? 0o755 : 0o644);
+  st.files.add(rel);
+  entry.on("data", (chunk: Buffer) => {
+    try {
+      writeSync(fd, chunk);
+    } catch (err) {
+      st.problem ??= new CrateError("failed", `writing ${rel}: ${(err as Error).message}`);
+    }
+  });
+  entry.on("end", () => closeSync(fd));
+}
+
+/** A hard link becomes a copy of a file the archive wrote earlier: never a link to anything outside. */
+function copyHardLink(entry: ReadEntry, st: State, rel: string): void {
+  const raw = entry.linkpath ?? "";
+  const bad = pathProblem(raw, st.top);
+  if (bad) return refuse(st, entry, `hard link target ${JSON.stringify(raw)} ${bad}`);
+  const target = normalizeEntry(raw);
+  if (!st.files.has(target)) return refuse(st, entry, `hard link to ${JSON.stringify(raw)}, which is not a file earlier in the archive`);
+  const path = join(st.dest, rel);
+  makeDir(st, dirname(path));
+  copyFileSync(join(st.dest, target), path);
+  st.files.add(rel);
+  entry.resume();
+}
+
+function createSymlinks(st: State): void {
+  for (const [path, target] of st.symlinks) {
+    if (!linkStaysInside(path, target, st.top, st.symlinks)) {
+      throw new CrateError("hostile", `refused archive entry ${JSON.stringify(path)}: symlink to ${JSON.stringify(target)} points outside the crate`);
+    }
+  }
+  for (const [path, target] of st.symlinks) {
+    makeDir(st, dirname(join(st.dest, path)));
+    symlinkSync(target, join(st.dest, path));
+  }
+}
