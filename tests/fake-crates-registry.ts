@@ -107,7 +107,7 @@ export class FakeRegistry {
     if (path === "/index/config.json") return void res.end(JSON.stringify({ dl: this.dlTemplate.replace("{base}", this.base) }));
     const index = /^\/index\/(?:[^/]+\/)+([^/]+)$/.exec(path);
     if (index) return this.serveIndex(index[1]!, res);
-    const dl = /^\/dl\/([^/]+)\/([^/]+)\/download$/.exec(path);
+    const dl = /^\/dl\/([^/]+)\/([^/]+)\/download(?:\?.*)?$/.exec(path);
     if (dl) {
       if (this.downloadDelayMs > 0) await new Promise((r) => setTimeout(r, this.downloadDelayMs));
       const v = this.crates.get(dl[1]!.toLowerCase())?.versions.find((x) => x.vers === dl[2]);

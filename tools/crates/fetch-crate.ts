@@ -158,7 +158,7 @@ export class CrateFetcher {
       });
       if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: the index lists ${crate} but the registry has no download`);
       this.opts.onProgress?.({ crate, received: got.body.byteLength, total: got.body.byteLength, done: true });
-      verifyChecksum(got.body, entry.cksum, url);
+      verifyChecksum(got.body, entry.cksum, `${url} (index cksum)`);
       return got.body;
     }, signal);
     return { path, how: `downloaded from ${url}` };

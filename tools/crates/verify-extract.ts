@@ -24,7 +24,7 @@ export function sha256Hex(bytes: Uint8Array): string {
 export function verifyChecksum(bytes: Uint8Array, expected: string, what: string): void {
   const got = sha256Hex(bytes);
   if (got !== expected.toLowerCase()) {
-    throw new CrateError("checksum", `${what}: checksum mismatch: the index says sha256 ${expected}, the download is ${got}; nothing was kept`);
+    throw new CrateError("checksum", `${what}: checksum mismatch: expected sha256 ${expected.toLowerCase()}, got ${got}`);
   }
 }
 
