@@ -110,7 +110,7 @@ test("--mcp serves get_rust_crate_source with the path and the top-level entries
   try {
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name)).toEqual(["get_rust_crate_source"]);
-    const ok = (await client.callTool({ name: "get_rust_crate_source", arguments: { crate_name: "serde", version: "1.0" } })) as {
+    const ok = (await client.callTool({ name: "get_rust_crate_source", arguments: { crate_name: "serde", version: "1.0" } })) as unknown as {
       content: { text: string }[];
       structuredContent: { checkout_path: string; files: string[]; version: string };
     };

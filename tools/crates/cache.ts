@@ -6,7 +6,7 @@ import { access, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import semver from "semver";
 import { pidAlive } from "./lock.ts";
-import { extractCrate, type ExtractLimits } from "./verify-extract.ts";
+import type { ExtractLimits } from "./verify-extract.ts";
 
 export interface CrateStore {
   /** tendril's folder for one registry: `<cache>/crates/<host>-<hash>`. */
@@ -96,6 +96,8 @@ export async function installCrate(store: CrateStore, name: string, version: str
   const tmp = join(store.root, ".tmp", `${top}.${process.pid}.${randomBytes(6).toString("hex")}`);
   await mkdir(tmp, { recursive: true });
   try {
+    // Loaded here: a cache hit never needs the tar parser.
+    const { extractCrate } = await import("./verify-extract.ts");
     await extractCrate(gz, tmp, top, limits);
     await rename(join(tmp, top), final).catch(async (err: NodeJS.ErrnoException) => {
       // Another writer (without our lock: an older tendril, a copy by hand) finished first: theirs is complete.

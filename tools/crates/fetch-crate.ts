@@ -14,7 +14,7 @@ import { downloadUrl, Registry } from "./index-client.ts";
 import { withFileLock } from "./lock.ts";
 import { type IndexVersion, resolveVersion } from "./resolve.ts";
 import * as cache from "./cache.ts";
-import { verifyChecksum } from "./verify-extract.ts";
+import { verifyChecksum } from "./checksum.ts";
 
 export type CrateLimits = Pick<
   Limits,
@@ -105,6 +105,8 @@ export class CrateFetcher {
       const hit = await this.findLocal(locked?.name ?? req.name, pin, locked?.checksum);
       if (hit) return result(locked?.name ?? req.name, pin, hit, req.exact ? undefined : "locked by Cargo.lock");
     }
+    // A custom registry's config.json (the download template) is asked for alongside the index file.
+    this.registry.template(signal).catch(() => {});
     let versions: IndexVersion[] | undefined;
     try {
       versions = await this.registry.versions(req.name, signal);

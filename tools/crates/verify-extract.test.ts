@@ -6,7 +6,8 @@ import { crateTarball, rawTarball, sha256, type TarEntry } from "../../tests/fak
 import { linkStaysInside } from "./archive-paths.ts";
 import { installCrate } from "./cache.ts";
 import { CrateError } from "./errors.ts";
-import { extractCrate, verifyChecksum } from "./verify-extract.ts";
+import { verifyChecksum } from "./checksum.ts";
+import { extractCrate } from "./verify-extract.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "tendril-extract-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

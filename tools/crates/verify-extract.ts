@@ -1,12 +1,8 @@
-// Owns turning verified .crate bytes into files: the SHA-256 check, then a streaming gunzip + tar parse
-// that writes regular files and folders under `dest` and refuses (naming the entry) anything outside the
+// Owns turning verified .crate bytes into files: a sliced gunzip + tar parse that writes regular files and folders under `dest` and refuses (naming the entry) anything outside the
 // rules of archive-paths.ts or over the size and file-count caps. Symlinks are created last, after every
 // one has been checked, so nothing is ever written through a link. Does not pick `dest` or clean it up.
-import { createHash } from "node:crypto";
 import { closeSync, copyFileSync, mkdirSync, openSync, symlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
 import { Parser, type ReadEntry } from "tar";
 import { linkStaysInside, normalizeEntry, pathProblem, symlinkAncestor } from "./archive-paths.ts";
 import { CrateError } from "./errors.ts";
@@ -14,18 +10,6 @@ import { CrateError } from "./errors.ts";
 export interface ExtractLimits {
   maxUnpackedBytes: number;
   maxFiles: number;
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
-/** Throws a "checksum" CrateError naming both sums when `bytes` do not hash to `expected`. */
-export function verifyChecksum(bytes: Uint8Array, expected: string, what: string): void {
-  const got = sha256Hex(bytes);
-  if (got !== expected.toLowerCase()) {
-    throw new CrateError("checksum", `${what}: checksum mismatch: expected sha256 ${expected.toLowerCase()}, got ${got}`);
-  }
 }
 
 interface State {
@@ -41,47 +25,38 @@ interface State {
 }
 
 const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
-/** Per-entry tar overhead (header + padding), so the decompressed stream has a bound too. */
-const TAR_OVERHEAD_PER_ENTRY = 1024;
+/** Compressed bytes handed to the parser at a time, so a refusal stops decompression early. */
+const SLICE_BYTES = 256 * 1024;
 
-/** Extracts the gzipped tar `gz`, whose entries must all lie under `top/`, into `dest`. */
+/**
+ * Extracts the gzipped tar `gz`, whose entries must all lie under `top/`, into `dest`. Synchronous inside:
+ * tar's parser inflates in slices and calls back per entry, and a refusal aborts it at once. Decompressed
+ * size is bounded by the declared entry sizes (checked against the cap before any byte of the entry
+ * arrives) and by tar's own decompression-ratio guard for anything after the end of the archive.
+ */
 export async function extractCrate(gz: Uint8Array, dest: string, top: string, limits: ExtractLimits): Promise<void> {
   const st: State = { dest, top, limits, entries: 0, bytes: 0, files: new Set(), dirs: new Set(), symlinks: new Map() };
-  const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(entry, st) });
+  const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(entry, st, parser) });
   parser.on("error", (err: Error) => (st.problem ??= new CrateError("hostile", `not a valid crate archive: ${err.message}`)));
-  const streamCap = limits.maxUnpackedBytes + TAR_OVERHEAD_PER_ENTRY * (limits.maxFiles + 2);
-  let streamed = 0;
-  try {
-    for await (const chunk of Readable.from([gz]).pipe(createGunzip({ chunkSize: 256 * 1024 })) as AsyncIterable<Buffer>) {
-      streamed += chunk.length;
-      if (streamed > streamCap) {
-        st.problem ??= new CrateError("hostile", `refused archive: it expands beyond MAX_CRATE_UNPACKED_BYTES (${limits.maxUnpackedBytes} bytes)`);
-      }
-      if (st.problem) break;
-      parser.write(chunk);
-    }
-  } catch (err) {
-    st.problem ??= new CrateError("hostile", `not a valid gzip archive: ${(err as Error).message}`);
-  }
+  const bytes = Buffer.from(gz.buffer, gz.byteOffset, gz.byteLength);
+  for (let at = 0; at < bytes.length && !st.problem; at += SLICE_BYTES) parser.write(bytes.subarray(at, at + SLICE_BYTES));
   if (!st.problem) parser.end();
   if (st.problem) throw st.problem;
   if (st.entries === 0) throw new CrateError("hostile", "not a valid crate archive: no entries");
   createSymlinks(st);
 }
 
-function refuse(st: State, entry: ReadEntry, why: string): void {
+function refuse(st: State, entry: ReadEntry, why: string, parser?: Parser): void {
   st.problem ??= new CrateError("hostile", `refused archive entry ${JSON.stringify(entry.path)}: ${why}`);
   entry.resume();
+  parser?.abort(st.problem);
 }
 
-function onEntry(entry: ReadEntry, st: State): void {
+function onEntry(entry: ReadEntry, st: State, parser: Parser): void {
   if (st.problem) return void entry.resume();
-  if (++st.entries > st.limits.maxFiles) return refuse(st, entry, `more than MAX_CRATE_FILES (${st.limits.maxFiles}) entries`);
-  const bad = pathProblem(entry.path, st.top);
-  if (bad) return refuse(st, entry, bad);
+  const why = entryProblem(entry, st);
+  if (why) return refuse(st, entry, why, parser);
   const rel = normalizeEntry(entry.path);
-  const via = symlinkAncestor(rel, st.symlinks);
-  if (via) return refuse(st, entry, `lies below the symlink ${via}`);
   try {
     if (entry.type === "Directory") {
       makeDir(st, join(st.dest, rel));
@@ -97,8 +72,21 @@ function onEntry(entry: ReadEntry, st: State): void {
       refuse(st, entry, `is a ${entry.type} entry (only files, folders and links inside the crate are extracted)`);
     }
   } catch (err) {
-    refuse(st, entry, (err as Error).message);
+    refuse(st, entry, (err as Error).message, parser);
   }
+  if (st.problem) parser.abort(st.problem);
+}
+
+/** Count, size and path rules, checked on the header before any of the entry's bytes are used. */
+function entryProblem(entry: ReadEntry, st: State): string | undefined {
+  if (++st.entries > st.limits.maxFiles) return `more than MAX_CRATE_FILES (${st.limits.maxFiles}) entries`;
+  // Every entry's declared size counts, not only files': the parser inflates what a header declares.
+  st.bytes += entry.size ?? 0;
+  if (st.bytes > st.limits.maxUnpackedBytes) return `brings the unpacked size over MAX_CRATE_UNPACKED_BYTES (${st.limits.maxUnpackedBytes} bytes)`;
+  const bad = pathProblem(entry.path, st.top);
+  if (bad) return bad;
+  const via = symlinkAncestor(normalizeEntry(entry.path), st.symlinks);
+  return via ? `lies below the symlink ${via}` : undefined;
 }
 
 function makeDir(st: State, dir: string): void {
@@ -108,10 +96,6 @@ function makeDir(st: State, dir: string): void {
 }
 
 function writeFile(entry: ReadEntry, st: State, rel: string): void {
-  st.bytes += entry.size ?? 0;
-  if (st.bytes > st.limits.maxUnpackedBytes) {
-    return refuse(st, entry, `brings the unpacked size over MAX_CRATE_UNPACKED_BYTES (${st.limits.maxUnpackedBytes} bytes)`);
-  }
   const path = join(st.dest, rel);
   makeDir(st, dirname(path));
   const fd = openSync(path, "w", (entry.mode ?? 0o644) & 0o111 ? 0o755 : 0o644);

@@ -1,0 +1,15 @@
+// Owns the .crate checksum: SHA-256 against the index's `cksum` (or Cargo.lock's `checksum`).
+import { createHash } from "node:crypto";
+import { CrateError } from "./errors.ts";
+
+export function sha256Hex(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Throws a "checksum" CrateError naming both sums when `bytes` do not hash to `expected`. */
+export function verifyChecksum(bytes: Uint8Array, expected: string, what: string): void {
+  const got = sha256Hex(bytes);
+  if (got !== expected.toLowerCase()) {
+    throw new CrateError("checksum", `${what}: checksum mismatch: expected sha256 ${expected.toLowerCase()}, got ${got}`);
+  }
+}
