@@ -66,6 +66,8 @@ export class FakeRegistry {
   readonly requests: string[] = [];
   /** Statuses to answer, in order, before serving a path normally (e.g. [500] for one failure). */
   readonly failures = new Map<string, number[]>();
+  /** Paths never answered (the connection stays open until stop()), for timeouts. */
+  readonly hangs = new Set<string>();
   /** Milliseconds to hold each download before answering (to overlap concurrent fetchers). */
   downloadDelayMs = 0;
   /** The `dl` that config.json advertises; `{base}` is replaced by the server's address. */
@@ -102,6 +104,7 @@ export class FakeRegistry {
 
   private async answer(path: string, res: import("node:http").ServerResponse): Promise<void> {
     this.requests.push(path);
+    if (this.hangs.has(path)) return;
     const fail = this.failures.get(path)?.shift();
     if (fail) return void res.writeHead(fail).end(`scripted ${fail}`);
     if (path === "/index/config.json") return void res.end(JSON.stringify({ dl: this.dlTemplate.replace("{base}", this.base) }));

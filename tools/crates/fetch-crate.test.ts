@@ -121,6 +121,20 @@ test("persistent 5xx ends with the URL and the attempts", async () => {
   expect(err.message).toContain("/index/fl/ak/flaky: HTTP 500 (after 4 attempts)");
 });
 
+test("a registry that never answers times out after CRATES_HTTP_TIMEOUT_S per attempt", async () => {
+  reg.hangs.add("/index/fl/ak/flaky");
+  try {
+    const t0 = Date.now();
+    const limits = { ...DEFAULT_LIMITS, CRATES_HTTP_TIMEOUT_S: 0.2, CRATES_HTTP_RETRIES: 1, CRATES_RETRY_BACKOFF_S: 0.01 };
+    const err = await failure(fetcher({ limits }).fetch("flaky"));
+    expect(err.kind).toBe("offline");
+    expect(err.message).toContain("timed out (after 2 attempts)");
+    expect(Date.now() - t0).toBeLessThan(5000);
+  } finally {
+    reg.hangs.delete("/index/fl/ak/flaky");
+  }
+});
+
 test("offline: a cached crate is served; without one the error names the URL that failed", async () => {
   const cacheDir = join(tmp, "offline-cache");
   const online = fetcher({ cacheDir });
