@@ -3,6 +3,7 @@
 // kills every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
 import type { ExitBox } from "./program.ts";
+import { dieOfUncaught } from "./fatal.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
 const ENV_HELP = `
@@ -16,8 +17,8 @@ Configuration (flag > environment > config file > default):
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
   TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
   TENDRIL_CONFIG              config file (default $XDG_CONFIG_HOME/tendril/config.toml)
-  TENDRIL_PROFILE             agent profile name
-  TENDRIL_MCP_HOOK_SERVERS    servers allowed to run lifecycle hooks: unset = none, * = all, or a,b
+  TENDRIL_PROFILE             agent profile name (not built yet: refused)
+  TENDRIL_MCP_HOOK_SERVERS    servers allowed to run lifecycle hooks (not built yet: refused)
   TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
   TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
   TENDRIL_LOG                 error | warn | info | debug (stderr; default warn)
@@ -43,7 +44,7 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .option("--provider <name>", "anthropic | openai | replay (TENDRIL_PROVIDER)")
     .option("--mode <mode>", "ask | auto-edit | yolo | read-only (TENDRIL_MODE)")
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
-    .option("--profile <name>", "agent profile (TENDRIL_PROFILE)")
+    .option("--profile <name>", "agent profile (not built yet: refused)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .addHelpText("after", ENV_HELP)
     .action(async (flags: AgentFlags) => {
@@ -59,7 +60,7 @@ function tendrilEnv(): Record<string, string> {
 
 async function runAgent(flags: AgentFlags): Promise<number> {
   const { loadConfig, ConfigError } = await import("../core/config.ts");
-  const { log, setLogLevel, setLogScope } = await import("../core/log.ts");
+  const { log, logFailure, setLogLevel, setLogScope } = await import("../core/log.ts");
   setLogScope("tendril agent");
   let cfg;
   let provider;
@@ -73,21 +74,21 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroups }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
-      import("../core/mcp/stdio-transport.ts"),
+      import("../core/process-group.ts"),
       import("../core/acp/session.ts"),
       import("../core/acp/agent-server.ts"),
       import("../core/acp/stream.ts"),
       import("../core/wire/writer.ts"),
       import("./self.ts"),
-      import("./version.ts"),
+      import("../core/version.ts"),
     ]);
+  setKillGrace(cfg.limits.KILL_GRACE_MS);
   // Last-resort exit: whatever else happens, no tool process outlives the agent.
   process.on("exit", () => killAllGroups());
   process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
-  process.on("uncaughtException", (err) => log.error("uncaught exception (continuing)", { error: err }));
 
   const pool = createMcpPool({ limits: cfg.limits, env: process.env });
   const sessions = new SessionManager({
@@ -101,9 +102,19 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     systemPrompt: cfg.systemPrompt,
     limits: cfg.limits,
     devServer: { ...selfCommand(), env: tendrilEnv() },
+    configServers: cfg.mcp,
     home: process.env.HOME,
   });
   const messages = createMessageStream({ input: process.stdin, sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES });
+  process.on("uncaughtException", (err) =>
+    void dieOfUncaught(err, {
+      logError: (m, f) => log.error(m, f),
+      killAllGroups,
+      flush: () => messages.writer.flush(),
+      flushBoundMs: 500,
+      exit: (code) => process.exit(code),
+    }),
+  );
   const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true } });
 
   let stopSignal: (why: string) => void = () => {};
@@ -118,13 +129,13 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   const deadline = setTimeout(() => {
     killAllGroups();
     process.exit(end.reason === "eof" ? 0 : 1);
-  }, 3000);
+  }, cfg.limits.SHUTDOWN_DEADLINE_S * 1000);
   if (end.reason === "eof") await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 200))]);
   conn.close();
-  await sessions.closeAll().catch(() => {});
-  await pool.closeAll().catch(() => {});
+  await sessions.closeAll().catch(logFailure("closing sessions"));
+  await pool.closeAll().catch(logFailure("closing the MCP pool"));
   killAllGroups();
-  await Promise.race([messages.writer.flush().catch(() => {}), new Promise((r) => setTimeout(r, 500))]);
+  await Promise.race([messages.writer.flush().catch(logFailure("flushing stdout")), new Promise((r) => setTimeout(r, 500))]);
   clearTimeout(deadline);
   if (end.reason === "signal") return end.why === "SIGINT" ? 130 : end.why === "SIGTERM" ? 143 : 1;
   return end.reason === "eof" ? 0 : 1;

@@ -5,7 +5,7 @@ import { log } from "../core/log.ts";
 import { defineTool, serveMcp } from "../core/mcp/server.ts";
 import { crateSourceDescription, crateSourceInput, crateSourceSpec, describeCheckout } from "../tools/crates/crate-source-tool.ts";
 import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../core/version.ts";
 
 export async function serveCrateMcp(fetcher: CrateFetcher, limits: Limits): Promise<number> {
   const tool = defineTool({

@@ -56,7 +56,7 @@ async function makeFetcher(flags: CrateFetchFlags, onProgress?: (p: CrateProgres
   const { setLogLevel, setLogScope } = await import("../core/log.ts");
   const { CrateFetcher } = await import("../tools/crates/fetch-crate.ts");
   const { CRATES_IO_INDEX } = await import("../tools/crates/index-client.ts");
-  const { VERSION } = await import("./version.ts");
+  const { VERSION } = await import("../core/version.ts");
   setLogScope("tendril crate-fetch");
   const cfg = loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
   setLogLevel(cfg.logLevel);

@@ -92,7 +92,7 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
     removeShims();
   });
   const { serveMcp } = await import("../core/mcp/server.ts");
-  const { VERSION } = await import("./version.ts");
+  const { VERSION } = await import("../core/version.ts");
   const serving = await serveMcp({
     name: "tendril-dev",
     version: VERSION,

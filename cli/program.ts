@@ -7,8 +7,8 @@ import { describePrompt } from "./prompt.ts";
 import { describeDevMcp } from "./dev-mcp.ts";
 import { describeCrateFetch } from "./crate-fetch.ts";
 
-export { VERSION } from "./version.ts";
-import { VERSION } from "./version.ts";
+export { VERSION } from "../core/version.ts";
+import { VERSION } from "../core/version.ts";
 
 /** A mode's action reports its exit code here; commander's own action return value is ignored. */
 export interface ExitBox {

@@ -4,7 +4,7 @@
 import { Option, type Command } from "commander";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import pkg from "../package.json" with { type: "json" };
+import { VERSION } from "../core/version.ts";
 import type { AgentSpawn, McpStdioServer } from "../core/acp/client-runner.ts";
 import type { Limits } from "../core/limits.ts";
 import type { ApprovalPolicy } from "../core/policy/approve.ts";
@@ -145,6 +145,7 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
   const { selfCommand } = await import("./self.ts");
   try {
     const limits = loadLimits(vars);
+    (await import("../core/process-group.ts")).setKillGrace(limits.KILL_GRACE_MS);
     const timeoutS = parseTimeout(flags.timeout);
     const cwd = workspace(flags.cwd);
     const policy = parseApprovalPolicy(flags.approve, readFileOrUndefined);
@@ -194,7 +195,12 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
       timeoutMs: setup.timeoutS !== undefined ? setup.timeoutS * 1000 : undefined,
       signal: interrupt.signal,
       maxLineBytes: setup.limits.MAX_LINE_BYTES,
-      clientVersion: pkg.version,
+      waits: {
+        shutdownMs: setup.limits.SHUTDOWN_DEADLINE_S * 1000,
+        cancelMs: setup.limits.CANCEL_WAIT_S * 1000,
+        interruptMs: setup.limits.INTERRUPT_WAIT_S * 1000,
+      },
+      clientVersion: VERSION,
       onUpdate: (u, call) => output.update(u, call),
       decide: (call, options) => {
         const d = decidePermission(setup.policy, call, options, setup.cwd);

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ConfigError, loadConfig } from "./config.ts";
+import { CONFIG_FILE_KEYS, ConfigError, loadConfig } from "./config.ts";
 
 const HOME = "/home/u";
 const files = (m: Record<string, string>) => (p: string) => m[p];
@@ -50,7 +50,7 @@ max_line_bytes = 1024
 `;
   const c = loadConfig({ config: "/p.toml" }, { HOME }, files({ "/p.toml": toml }));
   expect(c.rules).toEqual([
-    { tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "rm " }, label: expect.any(String) },
+    { tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "rm " }, label: expect.any(String), matches: expect.any(Function) },
   ]);
   expect(c.mcp).toEqual([{ name: "fs", command: "/bin/fs-server", args: ["--x"], env: { A: "1" } }]);
   expect(c.limits.MAX_LINE_BYTES).toBe(1024);
@@ -67,11 +67,39 @@ test("bad values are clear errors naming the file or the variable", () => {
   expect(() => loadConfig({ mode: "wild" }, { HOME }, files({}))).toThrow("mode must be one of");
   expect(() => loadConfig({}, { HOME, TENDRIL_MAX_TOKENS: "many" }, files({}))).toThrow("TENDRIL_MAX_TOKENS");
   const badRule = '[[rules]]\ntool = "x"\ndecision = "maybe"\n';
-  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow("decision must be");
+  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow("r.toml: rules[0].decision: decision must be allow, deny or ask");
 });
 
-test("hook servers: unset = none, * = all, list", () => {
-  expect(loadConfig({}, { HOME }, files({})).hookServers).toEqual([]);
-  expect(loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({})).hookServers).toBe("*");
-  expect(loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "a, b" }, files({})).hookServers).toEqual(["a", "b"]);
+test("regression: settings were accepted and ignored; every config key either takes effect or is refused", () => {
+  const cases: Record<string, [string, (c: ReturnType<typeof loadConfig>) => unknown, unknown]> = {
+    provider: ['provider = "replay"', (c) => c.provider, "replay"],
+    model: ['model = "m1"', (c) => c.model, "m1"],
+    max_tokens: ["max_tokens = 77", (c) => c.maxTokens, 77],
+    context_window: ["context_window = 1234", (c) => c.contextWindow, 1234],
+    mode: ['mode = "yolo"', (c) => c.mode, "yolo"],
+    log: ['log = "debug"', (c) => c.logLevel, "debug"],
+    system_prompt: ['system_prompt = "be brief"', (c) => c.systemPrompt, "be brief"],
+    rules: ['[[rules]]\ntool = "a__b"\ndecision = "deny"', (c) => c.rules.length, 1],
+    mcp: ['[[mcp]]\nname = "x"\nurl = "http://127.0.0.1:1/mcp"', (c) => c.mcp[0]?.url, "http://127.0.0.1:1/mcp"],
+    limits: ["[limits]\nmax_tools = 5", (c) => c.limits.MAX_TOOLS, 5],
+    mcp_hook_servers: ['mcp_hook_servers = "*"', () => "refused", "refused"],
+  };
+  expect(Object.keys(cases).sort()).toEqual([...CONFIG_FILE_KEYS].sort());
+  for (const [key, [toml, read, want]] of Object.entries(cases)) {
+    const load = () => loadConfig({ config: "/k.toml" }, { HOME }, files({ "/k.toml": toml }));
+    if (want === "refused") {
+      expect(load).toThrow(`/k.toml: ${key}`);
+      continue;
+    }
+    expect([key, read(load())]).toEqual([key, want]);
+  }
+  // Not built yet, so refused wherever they come from.
+  expect(() => loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({}))).toThrow("TENDRIL_MCP_HOOK_SERVERS");
+  expect(() => loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).toThrow("TENDRIL_PROFILE");
+  expect(() => loadConfig({ profile: "p" }, { HOME }, files({}))).toThrow("--profile");
+  // A key the file may not hold is named, not ignored.
+  expect(() => loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).toThrow(/u\.toml.*modle/);
+  expect(() => loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).toThrow(
+    "/m.toml.mcp[0].args",
+  );
 });

@@ -4,25 +4,14 @@ import { parse as parseToml } from "smol-toml";
 import { join } from "node:path";
 import { type Limits, type LimitName, LIMIT_SPECS, loadLimits, parseLimit } from "./limits.ts";
 import { isLogLevel, type LogLevel } from "./log.ts";
+import { describeIssue, type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
+import { z } from "zod";
+
+export type { PermissionRule };
 
 export type ProviderName = "anthropic" | "openai" | "replay";
 export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only";
 export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only"];
-
-export interface RuleCondition {
-  arg: string;
-  prefix?: string;
-  glob?: string;
-  regex?: string;
-  inside_workspace?: boolean;
-}
-export interface PermissionRule {
-  tool: string;
-  decision: "allow" | "deny" | "ask";
-  when?: RuleCondition;
-  /** Where the rule came from, for `denied by policy: …` messages. */
-  label: string;
-}
 
 export interface McpServerEntry {
   name: string;
@@ -48,9 +37,6 @@ export interface Config {
   openai: { apiKey?: string; baseUrl?: string };
   maxTokens: number;
   contextWindow: number;
-  /** Servers allowed to run lifecycle hooks: "*" = all, [] = none. */
-  hookServers: "*" | string[];
-  profile?: string;
   systemPrompt?: string;
   logLevel: LogLevel;
   mode: PermissionMode;
@@ -108,13 +94,6 @@ export function parseConfigFile(path: string, text: string | undefined, explicit
   }
 }
 
-function str(table: FileTable, key: string, where: string): string | undefined {
-  const v = table[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "string") throw new ConfigError(`${where}: ${key} must be a string`);
-  return v;
-}
-
 function positiveInt(raw: string | number | undefined, what: string): number | undefined {
   if (raw === undefined || raw === "") return undefined;
   const n = typeof raw === "number" ? raw : Number(raw);
@@ -128,85 +107,79 @@ function pickProvider(raw: string | undefined, env: Env): ProviderName {
   throw new ConfigError(`provider must be anthropic, openai or replay, got ${JSON.stringify(raw)}`);
 }
 
+const mcpEntrySchema = z
+  .strictObject({
+    name: z.string().min(1),
+    type: z.enum(["stdio", "http", "sse"]).optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    url: z.string().min(1).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+  })
+  .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" });
+
+/** Every key config.toml may hold; anything else is refused, never silently ignored. */
+const fileSchema = z.strictObject({
+  provider: z.string().optional(),
+  model: z.string().optional(),
+  max_tokens: z.number().optional(),
+  context_window: z.number().optional(),
+  mcp_hook_servers: z.string().optional(),
+  mode: z.string().optional(),
+  log: z.string().optional(),
+  system_prompt: z.string().optional(),
+  rules: z.unknown().optional(),
+  mcp: z.array(mcpEntrySchema).optional(),
+  limits: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+});
+type ConfigFile = z.infer<typeof fileSchema>;
+
+export const CONFIG_FILE_KEYS = Object.keys(fileSchema.shape) as (keyof ConfigFile)[];
+
+function validateFile(table: FileTable, where: string): ConfigFile {
+  const r = fileSchema.safeParse(table);
+  if (!r.success) throw new ConfigError(describeIssue(r.error, where));
+  return r.data;
+}
+
+/**
+ * Settings the contract names whose feature is not built yet: refused with a clear error rather than
+ * accepted and ignored. Each entry: where the setting comes from → what to tell the user.
+ */
+function refuseUnbuilt(flags: ConfigFlags, env: Env, file: ConfigFile, where: string): void {
+  const hooks = "lifecycle hooks (_Stop, _PostCompact) are not run by tendril agent yet";
+  if (flags.profile !== undefined) throw new ConfigError(`--profile: agent profiles are not supported yet; remove the flag`);
+  if (env.TENDRIL_PROFILE) throw new ConfigError(`TENDRIL_PROFILE: agent profiles are not supported yet; unset it`);
+  if (env.TENDRIL_MCP_HOOK_SERVERS) throw new ConfigError(`TENDRIL_MCP_HOOK_SERVERS: ${hooks}; unset it`);
+  if (file.mcp_hook_servers !== undefined) throw new ConfigError(`${where}: mcp_hook_servers: ${hooks}; remove it`);
+}
+
+/** `[[rules]]` of a config or policy file, compiled; a bad rule is a ConfigError naming file and rule. */
 export function parseRules(raw: unknown, where: string): PermissionRule[] {
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw)) throw new ConfigError(`${where}: rules must be an array of tables ([[rules]])`);
-  return raw.map((r, i) => {
-    const at = `${where}: rules[${i}]`;
-    if (typeof r !== "object" || r === null) throw new ConfigError(`${at} must be a table`);
-    const t = r as FileTable;
-    const tool = str(t, "tool", at);
-    const decision = str(t, "decision", at);
-    if (!tool) throw new ConfigError(`${at}: tool is required`);
-    if (decision !== "allow" && decision !== "deny" && decision !== "ask") {
-      throw new ConfigError(`${at}: decision must be allow, deny or ask`);
-    }
-    const rule: PermissionRule = { tool, decision, label: `${where} rules[${i}] (${tool} ${decision})` };
-    if (t.when !== undefined) rule.when = parseCondition(t.when, at);
-    return rule;
-  });
+  try {
+    return parseRuleTables(raw, where);
+  } catch (err) {
+    if (err instanceof RuleError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
-function parseCondition(raw: unknown, at: string): RuleCondition {
-  if (typeof raw !== "object" || raw === null) throw new ConfigError(`${at}: when must be a table`);
-  const t = raw as FileTable;
-  const arg = str(t, "arg", `${at}.when`);
-  if (!arg) throw new ConfigError(`${at}.when: arg is required`);
-  const c: RuleCondition = { arg };
-  for (const k of ["prefix", "glob", "regex"] as const) {
-    const v = str(t, k, `${at}.when`);
-    if (v !== undefined) c[k] = v;
-  }
-  if (c.regex !== undefined) {
-    try {
-      new RegExp(c.regex);
-    } catch (err) {
-      throw new ConfigError(`${at}.when: bad regex: ${(err as Error).message}`);
-    }
-  }
-  if (t.inside_workspace !== undefined) c.inside_workspace = t.inside_workspace === true;
-  if (!c.prefix && !c.glob && !c.regex && c.inside_workspace === undefined) {
-    throw new ConfigError(`${at}.when needs one of prefix, glob, regex, inside_workspace`);
-  }
-  return c;
-}
-
-export function parseMcpEntries(raw: unknown, where: string): McpServerEntry[] {
-  if (raw === undefined) return [];
-  if (!Array.isArray(raw)) throw new ConfigError(`${where}: mcp must be an array of tables ([[mcp]])`);
-  return raw.map((r, i) => {
-    const at = `${where}: mcp[${i}]`;
-    const t = (r ?? {}) as FileTable;
-    const name = str(t, "name", at);
-    if (!name) throw new ConfigError(`${at}: name is required`);
-    const command = str(t, "command", at);
-    const url = str(t, "url", at);
-    if (!command === !url) throw new ConfigError(`${at}: exactly one of command or url is required`);
-    const entry: McpServerEntry = { name };
-    if (command) entry.command = command;
-    if (url) entry.url = url;
-    if (t.args !== undefined) entry.args = (t.args as unknown[]).map(String);
-    if (t.env !== undefined) entry.env = Object.fromEntries(Object.entries(t.env as FileTable).map(([k, v]) => [k, String(v)]));
-    if (t.headers !== undefined) {
-      entry.headers = Object.fromEntries(Object.entries(t.headers as FileTable).map(([k, v]) => [k, String(v)]));
-    }
-    const type = str(t, "type", at);
-    if (type !== undefined) {
-      if (type !== "stdio" && type !== "http" && type !== "sse") throw new ConfigError(`${at}: type must be stdio, http or sse`);
-      entry.type = type;
+function mcpEntries(entries: ConfigFile["mcp"]): McpServerEntry[] {
+  return (entries ?? []).map((e) => {
+    const entry: McpServerEntry = { name: e.name };
+    for (const k of ["type", "command", "args", "env", "url", "headers"] as const) {
+      if (e[k] !== undefined) (entry as unknown as Record<string, unknown>)[k] = e[k];
     }
     return entry;
   });
 }
 
-function fileLimits(table: FileTable): Record<string, string> {
-  const raw = table.limits;
-  if (raw === undefined) return {};
-  if (typeof raw !== "object" || raw === null) throw new ConfigError("config: [limits] must be a table");
+function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw as FileTable)) {
+  for (const [k, v] of Object.entries(raw ?? {})) {
     const name = k.toUpperCase() as LimitName;
-    if (!(name in LIMIT_SPECS)) throw new ConfigError(`config: unknown limit ${k}`);
+    if (!(name in LIMIT_SPECS)) throw new ConfigError(`${where}: [limits] has an unknown limit ${k}`);
     out[`TENDRIL_${name}`] = String(v);
     parseLimit(name, String(v));
   }
@@ -217,41 +190,32 @@ function fileLimits(table: FileTable): Record<string, string> {
 export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string) => string | undefined): Config {
   const paths = resolvePaths(env, flags.config ?? env.TENDRIL_CONFIG);
   const explicit = flags.config !== undefined || !!env.TENDRIL_CONFIG;
-  const file = parseConfigFile(paths.configFile, readFile(paths.configFile), explicit);
   const where = paths.configFile;
-  const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? str(file, "provider", where), env);
-  const level = flags.log ?? env.TENDRIL_LOG ?? str(file, "log", where) ?? "warn";
+  const file = validateFile(parseConfigFile(where, readFile(where), explicit), where);
+  refuseUnbuilt(flags, env, file, where);
+  const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? file.provider, env);
+  const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
   if (!isLogLevel(level)) throw new ConfigError(`log level must be error, warn, info or debug, got ${JSON.stringify(level)}`);
-  const mode = flags.mode ?? env.TENDRIL_MODE ?? str(file, "mode", where) ?? "ask";
+  const mode = flags.mode ?? env.TENDRIL_MODE ?? file.mode ?? "ask";
   if (!PERMISSION_MODES.includes(mode as PermissionMode)) {
     throw new ConfigError(`mode must be one of ${PERMISSION_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
   }
-  const hooksRaw = env.TENDRIL_MCP_HOOK_SERVERS ?? str(file, "mcp_hook_servers", where);
-  const hookServers =
-    hooksRaw === "*" ? "*" : (hooksRaw ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
-  const limits = loadLimits({ ...fileLimits(file), ...env });
+  const limits = loadLimits({ ...fileLimits(file.limits, where), ...env });
   const cfg: Config = {
     provider,
-    model: flags.model ?? env.TENDRIL_MODEL ?? str(file, "model", where) ?? DEFAULT_MODELS[provider],
+    model: flags.model ?? env.TENDRIL_MODEL ?? file.model ?? DEFAULT_MODELS[provider],
     anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
     openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
-    maxTokens:
-      positiveInt(env.TENDRIL_MAX_TOKENS ?? (file.max_tokens as number | undefined), "TENDRIL_MAX_TOKENS") ?? 32768,
-    contextWindow:
-      positiveInt(env.TENDRIL_CONTEXT_WINDOW ?? (file.context_window as number | undefined), "TENDRIL_CONTEXT_WINDOW") ??
-      200000,
-    hookServers,
+    maxTokens: positiveInt(env.TENDRIL_MAX_TOKENS ?? file.max_tokens, "TENDRIL_MAX_TOKENS") ?? 32768,
+    contextWindow: positiveInt(env.TENDRIL_CONTEXT_WINDOW ?? file.context_window, "TENDRIL_CONTEXT_WINDOW") ?? 200000,
     logLevel: level,
     mode: mode as PermissionMode,
     rules: parseRules(file.rules, where),
-    mcp: parseMcpEntries(file.mcp, where),
+    mcp: mcpEntries(file.mcp),
     limits,
     paths,
   };
-  const profile = flags.profile ?? env.TENDRIL_PROFILE;
-  if (profile) cfg.profile = profile;
-  const systemPrompt = str(file, "system_prompt", where);
-  if (systemPrompt !== undefined) cfg.systemPrompt = systemPrompt;
+  if (file.system_prompt !== undefined) cfg.systemPrompt = file.system_prompt;
   if (env.TENDRIL_RECORD) cfg.record = env.TENDRIL_RECORD;
   if (env.TENDRIL_REPLAY) cfg.replay = env.TENDRIL_REPLAY;
   return cfg;

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { DEFAULT_LIMITS, formatLimit, LIMIT_SPECS, LimitError, loadLimits } from "./limits.ts";
+import { DEFAULT_LIMITS, formatLimit, LIMIT_SPECS, LimitError, loadLimits, NOT_YET_IN_FORCE } from "./limits.ts";
 
 test("defaults match the specification's table", () => {
   expect(DEFAULT_LIMITS.MAX_LINE_BYTES).toBe(4 * 1024 * 1024);
@@ -11,10 +11,11 @@ test("defaults match the specification's table", () => {
   expect(formatLimit("TOOL_TIMEOUT_S")).toBe("660 s");
 });
 
-test("every limit is overridable by TENDRIL_<NAME>", () => {
+test("every limit in force is overridable by TENDRIL_<NAME>; the others are refused, not ignored", () => {
   for (const name of Object.keys(LIMIT_SPECS) as (keyof typeof LIMIT_SPECS)[]) {
     const v = name === "HANDOFF_RATIO" ? "0.5" : name === "SHELL_MAX_TIMEOUT_S" ? "700" : "7";
-    expect(loadLimits({ [`TENDRIL_${name}`]: v })[name]).toBe(Number(v));
+    if (NOT_YET_IN_FORCE[name]) expect(() => loadLimits({ [`TENDRIL_${name}`]: v })).toThrow(`TENDRIL_${name} has no effect`);
+    else expect(loadLimits({ [`TENDRIL_${name}`]: v })[name]).toBe(Number(v));
   }
 });
 
@@ -30,8 +31,10 @@ test("bad values are rejected with an error naming the variable and the value", 
     ["TENDRIL_MAX_LINE_BYTES", "-1"],
     ["TENDRIL_MAX_LINE_BYTES", "0"],
     ["TENDRIL_TOOL_TIMEOUT_S", "10MiB"],
-    ["TENDRIL_HANDOFF_RATIO", "1.5"],
     ["TENDRIL_MAX_TOOLS", "1.5"],
+    ["TENDRIL_TOOL_TIMEOUT_S", "0"],
+    ["TENDRIL_TOOL_TIMEOUT_S", "1e3"],
+    ["TENDRIL_KILL_GRACE_MS", "-5"],
   ] as const) {
     try {
       loadLimits({ [k]: v });
@@ -48,9 +51,14 @@ test("a default shell timeout above the maximum is rejected", () => {
   expect(() => loadLimits({ TENDRIL_SHELL_TIMEOUT_S: "700" })).toThrow("SHELL_MAX_TIMEOUT_S");
 });
 
-test("time limits accept fractional seconds; counts and bytes stay whole", () => {
+test("times take fractions, so tests never wait for a real backoff", () => {
+  expect(loadLimits({ TENDRIL_MCP_BACKOFF_FIRST_S: "0.01" }).MCP_BACKOFF_FIRST_S).toBe(0.01);
+  expect(loadLimits({ TENDRIL_KILL_GRACE_MS: "2.5" }).KILL_GRACE_MS).toBe(2.5);
+  expect(loadLimits({ TENDRIL_TOOL_TIMEOUT_S: ".5" }).TOOL_TIMEOUT_S).toBe(0.5);
+});
+
+test("crate limits: the retry backoff takes fractions; file counts and archive bytes stay whole", () => {
   expect(loadLimits({ TENDRIL_CRATES_RETRY_BACKOFF_S: "0.01" }).CRATES_RETRY_BACKOFF_S).toBe(0.01);
-  expect(loadLimits({ TENDRIL_HOOK_TIMEOUT_MS: "2.5" }).HOOK_TIMEOUT_MS).toBe(2.5);
   expect(() => loadLimits({ TENDRIL_MAX_CRATE_FILES: "1.5" })).toThrow("TENDRIL_MAX_CRATE_FILES");
   expect(() => loadLimits({ TENDRIL_MAX_CRATE_BYTES: "1.5MiB" })).toThrow("TENDRIL_MAX_CRATE_BYTES");
   expect(() => loadLimits({ TENDRIL_CRATES_HTTP_TIMEOUT_S: "0.0" })).toThrow("TENDRIL_CRATES_HTTP_TIMEOUT_S");

@@ -42,6 +42,21 @@ export const LIMIT_SPECS = {
   SHIM_OUTPUT_BYTES: { value: 50 * KiB, unit: "bytes", why: "rg/tree output before the cap marker" },
   SHIM_OUTPUT_LINES: { value: 2000, unit: "count", why: "rg/tree output lines before the cap marker" },
   RESEARCH_TIMEOUT_S: { value: 300, unit: "s", why: "a crate research sub-agent query" },
+  KILL_GRACE_MS: { value: 200, unit: "ms", why: "SIGTERM to SIGKILL when a process group is killed" },
+  SHUTDOWN_DEADLINE_S: { value: 3, unit: "s", why: "an agent's cleanup on exit; its client waits this long" },
+  CANCEL_WAIT_S: { value: 2, unit: "s", why: "tendril prompt waits for a cancelled turn before killing the agent" },
+  INTERRUPT_WAIT_S: { value: 0.5, unit: "s", why: "the same wait after Ctrl-C" },
+  LLM_MAX_RETRIES: { value: 3, unit: "count", why: "retries of one LLM request on 429/5xx/transport errors" },
+  MCP_RESTART_TRIES: { value: 3, unit: "count", why: "restarts of a dead MCP server before its tools are withdrawn" },
+  MCP_BACKOFF_FIRST_S: { value: 0.5, unit: "s", why: "first wait before restarting a dead MCP server (doubles, ±20%)" },
+  MCP_BACKOFF_MAX_S: { value: 30, unit: "s", why: "longest wait between MCP server restarts" },
+  MCP_LIST_PAGES: { value: 64, unit: "count", why: "pages of one MCP tools/list" },
+  MAX_SESSION_STARTS: { value: 4, unit: "count", why: "session/new calls starting servers at once; more wait in line" },
+  SESSION_START_TIMEOUT_S: { value: 60, unit: "s", why: "one session/new, waiting in line included" },
+  TREE_MAX_ENTRIES: { value: 100_000, unit: "count", why: "entries tree walks before it stops" },
+  TREE_TIME_S: { value: 1.2, unit: "s", why: "time tree walks before it stops" },
+  EDIT_TEMP_STALE_S: { value: 60, unit: "s", why: "age after which an interrupted edit's temp file is swept" },
+  ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },
   MAX_CRATE_BYTES: { value: 64 * MiB, unit: "bytes", why: "one downloaded .crate file (crates.io accepts 10 MiB)" },
   MAX_CRATE_UNPACKED_BYTES: { value: 512 * MiB, unit: "bytes", why: "a crate's extracted files together (cargo's own cap)" },
   MAX_CRATE_FILES: { value: 100_000, unit: "count", why: "entries in one crate archive" },
@@ -54,6 +69,18 @@ export const LIMIT_SPECS = {
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
+
+/**
+ * Limits of features not built yet (context handoff, lifecycle hooks in the agent, crate research):
+ * an override is refused, never accepted and ignored. Each says what is missing.
+ */
+export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {
+  HANDOFF_RATIO: "context handoff is not built yet",
+  MAX_HANDOFFS: "context handoff is not built yet",
+  HOOK_TIMEOUT_MS: "tendril agent does not run lifecycle hooks yet",
+  STOP_MAX_REJECTIONS: "tendril agent does not run lifecycle hooks yet",
+  RESEARCH_TIMEOUT_S: "the crate research proxy is not built yet",
+};
 export type Limits = { readonly [K in LimitName]: number };
 
 export class LimitError extends Error {
@@ -71,25 +98,25 @@ export function parseLimit(name: LimitName, raw: string): number {
   const spec: LimitSpec = LIMIT_SPECS[name];
   const text = raw.trim().replaceAll("_", "");
   const variable = `TENDRIL_${name}`;
-  if (spec.unit === "ratio") {
-    const n = Number(text);
-    if (text === "" || !Number.isFinite(n) || n <= 0 || n > 1) {
-      throw new LimitError(`${variable} must be a number in (0, 1], got ${JSON.stringify(raw)}`);
+  if (spec.unit === "ratio" || spec.unit === "s" || spec.unit === "ms") {
+    // Times take fractions, so a test can set a limit to 0.05 s instead of waiting for the real one.
+    const n = /^\d*\.?\d+$/.test(text) ? Number(text) : NaN;
+    const max = spec.unit === "ratio" ? 1 : Number.MAX_SAFE_INTEGER;
+    if (!Number.isFinite(n) || n <= 0 || n > max) {
+      const rule = spec.unit === "ratio" ? "a number in (0, 1]" : `a positive number of ${spec.unit === "s" ? "seconds" : "milliseconds"}`;
+      throw new LimitError(`${variable} must be ${rule}, got ${JSON.stringify(raw)}`);
     }
     return n;
   }
-  // Times accept fractions (tests set 0.01 s backoffs); counts and bytes are whole.
-  const isTime = spec.unit === "s" || spec.unit === "ms";
-  const m = /^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(text);
+  const m = /^(\d+)\s*([a-zA-Z]*)$/.exec(text);
   const mult = m ? SUFFIX[(m[2] ?? "").toLowerCase()] : undefined;
-  const kind = isTime ? "a positive number" : "a positive integer";
-  if (!m || mult === undefined || (spec.unit !== "bytes" && m[2] !== "") || (!isTime && m[1]!.includes("."))) {
+  if (!m || mult === undefined || (spec.unit !== "bytes" && m[2] !== "")) {
     const hint = spec.unit === "bytes" ? " (a byte count, optionally with KiB/MiB)" : "";
-    throw new LimitError(`${variable} must be ${kind}${hint}, got ${JSON.stringify(raw)}`);
+    throw new LimitError(`${variable} must be a positive integer${hint}, got ${JSON.stringify(raw)}`);
   }
   const n = Number(m[1]) * mult;
-  if (!(isTime ? Number.isFinite(n) : Number.isSafeInteger(n)) || n <= 0) {
-    throw new LimitError(`${variable} must be ${kind}, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n <= 0) {
+    throw new LimitError(`${variable} must be a positive integer, got ${JSON.stringify(raw)}`);
   }
   return n;
 }
@@ -99,7 +126,10 @@ export function loadLimits(env: Readonly<Record<string, string | undefined>>): L
   const out: Record<string, number> = { ...DEFAULT_LIMITS };
   for (const name of Object.keys(LIMIT_SPECS) as LimitName[]) {
     const raw = env[`TENDRIL_${name}`];
-    if (raw !== undefined && raw !== "") out[name] = parseLimit(name, raw);
+    if (raw === undefined || raw === "") continue;
+    const missing = NOT_YET_IN_FORCE[name];
+    if (missing) throw new LimitError(`TENDRIL_${name} has no effect: ${missing}; unset it`);
+    out[name] = parseLimit(name, raw);
   }
   if (out.SHELL_TIMEOUT_S! > out.SHELL_MAX_TIMEOUT_S!) {
     throw new LimitError(

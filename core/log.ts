@@ -55,3 +55,11 @@ export const log = {
   debug: (msg: string, fields?: Record<string, unknown>) => emit("debug", msg, fields),
   enabled: (level: LogLevel) => RANK[level] <= threshold,
 };
+
+/**
+ * A rejection handler for failures that must not stop anything (a notify to a gone client, a close
+ * of an already dead server) but must not vanish either: logged at debug with what was being done.
+ */
+export function logFailure(what: string): (error: unknown) => void {
+  return (error) => log.debug(`${what} failed (ignored)`, { error });
+}

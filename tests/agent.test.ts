@@ -220,19 +220,19 @@ describe("turns", () => {
     expect(a.text()).toBe("after retry");
   });
 
-  test("LLM down: the prompt answers -32000 with the cause, and auth errors name the key", async () => {
+  test("LLM down: the prompt answers -32603 with the cause, and auth errors name the key", async () => {
     const a = agentWith({ env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" } });
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("down"));
     const err = await a.prompt(sessionId, "hi").catch((e) => e);
-    expect(err.code).toBe(-32000);
+    expect(err.code).toBe(-32603);
     expect(err.message).toMatch(/LLM/);
     const b = agentWith();
     await b.initialize();
     const s2 = await b.newSession(workspace("auth"));
     fake.script([{ fault: { status: 401 } }]);
     const authErr = await b.prompt(s2.sessionId, "hi").catch((e) => e);
-    expect(authErr.code).toBe(-32000);
+    expect(authErr.code).toBe(-32603);
     expect(authErr.message).toContain("ANTHROPIC_API_KEY");
   });
 });
@@ -450,7 +450,7 @@ describe("cancellation and failures", () => {
     await a.initialize();
     const t0 = Date.now();
     const err = await a.newSession(dir, [fakeMcp("hangs", { FAKE_MCP_HANG: "initialize", FAKE_MCP_PID_FILE: pidFile })]).catch((e) => e);
-    expect(err.code).toBe(-32000);
+    expect(err.code).toBe(-32603);
     expect(err.message).toContain("hangs");
     expect(Date.now() - t0).toBeLessThan(4000);
     const pid = Number(readFileSync(pidFile, "utf8").trim());

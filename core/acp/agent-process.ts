@@ -1,7 +1,8 @@
 // Owns one spawned ACP agent process: its own process group, stdio pipes, forwarded stderr with a
 // bounded tail for error messages, and a shutdown that always ends with the whole group killed.
 // Does not speak ACP: the client runner wraps stdin/stdout in a protocol stream.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { killGroup, signalGroup, spawnGroup } from "../process-group.ts";
 
 export interface AgentSpawn {
   command: string;
@@ -20,7 +21,6 @@ export interface AgentExit {
 
 const TAIL_LINES = 20;
 const TAIL_BYTES = 4096;
-const TERM_GRACE_MS = 200;
 
 export class AgentProcess {
   readonly child: ChildProcess;
@@ -30,13 +30,9 @@ export class AgentProcess {
   private exit: AgentExit | undefined;
 
   constructor(spec: AgentSpawn, onStderr: (text: string) => void) {
-    // detached: the agent leads its own process group, so one kill reaches every child it started.
-    this.child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true,
-    });
+    // The agent leads its own process group, so one kill reaches every child it started, and the
+    // group's watchdog takes it down if we die without a chance to kill it.
+    this.child = spawnGroup({ label: "the agent", command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stdin: "pipe" });
     this.child.stdin!.on("error", () => {}); // EPIPE after the agent died: reported through `exited`
     this.child.stderr!.setEncoding("utf8");
     this.child.stderr!.on("data", (text: string) => {
@@ -72,28 +68,18 @@ export class AgentProcess {
   }
 
   /** Signals the whole process group; a group already gone is fine. */
-  killGroup(signal: NodeJS.Signals): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // ESRCH: nothing left in the group
-    }
+  signal(sig: NodeJS.Signals): void {
+    if (this.child.pid !== undefined) signalGroup(this.child.pid, sig);
   }
 
   /**
-   * Ends the agent: stdin EOF (an ACP agent cleans up and exits), then SIGTERM to the group after
-   * `graceMs`, SIGKILL 200 ms later, and a final SIGKILL sweep for anything the agent left behind.
+   * Ends the agent: stdin EOF (an ACP agent cleans up and exits), then after `graceMs` the kill
+   * ladder for the whole group; the ladder also sweeps anything the agent left behind.
    */
   async shutdown(graceMs: number): Promise<void> {
     this.child.stdin!.end();
     if (!this.hasExited) await waitFor(this.exited, graceMs);
-    if (!this.hasExited) {
-      this.killGroup("SIGTERM");
-      await waitFor(this.exited, TERM_GRACE_MS);
-    }
-    this.killGroup("SIGKILL");
+    if (this.child.pid !== undefined) await killGroup(this.child.pid);
     await waitFor(this.exited, 1000);
     this.child.stdout!.destroy();
     this.child.stderr!.destroy();

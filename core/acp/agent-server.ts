@@ -2,9 +2,9 @@
 // set_mode), permission requests, and the mapping of our errors to JSON-RPC errors. The only runtime
 // importer of the ACP SDK in the agent. Does not own sessions (session.ts) or bytes (stream.ts).
 import * as acp from "@agentclientprotocol/sdk";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
 
 export interface AgentServerOptions {
@@ -34,6 +34,16 @@ function parseInitialize(raw: unknown): InitializeParams {
   return { protocolVersion: v };
 }
 
+/** Runs a params parser; our AcpErrors become RequestErrors with their code. */
+function withCode<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
+    throw err;
+  }
+}
+
 /** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
 async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
   try {
@@ -42,7 +52,7 @@ async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
     if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
     if (err instanceof acp.RequestError) throw err;
     log.error(`${what} failed`, { error: err });
-    throw new acp.RequestError(-32603, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new acp.RequestError(INTERNAL_ERROR, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -58,7 +68,7 @@ function promptIo(client: acp.AgentContext, sessionId: string, signal: AbortSign
   return {
     signal,
     emit(update) {
-      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(() => {});
+      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(logFailure("session/update notify"));
     },
     async askPermission(ask: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";
@@ -91,7 +101,7 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
       },
       authMethods: [],
     }))
-    .onRequest(acp.methods.agent.session.new, ({ params }) =>
+    .onRequest(acp.methods.agent.session.new, (raw) => withCode(() => parseNewSession(raw)), ({ params }) =>
       guard("session/new", () => sessions.newSession(params.cwd, params.mcpServers, params._meta)),
     )
     .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) =>

@@ -3,7 +3,7 @@
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import * as acp from "@agentclientprotocol/sdk";
 import { Readable, Writable } from "node:stream";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import { AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 
 export type { AgentSpawn } from "./agent-process.ts";
@@ -42,6 +42,8 @@ export interface RunPromptOptions {
   /** Aborting it (Ctrl-C) cancels the turn and stops the agent like a timeout does. */
   signal?: AbortSignal;
   maxLineBytes: number;
+  /** SHUTDOWN_DEADLINE_S, CANCEL_WAIT_S, INTERRUPT_WAIT_S in force, in ms. */
+  waits: { shutdownMs: number; cancelMs: number; interruptMs: number };
   clientVersion: string;
   /** Called synchronously, in arrival order; `call` is the merged tool call for tool updates. */
   onUpdate: (update: acp.SessionUpdate, call: ToolCallView | undefined) => void;
@@ -210,7 +212,12 @@ async function converse(conn: acp.ClientConnection, opts: RunPromptOptions, stat
 /** Runs one prompt against an agent command and always leaves the agent's process group dead. */
 export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
   const state: RunState = { table: new ToolCallTable(), step: "initialize" };
-  const proc = new AgentProcess(opts.agent, opts.onStderr);
+  let proc: AgentProcess;
+  try {
+    proc = new AgentProcess(opts.agent, opts.onStderr);
+  } catch (err) {
+    return { outcome: { kind: "died", message: (err as Error).message, stderrTail: [] }, toolCalls: [] };
+  }
   const conn = connect(proc, opts, state);
   const conversation = converse(conn, opts, state);
   conversation.catch(() => {}); // settled through the race below
@@ -224,11 +231,12 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
       proc.exited.then((exit) => ({ kind: "exit", exit })),
       stops.promise,
     ]);
-    const outcome = await settle(first, { conversation, proc, conn, state });
+    const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits });
     return { outcome, toolCalls: state.table.list() };
   } finally {
     stops.dispose();
-    await proc.shutdown(3000); // tendril agent allows itself 3 s to stop its tool servers
+    // The same deadline tendril agent gives itself to stop its tool servers (SHUTDOWN_DEADLINE_S).
+    await proc.shutdown(opts.waits.shutdownMs);
     conn.close();
   }
 }
@@ -238,6 +246,7 @@ interface SettleContext {
   proc: AgentProcess;
   conn: acp.ClientConnection;
   state: RunState;
+  waits: RunPromptOptions["waits"];
 }
 
 async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
@@ -247,10 +256,10 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   if (first.kind === "timeout" || first.kind === "interrupted") {
     const id = cx.state.sessionId;
     if (id !== undefined) {
-      cx.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: id }).catch(() => {});
-      // A well-behaved agent answers `cancelled` at once; give it 2 s to wind down its own tools
-      // (0.5 s after Ctrl-C: a person is waiting).
-      await waitFor(cx.conversation.catch(() => undefined), first.kind === "timeout" ? 2000 : 500);
+      cx.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: id }).catch(logFailure("session/cancel notify"));
+      // A well-behaved agent answers `cancelled` at once; give it CANCEL_WAIT_S to wind down its own
+      // tools (INTERRUPT_WAIT_S after Ctrl-C: a person is waiting).
+      await waitFor(cx.conversation.catch(() => undefined), first.kind === "timeout" ? cx.waits.cancelMs : cx.waits.interruptMs);
     }
     return { kind: first.kind };
   }

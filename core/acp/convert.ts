@@ -1,13 +1,17 @@
 // Owns the translation of ACP request payloads into core values: prompt content blocks → LLM user parts
 // (with the prompt byte bound), ACP MCP server declarations → McpServerSpec, and the protocol-level
 // error type the handlers throw. Does not start anything.
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
+import { z } from "zod";
 import type { UserPart } from "../llm/types.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
+import type { McpServerEntry } from "../config.ts";
 
-export const INVALID_PARAMS = -32602;
-export const SESSION_NOT_FOUND = -32002;
-export const SERVER_ERROR = -32000;
+import { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "../wire/jsonrpc.ts";
+
+export { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND };
 
 /** An error the client must see with this JSON-RPC code (agent-server turns it into a RequestError). */
 export class AcpError extends Error {
@@ -29,12 +33,30 @@ function resourceText(uri: string, text: string): string {
   return `<resource uri="${uri}">\n${text}\n</resource>`;
 }
 
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Image data must be base64 (RFC 4648, padded): an LLM API would reject anything else mid-turn. */
+function checkBase64(data: unknown, what: string): string {
+  const text = typeof data === "string" ? data.replace(/\s+/g, "") : "";
+  if (text === "" || text.length % 4 !== 0 || !BASE64.test(text)) {
+    throw new AcpError(INVALID_PARAMS, `${what}: data must be non-empty base64 (RFC 4648, padded)`);
+  }
+  return text;
+}
+
+function checkImageType(mime: unknown): string {
+  if (typeof mime !== "string" || !/^image\/[\w.+-]+$/.test(mime)) {
+    throw new AcpError(INVALID_PARAMS, `image: mimeType must be an image type such as image/png, got ${JSON.stringify(mime)}`);
+  }
+  return mime;
+}
+
 function convertBlock(block: ContentBlock): UserPart {
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text };
     case "image":
-      return { type: "image", mimeType: block.mimeType, data: block.data };
+      return { type: "image", mimeType: checkImageType(block.mimeType), data: checkBase64(block.data, "image") };
     case "resource_link": {
       const title = block.title ?? block.name;
       return { type: "text", text: `[${title}](${block.uri})` };
@@ -44,7 +66,7 @@ function convertBlock(block: ContentBlock): UserPart {
       if ("text" in r && typeof r.text === "string") return { type: "text", text: resourceText(r.uri, r.text) };
       const mime = r.mimeType ?? "";
       if ("blob" in r && typeof r.blob === "string" && mime.startsWith("image/")) {
-        return { type: "image", mimeType: mime, data: r.blob };
+        return { type: "image", mimeType: mime, data: checkBase64(r.blob, `resource ${r.uri}`) };
       }
       return { type: "text", text: `[binary resource ${r.uri}${mime ? ` (${mime})` : ""} not shown]` };
     }
@@ -73,6 +95,14 @@ function record(pairs: { name: string; value: string }[]): Record<string, string
   return Object.fromEntries(pairs.map((p) => [p.name, p.value]));
 }
 
+/** Config `[[mcp]]` entries → pool specs; stdio servers run in the session's cwd, a url without a type is http. */
+export function configServerSpecs(entries: McpServerEntry[], cwd: string): McpServerSpec[] {
+  return entries.map((e): McpServerSpec => {
+    if (e.url !== undefined) return { name: e.name, transport: e.type === "sse" ? "sse" : "http", url: e.url, headers: e.headers ?? {} };
+    return { name: e.name, transport: "stdio", command: e.command, args: e.args ?? [], env: e.env ?? {}, cwd };
+  });
+}
+
 /** ACP `mcpServers` → pool specs; stdio servers run in the session's cwd. */
 export function convertMcpServers(servers: McpServer[], cwd: string): McpServerSpec[] {
   return servers.map((s): McpServerSpec => {
@@ -82,4 +112,50 @@ export function convertMcpServers(servers: McpServer[], cwd: string): McpServerS
     const stdio = s as Extract<McpServer, { command: string }>;
     return { name: stdio.name, transport: "stdio", command: stdio.command, args: stdio.args, env: record(stdio.env), cwd };
   });
+}
+
+/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */
+export function checkCwd(cwd: unknown): string {
+  const bad = (why: string) => new AcpError(INVALID_PARAMS, `cwd ${why}`, { param: "cwd" });
+  if (typeof cwd !== "string" || cwd === "") throw bad(`must be an absolute path to a directory, got ${JSON.stringify(cwd)}`);
+  if (cwd.includes("\0")) throw bad("must not contain a NUL byte");
+  if (!isAbsolute(cwd)) throw bad(`must be an absolute path, got ${JSON.stringify(cwd)}`);
+  let isDir: boolean;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw bad(`${cwd} cannot be used: ${code === "ENOENT" ? "no such directory" : (err as Error).message}`);
+  }
+  if (!isDir) throw bad(`${cwd} is not a directory`);
+  return cwd;
+}
+
+const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose());
+const serverSchema = z.union([
+  z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
+  z.object({ name: z.string(), command: z.string().min(1), args: z.array(z.string()), env: pairs }).loose(),
+]);
+
+export interface NewSessionParams {
+  cwd: string;
+  mcpServers: McpServer[];
+  _meta?: Record<string, unknown> | null;
+}
+
+/** session/new params, each problem a -32602 naming the field (the SDK's parser says only "Invalid params"). */
+export function parseNewSession(raw: unknown): NewSessionParams {
+  const p = (raw ?? {}) as Record<string, unknown>;
+  const cwd = checkCwd(p.cwd);
+  const list = p.mcpServers ?? [];
+  if (!Array.isArray(list)) throw new AcpError(INVALID_PARAMS, "mcpServers must be an array");
+  const mcpServers = list.map((s, i) => {
+    const r = serverSchema.safeParse(s);
+    if (!r.success) {
+      throw new AcpError(INVALID_PARAMS, `mcpServers[${i}] must be {name, command, args, env} or {type: "http"|"sse", name, url, headers}`);
+    }
+    return r.data as McpServer;
+  });
+  const meta = p._meta;
+  return { cwd, mcpServers, _meta: meta && typeof meta === "object" ? (meta as Record<string, unknown>) : undefined };
 }

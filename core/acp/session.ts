@@ -2,9 +2,8 @@
 // one prompt at a time per session, cancellation through a per-session AbortController, modes, close.
 // Does not speak JSON-RPC (agent-server.ts) and does not run the turn itself (agent/loop.ts).
 import { randomUUID } from "node:crypto";
-import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { PermissionMode, PermissionRule } from "../config.ts";
+import type { McpServerEntry, PermissionMode, PermissionRule } from "../config.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
@@ -14,7 +13,8 @@ import { createPolicy, type Policy } from "../policy/policy.ts";
 import { runTurn, TurnError } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
-import { AcpError, convertMcpServers, convertPrompt, INVALID_PARAMS, SERVER_ERROR, SESSION_NOT_FOUND } from "./convert.ts";
+import { createSemaphore, type Semaphore } from "../semaphore.ts";
+import { AcpError, checkCwd, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 
 export interface McpPoolLike {
   openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
@@ -32,6 +32,8 @@ export interface SessionHost {
   limits: Limits;
   /** How to start the default `dev` tool server (`tendril dev-mcp`); undefined = none. */
   devServer?: { command: string; args: string[]; env?: Record<string, string> };
+  /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
+  configServers?: McpServerEntry[];
   home?: string;
 }
 
@@ -63,16 +65,56 @@ interface Session {
   turn?: AbortController;
 }
 
+interface StartSlot {
+  /** Set once the pool's start owns the slot (it releases it when it settles). */
+  handedOff: boolean;
+  release: () => void;
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (!done) (done = true), fn();
+  };
+}
+
 export class SessionManager {
   readonly #sessions = new Map<string, Session>();
+  /** Session starts spawn servers: a burst of session/new waits in line instead of forking at once. */
+  readonly #starts: Semaphore;
   #closed = false;
 
-  constructor(private readonly host: SessionHost) {}
+  constructor(private readonly host: SessionHost) {
+    this.#starts = createSemaphore(host.limits.MAX_SESSION_STARTS);
+  }
 
+  /** session/new: waits its turn among MAX_SESSION_STARTS, all within SESSION_START_TIMEOUT_S. */
   async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null) {
-    if (!isAbsolute(cwd)) throw new AcpError(INVALID_PARAMS, `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+    checkCwd(cwd);
     const { limits } = this.host;
-    const specs = convertMcpServers(servers, cwd);
+    const deadline = AbortSignal.timeout(limits.SESSION_START_TIMEOUT_S * 1000);
+    const held = await this.#starts.acquire(deadline);
+    if (!held || deadline.aborted) {
+      if (held) this.#starts.release();
+      throw new AcpError(
+        INTERNAL_ERROR,
+        `session could not start within ${limits.SESSION_START_TIMEOUT_S} s (SESSION_START_TIMEOUT_S): ` +
+          `${this.#starts.held} sessions were starting and ${this.#starts.waiting} more waiting (MAX_SESSION_STARTS is ${limits.MAX_SESSION_STARTS}); try again`,
+      );
+    }
+    // The slot is held until the servers' start settles, even when this request stops waiting for it:
+    // abandoned starts still count, so a burst can never fork more than MAX_SESSION_STARTS at once.
+    const slot = { handedOff: false, release: once(() => this.#starts.release()) };
+    try {
+      return await this.#startSession(cwd, servers, meta, deadline, slot);
+    } finally {
+      if (!slot.handedOff) slot.release();
+    }
+  }
+
+  async #startSession(cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, deadline: AbortSignal, slot: StartSlot) {
+    const { limits } = this.host;
+    const specs = [...configServerSpecs(this.host.configServers ?? [], cwd), ...convertMcpServers(servers, cwd)];
     if (this.host.devServer) {
       const d = this.host.devServer;
       specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", cwd], env: d.env ?? {}, cwd, private: true });
@@ -80,7 +122,7 @@ export class SessionManager {
     if (specs.length > limits.MAX_MCP_SERVERS) {
       throw new AcpError(INVALID_PARAMS, `too many MCP servers: ${specs.length} (MAX_MCP_SERVERS is ${limits.MAX_MCP_SERVERS})`);
     }
-    const tools = await this.#openTools(specs, cwd);
+    const tools = await this.#openTools(specs, cwd, deadline, slot);
     const custom = typeof meta?.systemPrompt === "string" ? meta.systemPrompt : this.host.systemPrompt;
     const system = custom ?? buildSystemPrompt({
       cwd,
@@ -93,28 +135,42 @@ export class SessionManager {
     const session: Session = { id: randomUUID(), cwd, tools, policy, system, history: [] };
     if (this.#closed) {
       void tools.close();
-      throw new AcpError(SERVER_ERROR, "the agent is shutting down");
+      throw new AcpError(INTERNAL_ERROR, "the agent is shutting down");
     }
     this.#sessions.set(session.id, session);
     log.info("session started", { session: session.id, cwd, servers: specs.map((s) => s.name).join(",") });
     return { sessionId: session.id, modes: modeState(policy.mode) };
   }
 
-  /** Opens the servers; a pool that overstays its own init timeout is abandoned (and closed when it returns). */
-  async #openTools(specs: McpServerSpec[], cwd: string): Promise<McpSessionTools> {
+  /**
+   * Opens the servers; a pool that overstays its own init timeout (or the session's start deadline) is
+   * abandoned, and closed when it returns. Failures are -32603 with the cause (clients retry those).
+   */
+  async #openTools(specs: McpServerSpec[], cwd: string, deadline: AbortSignal, slot: StartSlot): Promise<McpSessionTools> {
     const graceMs = this.host.limits.MCP_INIT_TIMEOUT_S * 1000 + 2000;
     const opening = this.host.pool.openSession(specs, { cwd });
+    slot.handedOff = true;
+    opening.then(slot.release, slot.release);
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let onDeadline: (() => void) | undefined;
     const overdue = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`MCP servers did not start within ${graceMs} ms`)), graceMs);
+      onDeadline = () => reject(new Error(`session could not start within ${this.host.limits.SESSION_START_TIMEOUT_S} s (SESSION_START_TIMEOUT_S)`));
+      if (deadline.aborted) onDeadline();
+      else deadline.addEventListener("abort", onDeadline, { once: true });
     });
     try {
       return await Promise.race([opening, overdue]);
     } catch (err) {
-      opening.then((t) => t.close()).catch(() => {});
-      throw new AcpError(SERVER_ERROR, err instanceof Error ? err.message : String(err));
+      opening.then(
+        (t) => t.close(),
+        (e: unknown) => log.debug("abandoned MCP start failed too", { error: e }),
+      );
+      const message = err instanceof Error ? err.message : String(err);
+      throw new AcpError(INTERNAL_ERROR, message, { cause: message });
     } finally {
       clearTimeout(timer);
+      if (onDeadline) deadline.removeEventListener("abort", onDeadline);
     }
   }
 
@@ -135,6 +191,7 @@ export class SessionManager {
     // Updates after the turn's answer would break "every update before the response": close the tap.
     let open = true;
     const emit = (u: SessionUpdate) => open && io.emit(u);
+    const before = s.history.length;
     s.history.push({ role: "user", content: parts });
     try {
       const h = this.host;
@@ -144,8 +201,11 @@ export class SessionManager {
         turn.signal,
       );
     } catch (err) {
-      if (err instanceof TurnError) throw new AcpError(SERVER_ERROR, err.message, { kind: err.llm.kind, status: err.llm.status });
-      throw err;
+      if (!(err instanceof TurnError)) throw err;
+      // Failed before the model said anything: history is as it was, so a client that resends the
+      // prompt does not send it twice.
+      if (s.history.length === before + 1) s.history.length = before;
+      throw new AcpError(INTERNAL_ERROR, err.message, { cause: err.message, kind: err.llm.kind, status: err.llm.status });
     } finally {
       open = false;
       io.signal.removeEventListener("abort", onRequestAbort);

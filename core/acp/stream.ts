@@ -5,7 +5,7 @@ import type { AnyMessage, Stream } from "@agentclientprotocol/sdk";
 import { type LineEvent, readLines } from "../wire/ndjson.ts";
 import { classifyLine, errorResponse } from "../wire/jsonrpc.ts";
 import { type ByteSink, LineWriter } from "../wire/writer.ts";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 
 export type StreamEnd = { reason: "eof" } | { reason: "oversize"; bytes: number } | { reason: "error"; error: unknown };
 
@@ -55,7 +55,7 @@ export function createMessageStream(opts: MessageStreamOptions): MessageStream {
         const c = classifyLine(event.text);
         if (c.kind === "malformed") {
           log.warn("malformed message", { code: c.error.code, message: c.error.message });
-          writer.send(errorResponse(c.id, c.error)).catch(() => {});
+          writer.send(errorResponse(c.id, c.error)).catch(logFailure("answering a malformed line"));
           continue;
         }
         controller.enqueue(c.message as unknown as AnyMessage);

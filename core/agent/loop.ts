@@ -4,6 +4,7 @@
 import type { SessionUpdate, StopReason as AcpStopReason } from "@agentclientprotocol/sdk";
 import type { LlmError, LlmEvent, LlmProvider, Message, StopReason, ToolCall, ToolSpec, Usage } from "../llm/types.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
+import { logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
 import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
 
@@ -21,7 +22,7 @@ export interface TurnDeps {
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
 }
 
-/** The LLM failed for good (after the provider's retries); the prompt answers -32000 with this message. */
+/** The LLM failed for good (after the provider's retries); the prompt answers -32603 with this message. */
 export class TurnError extends Error {
   override name = "TurnError";
   constructor(readonly llm: LlmError) {
@@ -92,7 +93,7 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
     }
   } finally {
     // Always close the stream: it releases the HTTP response and lets wrappers (recording) finish.
-    void it.return?.().catch(() => {});
+    void it.return?.().catch(logFailure("closing the LLM stream"));
   }
 }
 

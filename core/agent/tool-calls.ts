@@ -5,6 +5,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
 import type { McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
+import { createSemaphore } from "../semaphore.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
 
 export type PermissionAnswer = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
@@ -58,21 +59,13 @@ function aborted(signal: AbortSignal): Promise<"aborted"> {
   });
 }
 
-function semaphore(size: number) {
-  let free = size;
-  const waiting: (() => void)[] = [];
-  return {
-    acquire: (): Promise<void> => (free > 0 ? (free--, Promise.resolve()) : new Promise((r) => waiting.push(r))),
-    release(): void {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    },
-  };
-}
-
 function viewOf(call: ToolCall, info: McpToolInfo | undefined, cwd: string): CallView {
   return { name: call.name, tool: info?.tool ?? call.name, readOnly: info?.readOnly ?? false, input: call.input, cwd };
+}
+
+function unknownTool(name: string): string {
+  if (name.trim() === "") return "invalid tool call: it has no tool name; call one of the offered tools by its exact name";
+  return `unknown tool: ${name}`;
 }
 
 /** Runs the calls; resolves with one result per call, in call order (cancelled ones included). */
@@ -90,7 +83,7 @@ export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext):
   const fail = (i: number, text: string) =>
     complete(i, { callId: planned[i]!.call.id, content: text, isError: true }, [failedWithText(planned[i]!.call.id, text)]);
 
-  const slots = semaphore(Math.max(1, ctx.maxParallel));
+  const slots = createSemaphore(ctx.maxParallel);
   const running: Promise<void>[] = [];
   const stop = aborted(ctx.signal);
   const offered = new Map(ctx.tools.tools().filter((t) => !t.hook).map((t) => [t.qualifiedName, t]));
@@ -101,12 +94,12 @@ export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext):
     const view = viewOf(call, info, ctx.cwd);
     ctx.emit(toolCallStart(call.id, view));
     if (refusal) fail(i, refusal);
-    else if (!info) fail(i, `unknown tool: ${call.name}`);
+    else if (!info) fail(i, unknownTool(call.name));
     else {
       const verdict = await Promise.race([decide(view, info, call, ctx), stop]);
       if (verdict === "aborted") break;
       if (verdict !== "run") fail(i, verdict);
-      else if ((await Promise.race([slots.acquire(), stop])) === "aborted") break;
+      else if (!(await slots.acquire(ctx.signal))) break;
       else running.push(execute(i, call, view, ctx, complete).finally(() => slots.release()));
     }
   }

@@ -44,7 +44,7 @@ export function toolTitle(v: CallView): string {
   if (v.tool === "str_replace" && path) return clip(str(v.input.old_str) ? `Edit ${path}` : `Write ${path}`);
   if (v.tool === "todo") return "Update the todo list";
   if (path) return clip(`${v.name} ${path}`);
-  return v.name;
+  return v.name === "" ? "(a tool call with no name)" : v.name;
 }
 
 export function toolLocations(v: CallView): ToolCallLocation[] {

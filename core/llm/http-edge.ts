@@ -11,8 +11,8 @@ export interface SdkProviderOptions {
   maxResponseBytes: number;
   /** LLM_TIMEOUT_S: one request, retries included. */
   timeoutS: number;
-  /** The SDK's own retries (429, 5xx, connection errors), honouring retry-after. Default 3. */
-  maxRetries?: number;
+  /** LLM_MAX_RETRIES: the SDK's own retries (429, 5xx, connection errors), honouring retry-after. */
+  maxRetries: number;
 }
 
 /** Who we are talking to, for error messages. */
@@ -175,7 +175,7 @@ export interface SdkStreamPlan<C> {
 
 /** The SDK client options both adapters use: key, endpoint, retries, per-attempt timeout, counting fetch. */
 export function sdkClientOptions(apiKey: string, ep: Endpoint, opts: SdkProviderOptions, run: RequestRun) {
-  return { apiKey, baseURL: ep.baseUrl, maxRetries: opts.maxRetries ?? 3, timeout: opts.timeoutS * 1000, fetch: run.fetch };
+  return { apiKey, baseURL: ep.baseUrl, maxRetries: opts.maxRetries, timeout: opts.timeoutS * 1000, fetch: run.fetch };
 }
 
 /**

@@ -138,7 +138,9 @@ class ChunkFold {
     let n = 0;
     for (const s of this.slots) {
       n++;
-      if (!s.name) continue;
+      // A call without a name still reaches the turn, which fails it visibly for the model and the
+      // client; only a slot with nothing at all in it is noise.
+      if (!s.name && !s.id && !s.args) continue;
       yield { type: "tool_call", call: { id: s.id || `call_${n}`, name: s.name, input: parseToolInput(s.args) } };
     }
   }

@@ -11,7 +11,7 @@ function sdkOptions(cfg: Config, side: { apiKey?: string; baseUrl?: string }): S
   const opts: SdkProviderOptions = {
     maxResponseBytes: cfg.limits.MAX_LLM_RESPONSE_BYTES,
     timeoutS: cfg.limits.LLM_TIMEOUT_S,
-    maxRetries: 3,
+    maxRetries: cfg.limits.LLM_MAX_RETRIES,
   };
   if (side.apiKey) opts.apiKey = side.apiKey;
   if (side.baseUrl) opts.baseUrl = side.baseUrl;

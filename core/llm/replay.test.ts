@@ -44,7 +44,7 @@ const errorMessage = (evs: LlmEvent[]) => {
 
 test("a recorded run replays to the same events, call by call", async () => {
   const file = join(dir, "run.jsonl");
-  const live = withRecording(anthropicProvider({ apiKey: "k", baseUrl: fake.url, maxResponseBytes: 1 << 20, timeoutS: 5 }), file);
+  const live = withRecording(anthropicProvider({ apiKey: "k", baseUrl: fake.url, maxResponseBytes: 1 << 20, timeoutS: 5, maxRetries: 0 }), file);
   const call = { id: "c1", name: "dev__shell", input: { command: "ls" } };
   fake.script([{ thinking: "hmm", text: "Looking.", toolCalls: [call] }, { text: "Done: a.txt", usage: { input: 30, output: 4 } }]);
   const h1 = [user("list files")];
@@ -65,7 +65,7 @@ test("a recorded run replays to the same events, call by call", async () => {
 
 test("errors are recorded and replayed too", async () => {
   const file = join(dir, "err.jsonl");
-  const live = withRecording(anthropicProvider({ apiKey: "k", baseUrl: fake.url, maxResponseBytes: 1 << 20, timeoutS: 5 }), file);
+  const live = withRecording(anthropicProvider({ apiKey: "k", baseUrl: fake.url, maxResponseBytes: 1 << 20, timeoutS: 5, maxRetries: 0 }), file);
   fake.script([{ fault: { status: 401 } }]);
   const liveEvs = await collect(live.stream(req([user("x")])));
   expect(await collect(replayProvider(await readFile(file, "utf8")).stream(req([user("x")])))).toEqual(liveEvs);
@@ -73,7 +73,7 @@ test("errors are recorded and replayed too", async () => {
 
 test("a consumer that stops early is recorded as an aborted exchange", async () => {
   const file = join(dir, "early.jsonl");
-  const live = withRecording(anthropicProvider({ apiKey: "k", baseUrl: fake.url, maxResponseBytes: 1 << 20, timeoutS: 5 }), file);
+  const live = withRecording(anthropicProvider({ apiKey: "k", baseUrl: fake.url, maxResponseBytes: 1 << 20, timeoutS: 5, maxRetries: 0 }), file);
   fake.script([{ text: "many words in several chunks" }]);
   for await (const ev of live.stream(req([user("x")]))) if (ev.type === "text") break;
   const line = JSON.parse((await readFile(file, "utf8")).trim());

@@ -59,13 +59,13 @@ interface Case {
 const cases: Case[] = [
   {
     name: "anthropic",
-    make: (o = {}) => anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, ...o }),
+    make: (o = {}) => anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }),
     keyVar: "ANTHROPIC_API_KEY",
     base: (root) => root,
   },
   {
     name: "openai",
-    make: (o = {}) => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, ...o }),
+    make: (o = {}) => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }),
     keyVar: "OPENAI_API_KEY",
     base: (root) => `${root}/v1`,
   },
@@ -182,8 +182,8 @@ for (const c of cases) {
 
     test("no key and no base URL → auth error naming the variable, no request made", async () => {
       const p = c.name === "anthropic"
-        ? anthropicProvider({ maxResponseBytes: 1000, timeoutS: 5 })
-        : openaiProvider({ maxResponseBytes: 1000, timeoutS: 5 });
+        ? anthropicProvider({ maxResponseBytes: 1000, timeoutS: 5, maxRetries: 0 })
+        : openaiProvider({ maxResponseBytes: 1000, timeoutS: 5, maxRetries: 0 });
       const err = errorOf(await collect(p.stream(request())));
       expect(err.kind).toBe("auth");
       expect(err.message).toContain(c.keyVar);

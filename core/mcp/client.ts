@@ -8,7 +8,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Limits } from "../limits.ts";
-import { log as defaultLog } from "../log.ts";
+import { log as defaultLog, logFailure } from "../log.ts";
+import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
 import { McpStartError, type McpCallResult, type McpServerSpec } from "./types.ts";
@@ -46,8 +47,7 @@ export class McpLinkLost extends Error {
   override name = "McpLinkLost";
 }
 
-const CLIENT_INFO = { name: "tendril", version: "0.1.0" };
-const MAX_LIST_PAGES = 64;
+const CLIENT_INFO = { name: "tendril", version: VERSION };
 const HTTP_CLOSE_BUDGET_MS = 300;
 
 function makeTransport(spec: McpServerSpec, opts: ConnectOptions): { transport: Transport; stdio?: StdioTransport } {
@@ -89,10 +89,10 @@ function describeFailure(step: string, err: unknown, timeoutS: number, stdio?: S
 }
 
 /** Every page of tools/list, within the time left before `deadline`. */
-async function listAllTools(client: Client, deadline: number, maxTools: number, server: string, log: McpLog) {
+async function listAllTools(client: Client, deadline: number, maxTools: number, maxPages: number, server: string, log: McpLog) {
   const tools: RawTool[] = [];
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+  for (let page = 0; page < maxPages; page++) {
     const timeout = Math.max(1, deadline - Date.now());
     const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
     tools.push(...(res.tools as RawTool[]));
@@ -131,12 +131,12 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
     return abandon("initialize", err);
   }
   try {
-    if (client.getServerCapabilities()?.tools) tools = await listAllTools(client, Date.now() + initS * 1000, maxListed, spec.name, log);
+    if (client.getServerCapabilities()?.tools) tools = await listAllTools(client, Date.now() + initS * 1000, maxListed, opts.limits.MCP_LIST_PAGES, spec.name, log);
   } catch (err) {
     return abandon("tools/list", err);
   }
   const refresh = serialRefresh(async () => {
-    tools = await listAllTools(client, Date.now() + initS * 1000, maxListed, spec.name, log);
+    tools = await listAllTools(client, Date.now() + initS * 1000, maxListed, opts.limits.MCP_LIST_PAGES, spec.name, log);
     opts.onToolsChanged?.();
   }, (err) => log.warn("MCP tools/list refresh failed; keeping the old list", { server: spec.name, err }));
   client.setNotificationHandler(ToolListChangedNotificationSchema, async () => refresh());
@@ -151,9 +151,9 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
       closing = true;
       if (transport instanceof StreamableHTTPClientTransport) {
         const budget = new Promise((r) => setTimeout(r, HTTP_CLOSE_BUDGET_MS).unref?.());
-        await Promise.race([transport.terminateSession().catch(() => {}), budget]);
+        await Promise.race([transport.terminateSession().catch(logFailure("MCP HTTP session termination")), budget]);
       }
-      await client.close().catch(() => {});
+      await client.close().catch(logFailure("MCP client close"));
     },
   };
 }

@@ -8,7 +8,7 @@ import { fakeMcpSpec, killPids, pidAlive, readPidFile, readPids, waitFor } from 
 import { LimitError, loadLimits } from "../limits.ts";
 import { DESCRIPTION_MARKER } from "./catalog.ts";
 import { createMcpPool } from "./pool.ts";
-import { liveGroupCount } from "./stdio-transport.ts";
+import { liveGroupCount } from "../process-group.ts";
 import { McpStartError, type McpPool } from "./types.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "mcp-pool-test-"));

@@ -1,22 +1,24 @@
 // Owns the life of one running MCP server that sessions share: start, death noticed, restart on next use
-// with backoff (0.5 s doubling to 30 s, ±20% jitter, at most 3 tries), then "gone" with its tools
+// with backoff (MCP_BACKOFF_FIRST_S doubling to MCP_BACKOFF_MAX_S, ±20% jitter, at most MCP_RESTART_TRIES), then "gone" with its tools
 // withdrawn; refcount and the idle timer the pool drives. Calls never throw.
 // Does not decide who shares it (pool.ts) or how tools are named (catalog.ts).
 import { errorResult, type RawTool } from "./call-result.ts";
 import { connectMcpServer, McpLinkLost, type ConnectOptions, type McpConnection } from "./client.ts";
 import type { McpCallResult, McpServerSpec } from "./types.ts";
+import type { Limits } from "../limits.ts";
 
-export const RESTART_TRIES = 3;
-const BACKOFF_FIRST_MS = 500;
-const BACKOFF_MAX_MS = 30_000;
 const JITTER = 0.2;
 
 export type ServerState = "starting" | "live" | "dead" | "gone";
 
 /** Delay before restart attempt n (0 = immediately after the death is noticed). */
-export function backoffMs(attempt: number, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  limits: Pick<Limits, "MCP_BACKOFF_FIRST_S" | "MCP_BACKOFF_MAX_S">,
+  random: () => number = Math.random,
+): number {
   if (attempt <= 0) return 0;
-  const base = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (attempt - 1));
+  const base = Math.min(limits.MCP_BACKOFF_MAX_S, limits.MCP_BACKOFF_FIRST_S * 2 ** (attempt - 1)) * 1000;
   return Math.round(base * (1 - JITTER + 2 * JITTER * random()));
 }
 
@@ -146,8 +148,8 @@ export class SharedServer {
 
   async #restartLoop(): Promise<boolean> {
     let lastError = "";
-    while (this.#attempts < RESTART_TRIES && !this.#stopped) {
-      await wait(backoffMs(this.#attempts));
+    while (this.#attempts < this.opts.limits.MCP_RESTART_TRIES && !this.#stopped) {
+      await wait(backoffMs(this.#attempts, this.opts.limits));
       this.#attempts++;
       try {
         await this.#connect();
@@ -165,7 +167,7 @@ export class SharedServer {
     this.#goneReason = lastError || "it kept stopping";
     this.opts.log?.warn("MCP server gone after restart attempts; its tools are withdrawn", {
       server: this.label,
-      tries: RESTART_TRIES,
+      tries: this.opts.limits.MCP_RESTART_TRIES,
       err: lastError,
     });
     this.#notify();
@@ -174,7 +176,7 @@ export class SharedServer {
 
   #goneResult(label: string): McpCallResult {
     return errorResult(
-      `MCP server ${label} is gone (restarted ${RESTART_TRIES} times without success: ${this.#goneReason}); ` +
+      `MCP server ${label} is gone (restarted ${this.opts.limits.MCP_RESTART_TRIES} times without success: ${this.#goneReason}); ` +
         `its tools are withdrawn for the rest of this session`,
     );
   }

@@ -1,11 +1,11 @@
 // The process-group stdio transport with raw JSON-RPC against the fake MCP server: env whitelist, fast
-// group kill on close (grandchild holding the pipe included), killAllGroups, exits and oversize lines.
+// group kill on close (grandchild holding the pipe included), exits and oversize lines.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FAKE_MCP_PATH, killPids, pidAlive, readPidFile, waitFor } from "../../tests/fake-mcp-helpers.ts";
-import { childEnv, killAllGroups, liveGroupCount, StdioTransport } from "./stdio-transport.ts";
+import { childEnv, StdioTransport } from "./stdio-transport.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "stdio-transport-test-"));
 const pids: number[] = [];
@@ -70,20 +70,6 @@ test("close kills the whole group fast even when a SIGTERM-proof grandchild hold
   await t.close();
   expect(Date.now() - t0).toBeLessThan(500);
   expect(await waitFor(() => !pidAlive(server) && !pidAlive(grandchild), 500)).toBe(true);
-});
-
-test("killAllGroups kills every live group synchronously", async () => {
-  const gc = join(dir, "gc2.pid");
-  const a = fake({ FAKE_MCP_GRANDCHILD: gc });
-  const b = fake({});
-  await Promise.all([a.t.start(), b.t.start()]);
-  const grandchild = await readPidFile(gc);
-  pids.push(a.t.pid!, b.t.pid!, grandchild);
-  expect(liveGroupCount()).toBeGreaterThanOrEqual(2);
-  killAllGroups();
-  expect(liveGroupCount()).toBe(0);
-  expect(await waitFor(() => [a.t.pid!, b.t.pid!, grandchild].every((p) => !pidAlive(p)), 1000)).toBe(true);
-  await Promise.all([a.t.close(), b.t.close()]);
 });
 
 test("a server that exits on its own is reported through onclose, after its last answer", async () => {

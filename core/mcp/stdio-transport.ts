@@ -1,11 +1,12 @@
 // Owns the stdio link to one MCP server: a detached child leading its own process group, ND-JSON both
-// ways under MAX_LINE_BYTES, stderr forwarded to the log, and a close that kills the whole group in
-// ≲ 300 ms; plus the registry of live groups that cli/ kills on every exit path.
+// ways under MAX_LINE_BYTES, stderr forwarded to the log, and a close that kills the whole group
+// (spawning, the registry and the kill ladder belong to core/process-group.ts).
 // Does not speak MCP (the SDK client on top does) and does not read process.env (the caller passes it).
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { log as defaultLog } from "../log.ts";
+import { killGroup, spawnGroup } from "../process-group.ts";
 import { classifyMessage } from "../wire/jsonrpc.ts";
 import { readLines } from "../wire/ndjson.ts";
 import { LineWriter, nodeSink } from "../wire/writer.ts";
@@ -23,9 +24,6 @@ export interface StdioServerParams {
 }
 
 const ENV_WHITELIST = ["PATH", "HOME", "USER", "LANG", "TERM", "SHELL", "TMPDIR"];
-const TERM_GRACE_MS = 200;
-const CLOSE_BUDGET_MS = 300;
-const POLL_MS = 20;
 const STDERR_LINE_CHARS = 1000;
 const STDERR_TAIL_LINES = 8;
 const NOISE_LOG_LINES = 5;
@@ -40,47 +38,6 @@ export function childEnv(
     if (v !== undefined && (ENV_WHITELIST.includes(k) || k.startsWith("LC_"))) out[k] = v;
   }
   return { ...out, ...declared };
-}
-
-/** Live process groups (pgid → server name), so every exit path can kill them all. */
-const liveGroups = new Map<number, string>();
-
-/** SIGKILLs every process group this module started and has not seen die. Synchronous: safe in `exit` handlers. */
-export function killAllGroups(): void {
-  for (const pgid of liveGroups.keys()) signalGroup(pgid, "SIGKILL");
-  liveGroups.clear();
-}
-
-/** How many started process groups are not known to be gone (tests, diagnostics). */
-export function liveGroupCount(): number {
-  return liveGroups.size;
-}
-
-/** Sends sig to the group; false when no process of it is left. */
-function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, sig);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGTERM the group, SIGKILL whatever is left after TERM_GRACE_MS, give up waiting at CLOSE_BUDGET_MS. */
-async function killGroup(pgid: number): Promise<void> {
-  const start = Date.now();
-  let killed = false;
-  if (!signalGroup(pgid, "SIGTERM")) return;
-  while (Date.now() - start < CLOSE_BUDGET_MS) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    if (!signalGroup(pgid, 0)) return;
-    if (!killed && Date.now() - start >= TERM_GRACE_MS) {
-      signalGroup(pgid, "SIGKILL");
-      killed = true;
-    }
-  }
-  // Zombies awaiting a reaper also answer signal 0; a final SIGKILL covers anything still running.
-  signalGroup(pgid, "SIGKILL");
 }
 
 export class StdioTransport implements Transport {
@@ -113,16 +70,8 @@ export class StdioTransport implements Transport {
   async start(): Promise<void> {
     if (this.#child) throw new Error(`MCP server ${this.params.name}: transport already started`);
     const { name, command, args = [], env, cwd } = this.params;
-    const child = spawn(command, args, { detached: true, stdio: ["pipe", "pipe", "pipe"], cwd, env });
+    const child = spawnGroup({ label: `MCP server ${name}`, command, args, env, cwd, stdin: "pipe" }) as ChildProcessWithoutNullStreams;
     this.#child = child;
-    await new Promise<void>((resolve, reject) => {
-      child.once("spawn", resolve);
-      child.once("error", (err) =>
-        reject(new Error(`cannot start ${JSON.stringify(command)}: ${err.message} (check the command and cwd)`)),
-      );
-    });
-    const pgid = child.pid!;
-    liveGroups.set(pgid, name);
     child.on("error", (err) => this.#log.warn("MCP server process error", { server: name, err }));
     child.stdin.on("error", (err) => this.#log.debug("MCP server stdin closed", { server: name, err }));
     this.#writer = new LineWriter(nodeSink(child.stdin));
@@ -152,7 +101,6 @@ export class StdioTransport implements Transport {
         // stdin already gone: the group kill below still applies
       }
       await killGroup(child.pid);
-      liveGroups.delete(child.pid);
       child.stdout.destroy();
       child.stderr.destroy();
     }

@@ -31,6 +31,7 @@ decision = "ask"
   "/p/empty.toml": "# nothing\n",
   "/p/bad.toml": "[[rules]]\ntool = 1\n",
   "/p/broken.toml": "[[rules\n",
+  "/p/extra.toml": 'mode = "yolo"\n[[rules]]\ntool = "x"\ndecision = "allow"\n',
 };
 const read = (p: string) => files[p];
 const cwd = "/work/ws";
@@ -72,4 +73,5 @@ test("bad --approve values are ConfigErrors that name the problem", () => {
   expect(() => parseApprovalPolicy("/p/empty.toml", read)).toThrow(/no \[\[rules\]\]/);
   expect(() => parseApprovalPolicy("/p/bad.toml", read)).toThrow(ConfigError);
   expect(() => parseApprovalPolicy("/p/broken.toml", read)).toThrow(ConfigError);
+  expect(() => parseApprovalPolicy("/p/extra.toml", read)).toThrow("/p/extra.toml: a policy file holds only [[rules]]; unknown key mode");
 });

@@ -1,14 +1,13 @@
 // Owns `tendril prompt --approve`: how a non-interactive client answers session/request_permission
 // (ask-deny, all, or a POLICY.toml of [[rules]]). Nobody is there to ask, so `ask` always means deny.
 // Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
-import picomatch from "picomatch";
-import { isAbsolute, relative, resolve } from "node:path";
-import { ConfigError, type PermissionRule, type RuleCondition, parseConfigFile, parseRules } from "../config.ts";
+import { ConfigError, type PermissionRule, parseConfigFile, parseRules } from "../config.ts";
+import { firstMatch } from "./rules.ts";
 
 export type ApprovalPolicy =
   | { kind: "ask-deny" }
   | { kind: "all" }
-  | { kind: "rules"; file: string; rules: PermissionRule[]; matchers: ((name: string) => boolean)[] };
+  | { kind: "rules"; file: string; rules: PermissionRule[] };
 
 export interface PermissionOptionLike {
   optionId: string;
@@ -47,10 +46,11 @@ export function parseApprovalPolicy(value: string, readFile: (path: string) => s
     throw new ConfigError(`--approve must be ask-deny, all or a POLICY.toml file; cannot read ${value}`);
   }
   const table = parseConfigFile(value, text, true);
+  const extra = Object.keys(table).filter((k) => k !== "rules");
+  if (extra.length > 0) throw new ConfigError(`${value}: a policy file holds only [[rules]]; unknown key ${extra[0]}`);
   const rules = parseRules(table.rules, value);
   if (rules.length === 0) throw new ConfigError(`${value}: no [[rules]] tables; add at least one rule`);
-  const matchers = rules.map((r) => picomatch(r.tool, { bash: true, dot: true }));
-  return { kind: "rules", file: value, rules, matchers };
+  return { kind: "rules", file: value, rules };
 }
 
 /** Names a rule's `tool` glob is matched against: the declared name, the title and its leading word. */
@@ -63,21 +63,6 @@ export function toolCallNames(call: ToolCallLike): string[] {
   add(call.title);
   add(call.title?.split(/[:\s(]/, 1)[0]);
   return names;
-}
-
-function conditionHolds(cond: RuleCondition, call: ToolCallLike, cwd: string): boolean {
-  const raw = call.rawInput;
-  const value = raw && typeof raw === "object" ? (raw as Record<string, unknown>)[cond.arg] : undefined;
-  if (typeof value !== "string") return false;
-  if (cond.prefix !== undefined && !value.startsWith(cond.prefix)) return false;
-  if (cond.glob !== undefined && !picomatch(cond.glob, { bash: true, dot: true })(value)) return false;
-  if (cond.regex !== undefined && !new RegExp(cond.regex).test(value)) return false;
-  if (cond.inside_workspace !== undefined) {
-    const rel = relative(cwd, resolve(cwd, value));
-    const inside = rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-    if (inside !== cond.inside_workspace) return false;
-  }
-  return true;
 }
 
 function pick(options: PermissionOptionLike[], kinds: string[]): PermissionOptionLike | undefined {
@@ -110,13 +95,9 @@ export function decidePermission(
 ): Decision {
   if (policy.kind === "all") return allow(options, "--approve all");
   if (policy.kind === "ask-deny") return deny(options, "denied: nobody to ask (use --approve all or a POLICY.toml)");
-  const names = toolCallNames(call);
-  for (const [i, rule] of policy.rules.entries()) {
-    if (!names.some((n) => policy.matchers[i]!(n))) continue;
-    if (rule.when && !conditionHolds(rule.when, call, cwd)) continue;
-    if (rule.decision === "allow") return allow(options, `allowed by ${rule.label}`);
-    if (rule.decision === "deny") return deny(options, `denied by ${rule.label}`);
-    return deny(options, `denied: ${rule.label} says ask and nobody is there to ask`);
-  }
-  return deny(options, `denied: no rule in ${policy.file} matches`);
+  const rule = firstMatch(policy.rules, toolCallNames(call), call.rawInput, cwd);
+  if (!rule) return deny(options, `denied: no rule in ${policy.file} matches`);
+  if (rule.decision === "allow") return allow(options, `allowed by ${rule.label}`);
+  if (rule.decision === "deny") return deny(options, `denied by ${rule.label}`);
+  return deny(options, `denied: ${rule.label} says ask and nobody is there to ask`);
 }

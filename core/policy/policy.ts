@@ -1,9 +1,8 @@
 // Owns the permission decision for one tool call: config rules (first match wins), the session mode,
 // MCP readOnlyHint, and `*_always` answers remembered for the session. Does not talk to the client
 // (the turn asks) and does not persist approvals (a later concern).
-import picomatch from "picomatch";
-import { isAbsolute, relative, resolve } from "node:path";
-import type { PermissionMode, PermissionRule, RuleCondition } from "../config.ts";
+import type { PermissionMode } from "../config.ts";
+import { firstMatch, type PermissionRule } from "./rules.ts";
 
 export interface PolicyCall {
   /** `server__tool`, what rules match on. */
@@ -45,33 +44,9 @@ export function approvalScope(call: PolicyCall): string {
   return call.qualifiedName;
 }
 
-function conditionHolds(c: RuleCondition, input: Record<string, unknown>, workspace: string): boolean {
-  const value = input[c.arg];
-  if (typeof value !== "string") return false;
-  if (c.prefix !== undefined && !value.startsWith(c.prefix)) return false;
-  if (c.glob !== undefined && !picomatch.isMatch(value, c.glob, { dot: true })) return false;
-  if (c.regex !== undefined && !new RegExp(c.regex).test(value)) return false;
-  if (c.inside_workspace !== undefined) {
-    const rel = relative(workspace, resolve(workspace, value));
-    const inside = rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-    if (inside !== c.inside_workspace) return false;
-  }
-  return true;
-}
-
 export function createPolicy(opts: PolicyOptions): Policy {
-  const matchers = opts.rules.map((rule) => ({ rule, match: picomatch(rule.tool, { dot: true }) }));
   const remembered = new Map<string, "allow" | "reject">();
   let mode = opts.mode;
-
-  function matchRule(call: PolicyCall): PermissionRule | undefined {
-    for (const { rule, match } of matchers) {
-      if (!match(call.qualifiedName)) continue;
-      if (rule.when && !conditionHolds(rule.when, call.input, opts.workspace)) continue;
-      return rule;
-    }
-    return undefined;
-  }
 
   return {
     get mode() {
@@ -84,7 +59,7 @@ export function createPolicy(opts: PolicyOptions): Policy {
       remembered.set(approvalScope(call), answer);
     },
     decide(call) {
-      const rule = matchRule(call);
+      const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, opts.workspace);
       if (rule?.decision === "deny") return { decision: "deny", why: `denied by policy: ${rule.label}` };
       if (rule?.decision === "allow") return { decision: "allow", why: `allowed by policy: ${rule.label}` };
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };

@@ -1,0 +1,28 @@
+// Owns what a protocol mode does when its own code throws where nothing catches it: log it, kill
+// every process group, flush what is owed on stdout within a bound, exit 1. A wedged agent that
+// keeps running after an unknown failure is worse than a dead one its client can restart.
+
+export interface FatalDeps {
+  logError(message: string, fields: Record<string, unknown>): void;
+  killAllGroups(): void;
+  flush(): Promise<unknown>;
+  flushBoundMs: number;
+  exit(code: number): void;
+}
+
+/** Handles one uncaught exception; resolves after `exit(1)` was called. Never throws. */
+export async function dieOfUncaught(err: unknown, deps: FatalDeps): Promise<void> {
+  try {
+    deps.logError("uncaught exception; stopping (every tool process is killed)", { error: err });
+  } catch {
+    // logging must not stop the exit
+  }
+  deps.killAllGroups();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    deps.flush().catch(() => undefined), // stdout may be gone: exiting is what matters now
+    new Promise((resolve) => (timer = setTimeout(resolve, deps.flushBoundMs))),
+  ]);
+  clearTimeout(timer);
+  deps.exit(1);
+}

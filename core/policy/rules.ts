@@ -1,0 +1,106 @@
+// Owns permission rules: the shape of a `[[rules]]` table, its validation, and the one matcher both
+// the agent's policy and `tendril prompt --approve POLICY.toml` use, compiled once when the rules are
+// parsed. Does not decide what a match means (policy.ts, approve.ts do).
+import picomatch from "picomatch";
+import { isAbsolute, relative, resolve } from "node:path";
+import { z } from "zod";
+
+export interface RuleCondition {
+  arg: string;
+  prefix?: string;
+  glob?: string;
+  regex?: string;
+  inside_workspace?: boolean;
+}
+
+export interface RuleSpec {
+  tool: string;
+  decision: "allow" | "deny" | "ask";
+  when?: RuleCondition;
+  /** Where the rule came from, for `denied by policy: …` messages. */
+  label: string;
+}
+
+export interface PermissionRule extends RuleSpec {
+  /** True when the rule's `tool` glob matches one of the names and its `when` holds for the input. */
+  matches(names: readonly string[], input: unknown, workspace: string): boolean;
+}
+
+export class RuleError extends Error {
+  override name = "RuleError";
+}
+
+// Globs are shell globs over strings, not paths: `*` crosses `/` (`rm *` matches `rm -rf /tmp`) and
+// dot files are not special. Tool names contain no `/`, so the same options serve both.
+const GLOB_OPTIONS = { bash: true, dot: true } as const;
+
+/** Compiles a rule once: its tool glob, argument glob and regex. Throws RuleError on a bad pattern. */
+export function compileRule(spec: RuleSpec): PermissionRule {
+  const tool = picomatch(spec.tool, GLOB_OPTIONS);
+  const c = spec.when;
+  const glob = c?.glob !== undefined ? picomatch(c.glob, GLOB_OPTIONS) : undefined;
+  let regex: RegExp | undefined;
+  try {
+    regex = c?.regex !== undefined ? new RegExp(c.regex) : undefined;
+  } catch (err) {
+    throw new RuleError(`${spec.label}: bad regex: ${(err as Error).message}`);
+  }
+  const holds = (input: unknown, workspace: string): boolean => {
+    if (!c) return true;
+    const value = input && typeof input === "object" ? (input as Record<string, unknown>)[c.arg] : undefined;
+    if (typeof value !== "string") return false;
+    if (c.prefix !== undefined && !value.startsWith(c.prefix)) return false;
+    if (glob && !glob(value)) return false;
+    if (regex && !regex.test(value)) return false;
+    if (c.inside_workspace !== undefined && isInside(workspace, value) !== c.inside_workspace) return false;
+    return true;
+  };
+  return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, workspace) };
+}
+
+function isInside(workspace: string, path: string): boolean {
+  const rel = relative(workspace, resolve(workspace, path));
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+/** The first rule matching, or undefined. */
+export function firstMatch(rules: readonly PermissionRule[], names: readonly string[], input: unknown, workspace: string) {
+  return rules.find((r) => r.matches(names, input, workspace));
+}
+
+const conditionSchema = z
+  .strictObject({
+    arg: z.string().min(1),
+    prefix: z.string().optional(),
+    glob: z.string().optional(),
+    regex: z.string().optional(),
+    inside_workspace: z.boolean().optional(),
+  })
+  .refine((c) => c.prefix !== undefined || c.glob !== undefined || c.regex !== undefined || c.inside_workspace !== undefined, {
+    message: "when needs one of prefix, glob, regex, inside_workspace",
+  });
+
+const ruleSchema = z.strictObject({
+  tool: z.string().min(1),
+  decision: z.enum(["allow", "deny", "ask"], { error: "decision must be allow, deny or ask" }),
+  when: conditionSchema.optional(),
+});
+
+/** One line naming the first problem zod found: `rules[2].when.arg: expected string`. */
+export function describeIssue(error: z.ZodError, prefix: string): string {
+  const issue = error.issues[0]!;
+  const path = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
+  return `${prefix}${path}: ${issue.message}`;
+}
+
+/** Validates and compiles `[[rules]]` tables from `where` (a file name). Throws RuleError naming the problem. */
+export function parseRules(raw: unknown, where: string): PermissionRule[] {
+  if (raw === undefined) return [];
+  const parsed = z.array(ruleSchema).safeParse(raw);
+  if (!parsed.success) throw new RuleError(describeIssue(parsed.error, `${where}: rules`));
+  return parsed.data.map((r, i) => {
+    const spec: RuleSpec = { tool: r.tool, decision: r.decision, label: `${where} rules[${i}] (${r.tool} ${r.decision})` };
+    if (r.when) spec.when = r.when;
+    return compileRule(spec);
+  });
+}

@@ -1,0 +1,78 @@
+// The one owner of process groups: spawn errors named before anything runs, the kill ladder, the
+// registry, and the watchdog that takes a group down when its owner dies by SIGKILL.
+import { expect, test } from "bun:test";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
+import { findCommand, killAllGroupsNow, killGroup, liveGroupCount, SpawnError, spawnGroup } from "./process-group.ts";
+
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+
+test("a missing command or working directory is named before anything starts", () => {
+  expect(() => spawnGroup({ label: "MCP server x", command: "no-such-cmd-xyz", env, stdin: "pipe" })).toThrow(
+    /MCP server x: "no-such-cmd-xyz": not found on PATH/,
+  );
+  expect(() => spawnGroup({ label: "agent", command: "/nope/bin", env, stdin: "pipe" })).toThrow(SpawnError);
+  expect(() => spawnGroup({ label: "agent", command: "sh", env, cwd: "/nonexistent-dir", stdin: "pipe" })).toThrow(
+    /working directory \/nonexistent-dir/,
+  );
+  expect(findCommand("sh", env.PATH)).toMatch(/\/sh$/);
+});
+
+test("the command leads its own group and sees its arguments", async () => {
+  const child = spawnGroup({ label: "t", command: "sh", args: ["-c", 'echo "$0 $1"', "a", "b"], env, stdin: "ignore" });
+  let out = "";
+  child.stdout!.on("data", (b) => (out += b));
+  await new Promise((r) => child.once("exit", r));
+  await new Promise((r) => setTimeout(r, 20));
+  expect(out.split("\n")[0]).toBe("a b");
+  expect(processGroup(child.pid!) ?? child.pid).toBe(child.pid!);
+  await killGroup(child.pid!);
+});
+
+test("the ladder kills a group that ignores SIGTERM, and the registry forgets it", async () => {
+  const before = liveGroupCount();
+  const child = spawnGroup({ label: "t", command: "sh", args: ["-c", "trap '' TERM; sleep 30 & wait"], env, stdin: "ignore" });
+  expect(liveGroupCount()).toBe(before + 1);
+  await new Promise((r) => setTimeout(r, 50));
+  const t0 = Date.now();
+  await killGroup(child.pid!, 50);
+  expect(Date.now() - t0).toBeLessThan(1000);
+  expect(await waitFor(() => !pidAlive(child.pid!), 1000)).toBe(true);
+  expect(liveGroupCount()).toBe(before);
+});
+
+test("killAllGroupsNow kills every live group synchronously", async () => {
+  const a = spawnGroup({ label: "a", command: "sleep", args: ["30"], env, stdin: "ignore" });
+  const b = spawnGroup({ label: "b", command: "sleep", args: ["30"], env, stdin: "pipe" });
+  killAllGroupsNow();
+  expect(liveGroupCount()).toBe(0);
+  expect(await waitFor(() => !pidAlive(a.pid!) && !pidAlive(b.pid!), 2000)).toBe(true);
+});
+
+test("regression: a tool's group dies within 1 s of its owner dying by SIGKILL (orphans after kill -9)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
+  const pidFile = join(dir, "pid");
+  const owner = join(dir, "owner.ts");
+  writeFileSync(
+    owner,
+    `import { spawnGroup } from ${JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname)};
+const c = spawnGroup({ label: "t", command: "sh", args: ["-c", "sleep 30 & echo $! > ${pidFile}; wait"], env: { PATH: process.env.PATH }, stdin: "ignore" });
+setInterval(() => {}, 1000);`,
+  );
+  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
+  const sleeper = await readPidFile(pidFile, 5000);
+  expect(pidAlive(sleeper)).toBe(true);
+  proc.kill("SIGKILL");
+  expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
+});
+
+test("a command that ends on its own leaves an empty group: the ladder returns at once", async () => {
+  const child = spawnGroup({ label: "t", command: "true", env, stdin: "pipe" });
+  await new Promise((r) => child.once("exit", r));
+  const t0 = Date.now();
+  await killGroup(child.pid!, 5000);
+  expect(Date.now() - t0).toBeLessThan(1000);
+});

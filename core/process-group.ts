@@ -1,0 +1,161 @@
+// Owns every process group Tendril starts: spawning a command as the leader of a new group, the
+// watchdog that kills the group when this process dies (even by SIGKILL), the registry of live
+// groups, and the one kill ladder (SIGTERM, SIGKILL after a grace). Does not read output or speak any
+// protocol; the callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { DEFAULT_LIMITS } from "./limits.ts";
+
+export interface GroupSpawn {
+  /** What the group is, for error messages: `MCP server fs`, `agent`, `shell command`. */
+  label: string;
+  command: string;
+  args?: readonly string[];
+  /** The child's whole environment; PATH in it is where `command` is looked up. */
+  env: Record<string, string>;
+  cwd?: string;
+  /** stdin of the command: a pipe (protocol peers) or nothing (shell commands). */
+  stdin: "pipe" | "ignore";
+}
+
+export class SpawnError extends Error {
+  override name = "SpawnError";
+}
+
+// The watchdog: a tiny process outside the group (its own session, so a terminal's Ctrl-C and a kill
+// of our own group miss it) whose stdin is a pipe from us. When we die, however we die, the kernel
+// closes the pipe, its `read` sees EOF, and it kills the group. On the normal path we kill it first.
+// It is not a member of the group, so the group empties (no orphaned zombie) when the command ends.
+const WATCHDOG = 'read _ ; kill -9 "-$0" 2>/dev/null';
+const POLL_MS = 10;
+
+/** Live groups (pgid → label and watchdog). A group stays here until killGroup has finished with it. */
+const live = new Map<number, { label: string; watchdog: ChildProcess }>();
+let graceMs: number = DEFAULT_LIMITS.KILL_GRACE_MS;
+
+/** Sets the SIGTERM → SIGKILL grace of the ladder (cli/ passes the limits in force). */
+export function setKillGrace(ms: number): void {
+  graceMs = ms;
+}
+
+/** The command's absolute path, looked up on PATH as exec would; undefined when there is none. */
+export function findCommand(command: string, pathVar: string | undefined, cwd: string = process.cwd()): string | undefined {
+  const candidates = command.includes("/")
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    : (pathVar ?? "").split(delimiter).filter((d) => d !== "").map((d) => join(isAbsolute(d) ? d : resolve(cwd, d), command));
+  for (const file of candidates) {
+    try {
+      if (!statSync(file).isFile()) continue;
+      accessSync(file, fsConstants.X_OK);
+      return file;
+    } catch {
+      // not here: try the next PATH entry
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Starts `command` as the leader of a new process group (its pid is the group id), registered until
+ * killGroup ends it. stdout and stderr are pipes. Throws SpawnError, naming what is wrong, when the
+ * working directory or the command does not exist (checked before anything runs) or no process
+ * could be started; a returned child is running.
+ */
+export function spawnGroup(spec: GroupSpawn): ChildProcess {
+  const cwd = spec.cwd ?? process.cwd();
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir) throw new SpawnError(`cannot start ${spec.label}: working directory ${cwd} does not exist or is not a directory`);
+  const file = findCommand(spec.command, spec.env.PATH, cwd);
+  if (file === undefined) {
+    const where = spec.command.includes("/") ? "no such executable file" : "not found on PATH";
+    throw new SpawnError(`cannot start ${spec.label}: ${JSON.stringify(spec.command)}: ${where}`);
+  }
+  const child = spawn(file, [...(spec.args ?? [])], {
+    cwd,
+    env: spec.env,
+    detached: true, // setsid: a new session and group, no controlling terminal, no terminal Ctrl-C
+    stdio: [spec.stdin, "pipe", "pipe"],
+  });
+  // Callers need not wait for a `spawn` event (Bun does not always emit one): a pid means it runs.
+  if (child.pid === undefined) {
+    child.once("error", () => {});
+    throw new SpawnError(`cannot start ${spec.label}: the system refused to start a process (too many processes or open files?)`);
+  }
+  live.set(child.pid, { label: spec.label, watchdog: startWatchdog(child.pid) });
+  return child;
+}
+
+function startWatchdog(pgid: number): ChildProcess {
+  const dog = spawn("/bin/sh", ["-c", WATCHDOG, String(pgid)], { detached: true, stdio: ["pipe", "ignore", "ignore"], env: {} });
+  dog.once("error", () => {});
+  dog.stdin?.on("error", () => {});
+  // Neither keeps us alive: the group's owner decides when we exit.
+  dog.unref();
+  (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return dog;
+}
+
+/** Stops a group's watchdog without letting it act (the group is dealt with). */
+function dropWatchdog(pgid: number): void {
+  const entry = live.get(pgid);
+  live.delete(pgid);
+  if (entry?.watchdog.pid !== undefined) {
+    try {
+      process.kill(entry.watchdog.pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Sends `sig` to every process of group `pgid`; false when the group is gone (or not ours). */
+export function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The kill ladder: SIGTERM, then SIGKILL once the grace has passed unless the group emptied first.
+ * Zombies nobody reaped still count as members, so the last SIGKILL is sent whatever the polls said.
+ */
+export async function killGroup(pgid: number, grace: number = graceMs): Promise<void> {
+  try {
+    if (!signalGroup(pgid, "SIGTERM")) return;
+    const deadline = Date.now() + grace;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(1, deadline - Date.now()))));
+      if (!signalGroup(pgid, 0)) return;
+    }
+    signalGroup(pgid, "SIGKILL");
+  } finally {
+    dropWatchdog(pgid);
+  }
+}
+
+/** Every live group through the ladder, in parallel: at most one grace period. */
+export async function killAllGroups(): Promise<void> {
+  await Promise.all([...live.keys()].map((pgid) => killGroup(pgid)));
+}
+
+/** SIGKILL to every live group, synchronously: for `process.on("exit")`, where nothing async runs. */
+export function killAllGroupsNow(): void {
+  for (const pgid of [...live.keys()]) {
+    signalGroup(pgid, "SIGKILL");
+    dropWatchdog(pgid);
+  }
+}
+
+/** How many started groups are not known to be gone (tests, diagnostics). */
+export function liveGroupCount(): number {
+  return live.size;
+}

@@ -1,0 +1,83 @@
+// Owns the in-memory stand-ins for testing the turn and sessions without processes or sockets: a
+// scripted LLM provider (each call pops the next scripted response and records the request), a
+// stand-in MCP namespace, and a pool handing it out. Test-only.
+import type { LlmEvent, LlmProvider, LlmRequest, Message, ToolCall } from "../core/llm/types.ts";
+import type { McpCallResult, McpServerSpec, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
+
+export type Scripted =
+  | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens" }
+  | { error: { kind: "server" | "auth" | "transport"; message: string; status?: number } }
+  | { hang: true };
+
+export interface ScriptedProvider extends LlmProvider {
+  /** Every request's messages, deep-copied when it was made. */
+  readonly requests: Message[][];
+  push(...responses: Scripted[]): void;
+}
+
+export function scriptedProvider(responses: Scripted[] = []): ScriptedProvider {
+  const queue = [...responses];
+  const requests: Message[][] = [];
+  return {
+    name: "scripted",
+    requests,
+    push: (...more) => void queue.push(...more),
+    async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
+      requests.push(structuredClone(req.messages));
+      const next = queue.shift();
+      if (!next) {
+        yield { type: "error", error: { kind: "replay", message: "the script has no more responses" } };
+        return;
+      }
+      if ("hang" in next) {
+        await new Promise<void>((resolve) => req.signal.addEventListener("abort", () => resolve(), { once: true }));
+        yield { type: "error", error: { kind: "aborted", message: "aborted" } };
+        return;
+      }
+      if ("error" in next) {
+        yield { type: "error", error: next.error };
+        return;
+      }
+      if (next.text) yield { type: "text", text: next.text };
+      for (const call of next.calls ?? []) yield { type: "tool_call", call };
+      const stopReason = next.stop ?? (next.calls?.length ? "tool_use" : "end_turn");
+      yield { type: "done", stopReason, usage: { inputTokens: 10, outputTokens: 5 } };
+    },
+  };
+}
+
+const text = (t: string, isError = false): McpCallResult => ({ content: [{ type: "text", text: t }], text: t, isError });
+
+/** `t__echo {text}` echoes; `t__sleep {ms}` waits (abortable); `t__fail` is an isError result. */
+export function standInTools(calls: string[] = []): McpSessionTools {
+  const info = (tool: string): McpToolInfo => ({
+    qualifiedName: `t__${tool}`, server: "t", tool, description: tool, inputSchema: { type: "object" }, readOnly: false, hook: false,
+  });
+  return {
+    tools: () => [info("echo"), info("sleep"), info("fail")],
+    instructions: () => ({}),
+    onToolsChanged: () => {},
+    close: async () => {},
+    async call(name, args, opts) {
+      calls.push(name);
+      if (name === "t__fail") return text("boom", true);
+      if (name === "t__echo") return text(String(args.text ?? ""));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Number(args.ms));
+        opts?.signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return text(`slept ${args.ms}`);
+    },
+  };
+}
+
+/** A pool whose sessions all get standInTools; `openDelayMs` simulates server start-up. */
+export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec[][] } = {}) {
+  return {
+    async openSession(specs: McpServerSpec[]): Promise<McpSessionTools> {
+      opts.opened?.push(specs);
+      if (opts.openDelayMs) await new Promise((r) => setTimeout(r, opts.openDelayMs));
+      return standInTools();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+// One test per bug a probe or review found, named after the bug, so it cannot come back unnoticed.
+// Logic is exercised in memory; bugs that live in wiring run the built binary.
+import { expect, test } from "bun:test";
+import { createPolicy } from "../core/policy/policy.ts";
+import { decidePermission } from "../core/policy/approve.ts";
+import { parseRules } from "../core/config.ts";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { standInPool, standInTools } from "./in-memory.ts";
+import type { McpServerSpec } from "../core/mcp/types.ts";
+import { memoryAgent } from "./memory-agent.ts";
+import { dieOfUncaught } from "../cli/fatal.ts";
+
+const OPTIONS = [
+  { optionId: "allow_once", kind: "allow_once" },
+  { optionId: "reject_once", kind: "reject_once" },
+];
+
+test("regression: a deny rule `rm *` fired in tendril prompt but not in tendril agent (one matcher for both)", () => {
+  const table: [string, string, "allow" | "deny" | "ask"][] = [
+    // [rule glob on the command, command, expected decision]
+    ["rm *", "rm -rf /tmp", "deny"],
+    ["rm *", "rm -rf ./build/out", "deny"],
+    ["curl *", "curl https://x.example/a/b", "deny"],
+    ["git *", "git status", "deny"],
+    ["rm *", "ls /tmp", "ask"],
+  ];
+  for (const [glob, command, expected] of table) {
+    const rules = parseRules([{ tool: "dev__shell", decision: "deny", when: { arg: "command", glob } }], "policy.toml");
+    const agent = createPolicy({ rules, mode: "ask", workspace: "/w" }).decide({
+      qualifiedName: "dev__shell",
+      tool: "shell",
+      input: { command },
+      readOnly: false,
+    });
+    expect([glob, command, agent.decision]).toEqual([glob, command, expected]);
+    const prompt = decidePermission(
+      { kind: "rules", file: "policy.toml", rules },
+      { id: "c1", name: "dev__shell", title: command, rawInput: { command } },
+      OPTIONS,
+      "/w",
+    );
+    // tendril prompt has nobody to ask: `ask` and no match deny too, but a matched deny names the rule.
+    expect(prompt.allowed).toBe(false);
+    expect(prompt.reason.startsWith("denied by policy.toml rules[0]")).toBe(expected === "deny");
+  }
+});
+
+const init = (id: number) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: 1 } });
+const newSession = (id: number, cwd: unknown = tmpdir()) => ({ jsonrpc: "2.0", id, method: "session/new", params: { cwd, mcpServers: [] } });
+const prompt = (id: number, sessionId: string, content: unknown[]) => ({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: content } });
+
+test("regression: 1,000 session/new in one burst stopped the agent serving (starts are queued; initialize is answered meanwhile)", async () => {
+  const opened: unknown[] = [];
+  let running = 0;
+  let peak = 0;
+  const pool = {
+    async openSession() {
+      opened.push(1);
+      peak = Math.max(peak, ++running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return standInTools();
+    },
+  };
+  const a = memoryAgent({ pool }, { TENDRIL_MAX_SESSION_STARTS: "4", TENDRIL_SESSION_START_TIMEOUT_S: "0.5" });
+  for (let i = 0; i < 1000; i++) a.send(newSession(100 + i));
+  const t0 = Date.now();
+  a.send(init(1));
+  expect((await a.response(1)).result.protocolVersion).toBe(1);
+  expect(Date.now() - t0).toBeLessThan(500); // not behind 1,000 starts
+  const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => a.response(100 + i, 20_000)));
+  expect(peak).toBeLessThanOrEqual(4);
+  const ok = answers.filter((r) => r.result?.sessionId);
+  const failed = answers.filter((r) => r.error);
+  expect(ok.length).toBeGreaterThan(0);
+  expect(ok.length + failed.length).toBe(1000);
+  // The ones that could not start in time fail alone, each with an error that says why and what to do.
+  for (const f of failed) {
+    expect(f.error.code).toBe(-32603);
+    expect(f.error.message).toContain("SESSION_START_TIMEOUT_S");
+  }
+  await a.close();
+});
+
+test("regression: a bad cwd in session/new (missing, a file, a NUL) answered -32000 blaming the binary", async () => {
+  const a = memoryAgent();
+  const file = join(mkdtempSync(join(tmpdir(), "tendril-reg-")), "f.txt");
+  writeFileSync(file, "x");
+  const cases: [unknown, string][] = [
+    ["/no/such/dir/anywhere", "no such directory"],
+    [file, "is not a directory"],
+    ["/tmp/a\u0000b", "NUL"],
+    ["relative/dir", "absolute"],
+    [42, "absolute path"],
+  ];
+  for (const [i, [cwd, why]] of cases.entries()) {
+    a.send(newSession(10 + i, cwd));
+    const r = await a.response(10 + i);
+    expect([cwd, r.error?.code]).toEqual([cwd, -32602]);
+    expect(r.error.message).toContain("cwd");
+    expect(r.error.message).toContain(why);
+    expect(r.error.message).not.toContain("cannot start");
+  }
+  await a.close();
+});
+
+test("regression: an image block with invalid base64 was passed to the LLM", async () => {
+  const a = memoryAgent();
+  a.send(newSession(1));
+  const sessionId = (await a.response(1)).result.sessionId;
+  a.send(prompt(2, sessionId, [{ type: "image", mimeType: "image/png", data: "not base64!!" }]));
+  const r = await a.response(2);
+  expect(r.error.code).toBe(-32602);
+  expect(r.error.message).toContain("base64");
+  expect(a.provider.requests.length).toBe(0);
+  await a.close();
+});
+
+test("regression: a tool call with an empty name vanished (no update, no result, nothing in history)", async () => {
+  const a = memoryAgent();
+  a.provider.push({ calls: [{ id: "c1", name: "", input: {} }] }, { text: "ok" });
+  a.send(newSession(1));
+  const sessionId = (await a.response(1)).result.sessionId;
+  a.send(prompt(2, sessionId, [{ type: "text", text: "go" }]));
+  expect((await a.response(2)).result.stopReason).toBe("end_turn");
+  const updates = a.out.filter((m) => m.method === "session/update").map((m) => m.params.update);
+  const failed = updates.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "c1" && u.status === "failed");
+  expect(failed).toBeDefined();
+  const second = a.provider.requests[1]!;
+  const tool = second.find((m) => m.role === "tool") as { results: { callId: string; content: string; isError: boolean }[] };
+  expect(tool.results[0]).toMatchObject({ callId: "c1", isError: true });
+  expect(tool.results[0]!.content).toContain("no tool name");
+  await a.close();
+});
+
+test("regression: a failed LLM call left the prompt in history, so a resent prompt reached the LLM twice", async () => {
+  const a = memoryAgent();
+  a.provider.push({ error: { kind: "server", message: "503 overloaded", status: 503 } }, { text: "hello" });
+  a.send(newSession(1));
+  const sessionId = (await a.response(1)).result.sessionId;
+  a.send(prompt(2, sessionId, [{ type: "text", text: "hi once" }]));
+  const failed = await a.response(2);
+  expect(failed.error.code).toBe(-32603);
+  expect(failed.error.message).toContain("503 overloaded");
+  expect(failed.error.data.cause).toContain("503 overloaded");
+  a.send(prompt(3, sessionId, [{ type: "text", text: "hi once" }]));
+  expect((await a.response(3)).result.stopReason).toBe("end_turn");
+  const users = a.provider.requests[1]!.filter((m) => m.role === "user");
+  expect(users.length).toBe(1);
+  await a.close();
+});
+
+test("regression: the uncaughtException handler kept the agent running (now: log, kill groups, bounded flush, exit 1)", async () => {
+  const steps: string[] = [];
+  const t0 = Date.now();
+  await dieOfUncaught(new Error("boom"), {
+    logError: (m, f) => steps.push(`log ${m.split(";")[0]} ${(f.error as Error).message}`),
+    killAllGroups: () => steps.push("kill"),
+    flush: () => new Promise(() => {}), // a wedged stdout
+    flushBoundMs: 50,
+    exit: (code) => steps.push(`exit ${code}`),
+  });
+  expect(steps).toEqual(["log uncaught exception boom", "kill", "exit 1"]);
+  expect(Date.now() - t0).toBeLessThan(1000);
+});
+
+test("regression: [[mcp]] servers in config.toml were parsed and ignored (now every session starts them)", async () => {
+  const opened: McpServerSpec[][] = [];
+  const a = memoryAgent({
+    pool: standInPool({ opened }),
+    configServers: [
+      { name: "fs", command: "/bin/fs-server", args: ["--x"], env: { A: "1" } },
+      { name: "web", url: "http://127.0.0.1:9/mcp" },
+    ],
+  });
+  const cwd = mkdtempSync(join(tmpdir(), "tendril-reg-"));
+  a.send(newSession(1, cwd));
+  expect((await a.response(1)).result.sessionId).toBeString();
+  expect(opened[0]).toEqual([
+    { name: "fs", transport: "stdio", command: "/bin/fs-server", args: ["--x"], env: { A: "1" }, cwd },
+    { name: "web", transport: "http", url: "http://127.0.0.1:9/mcp", headers: {} },
+  ]);
+  await a.close();
+});
