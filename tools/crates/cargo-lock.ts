@@ -41,9 +41,10 @@ export function parseCargoLock(text: string, path: string): LockedPackage[] {
   const out: LockedPackage[] = [];
   for (const p of raw) {
     const source = typeof p.source === "string" ? p.source : "";
-    if (typeof p.name !== "string" || typeof p.version !== "string") continue;
+    const version = typeof p.version === "string" ? semver.valid(p.version) : null;
+    if (typeof p.name !== "string" || version === null) continue;
     if (!source.startsWith("registry+") && !source.startsWith("sparse+")) continue;
-    out.push({ name: p.name, version: p.version, ...(typeof p.checksum === "string" ? { checksum: p.checksum } : {}) });
+    out.push({ name: p.name, version, ...(typeof p.checksum === "string" ? { checksum: p.checksum } : {}) });
   }
   return out;
 }
@@ -52,5 +53,5 @@ export function parseCargoLock(text: string, path: string): LockedPackage[] {
 export function lockedVersion(lock: CargoLock | undefined, name: string): LockedPackage | undefined {
   const key = name.toLowerCase();
   const hits = (lock?.packages ?? []).filter((p) => p.name.toLowerCase() === key);
-  return hits.filter((p) => semver.valid(p.version)).sort((a, b) => semver.rcompare(a.version, b.version)).at(0);
+  return hits.sort((a, b) => semver.rcompare(a.version, b.version)).at(0);
 }

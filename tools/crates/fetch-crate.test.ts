@@ -156,6 +156,10 @@ test("offline: a cached crate is served; without one the error names the URL tha
 test("no such crate, no matching version, and a download the registry lost", async () => {
   const f = fetcher();
   expect((await failure(f.fetch("nope"))).kind).toBe("not-found");
+  const spelled = await failure(f.fetch("serde-json"));
+  expect(spelled.message).not.toContain("did you mean");
+  reg.add("serde_json", { vers: "1.0.0" });
+  expect((await failure(fetcher().fetch("serde-json"))).message).toContain("did you mean serde_json?");
   const nm = await failure(f.fetch("serde@^2"));
   expect(nm.kind).toBe("no-match");
   expect(nm.message).toContain("1.0.1");

@@ -114,10 +114,18 @@ export class CrateFetcher {
       if (err instanceof CrateError && err.kind === "offline") return this.offline(req, locked, err);
       throw err;
     }
-    if (!versions) throw new CrateError("not-found", `no crate named ${req.name} in the registry ${this.registry.indexUrl}`);
+    if (!versions) throw await this.notFound(req.name, signal);
     const { entry, note } = resolveVersion(req, versions, locked?.version);
     const found = (await this.findLocal(entry.name, entry.vers, entry.cksum)) ?? (await this.download(entry, signal));
     return result(entry.name, entry.vers, found, note);
+  }
+
+  /** crates.io treats `-` and `_` alike for uniqueness, so the other spelling is worth suggesting. */
+  private async notFound(name: string, signal?: AbortSignal): Promise<CrateError> {
+    const other = name.includes("-") ? name.replaceAll("-", "_") : name.replaceAll("_", "-");
+    const found = other !== name ? await this.registry.versions(other, signal).catch(() => undefined) : undefined;
+    const hint = found ? `; did you mean ${found[0]!.name}?` : "";
+    return new CrateError("not-found", `no crate named ${name} in the registry ${this.registry.indexUrl}${hint}`);
   }
 
   private cargoLock(): Promise<CargoLock | undefined> {

@@ -17,16 +17,20 @@ test("download templates: markers filled, none means /{crate}/{version}/download
   );
 });
 
-test("index lines: cksum and yanked read, malformed lines skipped", () => {
+test("index lines: cksum and yanked read; malformed lines and unsafe names or versions skipped", () => {
+  const [ab, cd] = ["AB".repeat(32), "cd".repeat(32)];
   const text = [
-    JSON.stringify({ name: "x", vers: "1.0.0", cksum: "AB", yanked: false, deps: [] }),
+    JSON.stringify({ name: "x", vers: "1.0.0", cksum: ab, yanked: false, deps: [] }),
     "not json",
     JSON.stringify({ name: "x", vers: "1.1.0" }),
-    JSON.stringify({ name: "x", vers: "1.2.0", cksum: "cd", yanked: true }),
+    JSON.stringify({ name: "x", vers: "1.2.0", cksum: cd, yanked: true }),
+    JSON.stringify({ name: "../../x", vers: "1.3.0", cksum: cd }),
+    JSON.stringify({ name: "x", vers: "../1.4.0", cksum: cd }),
+    JSON.stringify({ name: "x", vers: "1.5.0", cksum: "not-hex" }),
     "",
   ].join("\n");
   expect(parseIndexFile(text)).toEqual([
-    { name: "x", vers: "1.0.0", cksum: "ab", yanked: false },
-    { name: "x", vers: "1.2.0", cksum: "cd", yanked: true },
+    { name: "x", vers: "1.0.0", cksum: ab.toLowerCase(), yanked: false },
+    { name: "x", vers: "1.2.0", cksum: cd, yanked: true },
   ]);
 });

@@ -1,6 +1,8 @@
 // Owns the sparse registry protocol: index file paths, parsing index lines, the registry's config.json
 // and the download URL template (`{crate}`, `{version}`, `{prefix}`, `{lowerprefix}`, `{sha256-checksum}`).
 // Does not choose versions (resolve.ts) or touch the disk.
+import semver from "semver";
+import { isCrateName } from "./crate-spec.ts";
 import type { Http } from "./http.ts";
 import { CrateError } from "./errors.ts";
 import type { IndexVersion } from "./resolve.ts";
@@ -36,6 +38,8 @@ export function downloadUrl(template: string, name: string, version: string, cks
   return t.replace(new RegExp(MARKERS.source, "g"), (_, key: string) => values[key]!);
 }
 
+const SHA256 = /^[0-9a-fA-F]{64}$/;
+
 /** Index lines → versions. Lines that are not JSON or lack the fields are skipped, as cargo skips them. */
 export function parseIndexFile(text: string): IndexVersion[] {
   const out: IndexVersion[] = [];
@@ -44,7 +48,10 @@ export function parseIndexFile(text: string): IndexVersion[] {
     try {
       const v = JSON.parse(line) as Record<string, unknown>;
       if (typeof v.name !== "string" || typeof v.vers !== "string" || typeof v.cksum !== "string") continue;
-      out.push({ name: v.name, vers: v.vers, cksum: v.cksum.toLowerCase(), yanked: v.yanked === true });
+      // Names and versions become folder names: only a valid crate name, semver and a SHA-256 pass.
+      const vers = semver.valid(v.vers);
+      if (!isCrateName(v.name) || vers === null || !SHA256.test(v.cksum)) continue;
+      out.push({ name: v.name, vers, cksum: v.cksum.toLowerCase(), yanked: v.yanked === true });
     } catch {
       // a line a newer cargo wrote in a format we do not know
     }
@@ -84,7 +91,8 @@ export class Registry {
     const url = this.indexUrl + indexPath(name);
     const got = await this.http.get(url, { maxBytes: this.opts.maxIndexBytes, limitName: "MAX_CRATE_INDEX_BYTES", signal });
     if (got.status === "missing") return undefined;
-    const versions = parseIndexFile(new TextDecoder().decode(got.body));
+    // A file may only speak for the crate it is named after (cargo checks the same).
+    const versions = parseIndexFile(new TextDecoder().decode(got.body)).filter((v) => v.name.toLowerCase() === name.toLowerCase());
     return versions.length > 0 ? versions : undefined;
   }
 
