@@ -89,6 +89,20 @@ test("exit codes: usage 2, no such crate 3, no match 4, offline 5, checksum 6, h
   }
 });
 
+test("offline with a cached copy: the registry goes away and the crate is still served", async () => {
+  const own = new FakeRegistry().add("tokio", { vers: "1.2.3" });
+  await own.start();
+  const e = env({ TENDRIL_CRATES_INDEX: own.indexUrl });
+  const online = await fetchCrates(["tokio@1"], e);
+  await own.stop();
+  const offline = await fetchCrates(["tokio@1", "--json"], e);
+  expect(online.code).toBe(0);
+  expect(offline.code).toBe(0);
+  const got = JSON.parse(offline.stdout);
+  expect(got.checkout_path).toBe(online.stdout.trim());
+  expect(got.message).toContain("registry unreachable");
+});
+
 test("two processes fetching one crate at once download it once", async () => {
   reg.downloadDelayMs = 300;
   try {

@@ -176,10 +176,11 @@ export class CrateFetcher {
 
   /** Under the crate's lock: unless another process finished meanwhile, get the bytes and install them. */
   private install(name: string, version: string, bytes: () => Promise<Uint8Array>, signal?: AbortSignal): Promise<string> {
-    const limits = { maxUnpackedBytes: this.opts.limits.MAX_CRATE_UNPACKED_BYTES, maxFiles: this.opts.limits.MAX_CRATE_FILES };
+    const l = this.opts.limits;
+    const limits = { maxUnpackedBytes: l.MAX_CRATE_UNPACKED_BYTES, maxFiles: l.MAX_CRATE_FILES };
     return withFileLock(
       cache.lockPath(this.store, name, version),
-      { staleS: this.opts.limits.CRATE_LOCK_STALE_S, ...(signal ? { signal } : {}) },
+      { staleS: l.CRATE_LOCK_STALE_S, maxWaitS: holderBoundS(l), ...(signal ? { signal } : {}) },
       () => cache.cachedCheckout(this.store, name, version),
       async () => cache.installCrate(this.store, name, version, await bytes(), limits),
     );
@@ -200,6 +201,12 @@ export class CrateFetcher {
     if (!hit) throw new CrateError("offline", `registry unreachable: ${cause.message}; no usable cached copy of ${req.name}`);
     return result(chosen.name, chosen.vers, hit, "registry unreachable, served from the local cache (yanked status not checked)");
   }
+}
+
+/** The longest another process can legitimately hold a crate's lock: every attempt timing out, plus staleness. */
+function holderBoundS(l: CrateLimits): number {
+  const backoffs = l.CRATES_RETRY_BACKOFF_S * (2 ** l.CRATES_HTTP_RETRIES - 1);
+  return l.CRATES_HTTP_TIMEOUT_S * (l.CRATES_HTTP_RETRIES + 1) + backoffs + l.CRATE_LOCK_STALE_S;
 }
 
 function result(name: string, version: string, found: Found, note?: string): CrateResult {

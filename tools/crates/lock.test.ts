@@ -18,7 +18,7 @@ test("one holder works; a concurrent caller waits and takes the holder's result"
     result = "done";
     return result;
   };
-  const both = await Promise.all([0, 1].map(() => withFileLock(path, { staleS: 30, pollMs: 5 }, async () => result, work)));
+  const both = await Promise.all([0, 1].map(() => withFileLock(path, { staleS: 30, maxWaitS: 10, pollMs: 5 }, async () => result, work)));
   expect(both).toEqual(["done", "done"]);
   expect(works).toBe(1);
   expect(existsSync(path)).toBe(false);
@@ -29,7 +29,7 @@ test("a lock left by a dead process on this host is taken over at once", async (
   const dead = spawnSync("true").pid!;
   writeFileSync(path, `${dead} ${hostname()} feedface`);
   const t0 = Date.now();
-  expect(await withFileLock(path, { staleS: 30 }, async () => undefined, async () => "mine")).toBe("mine");
+  expect(await withFileLock(path, { staleS: 30, maxWaitS: 10 }, async () => undefined, async () => "mine")).toBe("mine");
   expect(Date.now() - t0).toBeLessThan(5000);
 });
 
@@ -38,12 +38,12 @@ test("a lock nobody refreshed for CRATE_LOCK_STALE_S is taken over; a fresh one 
   writeFileSync(path, `1 another-host feedface`);
   const old = new Date(Date.now() - 60_000);
   utimesSync(path, old, old);
-  expect(await withFileLock(path, { staleS: 30 }, async () => undefined, async () => "taken")).toBe("taken");
+  expect(await withFileLock(path, { staleS: 30, maxWaitS: 10 }, async () => undefined, async () => "taken")).toBe("taken");
 
   writeFileSync(path, `1 another-host cafe`);
   const ctl = new AbortController();
   setTimeout(() => ctl.abort(), 200);
-  const waited = withFileLock(path, { staleS: 30, pollMs: 5, signal: ctl.signal }, async () => undefined, async () => "stolen");
+  const waited = withFileLock(path, { staleS: 30, maxWaitS: 10, pollMs: 5, signal: ctl.signal }, async () => undefined, async () => "stolen");
   await expect(waited).rejects.toThrow();
   await waited.catch(() => {});
   expect(existsSync(path)).toBe(true);
@@ -51,6 +51,12 @@ test("a lock nobody refreshed for CRATE_LOCK_STALE_S is taken over; a fresh one 
 
 test("the holder's lock is removed even when its work fails", async () => {
   const path = join(tmp, "fail.lock");
-  await expect(withFileLock(path, { staleS: 30 }, async () => undefined, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+  await expect(withFileLock(path, { staleS: 30, maxWaitS: 10 }, async () => undefined, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
   expect(existsSync(path)).toBe(false);
+});
+
+test("a waiter gives up after maxWaitS, naming the lock file", async () => {
+  const path = join(tmp, "busy.lock");
+  writeFileSync(path, `1 another-host beef`);
+  await expect(withFileLock(path, { staleS: 30, maxWaitS: 0.1, pollMs: 5 }, async () => undefined, async () => "x")).rejects.toThrow(path);
 });

@@ -8,6 +8,8 @@ import { dirname } from "node:path";
 
 export interface LockOptions {
   staleS: number;
+  /** How long to wait for a live holder before giving up (its own work is bounded by its timeouts). */
+  maxWaitS: number;
   /** How often a waiter looks again (ms). */
   pollMs?: number;
   signal?: AbortSignal;
@@ -22,8 +24,10 @@ const DEFAULT_POLL_MS = 25;
 export async function withFileLock<T>(path: string, opts: LockOptions, done: () => Promise<T | undefined>, work: () => Promise<T>): Promise<T> {
   await mkdir(dirname(path), { recursive: true });
   const mine = `${process.pid} ${hostname()} ${randomBytes(8).toString("hex")}`;
+  const giveUpAt = Date.now() + opts.maxWaitS * 1000;
   for (;;) {
     opts.signal?.throwIfAborted();
+    if (Date.now() > giveUpAt) throw new Error(`gave up after ${opts.maxWaitS} s waiting for the process holding ${path}`);
     if (await tryCreate(path, mine)) return holdWhile(path, mine, opts.staleS, async () => (await done()) ?? (await work()));
     const ready = await done();
     if (ready !== undefined) return ready;
