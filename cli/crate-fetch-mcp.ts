@@ -7,7 +7,8 @@ import { crateSourceDescription, crateSourceInput, crateSourceSpec, describeChec
 import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
 import { VERSION } from "../core/version.ts";
 
-export async function serveCrateMcp(fetcher: CrateFetcher, limits: Limits): Promise<number> {
+/** `newFetcher` is called per tool call: a fetcher remembers index answers (and failures) for its lifetime. */
+export async function serveCrateMcp(newFetcher: () => CrateFetcher, limits: Limits): Promise<number> {
   const tool = defineTool({
     name: "get_rust_crate_source",
     title: "Rust crate source",
@@ -16,7 +17,7 @@ export async function serveCrateMcp(fetcher: CrateFetcher, limits: Limits): Prom
     // It only fills a cache outside the workspace, so agents need not ask before using it.
     annotations: { readOnlyHint: true, openWorldHint: true },
     run: async (args, signal) => {
-      const found = await fetcher.fetch(crateSourceSpec(args), signal);
+      const found = await newFetcher().fetch(crateSourceSpec(args), signal);
       const { text, files } = await describeCheckout(found, limits.MAX_TOOL_RESULT_BYTES);
       return { text, structured: { ...found, files } };
     },

@@ -51,7 +51,12 @@ function usage(message: string): number {
   return 2;
 }
 
-async function makeFetcher(flags: CrateFetchFlags, onProgress?: (p: CrateProgress) => void): Promise<{ fetcher: CrateFetcher; limits: Limits }> {
+interface FetcherFactory {
+  make: () => CrateFetcher;
+  limits: Limits;
+}
+
+async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProgress) => void): Promise<FetcherFactory> {
   const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel, setLogScope } = await import("../core/log.ts");
   const { CrateFetcher } = await import("../tools/crates/fetch-crate.ts");
@@ -62,7 +67,7 @@ async function makeFetcher(flags: CrateFetchFlags, onProgress?: (p: CrateProgres
   setLogLevel(cfg.logLevel);
   const env = process.env;
   const home = env.HOME ?? "";
-  const fetcher = new CrateFetcher({
+  const options = {
     cacheDir: cfg.paths.cacheDir,
     cargoHome: env.CARGO_HOME || (home ? join(home, ".cargo") : undefined),
     cwd: process.cwd(),
@@ -71,8 +76,8 @@ async function makeFetcher(flags: CrateFetchFlags, onProgress?: (p: CrateProgres
     limits: cfg.limits,
     userAgent: `tendril/${VERSION} (crate-fetch)`,
     ...(onProgress ? { onProgress } : {}),
-  });
-  return { fetcher, limits: cfg.limits };
+  };
+  return { make: () => new CrateFetcher(options), limits: cfg.limits };
 }
 
 async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<number> {
@@ -87,17 +92,17 @@ async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<
     throw err;
   }
   const progress = !flags.mcp && process.stderr.isTTY ? await startProgress() : undefined;
-  let made;
+  let fetchers: FetcherFactory;
   try {
-    made = await makeFetcher(flags, progress?.update);
+    fetchers = await fetcherFactory(flags, progress?.update);
   } catch (err) {
     return usage((err as Error).message);
   }
   if (flags.mcp) {
     const { serveCrateMcp } = await import("./crate-fetch-mcp.ts");
-    return serveCrateMcp(made.fetcher, made.limits);
+    return serveCrateMcp(fetchers.make, fetchers.limits);
   }
-  const results = await made.fetcher.fetchAll(crates);
+  const results = await fetchers.make().fetchAll(crates);
   progress?.stop();
   return report(crates, results, flags.json === true);
 }
