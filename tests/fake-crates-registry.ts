@@ -68,6 +68,8 @@ export class FakeRegistry {
   readonly failures = new Map<string, number[]>();
   /** Paths never answered (the connection stays open until stop()), for timeouts. */
   readonly hangs = new Set<string>();
+  /** Downloads to cut off half-way (connection dropped) this many times before serving them whole. */
+  readonly cutOffs = new Map<string, number>();
   /** Milliseconds to hold each download before answering (to overlap concurrent fetchers). */
   downloadDelayMs = 0;
   /** The `dl` that config.json advertises; `{base}` is replaced by the server's address. */
@@ -115,6 +117,13 @@ export class FakeRegistry {
       if (this.downloadDelayMs > 0) await new Promise((r) => setTimeout(r, this.downloadDelayMs));
       const v = this.crates.get(dl[1]!.toLowerCase())?.versions.find((x) => x.vers === dl[2]);
       if (!v) return void res.writeHead(404).end();
+      const cuts = this.cutOffs.get(path) ?? 0;
+      if (cuts > 0) {
+        this.cutOffs.set(path, cuts - 1);
+        res.writeHead(200, { "content-length": v.tarball.length });
+        res.write(v.tarball.subarray(0, v.tarball.length >> 1), () => res.socket?.destroy());
+        return;
+      }
       return void res.writeHead(200, { "content-length": v.tarball.length }).end(v.tarball);
     }
     res.writeHead(404).end();

@@ -2,11 +2,12 @@
 // $CARGO_HOME (read only), and tendril's cache `<cache>/crates/<registry>/NAME-VER`, filled atomically
 // (extract into `.tmp/`, then rename) so a folder that exists is complete. Does not download or resolve.
 import { createHash, randomBytes } from "node:crypto";
-import { access, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { mkdirSync, rmSync } from "node:fs";
+import { access, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import semver from "semver";
 import { pidAlive } from "./lock.ts";
-import type { ExtractLimits } from "./verify-extract.ts";
+import type { CrateExtraction, ExtractLimits } from "./verify-extract.ts";
 
 export interface CrateStore {
   /** tendril's folder for one registry: `<cache>/crates/<host>-<hash>`. */
@@ -89,22 +90,50 @@ export async function localVersions(store: CrateStore, name: string): Promise<st
   return [...found];
 }
 
-/** Extracts `gz` into `.tmp/` and renames it into place; removes the temp folder whatever happens. */
-export async function installCrate(store: CrateStore, name: string, version: string, gz: Uint8Array, limits: ExtractLimits): Promise<string> {
+/** Starts (or, after a cut-off download, restarts) an extraction into a fresh temp folder. */
+export type BeginExtraction = () => CrateExtraction;
+
+/** A `fill` for installCrate from bytes already in memory (cargo's .crate files, tests). */
+export function fromBytes(gz: Uint8Array): (begin: BeginExtraction) => Promise<CrateExtraction> {
+  return async (begin) => {
+    const x = begin();
+    x.write(gz);
+    return x;
+  };
+}
+
+/**
+ * `fill` feeds an extraction into `.tmp/` (checking whatever it must, e.g. the checksum, before it returns);
+ * the finished folder is then renamed into place. The temp folder is removed whatever happens.
+ */
+export async function installCrate(
+  store: CrateStore,
+  name: string,
+  version: string,
+  fill: (begin: BeginExtraction) => Promise<CrateExtraction>,
+  limits: ExtractLimits,
+): Promise<string> {
   const top = `${name}-${version}`;
   const final = checkoutDir(store, name, version);
   const tmp = join(store.root, ".tmp", `${top}.${process.pid}.${randomBytes(6).toString("hex")}`);
-  await mkdir(tmp, { recursive: true });
+  // Loaded here: a cache hit never needs the tar parser.
+  const { CrateExtraction } = await import("./verify-extract.ts");
+  let current: CrateExtraction | undefined;
+  const begin = () => {
+    current?.dispose();
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    return (current = new CrateExtraction(tmp, top, limits));
+  };
   try {
-    // Loaded here: a cache hit never needs the tar parser.
-    const { extractCrate } = await import("./verify-extract.ts");
-    await extractCrate(gz, tmp, top, limits);
+    (await fill(begin)).finish();
     await rename(join(tmp, top), final).catch(async (err: NodeJS.ErrnoException) => {
       // Another writer (without our lock: an older tendril, a copy by hand) finished first: theirs is complete.
       if (!(await exists(final))) throw err;
     });
     return final;
   } finally {
+    current?.dispose();
     await rm(tmp, { recursive: true, force: true });
   }
 }

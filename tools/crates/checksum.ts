@@ -8,7 +8,11 @@ export function sha256Hex(bytes: Uint8Array): string {
 
 /** Throws a "checksum" CrateError naming both sums when `bytes` do not hash to `expected`. */
 export function verifyChecksum(bytes: Uint8Array, expected: string, what: string): void {
-  const got = sha256Hex(bytes);
+  checkDigest(sha256Hex(bytes), expected, what);
+}
+
+/** The same for a digest computed while streaming. */
+export function checkDigest(got: string, expected: string, what: string): void {
   if (got !== expected.toLowerCase()) {
     throw new CrateError("checksum", `${what}: checksum mismatch: expected sha256 ${expected.toLowerCase()}, got ${got}`);
   }

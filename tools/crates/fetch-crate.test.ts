@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -112,6 +113,14 @@ test("a registry answering 500 (or 429) then 200 is retried", async () => {
   expect(got.version).toBe("0.1.0");
   expect(reg.count("/index/fl/ak/flaky")).toBe(3);
   expect(reg.count("/dl/flaky/")).toBe(2);
+});
+
+test("a download cut off half-way starts over and ends complete", async () => {
+  reg.add("halfway", { vers: "1.0.0", files: { "data.bin": randomBytes(300_000) } });
+  reg.cutOffs.set("/dl/halfway/1.0.0/download", 1);
+  const got = await fetcher().fetch("halfway");
+  expect(reg.count("/dl/halfway/")).toBe(2);
+  expect(readFileSync(join(got.checkout_path, "data.bin")).length).toBe(300_000);
 });
 
 test("persistent 5xx ends with the URL and the attempts", async () => {

@@ -14,7 +14,9 @@ import { downloadUrl, Registry } from "./index-client.ts";
 import { withFileLock } from "./lock.ts";
 import { type IndexVersion, resolveVersion } from "./resolve.ts";
 import * as cache from "./cache.ts";
-import { verifyChecksum } from "./checksum.ts";
+import { createHash } from "node:crypto";
+import { checkDigest, verifyChecksum } from "./checksum.ts";
+import type { CrateExtraction } from "./verify-extract.ts";
 
 export type CrateLimits = Pick<
   Limits,
@@ -151,7 +153,7 @@ export class CrateFetcher {
         return undefined;
       }
     }
-    const path = await this.install(name, version, () => Promise.resolve(gz));
+    const path = await this.install(name, version, cache.fromBytes(gz));
     return { path, how: `extracted from cargo's download ${file}` };
   }
 
@@ -159,30 +161,43 @@ export class CrateFetcher {
     await cache.sweepTemps(this.store).catch(() => {});
     const url = downloadUrl(await this.registry.template(signal), entry.name, entry.vers, entry.cksum);
     const crate = `${entry.name} ${entry.vers}`;
-    const path = await this.install(entry.name, entry.vers, async () => {
+    // The body streams through the hash into the extraction as it arrives; a mismatch found at the end
+    // throws before the rename, so the temp folder (all there is) goes.
+    const path = await this.install(entry.name, entry.vers, async (begin) => {
+      let hash = createHash("sha256");
+      let extraction: CrateExtraction | undefined;
+      let bytes = 0;
       const got = await this.http.get(url, {
         maxBytes: this.opts.limits.MAX_CRATE_BYTES,
         limitName: "MAX_CRATE_BYTES",
         signal,
-        onProgress: (received, total) => this.opts.onProgress?.({ crate, received, total, done: false }),
+        onProgress: (received, total) => this.opts.onProgress?.({ crate, received: (bytes = received), total, done: false }),
+        sink: () => {
+          hash = createHash("sha256");
+          const x = (extraction = begin());
+          return (chunk) => {
+            hash.update(chunk);
+            x.write(chunk);
+          };
+        },
       });
       if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: the index lists ${crate} but the registry has no download`);
-      this.opts.onProgress?.({ crate, received: got.body.byteLength, total: got.body.byteLength, done: true });
-      verifyChecksum(got.body, entry.cksum, `${url} (index cksum)`);
-      return got.body;
+      checkDigest(hash.digest("hex"), entry.cksum, `${url} (index cksum)`);
+      this.opts.onProgress?.({ crate, received: bytes, total: bytes, done: true });
+      return extraction ?? begin();
     }, signal);
     return { path, how: `downloaded from ${url}` };
   }
 
-  /** Under the crate's lock: unless another process finished meanwhile, get the bytes and install them. */
-  private install(name: string, version: string, bytes: () => Promise<Uint8Array>, signal?: AbortSignal): Promise<string> {
+  /** Under the crate's lock: unless another process finished meanwhile, extract and install. */
+  private install(name: string, version: string, fill: (begin: cache.BeginExtraction) => Promise<CrateExtraction>, signal?: AbortSignal): Promise<string> {
     const l = this.opts.limits;
     const limits = { maxUnpackedBytes: l.MAX_CRATE_UNPACKED_BYTES, maxFiles: l.MAX_CRATE_FILES };
     return withFileLock(
       cache.lockPath(this.store, name, version),
       { staleS: l.CRATE_LOCK_STALE_S, maxWaitS: holderBoundS(l), ...(signal ? { signal } : {}) },
       () => cache.cachedCheckout(this.store, name, version),
-      async () => cache.installCrate(this.store, name, version, await bytes(), limits),
+      () => cache.installCrate(this.store, name, version, fill, limits),
     );
   }
 

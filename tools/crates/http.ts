@@ -19,6 +19,11 @@ export interface GetOptions {
   headers?: Record<string, string>;
   onProgress?: (received: number, total: number | undefined) => void;
   signal?: AbortSignal;
+  /**
+   * Streams the body instead of buffering it: called at the start of every attempt's body (so a retry
+   * after a cut-off transfer starts over), it returns where the chunks go. A throw from it ends the get.
+   */
+  sink?: () => (chunk: Uint8Array) => void;
 }
 
 /** Statuses a registry uses for "no such file"; returned, not thrown. */
@@ -26,7 +31,8 @@ const MISSING = new Set([404, 410, 451]);
 /** Failures that retrying will not fix: nothing is listening, or the name does not resolve. */
 const UNREACHABLE = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
 
-export type GetResult = { status: "ok"; body: Uint8Array; etag?: string } | { status: "missing"; code: number };
+/** `body` is empty when a sink took the bytes. */
+export type GetResult = { status: "ok"; body: Uint8Array } | { status: "missing"; code: number };
 
 class Retryable extends Error {
   constructor(
@@ -80,8 +86,7 @@ export class Http {
       throw new CrateError("failed", `${url}: HTTP ${res.status} ${res.statusText}`.trim());
     }
     try {
-      const body = await readCapped(url, res, opts);
-      return { status: "ok", body, ...(res.headers.get("etag") ? { etag: res.headers.get("etag")! } : {}) };
+      return { status: "ok", body: await readCapped(url, res, opts) };
     } catch (err) {
       if (err instanceof CrateError) throw err;
       throw transportFailure(url, err, timeout);
@@ -115,15 +120,15 @@ async function readCapped(url: string, res: Response, opts: GetOptions): Promise
     await res.body?.cancel();
     throw tooBig();
   }
-  if (!res.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
+  const put = opts.sink?.() ?? ((chunk: Uint8Array) => void chunks.push(chunk));
   let received = 0;
-  for await (const chunk of res.body) {
+  for await (const chunk of res.body ?? []) {
     received += chunk.byteLength;
     if (received > opts.maxBytes) throw tooBig();
-    chunks.push(chunk);
+    put(chunk);
     opts.onProgress?.(received, total);
   }
   if (total !== undefined && received !== total) throw new Retryable(`transfer cut off at ${received} of ${total} bytes`);
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return chunks.length === 1 ? chunks[0]! : new Uint8Array(Buffer.concat(chunks));
 }

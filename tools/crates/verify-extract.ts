@@ -1,6 +1,7 @@
-// Owns turning verified .crate bytes into files: a sliced gunzip + tar parse that writes regular files and folders under `dest` and refuses (naming the entry) anything outside the
-// rules of archive-paths.ts or over the size and file-count caps. Symlinks are created last, after every
-// one has been checked, so nothing is ever written through a link. Does not pick `dest` or clean it up.
+// Owns turning .crate bytes into files as they arrive: gunzip + tar parse that writes regular files and
+// folders under `dest` and refuses (naming the entry) anything outside the rules of archive-paths.ts or
+// over the size and file-count caps. Symlinks are created last, after every one has been checked, so
+// nothing is ever written through a link. Does not pick `dest`, check the checksum, or clean up.
 import { closeSync, copyFileSync, mkdirSync, openSync, symlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Parser, type ReadEntry } from "tar";
@@ -19,6 +20,8 @@ interface State {
   entries: number;
   bytes: number;
   problem?: CrateError;
+  /** The file being written, while its entry's bytes arrive. */
+  openFd?: number;
   files: Set<string>;
   dirs: Set<string>;
   symlinks: Map<string, string>;
@@ -29,21 +32,50 @@ const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
 const SLICE_BYTES = 256 * 1024;
 
 /**
- * Extracts the gzipped tar `gz`, whose entries must all lie under `top/`, into `dest`. Synchronous inside:
- * tar's parser inflates in slices and calls back per entry, and a refusal aborts it at once. Decompressed
- * size is bounded by the declared entry sizes (checked against the cap before any byte of the entry
- * arrives) and by tar's own decompression-ratio guard for anything after the end of the archive.
+ * One extraction of a gzipped tar whose entries must all lie under `top/`, fed chunk by chunk (a download
+ * streams straight in). Synchronous: tar's parser inflates each slice and calls back per entry, and a
+ * refusal aborts it at once. Decompressed size is bounded by the declared entry sizes (checked against
+ * the cap before any byte of the entry is used) and by tar's decompression-ratio guard after the archive.
  */
-export async function extractCrate(gz: Uint8Array, dest: string, top: string, limits: ExtractLimits): Promise<void> {
-  const st: State = { dest, top, limits, entries: 0, bytes: 0, files: new Set(), dirs: new Set(), symlinks: new Map() };
-  const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(entry, st, parser) });
-  parser.on("error", (err: Error) => (st.problem ??= new CrateError("hostile", `not a valid crate archive: ${err.message}`)));
-  const bytes = Buffer.from(gz.buffer, gz.byteOffset, gz.byteLength);
-  for (let at = 0; at < bytes.length && !st.problem; at += SLICE_BYTES) parser.write(bytes.subarray(at, at + SLICE_BYTES));
-  if (!st.problem) parser.end();
-  if (st.problem) throw st.problem;
-  if (st.entries === 0) throw new CrateError("hostile", "not a valid crate archive: no entries");
-  createSymlinks(st);
+export class CrateExtraction {
+  private readonly st: State;
+  private readonly parser: Parser;
+
+  constructor(dest: string, top: string, limits: ExtractLimits) {
+    const st: State = { dest, top, limits, entries: 0, bytes: 0, files: new Set(), dirs: new Set(), symlinks: new Map() };
+    const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(entry, st, parser) });
+    parser.on("error", (err: Error) => (st.problem ??= new CrateError("hostile", `not a valid crate archive: ${err.message}`)));
+    this.st = st;
+    this.parser = parser;
+  }
+
+  /** Feeds compressed bytes; throws the first refusal. */
+  write(gz: Uint8Array): void {
+    const bytes = Buffer.from(gz.buffer, gz.byteOffset, gz.byteLength);
+    for (let at = 0; at < bytes.length && !this.st.problem; at += SLICE_BYTES) this.parser.write(bytes.subarray(at, at + SLICE_BYTES));
+    if (this.st.problem) throw this.st.problem;
+  }
+
+  /** Closes the file a cut-off stream left open; the caller removes the folder. */
+  dispose(): void {
+    if (this.st.openFd !== undefined) closeSync(this.st.openFd);
+    this.st.openFd = undefined;
+  }
+
+  /** Ends the archive: checks and creates the symlinks. Throws a refusal or an empty archive. */
+  finish(): void {
+    if (!this.st.problem) this.parser.end();
+    if (this.st.problem) throw this.st.problem;
+    if (this.st.entries === 0) throw new CrateError("hostile", "not a valid crate archive: no entries");
+    createSymlinks(this.st);
+  }
+}
+
+/** Extracts a whole gzipped tar held in memory into `dest` (see CrateExtraction). */
+export function extractCrate(gz: Uint8Array, dest: string, top: string, limits: ExtractLimits): void {
+  const x = new CrateExtraction(dest, top, limits);
+  x.write(gz);
+  x.finish();
 }
 
 function refuse(st: State, entry: ReadEntry, why: string, parser?: Parser): void {
@@ -99,6 +131,7 @@ function writeFile(entry: ReadEntry, st: State, rel: string): void {
   const path = join(st.dest, rel);
   makeDir(st, dirname(path));
   const fd = openSync(path, "w", (entry.mode ?? 0o644) & 0o111 ? 0o755 : 0o644);
+  st.openFd = fd;
   st.files.add(rel);
   entry.on("data", (chunk: Buffer) => {
     try {
@@ -107,7 +140,10 @@ function writeFile(entry: ReadEntry, st: State, rel: string): void {
       st.problem ??= new CrateError("failed", `writing ${rel}: ${(err as Error).message}`);
     }
   });
-  entry.on("end", () => closeSync(fd));
+  entry.on("end", () => {
+    closeSync(fd);
+    st.openFd = undefined;
+  });
 }
 
 /** A hard link becomes a copy of a file the archive wrote earlier: never a link to anything outside. */
