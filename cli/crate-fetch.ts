@@ -1,7 +1,7 @@
 // Owns `tendril crate-fetch`: flags and environment → the crate fetcher (tools/crates), results → stdout
 // (paths, or JSON), failures → stderr and exit codes, the progress line on a terminal stderr, and
 // `--mcp` (served by cli/crate-fetch-mcp.ts). The only place that maps CrateError kinds to exit codes.
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { join } from "node:path";
 import type { CrateErrorKind, CrateError } from "../tools/crates/errors.ts";
 import type { Limits } from "../core/limits.ts";
@@ -12,6 +12,7 @@ import { readFileOrUndefined } from "./optional-file.ts";
 interface CrateFetchFlags {
   json?: boolean;
   mcp?: boolean;
+  proxy?: boolean;
   config?: string;
   log?: string;
 }
@@ -33,6 +34,7 @@ export function describeCrateFetch(program: Command, exit: ExitBox): void {
     .argument("[CRATE...]", "NAME or NAME@RANGE, e.g. serde, tokio@1, rand@=0.8.5 (several fetch at once)")
     .option("--json", "print {crate_name, version, checkout_path, message} (an array for several crates)")
     .option("--mcp", "serve the get_rust_crate_source tool on MCP stdio instead")
+    .addOption(new Option("--proxy", "the crate-sources ACP proxy (not built yet)").hideHelp())
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .addHelpText(
@@ -81,6 +83,7 @@ async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProg
 }
 
 async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<number> {
+  if (flags.proxy) return usage("--proxy (the rust_crate_query research proxy) is not built yet: it needs the conductor's proxy API");
   if (flags.mcp && (crates.length > 0 || flags.json)) return usage("--mcp takes no crate names and no --json");
   if (!flags.mcp && crates.length === 0) return usage("missing crate name (e.g. tendril crate-fetch serde)");
   const { CrateError } = await import("../tools/crates/errors.ts");
