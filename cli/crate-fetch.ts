@@ -69,17 +69,24 @@ async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProg
   setLogLevel(cfg.logLevel);
   const env = process.env;
   const home = env.HOME ?? "";
+  const dl = env.TENDRIL_CRATES_DL ? httpUrl("TENDRIL_CRATES_DL", env.TENDRIL_CRATES_DL) : undefined;
   const options = {
     cacheDir: cfg.paths.cacheDir,
     cargoHome: env.CARGO_HOME || (home ? join(home, ".cargo") : undefined),
     cwd: process.cwd(),
-    indexUrl: env.TENDRIL_CRATES_INDEX || CRATES_IO_INDEX,
-    ...(env.TENDRIL_CRATES_DL ? { dl: env.TENDRIL_CRATES_DL } : {}),
+    // cargo spells sparse registries `sparse+https://…`; both forms are accepted.
+    indexUrl: httpUrl("TENDRIL_CRATES_INDEX", (env.TENDRIL_CRATES_INDEX || CRATES_IO_INDEX).replace(/^sparse\+/, "")),
+    ...(dl ? { dl } : {}),
     limits: cfg.limits,
     userAgent: `tendril/${VERSION} (crate-fetch)`,
     ...(onProgress ? { onProgress } : {}),
   };
   return { make: () => new CrateFetcher(options), limits: cfg.limits };
+}
+
+function httpUrl(variable: string, value: string): string {
+  if (!/^https?:\/\//.test(value) || !URL.canParse(value)) throw new Error(`${variable} must be an http(s) URL, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<number> {
