@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -116,6 +117,31 @@ test("two processes fetching one crate at once download it once", async () => {
     expect(reg.count("/dl/slow/") - before).toBe(1);
   } finally {
     reg.downloadDelayMs = 0;
+  }
+});
+
+const hasScript = spawnSync("script", ["--version"]).status === 0;
+
+test.skipIf(!hasScript)("a progress line is drawn on a terminal stderr (and none on a pipe, see above)", async () => {
+  reg.trickleMs = 400;
+  try {
+    const e = env();
+    // `script` runs the binary on a pseudo-terminal and copies what the terminal showed to its stdout.
+    const shown = await new Promise<string>((resolve) => {
+      const child = spawn("script", ["-qec", `${BIN} crate-fetch slow`, "/dev/null"], { env: e, cwd: e.HOME, stdio: ["ignore", "pipe", "ignore"] });
+      let out = "";
+      child.stdout.on("data", (b: Buffer) => (out += b.toString()));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      child.on("close", () => {
+        clearTimeout(timer);
+        resolve(out);
+      });
+    });
+    expect(shown).toContain("0/1 crates  slow 0.1.0");
+    expect(shown).toMatch(/\[#*\.*\] \d+ KiB \/ \d+ KiB/);
+    expect(shown).toContain("/slow-0.1.0");
+  } finally {
+    reg.trickleMs = 0;
   }
 });
 

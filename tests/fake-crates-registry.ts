@@ -70,6 +70,8 @@ export class FakeRegistry {
   readonly hangs = new Set<string>();
   /** Downloads to cut off half-way (connection dropped) this many times before serving them whole. */
   readonly cutOffs = new Map<string, number>();
+  /** Milliseconds to pause half-way through each download body (progress lines get time to draw). */
+  trickleMs = 0;
   /** Milliseconds to hold each download before answering (to overlap concurrent fetchers). */
   downloadDelayMs = 0;
   /** The `dl` that config.json advertises; `{base}` is replaced by the server's address. */
@@ -124,7 +126,12 @@ export class FakeRegistry {
         res.write(v.tarball.subarray(0, v.tarball.length >> 1), () => res.socket?.destroy());
         return;
       }
-      return void res.writeHead(200, { "content-length": v.tarball.length }).end(v.tarball);
+      res.writeHead(200, { "content-length": v.tarball.length });
+      if (this.trickleMs <= 0) return void res.end(v.tarball);
+      const half = v.tarball.length >> 1;
+      res.write(v.tarball.subarray(0, half));
+      setTimeout(() => res.end(v.tarball.subarray(half)), this.trickleMs);
+      return;
     }
     res.writeHead(404).end();
   }
