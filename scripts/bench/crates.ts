@@ -4,11 +4,12 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { FakeRegistry } from "../../tests/fake-crates-registry.ts";
 import { type CommandCase, compareCommands, which } from "./harness.ts";
 
+const BIN = resolve("dist/tendril");
 const BIG = { name: "bigcrate", vers: "1.0.0" };
 const SMALL = Array.from({ length: 20 }, (_, i) => ({ name: `small${String(i).padStart(2, "0")}`, vers: "0.1.0" }));
 
@@ -71,14 +72,21 @@ function cases(dir: string, indexUrl: string, cargo: string | undefined, deps: {
   const env = { ...process.env, XDG_CACHE_HOME: cache, CARGO_HOME: join(dir, "no-cargo"), TENDRIL_CRATES_INDEX: indexUrl };
   const out: CommandCase[] = [
     {
-      name: `tendril crate-fetch (${deps.length === 1 ? "latest" : `${deps.length} crates`})`,
-      cmd: "dist/tendril",
+      name: `tendril crate-fetch (${deps.length === 1 ? "latest: index asked" : `${deps.length} crates`})`,
+      cmd: BIN,
       args: ["crate-fetch", ...deps.map((d) => d.name)],
       options: { env, stdio: "ignore" },
       ...(cold ? { before: () => rmSync(cache, { recursive: true, force: true }) } : {}),
     },
   ];
-  if (!cold) out.push({ name: "tendril crate-fetch NAME@=VER (no index)", cmd: "dist/tendril", args: ["crate-fetch", ...deps.map((d) => `${d.name}@=${d.vers}`)], options: { env } });
+  if (!cold) {
+    // cargo's warm `cargo fetch` works from its Cargo.lock without the network; so does this one.
+    const ws = join(dir, "locked-workspace");
+    mkdirSync(ws, { recursive: true });
+    const pkgs = deps.map((d) => `[[package]]\nname = "${d.name}"\nversion = "${d.vers}"\nsource = "sparse+${indexUrl}"\n`);
+    writeFileSync(join(ws, "Cargo.lock"), `version = 4\n\n${pkgs.join("\n")}`);
+    out.push({ name: "tendril crate-fetch (Cargo.lock pin, no index)", cmd: BIN, args: ["crate-fetch", ...deps.map((d) => d.name)], options: { env, cwd: ws } });
+  }
   if (cargo) {
     const p = cargoProject(join(dir, "cargo"), indexUrl, deps);
     const cargoEnv = { ...process.env, CARGO_HOME: p.home, CARGO_TERM_PROGRESS_WHEN: "never" };
@@ -91,7 +99,7 @@ function cases(dir: string, indexUrl: string, cargo: string | undefined, deps: {
       ...(cold ? { before: () => rmSync(registry, { recursive: true, force: true }) } : {}),
     });
   }
-  if (!cold) out.push({ name: "dist/tendril --version (start-up)", cmd: "dist/tendril", args: ["--version"] });
+  if (!cold) out.push({ name: "dist/tendril --version (start-up)", cmd: BIN, args: ["--version"] });
   return out.map(checked);
 }
 
