@@ -3,7 +3,7 @@
 import type { Limits } from "../core/limits.ts";
 import { log } from "../core/log.ts";
 import { defineTool, serveMcp } from "../core/mcp/server.ts";
-import { crateSourceDescription, crateSourceInput, crateSourceSpec, describeCheckout } from "../tools/crates/crate-source-tool.ts";
+import { crateSourceDescription, crateSourceInput, crateSourceInstructions, crateSourceSpec, describeCheckout } from "../tools/crates/crate-source-tool.ts";
 import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
 import { VERSION } from "../core/version.ts";
 
@@ -26,7 +26,7 @@ export async function serveCrateMcp(newFetcher: () => CrateFetcher, limits: Limi
   const serving = await serveMcp({
     name: "tendril-crates",
     version: VERSION,
-    instructions: "get_rust_crate_source finds or downloads a Rust crate's published source and returns its folder.",
+    instructions: crateSourceInstructions,
     tools: [tool],
     input: process.stdin,
     output: process.stdout,

@@ -1,12 +1,15 @@
-// Owns the `get_rust_crate_source` tool's model-facing side: its input schema, description, and the
-// reply text (the checkout path and its top-level entries, bounded). The MCP wiring is in cli/.
+// Owns the `get_rust_crate_source` tool's model-facing side: its input schema, description, server
+// instructions (both .md beside this file), and the reply text (the checkout path and its top-level
+// entries, bounded). The MCP wiring is in cli/.
 import { readdir } from "node:fs/promises";
 import { z } from "zod";
+import instructions from "./crate-sources-instructions.md" with { type: "text" };
 import description from "./get-rust-crate-source.md" with { type: "text" };
 import { parseRange } from "./crate-spec.ts";
 import type { CrateResult } from "./fetch-crate.ts";
 
 export const crateSourceDescription = description.trim();
+export const crateSourceInstructions = instructions.trim();
 
 export const crateSourceInput = z.object({
   crate_name: z.string().describe("the crate's name, e.g. serde"),
