@@ -2,7 +2,7 @@
 // on stdio; process-level safety nets (unhandled rejections, signals) and the exit path, which always
 // kills every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
-import type { ExitBox } from "./program.ts";
+import type { ExitBox } from "./exit-box.ts";
 import { dieOfUncaught } from "./fatal.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 

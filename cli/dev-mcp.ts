@@ -3,7 +3,7 @@
 // (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process group and removes the shim dir.
 import type { Command } from "commander";
 import { rmSync } from "node:fs";
-import type { ExitBox } from "./program.ts";
+import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
 interface DevMcpFlags {
@@ -38,7 +38,7 @@ async function makeShimDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "tendril-shims-"));
   const self = selfCommand();
   if (self.args.length === 0) {
-    const { writeShimLinks } = await import("../core/shim-links.ts");
+    const { writeShimLinks } = await import("./shim-links.ts");
     await writeShimLinks(dir, self.command);
     return dir;
   }

@@ -1,14 +1,14 @@
 // Owns `tendril prompt` / `yopo`: flags, stdin prompt, environment and signals → one ACP client run.
-// Usage errors exit 2 with one line; the run itself (core/acp/client-runner.ts) sets every other code.
+// Usage errors exit 2 with one line; the run itself (core/acp-client/client-runner.ts) sets every other code.
 // Does not speak ACP or render: core/acp does both; this file only wires values and the process.
 import { Option, type Command } from "commander";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { VERSION } from "../core/version.ts";
-import type { AgentSpawn, McpStdioServer } from "../core/acp/client-runner.ts";
+import type { AgentSpawn, McpStdioServer } from "../core/acp-client/client-runner.ts";
 import type { Limits } from "../core/limits.ts";
-import type { ApprovalPolicy } from "../core/policy/approve.ts";
-import type { ExitBox } from "./program.ts";
+import type { ApprovalPolicy } from "../core/acp-client/approve.ts";
+import type { ExitBox } from "./exit-box.ts";
 import type { SelfCommand } from "./self.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
@@ -140,7 +140,7 @@ function mcpServer(spec: string, vars: Record<string, string>, cl: CommandLineMo
 async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<string, string>): Promise<Setup> {
   const { loadLimits, LimitError } = await import("../core/limits.ts");
   const cl = await import("../core/command-line.ts");
-  const { parseApprovalPolicy } = await import("../core/policy/approve.ts");
+  const { parseApprovalPolicy } = await import("../core/acp-client/approve.ts");
   const { ConfigError } = await import("../core/config.ts");
   const { selfCommand } = await import("./self.ts");
   try {
@@ -167,9 +167,9 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   setLogScope("tendril prompt");
   if (vars.TENDRIL_LOG && isLogLevel(vars.TENDRIL_LOG)) setLogLevel(vars.TENDRIL_LOG);
   const setup = await resolveSetup(promptArg, flags, vars);
-  const { decidePermission } = await import("../core/policy/approve.ts");
-  const { runPrompt } = await import("../core/acp/client-runner.ts");
-  const { createPromptOutput } = await import("../core/acp/prompt-output.ts");
+  const { decidePermission } = await import("../core/acp-client/approve.ts");
+  const { runPrompt } = await import("../core/acp-client/client-runner.ts");
+  const { createPromptOutput } = await import("../core/acp-client/prompt-output.ts");
   const output = createPromptOutput(
     flags.output,
     {

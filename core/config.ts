@@ -4,7 +4,8 @@ import { parse as parseToml } from "smol-toml";
 import { join } from "node:path";
 import { type Limits, type LimitName, LIMIT_SPECS, loadLimits, parseLimit } from "./limits.ts";
 import { isLogLevel, type LogLevel } from "./log.ts";
-import { describeIssue, type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
+import { type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
+import { describeIssue } from "./zod-issue.ts";
 import { z } from "zod";
 
 export type { PermissionRule };

@@ -51,6 +51,11 @@ test("a default shell timeout above the maximum is rejected", () => {
   expect(() => loadLimits({ TENDRIL_SHELL_TIMEOUT_S: "700" })).toThrow("SHELL_MAX_TIMEOUT_S");
 });
 
+test("retry counts may be 0; other counts may not", () => {
+  expect(loadLimits({ TENDRIL_LLM_MAX_RETRIES: "0" }).LLM_MAX_RETRIES).toBe(0);
+  expect(() => loadLimits({ TENDRIL_MAX_TOOLS: "0" })).toThrow("TENDRIL_MAX_TOOLS must be a positive integer");
+});
+
 test("times take fractions, so tests never wait for a real backoff", () => {
   expect(loadLimits({ TENDRIL_MCP_BACKOFF_FIRST_S: "0.01" }).MCP_BACKOFF_FIRST_S).toBe(0.01);
   expect(loadLimits({ TENDRIL_KILL_GRACE_MS: "2.5" }).KILL_GRACE_MS).toBe(2.5);

@@ -5,6 +5,8 @@ export interface LimitSpec {
   readonly value: number;
   readonly unit: "bytes" | "count" | "s" | "ms" | "ratio" | "chars";
   readonly why: string;
+  /** 0 is a meaningful value (no retries), not a mistake. */
+  readonly zeroOk?: true;
 }
 
 const KiB = 1024;
@@ -46,8 +48,8 @@ export const LIMIT_SPECS = {
   SHUTDOWN_DEADLINE_S: { value: 3, unit: "s", why: "an agent's cleanup on exit; its client waits this long" },
   CANCEL_WAIT_S: { value: 2, unit: "s", why: "tendril prompt waits for a cancelled turn before killing the agent" },
   INTERRUPT_WAIT_S: { value: 0.5, unit: "s", why: "the same wait after Ctrl-C" },
-  LLM_MAX_RETRIES: { value: 3, unit: "count", why: "retries of one LLM request on 429/5xx/transport errors" },
-  MCP_RESTART_TRIES: { value: 3, unit: "count", why: "restarts of a dead MCP server before its tools are withdrawn" },
+  LLM_MAX_RETRIES: { value: 3, unit: "count", zeroOk: true, why: "retries of one LLM request on 429/5xx/transport errors" },
+  MCP_RESTART_TRIES: { value: 3, unit: "count", zeroOk: true, why: "restarts of a dead MCP server before its tools are withdrawn" },
   MCP_BACKOFF_FIRST_S: { value: 0.5, unit: "s", why: "first wait before restarting a dead MCP server (doubles, ±20%)" },
   MCP_BACKOFF_MAX_S: { value: 30, unit: "s", why: "longest wait between MCP server restarts" },
   MCP_LIST_PAGES: { value: 64, unit: "count", why: "pages of one MCP tools/list" },
@@ -115,8 +117,9 @@ export function parseLimit(name: LimitName, raw: string): number {
     throw new LimitError(`${variable} must be a positive integer${hint}, got ${JSON.stringify(raw)}`);
   }
   const n = Number(m[1]) * mult;
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    throw new LimitError(`${variable} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(n) || n < 0 || (n === 0 && !spec.zeroOk)) {
+    const rule = spec.zeroOk ? "a whole number (0 or more)" : "a positive integer";
+    throw new LimitError(`${variable} must be ${rule}, got ${JSON.stringify(raw)}`);
   }
   return n;
 }

@@ -1,18 +1,20 @@
 // Enforces ARCHITECTURE.md's dependency rules on every source file (tests exempt from the SDK rule):
-// main → cli → core/tools; core never imports tools/cli; tools import only core/limits, core/log and types;
+// main → cli → core/tools; core never imports tools/cli; tools import only core/'s leaf modules and types;
 // no import cycles; each third-party SDK has one adapter module per side. Prints every violation; exit 1 if any.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 
 const ROOT = process.argv[2] ?? process.cwd();
 const DIRS = ["main.ts", "cli", "core", "tools"];
+/** The leaf modules of core/ that tools/ may use (ARCHITECTURE.md rule 4). */
+const CORE_LEAVES = ["core/limits.ts", "core/log.ts", "core/process-group.ts", "core/text-bounds.ts"];
 /** SDK import prefix → the one module allowed to load it at run time (per protocol side). */
 const ADAPTERS: Record<string, string[]> = {
   "@anthropic-ai/sdk": ["core/llm/anthropic.ts"],
   openai: ["core/llm/openai.ts"],
   "@modelcontextprotocol/sdk/client": ["core/mcp/client.ts"],
   "@modelcontextprotocol/sdk/server": ["core/mcp/server.ts"],
-  "@agentclientprotocol/sdk": ["core/acp/agent-server.ts", "core/acp/client-runner.ts"],
+  "@agentclientprotocol/sdk": ["core/acp/agent-server.ts", "core/acp-client/client-runner.ts"],
 };
 
 interface Imp {
@@ -50,8 +52,8 @@ for (const file of all) {
       if (!typeOnly && !isTest) edges.push(target);
       if (tlayer === "cli" && layer !== "cli" && layer !== "main") problems.push(`${file}: imports cli/ (${target})`);
       if (layer === "core" && tlayer === "tools") problems.push(`${file}: core/ must not import tools/ (${target})`);
-      if (layer === "tools" && tlayer === "core" && !typeOnly && !["core/limits.ts", "core/log.ts"].includes(target)) {
-        problems.push(`${file}: tools/ may import only core/limits.ts and core/log.ts (${target})`);
+      if (layer === "tools" && tlayer === "core" && !typeOnly && !CORE_LEAVES.includes(target)) {
+        problems.push(`${file}: tools/ may import only the leaf modules of core/ (${CORE_LEAVES.join(", ")}), not ${target}`);
       }
       if (layer === "main" && tlayer !== "cli") problems.push(`main.ts: must import only cli/ (${target})`);
       continue;

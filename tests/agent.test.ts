@@ -221,7 +221,7 @@ describe("turns", () => {
   });
 
   test("LLM down: the prompt answers -32603 with the cause, and auth errors name the key", async () => {
-    const a = agentWith({ env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" } });
+    const a = agentWith({ env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:9", TENDRIL_LLM_MAX_RETRIES: "0" } });
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("down"));
     const err = await a.prompt(sessionId, "hi").catch((e) => e);
@@ -344,36 +344,23 @@ describe("tools", () => {
     expect(plan.entries.map((e) => [e.content, e.status])).toEqual([["edit a.txt", "completed"], ["test", "pending"]]);
   });
 
-  test("parallel calls run concurrently but complete and return in call order", async () => {
+  // Concurrency itself is tested in memory (core/agent/tool-calls.test.ts); this is the wiring: a real
+  // MCP server's results reach the client and the LLM in call order although they finish out of order.
+  test("parallel calls complete and return in call order through a real MCP server", async () => {
     const a = agentWith({ env: { TENDRIL_MODE: "yolo" } });
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("parallel"), [fakeMcp("fk")]);
-    const ms = [800, 100, 500];
+    const ms = [200, 10, 100];
     fake.script([{ toolCalls: ms.map((m, i) => ({ id: `p${i}`, name: "fk__sleep", input: { ms: m } })) }, { text: "all slept" }]);
     const before = fake.requests.length;
-    const t0 = Date.now();
     await a.prompt(sessionId, "sleep");
-    const elapsed = Date.now() - t0;
-    expect(elapsed).toBeLessThan(1400); // sequential would be ≥ 1400 ms
     const order = a.ofKind("tool_call_update").filter((u) => u.status === "completed").map((u) => u.toolCallId);
     expect(order).toEqual(["p0", "p1", "p2"]);
     const msgs = JSON.stringify(fake.requests[before + 1]!.body.messages);
-    expect(msgs.indexOf("slept 800 ms")).toBeLessThan(msgs.indexOf("slept 100 ms"));
-    expect(msgs.indexOf("slept 100 ms")).toBeLessThan(msgs.indexOf("slept 500 ms"));
+    expect(msgs.indexOf("slept 200 ms")).toBeLessThan(msgs.indexOf("slept 10 ms"));
+    expect(msgs.indexOf("slept 10 ms")).toBeLessThan(msgs.indexOf("slept 100 ms"));
   });
 
-  test("a second prompt on a busy session is refused with -32602", async () => {
-    const a = agentWith();
-    await a.initialize();
-    const { sessionId } = await a.newSession(workspace("busy"));
-    fake.script([{ text: "slow", fault: { delayMs: 600 } }]);
-    const first = a.prompt(sessionId, "one");
-    await Bun.sleep(150);
-    const second = await a.prompt(sessionId, "two").catch((e) => e);
-    expect(second.code).toBe(-32602);
-    expect(second.message).toContain("busy");
-    expect((await first).stopReason).toBe("end_turn");
-  });
 });
 
 describe("cancellation and failures", () => {
@@ -446,7 +433,7 @@ describe("cancellation and failures", () => {
   test("an MCP server hanging on initialize fails session/new within MCP_INIT_TIMEOUT_S and is dead", async () => {
     const dir = workspace("mcp-hang");
     const pidFile = join(dir, "mcp.pid");
-    const a = agentWith({ env: { TENDRIL_MCP_INIT_TIMEOUT_S: "2" } });
+    const a = agentWith({ env: { TENDRIL_MCP_INIT_TIMEOUT_S: "0.4" } });
     await a.initialize();
     const t0 = Date.now();
     const err = await a.newSession(dir, [fakeMcp("hangs", { FAKE_MCP_HANG: "initialize", FAKE_MCP_PID_FILE: pidFile })]).catch((e) => e);

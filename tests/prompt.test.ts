@@ -171,7 +171,8 @@ describe("against a third-party ACP agent", () => {
 
   test("--timeout: a hung agent is cancelled and its process group killed, exit 124", async () => {
     const dir = freshDir();
-    const r = await echo("hang", "--cwd", dir, "--timeout", "0.5");
+    const quick = { TENDRIL_CANCEL_WAIT_S: "0.3", TENDRIL_SHUTDOWN_DEADLINE_S: "0.3" };
+    const r = await prompt(["--agent", ECHO, "--cwd", dir, "--timeout", "0.5", "hang"], { env: quick });
     expect(r.code).toBe(124);
     expect(r.stderr).toContain("timed out after 0.5 s");
     expect(r.ms).toBeLessThan(6000); // 0.5 s + 2 s for the cancel answer + shutdown

@@ -2,13 +2,15 @@
 // Logic is exercised in memory; bugs that live in wiring run the built binary.
 import { expect, test } from "bun:test";
 import { createPolicy } from "../core/policy/policy.ts";
-import { decidePermission } from "../core/policy/approve.ts";
+import { decidePermission } from "../core/acp-client/approve.ts";
 import { parseRules } from "../core/config.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { standInPool, standInTools } from "./in-memory.ts";
 import type { McpServerSpec } from "../core/mcp/types.ts";
+import { createMcpPool } from "../core/mcp/pool.ts";
+import { loadLimits } from "../core/limits.ts";
 import { memoryAgent } from "./memory-agent.ts";
 import { dieOfUncaught } from "../cli/fatal.ts";
 
@@ -182,5 +184,16 @@ test("regression: [[mcp]] servers in config.toml were parsed and ignored (now ev
     { name: "fs", transport: "stdio", command: "/bin/fs-server", args: ["--x"], env: { A: "1" }, cwd },
     { name: "web", transport: "http", url: "http://127.0.0.1:9/mcp", headers: {} },
   ]);
+  await a.close();
+});
+
+test("regression: the MCP server count was checked twice and the better message never reached the user", async () => {
+  const limits = loadLimits({ TENDRIL_MAX_MCP_SERVERS: "1" });
+  const a = memoryAgent({ pool: createMcpPool({ limits, env: {} }), limits });
+  const http = (name: string) => ({ type: "http", name, url: "http://127.0.0.1:9/mcp", headers: [] });
+  a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: tmpdir(), mcpServers: [http("a"), http("b")] } });
+  const r = await a.response(1);
+  expect(r.error.code).toBe(-32602);
+  expect(r.error.message).toContain("at most 1 MCP servers (MAX_MCP_SERVERS), got 2; drop some or raise TENDRIL_MAX_MCP_SERVERS");
   await a.close();
 });

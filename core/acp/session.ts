@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { McpServerEntry, PermissionMode, PermissionRule } from "../config.ts";
 import { PERMISSION_MODES } from "../config.ts";
-import type { Limits } from "../limits.ts";
+import { LimitError, type Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
 import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
@@ -119,9 +119,6 @@ export class SessionManager {
       const d = this.host.devServer;
       specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", cwd], env: d.env ?? {}, cwd, private: true });
     }
-    if (specs.length > limits.MAX_MCP_SERVERS) {
-      throw new AcpError(INVALID_PARAMS, `too many MCP servers: ${specs.length} (MAX_MCP_SERVERS is ${limits.MAX_MCP_SERVERS})`);
-    }
     const tools = await this.#openTools(specs, cwd, deadline, slot);
     const custom = typeof meta?.systemPrompt === "string" ? meta.systemPrompt : this.host.systemPrompt;
     const system = custom ?? buildSystemPrompt({
@@ -167,6 +164,8 @@ export class SessionManager {
         (e: unknown) => log.debug("abandoned MCP start failed too", { error: e }),
       );
       const message = err instanceof Error ? err.message : String(err);
+      // The pool owns the server-count bound; too many servers is the request's fault, not ours.
+      if (err instanceof LimitError) throw new AcpError(INVALID_PARAMS, message);
       throw new AcpError(INTERNAL_ERROR, message, { cause: message });
     } finally {
       clearTimeout(timer);

@@ -21,7 +21,9 @@
 //
 // Checks per call (step numbers are 1-based): the set of tool names offered must equal the recorded one,
 // the final message's kind must match, and the run may not make more calls than the cassette holds.
-import type { LlmError, LlmEvent, LlmProvider, LlmRequest, Message, StopReason } from "./types.ts";
+import { z } from "zod";
+import { describeIssue } from "../zod-issue.ts";
+import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason } from "./types.ts";
 
 export type MessageKind = "user" | "tool" | "assistant";
 
@@ -37,75 +39,98 @@ export class CassetteError extends Error {
 }
 
 const KIND_WORDS: Record<MessageKind, string> = { user: "user message", tool: "tool result", assistant: "assistant message" };
-const STOP_REASONS: readonly StopReason[] = ["end_turn", "tool_use", "max_tokens", "refusal", "other"];
-const EVENT_TYPES = new Set(["text", "thinking", "tool_call", "done", "error"]);
+const STOP_REASONS = ["end_turn", "tool_use", "max_tokens", "refusal", "other"] as const;
+const ERROR_KINDS = ["auth", "rate_limit", "server", "transport", "bad_request", "aborted", "too_large", "replay"] as const;
 
 export function messageKind(m: Message): MessageKind {
   return m.role;
 }
 
-function toolNames(raw: unknown, where: string): string[] | undefined {
-  if (raw === undefined) return undefined;
-  if (!Array.isArray(raw)) throw new CassetteError(`${where}: tools must be an array of names`);
-  return raw.map((t) => (typeof t === "string" ? t : String((t as { name?: unknown })?.name))).sort();
+const input = z.record(z.string(), z.unknown());
+const toolName = z.union([z.string(), z.object({ name: z.string() }).loose()]);
+const llmError = z.object({ kind: z.enum(ERROR_KINDS), message: z.string(), status: z.number().optional() });
+const usage = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number().optional(),
+  cacheWriteTokens: z.number().optional(),
+});
+const event = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({ type: z.literal("thinking"), text: z.string() }),
+  z.object({ type: z.literal("tool_call"), call: z.object({ id: z.string(), name: z.string(), input }) }),
+  z.object({ type: z.literal("done"), stopReason: z.enum(STOP_REASONS), usage }),
+  z.object({ type: z.literal("error"), error: llmError }),
+]);
+
+/** What TENDRIL_RECORD writes; extra fields are allowed (recordings may carry more than replay reads). */
+const recordedStep = z.looseObject({
+  v: z.literal(1),
+  request: z.looseObject({ tools: z.array(toolName).optional(), messages: z.array(z.looseObject({ role: z.enum(["user", "tool", "assistant"]) })).optional() }).optional(),
+  events: z
+    .array(event)
+    .min(1)
+    .refine((evs) => ["done", "error"].includes(evs.at(-1)!.type), { message: "must end with a done or error event" }),
+});
+
+/** The hand-written form: strict, so a misspelt field is an error rather than silently nothing. */
+const compactStep = z.strictObject({
+  v: z.literal(1),
+  tools: z.array(toolName).optional(),
+  last: z.enum(["user", "tool", "assistant"]).optional(),
+  reply: z.strictObject({
+    thinking: z.string().optional(),
+    text: z.string().optional(),
+    toolCalls: z.array(z.strictObject({ id: z.string().optional(), name: z.string(), input: input.optional() })).optional(),
+    stopReason: z.enum(STOP_REASONS).optional(),
+    usage: z.strictObject({ input: z.number().optional(), output: z.number().optional() }).optional(),
+    error: z.strictObject({ kind: z.enum(ERROR_KINDS).optional(), message: z.string().optional() }).optional(),
+  }),
+});
+
+function names(tools: z.infer<typeof toolName>[] | undefined): string[] | undefined {
+  return tools?.map((t) => (typeof t === "string" ? t : t.name)).sort();
 }
 
-function compactEvents(reply: Record<string, any>, step: number, where: string): LlmEvent[] {
+function compactEvents(reply: z.infer<typeof compactStep>["reply"], step: number): LlmEvent[] {
   if (reply.error !== undefined) {
-    const e = reply.error as Partial<LlmError>;
-    return [{ type: "error", error: { kind: e.kind ?? "server", message: String(e.message ?? "scripted failure") } }];
+    return [{ type: "error", error: { kind: reply.error.kind ?? "server", message: reply.error.message ?? "scripted failure" } }];
   }
   const events: LlmEvent[] = [];
-  if (reply.thinking) events.push({ type: "thinking", text: String(reply.thinking) });
-  if (reply.text) events.push({ type: "text", text: String(reply.text) });
-  const calls = (reply.toolCalls ?? []) as { id?: string; name?: string; input?: Record<string, unknown> }[];
-  if (!Array.isArray(calls)) throw new CassetteError(`${where}: reply.toolCalls must be an array`);
-  calls.forEach((c, i) => {
-    if (typeof c?.name !== "string") throw new CassetteError(`${where}: reply.toolCalls[${i}].name is required`);
-    events.push({ type: "tool_call", call: { id: c.id ?? `call_${step}_${i + 1}`, name: c.name, input: c.input ?? {} } });
-  });
-  const stop = (reply.stopReason ?? (calls.length > 0 ? "tool_use" : "end_turn")) as StopReason;
-  if (!STOP_REASONS.includes(stop)) throw new CassetteError(`${where}: stopReason must be one of ${STOP_REASONS.join(", ")}`);
-  const u = reply.usage ?? {};
-  events.push({ type: "done", stopReason: stop, usage: { inputTokens: Number(u.input ?? 0), outputTokens: Number(u.output ?? 0) } });
+  if (reply.thinking) events.push({ type: "thinking", text: reply.thinking });
+  if (reply.text) events.push({ type: "text", text: reply.text });
+  const calls = reply.toolCalls ?? [];
+  calls.forEach((c, i) => events.push({ type: "tool_call", call: { id: c.id ?? `call_${step}_${i + 1}`, name: c.name, input: c.input ?? {} } }));
+  const stop: StopReason = reply.stopReason ?? (calls.length > 0 ? "tool_use" : "end_turn");
+  events.push({ type: "done", stopReason: stop, usage: { inputTokens: reply.usage?.input ?? 0, outputTokens: reply.usage?.output ?? 0 } });
   return events;
-}
-
-function recordedEvents(raw: unknown, where: string): LlmEvent[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw new CassetteError(`${where}: events must be a non-empty array`);
-  for (const [i, e] of raw.entries()) {
-    if (!EVENT_TYPES.has((e as { type?: string })?.type ?? "")) throw new CassetteError(`${where}: events[${i}] has an unknown type`);
-  }
-  const lastType = (raw.at(-1) as LlmEvent).type;
-  if (lastType !== "done" && lastType !== "error") throw new CassetteError(`${where}: events must end with a done or error event`);
-  return raw as LlmEvent[];
 }
 
 function parseStep(line: string, step: number, lineNo: number): ReplayStep {
   const where = `replay file line ${lineNo}`;
-  let obj: Record<string, any>;
+  let obj: unknown;
   try {
     obj = JSON.parse(line);
   } catch (err) {
     throw new CassetteError(`${where}: not JSON (${(err as Error).message})`);
   }
-  if (typeof obj !== "object" || obj === null || obj.v !== 1) throw new CassetteError(`${where}: expected an object with "v":1`);
-  if (obj.events !== undefined) {
-    const req = (obj.request ?? {}) as { tools?: unknown; messages?: Message[] };
-    const lastMsg = Array.isArray(req.messages) ? req.messages.at(-1) : undefined;
-    const s: ReplayStep = { events: recordedEvents(obj.events, where) };
-    const tools = toolNames(req.tools, where);
+  const recorded = typeof obj === "object" && obj !== null && "events" in obj;
+  const parsed = (recorded ? recordedStep : compactStep).safeParse(obj);
+  if (!parsed.success) throw new CassetteError(describeIssue(parsed.error, `${where}: `).replace(": .", ": "));
+  const s: ReplayStep = { events: [] };
+  if ("events" in parsed.data) {
+    const d = parsed.data as z.infer<typeof recordedStep>;
+    s.events = d.events as LlmEvent[];
+    const tools = names(d.request?.tools);
+    const last = d.request?.messages?.at(-1);
     if (tools) s.tools = tools;
-    if (lastMsg) s.last = messageKind(lastMsg);
-    return s;
-  }
-  if (typeof obj.reply !== "object" || obj.reply === null) throw new CassetteError(`${where}: needs "events" (recorded form) or "reply" (compact form)`);
-  const s: ReplayStep = { events: compactEvents(obj.reply, step, where) };
-  const tools = toolNames(obj.tools, where);
-  if (tools) s.tools = tools;
-  if (obj.last !== undefined) {
-    if (!(obj.last in KIND_WORDS)) throw new CassetteError(`${where}: last must be user, tool or assistant`);
-    s.last = obj.last as MessageKind;
+    if (last) s.last = last.role;
+  } else {
+    const d = parsed.data as z.infer<typeof compactStep>;
+    s.events = compactEvents(d.reply, step);
+    const tools = names(d.tools);
+    if (tools) s.tools = tools;
+    if (d.last) s.last = d.last;
   }
   return s;
 }

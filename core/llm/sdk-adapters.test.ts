@@ -161,7 +161,7 @@ for (const c of cases) {
 
     test("LLM_TIMEOUT_S bounds a hanging request", async () => {
       fake.script([{ fault: { hang: true } }]);
-      const err = errorOf(await collect(c.make({ timeoutS: 1, maxRetries: 0 }).stream(request())));
+      const err = errorOf(await collect(c.make({ timeoutS: 0.3, maxRetries: 0 }).stream(request())));
       expect(err.kind).toBe("transport");
       expect(err.message).toContain("LLM_TIMEOUT_S");
     });

@@ -52,10 +52,10 @@ const HTTP_CLOSE_BUDGET_MS = 300;
 
 function makeTransport(spec: McpServerSpec, opts: ConnectOptions): { transport: Transport; stdio?: StdioTransport } {
   if (spec.transport === "stdio") {
-    if (!spec.command) throw new McpStartError(spec.name, "a stdio server needs a command");
+    // The pool checked the spec (checkSpec): a stdio spec has a command here.
     const stdio = new StdioTransport({
       name: spec.name,
-      command: spec.command,
+      command: spec.command!,
       args: spec.args ?? [],
       env: childEnv(opts.parentEnv, spec.env),
       cwd: spec.cwd ?? opts.cwd,

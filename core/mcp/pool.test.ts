@@ -97,7 +97,7 @@ test("a different working directory is a different server", async () => {
 });
 
 test("an unused shared server stops after MCP_IDLE_S", async () => {
-  const p = pool({ MCP_IDLE_S: "1" });
+  const p = pool({ MCP_IDLE_S: "0.2" });
   const file = tmp("idle.pid");
   const s = await p.openSession([fakeMcpSpec("idle", { FAKE_MCP_PID_FILE: file })], { cwd: dir });
   const pid = await readPidFile(file);
@@ -108,20 +108,20 @@ test("an unused shared server stops after MCP_IDLE_S", async () => {
 });
 
 test("a server that never answers initialize fails the session within MCP_INIT_TIMEOUT_S and is killed", async () => {
-  const p = pool({ MCP_INIT_TIMEOUT_S: "1" });
+  const p = pool({ MCP_INIT_TIMEOUT_S: "0.3" });
   const file = tmp("hang.pid");
   const t0 = Date.now();
   const err = await p.openSession([fakeMcpSpec("stuck", { FAKE_MCP_HANG: "initialize", FAKE_MCP_PID_FILE: file })], { cwd: dir }).catch((e) => e);
   expect(Date.now() - t0).toBeLessThan(2500);
   expect(err).toBeInstanceOf(McpStartError);
-  expect(err.message).toContain("MCP server stuck: did not answer initialize within 1 s");
+  expect(err.message).toContain("MCP server stuck: did not answer initialize within 0.3 s");
   const pid = await readPidFile(file);
   pids.push(pid);
   expect(await waitFor(() => !pidAlive(pid), 500)).toBe(true);
 });
 
 test("a server that never answers tools/list fails likewise, and the servers started with it stop", async () => {
-  const p = pool({ MCP_INIT_TIMEOUT_S: "1" });
+  const p = pool({ MCP_INIT_TIMEOUT_S: "0.3" });
   const hang = tmp("list.pid");
   const ok = tmp("ok.pid");
   const err = await p
@@ -131,7 +131,7 @@ test("a server that never answers tools/list fails likewise, and the servers sta
     )
     .catch((e) => e);
   expect(err).toBeInstanceOf(McpStartError);
-  expect(err.message).toContain("MCP server lister: did not answer tools/list within 1 s");
+  expect(err.message).toContain("MCP server lister: did not answer tools/list within 0.3 s");
   const [hangPid, okPid] = [await readPidFile(hang), await readPidFile(ok)];
   pids.push(hangPid, okPid);
   expect(await waitFor(() => !pidAlive(hangPid) && !pidAlive(okPid), 1000)).toBe(true);
@@ -244,7 +244,7 @@ test("a crashed server restarts on next use", async () => {
 });
 
 test("a server that cannot restart is given up after 3 tries and its tools are withdrawn", async () => {
-  const p = pool();
+  const p = pool({ MCP_BACKOFF_FIRST_S: "0.01" });
   const file = tmp("gone.pid");
   const s = await p.openSession([fakeMcpSpec("gn", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file, FAKE_MCP_MAX_STARTS: "1" })], { cwd: dir });
   let changed = 0;

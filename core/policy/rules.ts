@@ -4,6 +4,7 @@
 import picomatch from "picomatch";
 import { isAbsolute, relative, resolve } from "node:path";
 import { z } from "zod";
+import { describeIssue } from "../zod-issue.ts";
 
 export interface RuleCondition {
   arg: string;
@@ -85,13 +86,6 @@ const ruleSchema = z.strictObject({
   decision: z.enum(["allow", "deny", "ask"], { error: "decision must be allow, deny or ask" }),
   when: conditionSchema.optional(),
 });
-
-/** One line naming the first problem zod found: `rules[2].when.arg: expected string`. */
-export function describeIssue(error: z.ZodError, prefix: string): string {
-  const issue = error.issues[0]!;
-  const path = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("");
-  return `${prefix}${path}: ${issue.message}`;
-}
 
 /** Validates and compiles `[[rules]]` tables from `where` (a file name). Throws RuleError naming the problem. */
 export function parseRules(raw: unknown, where: string): PermissionRule[] {

@@ -2,7 +2,7 @@
 // (ask-deny, all, or a POLICY.toml of [[rules]]). Nobody is there to ask, so `ask` always means deny.
 // Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
 import { ConfigError, type PermissionRule, parseConfigFile, parseRules } from "../config.ts";
-import { firstMatch } from "./rules.ts";
+import { firstMatch } from "../policy/rules.ts";
 
 export type ApprovalPolicy =
   | { kind: "ask-deny" }

@@ -1,0 +1,65 @@
+// Sessions and the turn in memory: the real ACP surface over a stream, a scripted provider and
+// stand-in tools (tests/memory-agent.ts). Milliseconds, no processes.
+import { expect, test } from "bun:test";
+import { tmpdir } from "node:os";
+import { memoryAgent } from "../../tests/memory-agent.ts";
+
+const newSession = (id: number) => ({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
+const prompt = (id: number, sessionId: string, text: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "session/prompt",
+  params: { sessionId, prompt: [{ type: "text", text }] },
+});
+
+async function started(a: ReturnType<typeof memoryAgent>): Promise<string> {
+  a.send(newSession(1));
+  return (await a.response(1)).result.sessionId;
+}
+
+test("a second prompt on a busy session is refused with -32602 naming the way out", async () => {
+  const a = memoryAgent();
+  a.provider.push({ hang: true });
+  const id = await started(a);
+  a.send(prompt(2, id, "one"));
+  a.send(prompt(3, id, "two"));
+  const second = await a.response(3);
+  expect(second.error.code).toBe(-32602);
+  expect(second.error.message).toContain("busy");
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: id } });
+  expect((await a.response(2)).result.stopReason).toBe("cancelled");
+  await a.close();
+});
+
+test("cancel mid-tool: the prompt answers cancelled, the call is failed, and the next prompt continues cleanly", async () => {
+  const a = memoryAgent();
+  a.provider.push({ calls: [{ id: "s1", name: "t__sleep", input: { ms: 10_000 } }] }, { text: "next" });
+  const id = await started(a);
+  a.send(prompt(2, id, "sleep"));
+  const t0 = Date.now();
+  while (!a.out.some((m) => m.params?.update?.status === "in_progress") && Date.now() - t0 < 2000) await Bun.sleep(2);
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: id } });
+  expect((await a.response(2)).result.stopReason).toBe("cancelled");
+  expect(Date.now() - t0).toBeLessThan(2500);
+  const finals = a.out.filter((m) => m.params?.update?.toolCallId === "s1" && m.params.update.status === "failed");
+  expect(finals.length).toBe(1);
+  a.send(prompt(3, id, "again"));
+  expect((await a.response(3)).result.stopReason).toBe("end_turn");
+  // History stayed valid: the cancelled call has its result before the next user message.
+  const history = a.provider.requests[1]!;
+  expect(history.map((m) => m.role)).toEqual(["user", "assistant", "tool", "user"]);
+  await a.close();
+});
+
+test("every update of a turn is on the wire before the turn's response", async () => {
+  const a = memoryAgent();
+  a.provider.push({ text: "a", calls: [{ id: "e1", name: "t__echo", input: { text: "x" } }] }, { text: "done" });
+  const id = await started(a);
+  a.send(prompt(2, id, "go"));
+  await a.response(2);
+  const at = a.out.findIndex((m) => m.id === 2);
+  const updates = a.out.map((m, i) => [m.method, i] as const).filter(([m]) => m === "session/update");
+  expect(updates.length).toBeGreaterThan(3);
+  expect(updates.every(([, i]) => i < at)).toBe(true);
+  await a.close();
+});
