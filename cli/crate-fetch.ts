@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { CrateErrorKind, CrateError } from "../tools/crates/errors.ts";
 import type { Limits } from "../core/limits.ts";
 import type { CrateFetcher, CrateProgress, CrateResult } from "../tools/crates/fetch-crate.ts";
-import type { ExitBox } from "./program.ts";
+import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
 interface CrateFetchFlags {
