@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
-import { crateTarball, FakeRegistry, sha256 } from "../../tests/fake-crates-registry.ts";
+import { crateTarball, FakeRegistry, rawTarball, sha256 } from "../../tests/fake-crates-registry.ts";
 import { CrateError } from "./errors.ts";
 import { CrateFetcher, type FetcherOptions } from "./fetch-crate.ts";
 
@@ -104,6 +104,19 @@ test("a checksum mismatch fails and leaves nothing behind", async () => {
   const store = join(root, readdirSync(root)[0]!);
   expect(readdirSync(store).filter((e) => e !== ".tmp" && e !== ".locks")).toEqual([]);
   expect(readdirSync(join(store, ".locks"))).toEqual([]);
+});
+
+test("a refused archive fails at once (no retry) and leaves nothing in the cache", async () => {
+  reg.add("evil", { vers: "0.1.0", tarball: rawTarball([{ path: "evil-0.1.0/ok.rs", body: "x" }, { path: "evil-0.1.0/../../out", body: "x" }]) });
+  const f = fetcher();
+  const err = await failure(f.fetch("evil"));
+  expect(err.kind).toBe("hostile");
+  expect(err.message).toContain('"evil-0.1.0/../../out"');
+  expect(reg.count("/dl/evil/")).toBe(1);
+  const root = join(tmp, `case-${n - 1}`, "cache", "crates");
+  const store = join(root, readdirSync(root)[0]!);
+  expect(readdirSync(store).filter((e) => e !== ".tmp" && e !== ".locks")).toEqual([]);
+  expect(readdirSync(join(store, ".tmp"))).toEqual([]);
 });
 
 test("a registry answering 500 (or 429) then 200 is retried", async () => {

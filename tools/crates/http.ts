@@ -1,7 +1,7 @@
 // Owns registry HTTP: GET with a per-attempt timeout, retries with doubling backoff on 429/5xx and cut-off
 // transfers (honouring Retry-After), a byte cap on bodies, and progress callbacks. Connections are pooled
 // by the runtime's fetch (keep-alive). Does not know what the bytes are.
-import { CrateError } from "./errors.ts";
+import { asCrateError, CrateError } from "./errors.ts";
 
 export interface HttpOptions {
   timeoutS: number;
@@ -121,14 +121,23 @@ async function readCapped(url: string, res: Response, opts: GetOptions): Promise
     throw tooBig();
   }
   const chunks: Uint8Array[] = [];
-  const put = opts.sink?.() ?? ((chunk: Uint8Array) => void chunks.push(chunk));
+  const put = opts.sink ? final(opts.sink) : (chunk: Uint8Array) => void chunks.push(chunk);
   let received = 0;
   for await (const chunk of res.body ?? []) {
     received += chunk.byteLength;
     if (received > opts.maxBytes) throw tooBig();
-    put(chunk);
+    final(() => put(chunk));
     opts.onProgress?.(received, total);
   }
   if (total !== undefined && received !== total) throw new Retryable(`transfer cut off at ${received} of ${total} bytes`);
   return chunks.length === 1 ? chunks[0]! : new Uint8Array(Buffer.concat(chunks));
+}
+
+/** What the sink throws (a refused entry, a full disk) ends the get: it is not a network failure to retry. */
+function final<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw asCrateError(err);
+  }
 }
