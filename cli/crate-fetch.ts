@@ -41,7 +41,7 @@ export function describeCrateFetch(program: Command, exit: ExitBox): void {
       "after",
       "\nRegistry: TENDRIL_CRATES_INDEX (sparse index, default https://index.crates.io/), TENDRIL_CRATES_DL (download template)." +
         "\nExit codes: 0 ok, 1 other failure, 2 usage, 3 no such crate, 4 no matching version, 5 registry unreachable and" +
-        "\nnothing cached, 6 checksum mismatch, 7 refused archive. With several crates, the first failing one's code.",
+        "\nnothing cached, 6 checksum mismatch, 7 refused archive, 130/143 interrupted. With several crates, the first failing one's code.",
     )
     .action(async (crates: string[], flags: CrateFetchFlags) => {
       exit.code = await runCrateFetch(crates, flags);
@@ -112,8 +112,14 @@ async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<
     const { serveCrateMcp } = await import("./crate-fetch-mcp.ts");
     return serveCrateMcp(fetchers.make, fetchers.limits);
   }
-  const results = await fetchers.make().fetchAll(crates);
+  // Ctrl-C and SIGTERM abort the fetches, so locks and temp folders are removed on the way out.
+  const stop = new AbortController();
+  const codes: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
+  let signalled: string | undefined;
+  for (const sig of Object.keys(codes)) process.once(sig, () => stop.abort((signalled = sig)));
+  const results = await fetchers.make().fetchAll(crates, stop.signal);
   progress?.stop();
+  if (signalled) return codes[signalled]!;
   return report(crates, results, flags.json === true);
 }
 

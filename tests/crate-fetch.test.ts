@@ -120,6 +120,29 @@ test("two processes fetching one crate at once download it once", async () => {
   }
 });
 
+test("Ctrl-C mid-download exits 130 and leaves no lock file or temp folder", async () => {
+  reg.trickleMs = 3000;
+  try {
+    const e = env();
+    const child = spawn(BIN, ["crate-fetch", "slow"], { env: e, cwd: e.HOME, stdio: ["ignore", "pipe", "pipe"] });
+    const before = reg.count("/dl/slow/");
+    for (let i = 0; i < 200 && reg.count("/dl/slow/") === before; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    child.kill("SIGINT");
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code).toBe(130);
+    expect(Date.now() - t0).toBeLessThan(2500);
+    const root = join(e.XDG_CACHE_HOME!, "tendril", "crates");
+    const store = join(root, readdirSync(root)[0]!);
+    expect(readdirSync(join(store, ".locks"))).toEqual([]);
+    expect(readdirSync(join(store, ".tmp"))).toEqual([]);
+    expect(readdirSync(store).filter((x) => !x.startsWith("."))).toEqual([]);
+  } finally {
+    reg.trickleMs = 0;
+  }
+});
+
 const hasScript = spawnSync("script", ["--version"]).status === 0;
 
 test.skipIf(!hasScript)("a progress line is drawn on a terminal stderr (and none on a pipe, see above)", async () => {
