@@ -95,6 +95,18 @@ test("Cargo.lock found upward from cwd pins the version when no range is given",
   expect((await f.fetch("locked@>=0.4")).version).toBe("0.4.0");
 });
 
+test("a Cargo.lock checksum that differs from the index's is refused, as cargo refuses it", async () => {
+  const ws = join(tmp, "ws-sum");
+  mkdirSync(ws);
+  writeFileSync(
+    join(ws, "Cargo.lock"),
+    `version = 4\n\n[[package]]\nname = "locked"\nversion = "0.4.0"\nsource = "registry+https://github.com/rust-lang/crates.io-index"\nchecksum = "${"ab".repeat(32)}"\n`,
+  );
+  const err = await failure(fetcher({ cwd: ws }).fetch("locked"));
+  expect(err.kind).toBe("checksum");
+  expect(err.message).toContain("Cargo.lock's checksum");
+});
+
 test("a checksum mismatch fails and leaves nothing behind", async () => {
   const f = fetcher();
   const err = await failure(f.fetch("badsum"));

@@ -118,6 +118,10 @@ export class CrateFetcher {
     }
     if (!versions) throw await this.notFound(req.name, signal);
     const { entry, note } = resolveVersion(req, versions, locked?.version);
+    if (locked?.checksum && locked.version === entry.vers && locked.checksum.toLowerCase() !== entry.cksum) {
+      // cargo refuses this too: the registry now serves different bytes than the workspace locked.
+      throw new CrateError("checksum", `${entry.name} ${entry.vers}: Cargo.lock's checksum ${locked.checksum} differs from the index's ${entry.cksum}`);
+    }
     const found = (await this.findLocal(entry.name, entry.vers, entry.cksum)) ?? (await this.download(entry, signal));
     return result(entry.name, entry.vers, found, note);
   }
