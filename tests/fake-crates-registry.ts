@@ -64,6 +64,8 @@ export class FakeRegistry {
   private readonly crates = new Map<string, { name: string; versions: (FakeVersion & { tarball: Buffer })[] }>();
   /** Every request path, in arrival order. */
   readonly requests: string[] = [];
+  /** Index requests answered 304 because the client's If-None-Match matched. */
+  notModified = 0;
   /** Statuses to answer, in order, before serving a path normally (e.g. [500] for one failure). */
   readonly failures = new Map<string, number[]>();
   /** Paths never answered (the connection stays open until stop()), for timeouts. */
@@ -95,7 +97,7 @@ export class FakeRegistry {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.answer(req.url ?? "/", res));
+    this.server = createServer((req, res) => void this.answer(req.url ?? "/", res, req.headers["if-none-match"]));
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
@@ -106,14 +108,14 @@ export class FakeRegistry {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 
-  private async answer(path: string, res: import("node:http").ServerResponse): Promise<void> {
+  private async answer(path: string, res: import("node:http").ServerResponse, ifNoneMatch?: string): Promise<void> {
     this.requests.push(path);
     if (this.hangs.has(path)) return;
     const fail = this.failures.get(path)?.shift();
     if (fail) return void res.writeHead(fail).end(`scripted ${fail}`);
     if (path === "/index/config.json") return void res.end(JSON.stringify({ dl: this.dlTemplate.replace("{base}", this.base) }));
     const index = /^\/index\/(?:[^/]+\/)+([^/]+)$/.exec(path);
-    if (index) return this.serveIndex(index[1]!, res);
+    if (index) return this.serveIndex(index[1]!, res, ifNoneMatch);
     const dl = /^\/dl\/([^/]+)\/([^/]+)\/download(?:\?.*)?$/.exec(path);
     if (dl) {
       if (this.downloadDelayMs > 0) await new Promise((r) => setTimeout(r, this.downloadDelayMs));
@@ -136,12 +138,18 @@ export class FakeRegistry {
     res.writeHead(404).end();
   }
 
-  private serveIndex(name: string, res: import("node:http").ServerResponse): void {
+  private serveIndex(name: string, res: import("node:http").ServerResponse, ifNoneMatch?: string): void {
     const c = this.crates.get(name);
     if (!c) return void res.writeHead(404).end();
     const lines = c.versions.map((v) =>
       JSON.stringify({ name: c.name, vers: v.vers, deps: [], cksum: v.cksum ?? sha256(v.tarball), features: {}, yanked: v.yanked ?? false }),
     );
-    res.end(lines.join("\n") + "\n");
+    const body = lines.join("\n") + "\n";
+    const etag = `"${sha256(Buffer.from(body)).slice(0, 16)}"`;
+    if (ifNoneMatch === etag) {
+      this.notModified++;
+      return void res.writeHead(304, { etag }).end();
+    }
+    res.writeHead(200, { etag }).end(body);
   }
 }

@@ -10,7 +10,8 @@ import { type CargoLock, findCargoLock, type LockedPackage, lockedVersion } from
 import { parseCrateSpec, type CrateRequest } from "./crate-spec.ts";
 import { asCrateError, CrateError } from "./errors.ts";
 import { Http } from "./http.ts";
-import { downloadUrl, Registry } from "./index-client.ts";
+import { IndexCache } from "./index-cache.ts";
+import { downloadUrl, type IndexAnswer, Registry } from "./index-client.ts";
 import { withFileLock } from "./lock.ts";
 import { type IndexVersion, resolveVersion } from "./resolve.ts";
 import * as cache from "./cache.ts";
@@ -80,8 +81,10 @@ export class CrateFetcher {
       userAgent: opts.userAgent,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     });
-    this.registry = new Registry(this.http, { indexUrl: opts.indexUrl, dl: opts.dl, maxIndexBytes: l.MAX_CRATE_INDEX_BYTES });
-    const root = join(opts.cacheDir, "crates", cache.registryKey(this.registry.indexUrl));
+    const indexUrl = opts.indexUrl.endsWith("/") ? opts.indexUrl : `${opts.indexUrl}/`;
+    const root = join(opts.cacheDir, "crates", cache.registryKey(indexUrl));
+    const indexCache = new IndexCache(join(root, ".index"));
+    this.registry = new Registry(this.http, { indexUrl, dl: opts.dl, maxIndexBytes: l.MAX_CRATE_INDEX_BYTES, cache: indexCache });
     this.store = { root, ...(opts.cargoHome ? { cargoHome: opts.cargoHome } : {}) };
   }
 
@@ -109,28 +112,28 @@ export class CrateFetcher {
     }
     // A custom registry's config.json (the download template) is asked for alongside the index file.
     this.registry.template(signal).catch(() => {});
-    let versions: IndexVersion[] | undefined;
+    let index: IndexAnswer | undefined;
     try {
-      versions = await this.registry.versions(req.name, signal);
+      index = await this.registry.versions(req.name, signal);
     } catch (err) {
       if (err instanceof CrateError && err.kind === "offline") return this.offline(req, locked, err);
       throw err;
     }
-    if (!versions) throw await this.notFound(req.name, signal);
-    const { entry, note } = resolveVersion(req, versions, locked?.version);
+    if (!index) throw await this.notFound(req.name, signal);
+    const { entry, note } = resolveVersion(req, index.versions, locked?.version);
     if (locked?.checksum && locked.version === entry.vers && locked.checksum.toLowerCase() !== entry.cksum) {
       // cargo refuses this too: the registry now serves different bytes than the workspace locked.
       throw new CrateError("checksum", `${entry.name} ${entry.vers}: Cargo.lock's checksum ${locked.checksum} differs from the index's ${entry.cksum}`);
     }
     const found = (await this.findLocal(entry.name, entry.vers, entry.cksum)) ?? (await this.download(entry, signal));
-    return result(entry.name, entry.vers, found, note);
+    return result(entry.name, entry.vers, found, [note, index.stale].filter(Boolean).join("; ") || undefined);
   }
 
   /** crates.io treats `-` and `_` alike for uniqueness, so the other spelling is worth suggesting. */
   private async notFound(name: string, signal?: AbortSignal): Promise<CrateError> {
     const other = name.includes("-") ? name.replaceAll("-", "_") : name.replaceAll("_", "-");
     const found = other !== name ? await this.registry.versions(other, signal).catch(() => undefined) : undefined;
-    const hint = found ? `; did you mean ${found[0]!.name}?` : "";
+    const hint = found ? `; did you mean ${found.versions[0]!.name}?` : "";
     return new CrateError("not-found", `no crate named ${name} in the registry ${this.registry.indexUrl}${hint}`);
   }
 

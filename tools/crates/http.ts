@@ -31,8 +31,11 @@ const MISSING = new Set([404, 410, 451]);
 /** Failures that retrying will not fix: nothing is listening, or the name does not resolve. */
 const UNREACHABLE = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
 
-/** `body` is empty when a sink took the bytes. */
-export type GetResult = { status: "ok"; body: Uint8Array } | { status: "missing"; code: number };
+/** `body` is empty when a sink took the bytes; `not-modified` answers a request with validators (304). */
+export type GetResult =
+  | { status: "ok"; body: Uint8Array; etag?: string; lastModified?: string }
+  | { status: "not-modified" }
+  | { status: "missing"; code: number };
 
 class Retryable extends Error {
   constructor(
@@ -73,6 +76,10 @@ export class Http {
     } catch (err) {
       throw transportFailure(url, err, timeout);
     }
+    if (res.status === 304) {
+      await res.body?.cancel();
+      return { status: "not-modified" };
+    }
     if (MISSING.has(res.status)) {
       await res.body?.cancel();
       return { status: "missing", code: res.status };
@@ -86,7 +93,10 @@ export class Http {
       throw new CrateError("failed", `${url}: HTTP ${res.status} ${res.statusText}`.trim());
     }
     try {
-      return { status: "ok", body: await readCapped(url, res, opts) };
+      const body = await readCapped(url, res, opts);
+      const etag = res.headers.get("etag");
+      const lastModified = res.headers.get("last-modified");
+      return { status: "ok", body, ...(etag ? { etag } : {}), ...(lastModified ? { lastModified } : {}) };
     } catch (err) {
       if (err instanceof CrateError) throw err;
       throw transportFailure(url, err, timeout);

@@ -3,7 +3,8 @@
 // Does not choose versions (resolve.ts) or touch the disk.
 import semver from "semver";
 import { isCrateName } from "./crate-spec.ts";
-import type { Http } from "./http.ts";
+import type { GetResult, Http } from "./http.ts";
+import type { IndexCache } from "./index-cache.ts";
 import { CrateError } from "./errors.ts";
 import type { IndexVersion } from "./resolve.ts";
 
@@ -64,12 +65,27 @@ export interface RegistryOptions {
   /** An explicit `dl` template (TENDRIL_CRATES_DL); else config.json's, or crates.io's for crates.io. */
   dl?: string;
   maxIndexBytes: number;
+  /** Saved copies of index files: revalidated with their ETag/Last-Modified, used when offline. */
+  cache?: IndexCache;
+}
+
+/** A crate's versions; `stale` says why they come from a saved copy the registry could not confirm. */
+export interface IndexAnswer {
+  versions: IndexVersion[];
+  stale?: string;
+}
+
+/** A file may only speak for the crate it is named after (cargo checks the same). */
+function answer(name: string, body: string, stale?: string): IndexAnswer | undefined {
+  const versions = parseIndexFile(body).filter((v) => v.name.toLowerCase() === name.toLowerCase());
+  if (versions.length === 0) return undefined;
+  return stale ? { versions, stale } : { versions };
 }
 
 export class Registry {
   private dlTemplate?: Promise<string>;
   /** One index request per crate per call, however many requests name it. */
-  private readonly files = new Map<string, Promise<IndexVersion[] | undefined>>();
+  private readonly files = new Map<string, Promise<IndexAnswer | undefined>>();
   readonly indexUrl: string;
 
   constructor(
@@ -80,20 +96,40 @@ export class Registry {
   }
 
   /** Every published version of `name`, or undefined when the registry has no such crate. */
-  versions(name: string, signal?: AbortSignal): Promise<IndexVersion[] | undefined> {
+  versions(name: string, signal?: AbortSignal): Promise<IndexAnswer | undefined> {
     const key = name.toLowerCase();
     let got = this.files.get(key);
     if (!got) this.files.set(key, (got = this.readIndex(name, signal)));
     return got;
   }
 
-  private async readIndex(name: string, signal?: AbortSignal): Promise<IndexVersion[] | undefined> {
-    const url = this.indexUrl + indexPath(name);
-    const got = await this.http.get(url, { maxBytes: this.opts.maxIndexBytes, limitName: "MAX_CRATE_INDEX_BYTES", signal });
-    if (got.status === "missing") return undefined;
-    // A file may only speak for the crate it is named after (cargo checks the same).
-    const versions = parseIndexFile(new TextDecoder().decode(got.body)).filter((v) => v.name.toLowerCase() === name.toLowerCase());
-    return versions.length > 0 ? versions : undefined;
+  /** Asks the registry, sending the saved copy's validators; an unreachable registry falls back to the copy. */
+  private async readIndex(name: string, signal?: AbortSignal): Promise<IndexAnswer | undefined> {
+    const path = indexPath(name);
+    const url = this.indexUrl + path;
+    const cached = await this.opts.cache?.read(path);
+    const headers: Record<string, string> = {};
+    if (cached?.etag) headers["if-none-match"] = cached.etag;
+    if (cached?.lastModified) headers["if-modified-since"] = cached.lastModified;
+    let got: GetResult;
+    try {
+      got = await this.http.get(url, { maxBytes: this.opts.maxIndexBytes, limitName: "MAX_CRATE_INDEX_BYTES", headers, signal });
+    } catch (err) {
+      if (!cached || !(err instanceof CrateError) || err.kind !== "offline") throw err;
+      const saved = new Date(cached.savedMs).toISOString();
+      return answer(name, cached.body, `registry unreachable (${err.message}); used the index copy saved ${saved}`);
+    }
+    if (got.status === "missing") {
+      await this.opts.cache?.remove(path);
+      return undefined;
+    }
+    if (got.status === "not-modified") {
+      if (!cached) throw new CrateError("failed", `${url}: HTTP 304 to a request without validators`);
+      return answer(name, cached.body);
+    }
+    const body = new TextDecoder().decode(got.body);
+    await this.opts.cache?.write(path, { body, etag: got.etag, lastModified: got.lastModified });
+    return answer(name, body);
   }
 
   /** The download template: asked once per call, and not at all when given or for crates.io. */
@@ -107,7 +143,7 @@ export class Registry {
   private async readConfig(signal?: AbortSignal): Promise<string> {
     const url = `${this.indexUrl}config.json`;
     const got = await this.http.get(url, { maxBytes: this.opts.maxIndexBytes, limitName: "MAX_CRATE_INDEX_BYTES", signal });
-    if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: not a sparse registry`);
+    if (got.status !== "ok") throw new CrateError("failed", `${url}: ${got.status === "missing" ? `HTTP ${got.code}` : "HTTP 304"}: not a sparse registry`);
     let dl: unknown;
     try {
       dl = (JSON.parse(new TextDecoder().decode(got.body)) as { dl?: unknown }).dl;
