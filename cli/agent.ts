@@ -3,6 +3,7 @@
 // kills every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
+import { describeApprovals } from "./approvals.ts";
 import { dieOfUncaught } from "./fatal.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
@@ -17,7 +18,7 @@ Configuration (flag > environment > config file > default):
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
   TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
   TENDRIL_CONFIG              config file (default $XDG_CONFIG_HOME/tendril/config.toml)
-  TENDRIL_PROFILE             agent profile name (not built yet: refused)
+  TENDRIL_PROFILE             agent profile: NAME ($XDG_CONFIG_HOME/tendril/agents/NAME.toml) or a path
   TENDRIL_MCP_HOOK_SERVERS    servers allowed to run lifecycle hooks (not built yet: refused)
   TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
   TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
@@ -37,19 +38,20 @@ interface AgentFlags {
 }
 
 export function describeAgent(program: Command, exit: ExitBox): void {
-  program
+  const agent = program
     .command("agent")
     .description("run the ACP coding agent on stdio (an editor's agent_servers entry)")
     .option("--model <id>", "model id (TENDRIL_MODEL)")
     .option("--provider <name>", "anthropic | openai | replay (TENDRIL_PROVIDER)")
     .option("--mode <mode>", "ask | auto-edit | yolo | read-only (TENDRIL_MODE)")
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
-    .option("--profile <name>", "agent profile (not built yet: refused)")
+    .option("--profile <name>", "agent profile: NAME or a .toml path (TENDRIL_PROFILE)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .addHelpText("after", ENV_HELP)
     .action(async (flags: AgentFlags) => {
       exit.code = await runAgent(flags);
     });
+  describeApprovals(agent, exit);
 }
 
 function tendrilEnv(): Record<string, string> {
@@ -65,7 +67,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   let cfg;
   let provider;
   try {
-    cfg = loadConfig(flags, process.env, readFileOrUndefined);
+    cfg = loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
     setLogLevel(cfg.logLevel);
     const { createProvider } = await import("../core/llm/provider.ts");
     provider = await createProvider(cfg, readFileOrUndefined);
@@ -74,11 +76,13 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
       import("../core/acp/session.ts"),
+      import("../core/agent/session-store.ts"),
+      import("../core/policy/approvals.ts"),
       import("../core/acp/agent-server.ts"),
       import("../core/acp/stream.ts"),
       import("../core/wire/writer.ts"),
@@ -101,8 +105,10 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     rules: cfg.rules,
     systemPrompt: cfg.systemPrompt,
     limits: cfg.limits,
-    devServer: { ...selfCommand(), env: tendrilEnv() },
+    devServer: cfg.dev ? { ...selfCommand(), env: tendrilEnv() } : undefined,
     configServers: cfg.mcp,
+    store: new SessionStore(cfg.paths.stateDir),
+    approvals: new ApprovalStore(cfg.paths.stateDir),
     home: process.env.HOME,
   });
   const messages = createMessageStream({ input: process.stdin, sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES });
@@ -115,7 +121,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
       exit: (code) => process.exit(code),
     }),
   );
-  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true } });
+  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities: { http: true, sse: true }, persistent: true });
 
   let stopSignal: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stopSignal = resolve));

@@ -11,9 +11,6 @@ export { VERSION } from "../core/version.ts";
 import { VERSION } from "../core/version.ts";
 import type { ExitBox } from "./exit-box.ts";
 
-
-/** A mode's action reports its exit code here; commander's own action return value is ignored. */
-
 export async function runShim(name: "rg" | "tree", args: string[]): Promise<number> {
   const mod = name === "rg" ? await import("./rg.ts") : await import("./tree.ts");
   return mod.run(args);

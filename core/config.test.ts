@@ -95,8 +95,7 @@ test("regression: settings were accepted and ignored; every config key either ta
   }
   // Not built yet, so refused wherever they come from.
   expect(() => loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({}))).toThrow("TENDRIL_MCP_HOOK_SERVERS");
-  expect(() => loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).toThrow("TENDRIL_PROFILE");
-  expect(() => loadConfig({ profile: "p" }, { HOME }, files({}))).toThrow("--profile");
+  expect(() => loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
   // A key the file may not hold is named, not ignored.
   expect(() => loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).toThrow(/u\.toml.*modle/);
   expect(() => loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).toThrow(

@@ -7,6 +7,10 @@ import { isLogLevel, type LogLevel } from "./log.ts";
 import { type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
 import { describeIssue } from "./zod-issue.ts";
 import { z } from "zod";
+import { type McpServerEntry, mcpEntrySchema } from "./mcp-entry.ts";
+import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.ts";
+
+export type { McpServerEntry };
 
 export type { PermissionRule };
 
@@ -14,15 +18,6 @@ export type ProviderName = "anthropic" | "openai" | "replay";
 export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only";
 export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only"];
 
-export interface McpServerEntry {
-  name: string;
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  url?: string;
-  headers?: Record<string, string>;
-  type?: "stdio" | "http" | "sse";
-}
 
 export interface Paths {
   configFile: string;
@@ -39,6 +34,10 @@ export interface Config {
   maxTokens: number;
   contextWindow: number;
   systemPrompt?: string;
+  /** Whether sessions get the default `dev` tools (a profile may leave them out). */
+  dev: boolean;
+  /** The profile file in force, if any. */
+  profile?: string;
   logLevel: LogLevel;
   mode: PermissionMode;
   rules: PermissionRule[];
@@ -55,6 +54,8 @@ export class ConfigError extends Error {
 
 export interface ConfigFlags {
   config?: string;
+  /** Where a relative `--profile PATH` is resolved (cli passes the process's cwd). */
+  cwd?: string;
   provider?: string;
   model?: string;
   profile?: string;
@@ -108,18 +109,6 @@ function pickProvider(raw: string | undefined, env: Env): ProviderName {
   throw new ConfigError(`provider must be anthropic, openai or replay, got ${JSON.stringify(raw)}`);
 }
 
-const mcpEntrySchema = z
-  .strictObject({
-    name: z.string().min(1),
-    type: z.enum(["stdio", "http", "sse"]).optional(),
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-    url: z.string().min(1).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-  })
-  .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" });
-
 /** Every key config.toml may hold; anything else is refused, never silently ignored. */
 const fileSchema = z.strictObject({
   provider: z.string().optional(),
@@ -148,12 +137,21 @@ function validateFile(table: FileTable, where: string): ConfigFile {
  * Settings the contract names whose feature is not built yet: refused with a clear error rather than
  * accepted and ignored. Each entry: where the setting comes from → what to tell the user.
  */
-function refuseUnbuilt(flags: ConfigFlags, env: Env, file: ConfigFile, where: string): void {
+function refuseUnbuilt(env: Env, file: ConfigFile, where: string): void {
   const hooks = "lifecycle hooks (_Stop, _PostCompact) are not run by tendril agent yet";
-  if (flags.profile !== undefined) throw new ConfigError(`--profile: agent profiles are not supported yet; remove the flag`);
-  if (env.TENDRIL_PROFILE) throw new ConfigError(`TENDRIL_PROFILE: agent profiles are not supported yet; unset it`);
   if (env.TENDRIL_MCP_HOOK_SERVERS) throw new ConfigError(`TENDRIL_MCP_HOOK_SERVERS: ${hooks}; unset it`);
   if (file.mcp_hook_servers !== undefined) throw new ConfigError(`${where}: mcp_hook_servers: ${hooks}; remove it`);
+}
+
+function readProfile(flags: ConfigFlags, env: Env, paths: Paths, readFile: (path: string) => string | undefined): Profile | undefined {
+  const name = flags.profile ?? env.TENDRIL_PROFILE;
+  if (name === undefined || name === "") return undefined;
+  try {
+    return loadProfile(profilePath(name, paths.configDir, flags.cwd ?? "/"), readFile);
+  } catch (err) {
+    if (err instanceof ProfileError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 /** `[[rules]]` of a config or policy file, compiled; a bad rule is a ConfigError naming file and rule. */
@@ -164,16 +162,6 @@ export function parseRules(raw: unknown, where: string): PermissionRule[] {
     if (err instanceof RuleError) throw new ConfigError(err.message);
     throw err;
   }
-}
-
-function mcpEntries(entries: ConfigFile["mcp"]): McpServerEntry[] {
-  return (entries ?? []).map((e) => {
-    const entry: McpServerEntry = { name: e.name };
-    for (const k of ["type", "command", "args", "env", "url", "headers"] as const) {
-      if (e[k] !== undefined) (entry as unknown as Record<string, unknown>)[k] = e[k];
-    }
-    return entry;
-  });
 }
 
 function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, string> {
@@ -193,30 +181,36 @@ export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string
   const explicit = flags.config !== undefined || !!env.TENDRIL_CONFIG;
   const where = paths.configFile;
   const file = validateFile(parseConfigFile(where, readFile(where), explicit), where);
-  refuseUnbuilt(flags, env, file, where);
-  const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? file.provider, env);
+  refuseUnbuilt(env, file, where);
+  const profile = readProfile(flags, env, paths, readFile);
+  const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? profile?.provider ?? file.provider, env);
   const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
   if (!isLogLevel(level)) throw new ConfigError(`log level must be error, warn, info or debug, got ${JSON.stringify(level)}`);
-  const mode = flags.mode ?? env.TENDRIL_MODE ?? file.mode ?? "ask";
+  const mode = flags.mode ?? env.TENDRIL_MODE ?? profile?.mode ?? file.mode ?? "ask";
   if (!PERMISSION_MODES.includes(mode as PermissionMode)) {
     throw new ConfigError(`mode must be one of ${PERMISSION_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
   }
   const limits = loadLimits({ ...fileLimits(file.limits, where), ...env });
   const cfg: Config = {
     provider,
-    model: flags.model ?? env.TENDRIL_MODEL ?? file.model ?? DEFAULT_MODELS[provider],
+    model: flags.model ?? env.TENDRIL_MODEL ?? profile?.model ?? file.model ?? DEFAULT_MODELS[provider],
     anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
     openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
-    maxTokens: positiveInt(env.TENDRIL_MAX_TOKENS ?? file.max_tokens, "TENDRIL_MAX_TOKENS") ?? 32768,
-    contextWindow: positiveInt(env.TENDRIL_CONTEXT_WINDOW ?? file.context_window, "TENDRIL_CONTEXT_WINDOW") ?? 200000,
+    maxTokens: positiveInt(env.TENDRIL_MAX_TOKENS ?? profile?.max_tokens ?? file.max_tokens, "TENDRIL_MAX_TOKENS") ?? 32768,
+    contextWindow:
+      positiveInt(env.TENDRIL_CONTEXT_WINDOW ?? profile?.context_window ?? file.context_window, "TENDRIL_CONTEXT_WINDOW") ?? 200000,
     logLevel: level,
+    dev: profile?.dev ?? true,
     mode: mode as PermissionMode,
-    rules: parseRules(file.rules, where),
-    mcp: mcpEntries(file.mcp),
+    // A profile's rules are checked before the config file's: first match wins.
+    rules: [...parseRules(profile?.rules, profile?.file ?? ""), ...parseRules(file.rules, where)],
+    mcp: [...(profile?.mcp ?? []), ...(file.mcp ?? [])],
     limits,
     paths,
   };
-  if (file.system_prompt !== undefined) cfg.systemPrompt = file.system_prompt;
+  const systemPrompt = profile?.system_prompt ?? file.system_prompt;
+  if (systemPrompt !== undefined) cfg.systemPrompt = systemPrompt;
+  if (profile) cfg.profile = profile.file;
   if (env.TENDRIL_RECORD) cfg.record = env.TENDRIL_RECORD;
   if (env.TENDRIL_REPLAY) cfg.replay = env.TENDRIL_REPLAY;
   return cfg;

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
 import { spawnRawAgent, type RawAgent } from "./raw-harness.ts";
 import { ROOT } from "./binary.ts";
@@ -30,20 +31,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-function baseEnv(provider: "anthropic" | "openai" = "anthropic"): Record<string, string> {
-  const env: Record<string, string> = {
-    TENDRIL_PROVIDER: provider,
-    TENDRIL_MODEL: "fake-model",
-    XDG_CONFIG_HOME: join(work, "config"),
-    XDG_STATE_HOME: join(work, "state"),
-    XDG_CACHE_HOME: join(work, "cache"),
-    TENDRIL_MCP_INIT_TIMEOUT_S: "5",
-    TENDRIL_LOG: "warn",
-  };
-  if (provider === "anthropic") Object.assign(env, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl });
-  else Object.assign(env, { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: fake.openaiBaseUrl });
-  return env;
-}
+const baseEnv = (provider: "anthropic" | "openai" = "anthropic") => agentEnv(fake, work, provider);
 
 function agentWith(opts: StartOptions & { provider?: "anthropic" | "openai" } = {}): TestAgent {
   const a = startAgent({ ...opts, env: { ...baseEnv(opts.provider), ...opts.env } });
@@ -84,7 +72,8 @@ describe("wire", () => {
     expect(r.result.agentInfo.name).toBe("tendril");
     expect(r.result.agentCapabilities.promptCapabilities).toMatchObject({ image: true, embeddedContext: true });
     expect(r.result.agentCapabilities.mcpCapabilities).toMatchObject({ http: true, sse: true });
-    expect(r.result.agentCapabilities.loadSession).toBe(false);
+    expect(r.result.agentCapabilities.loadSession).toBe(true);
+    expect(r.result.agentCapabilities.sessionCapabilities).toEqual({ list: {}, resume: {}, close: {} });
     a.writeLine(INIT(2, 0));
     expect((await a.response(2)).result.protocolVersion).toBe(0);
   });

@@ -47,7 +47,7 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
     ...over,
   });
   const messages = createMessageStream({ input, sink, maxLineBytes: limits.MAX_LINE_BYTES });
-  const conn = serveAgent(messages.stream, { version: "test", sessions, mcpCapabilities: { http: true, sse: true } });
+  const conn = serveAgent(messages.stream, { version: "test", sessions, mcpCapabilities: { http: true, sse: true }, persistent: over.store !== undefined });
   return {
     provider: (over.provider as ScriptedProvider | undefined) ?? provider,
     out,

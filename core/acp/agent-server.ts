@@ -4,7 +4,7 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { log, logFailure } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
-import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseNewSession } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseLoadSession, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
 
 export interface AgentServerOptions {
@@ -12,6 +12,8 @@ export interface AgentServerOptions {
   sessions: SessionManager;
   /** MCP transports the pool supports besides stdio. */
   mcpCapabilities: { http: boolean; sse: boolean };
+  /** Sessions are saved (session/load, list, resume are served). */
+  persistent: boolean;
 }
 
 const PERMISSION_OPTIONS: acp.PermissionOption[] = [
@@ -95,19 +97,38 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
       protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
       agentInfo: { name: "tendril", version: opts.version },
       agentCapabilities: {
-        loadSession: false,
+        loadSession: opts.persistent,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: opts.mcpCapabilities,
+        // Listing and resuming need saved sessions; closing works either way.
+        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {} } : { close: {} },
       },
       authMethods: [],
     }))
     .onRequest(acp.methods.agent.session.new, (raw) => withCode(() => parseNewSession(raw)), ({ params }) =>
       guard("session/new", () => sessions.newSession(params.cwd, params.mcpServers, params._meta)),
     )
+    .onRequest(acp.methods.agent.session.load, (raw) => withCode(() => parseLoadSession(raw)), ({ params, client }) =>
+      guard("session/load", () =>
+        sessions.loadSession(params.sessionId, params.cwd, params.mcpServers, params._meta, (update) =>
+          client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update }).catch(logFailure("session/load replay")),
+        ),
+      ),
+    )
+    .onRequest(acp.methods.agent.session.resume, (raw) => withCode(() => parseLoadSession(raw)), ({ params }) =>
+      guard("session/resume", () => sessions.loadSession(params.sessionId, params.cwd, params.mcpServers, params._meta)),
+    )
+    .onRequest(acp.methods.agent.session.list, ({ params }) => guard("session/list", () => sessions.listSessions(params.cwd, params.cursor)))
+    .onRequest(acp.methods.agent.session.close, ({ params }) =>
+      guard("session/close", async () => {
+        await sessions.closeSession(params.sessionId);
+        return {};
+      }),
+    )
     .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) =>
       guard("session/prompt", async () => {
-        const stopReason = await sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
-        return { stopReason };
+        // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
+        return sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
       }),
     )
     .onRequest(acp.methods.agent.session.setMode, ({ params }) =>

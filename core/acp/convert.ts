@@ -7,7 +7,7 @@ import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import type { UserPart } from "../llm/types.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
-import type { McpServerEntry } from "../config.ts";
+import type { McpServerEntry } from "../mcp-entry.ts";
 
 import { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "../wire/jsonrpc.ts";
 
@@ -158,4 +158,11 @@ export function parseNewSession(raw: unknown): NewSessionParams {
   });
   const meta = p._meta;
   return { cwd, mcpServers, _meta: meta && typeof meta === "object" ? (meta as Record<string, unknown>) : undefined };
+}
+
+/** session/load and session/resume params: a session id plus what session/new takes. */
+export function parseLoadSession(raw: unknown): NewSessionParams & { sessionId: string } {
+  const id = (raw as { sessionId?: unknown } | null)?.sessionId;
+  if (typeof id !== "string" || id === "") throw new AcpError(INVALID_PARAMS, "sessionId must be a non-empty string");
+  return { ...parseNewSession(raw), sessionId: id };
 }

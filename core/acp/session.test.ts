@@ -63,3 +63,19 @@ test("every update of a turn is on the wire before the turn's response", async (
   expect(updates.every(([, i]) => i < at)).toBe(true);
   await a.close();
 });
+
+test("the prompt answer carries the turn's token totals; usage_update follows each LLM response", async () => {
+  const a = memoryAgent();
+  a.provider.push({ calls: [{ id: "e1", name: "t__echo", input: { text: "x" } }] }, { text: "done" });
+  const id = await started(a);
+  a.send(prompt(2, id, "go"));
+  const r = await a.response(2);
+  // The scripted provider reports 10 in + 5 out per response; two responses.
+  expect(r.result.usage).toEqual({ totalTokens: 30, inputTokens: 20, outputTokens: 10, cachedReadTokens: 0, cachedWriteTokens: 0 });
+  const usage = a.out.filter((m) => m.params?.update?.sessionUpdate === "usage_update").map((m) => m.params.update);
+  expect(usage).toEqual([
+    { sessionUpdate: "usage_update", used: 15, size: 100_000 },
+    { sessionUpdate: "usage_update", used: 15, size: 100_000 },
+  ]);
+  await a.close();
+});

@@ -1,24 +1,27 @@
-// Owns the agent's sessions: creation (MCP servers + the private `dev` server, system prompt, policy),
-// one prompt at a time per session, cancellation through a per-session AbortController, modes, close.
-// Does not speak JSON-RPC (agent-server.ts) and does not run the turn itself (agent/loop.ts).
+// Owns the agent's sessions: creation and loading (MCP servers + the private `dev` server, system
+// prompt, policy, history), one prompt at a time per session, cancellation through a per-session
+// AbortController, modes, listing and closing, and recording each live session to its file.
+// Does not speak JSON-RPC (agent-server.ts), run the turn (agent/loop.ts) or start servers (session-open.ts).
 import { randomUUID } from "node:crypto";
 import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { McpServerEntry, PermissionMode, PermissionRule } from "../config.ts";
+import type { PermissionMode, PermissionRule } from "../config.ts";
+import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
-import { LimitError, type Limits } from "../limits.ts";
+import type { Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
 import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
-import { runTurn, TurnError } from "../agent/loop.ts";
+import type { ApprovalStore } from "../policy/approvals.ts";
+import { emptyTotals, runTurn, TurnError, type TurnTotals } from "../agent/loop.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
-import { createSemaphore, type Semaphore } from "../semaphore.ts";
+import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, checkCwd, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
+import { type McpPoolLike, SessionOpener } from "./session-open.ts";
+import { SessionRecorder } from "./session-recorder.ts";
 
-export interface McpPoolLike {
-  openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
-}
+export type { McpPoolLike };
 
 export interface SessionHost {
   pool: McpPoolLike;
@@ -35,6 +38,10 @@ export interface SessionHost {
   /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
   configServers?: McpServerEntry[];
   home?: string;
+  /** Where sessions persist; undefined = sessions live in memory only. */
+  store?: SessionStore;
+  /** Where `*_always` answers persist per workspace; undefined = per session only. */
+  approvals?: ApprovalStore;
 }
 
 export interface PromptIo {
@@ -62,115 +69,108 @@ interface Session {
   policy: Policy;
   system: string;
   history: Message[];
+  recorder?: SessionRecorder;
   turn?: AbortController;
 }
 
-interface StartSlot {
-  /** Set once the pool's start owns the slot (it releases it when it settles). */
-  handedOff: boolean;
-  release: () => void;
+interface OpenOptions {
+  id: string;
+  cwd: string;
+  servers: McpServer[];
+  meta?: Record<string, unknown> | null;
+  history?: Message[];
+  mode?: PermissionMode;
 }
 
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (!done) (done = true), fn();
-  };
-}
+/** Sessions listed per session/list page. */
+const LIST_PAGE = 100;
 
 export class SessionManager {
   readonly #sessions = new Map<string, Session>();
-  /** Session starts spawn servers: a burst of session/new waits in line instead of forking at once. */
-  readonly #starts: Semaphore;
+  readonly #opener: SessionOpener;
   #closed = false;
 
   constructor(private readonly host: SessionHost) {
-    this.#starts = createSemaphore(host.limits.MAX_SESSION_STARTS);
+    this.#opener = new SessionOpener(host.pool, host.limits);
   }
 
-  /** session/new: waits its turn among MAX_SESSION_STARTS, all within SESSION_START_TIMEOUT_S. */
+  /** session/new. */
   async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null) {
     checkCwd(cwd);
-    const { limits } = this.host;
-    const deadline = AbortSignal.timeout(limits.SESSION_START_TIMEOUT_S * 1000);
-    const held = await this.#starts.acquire(deadline);
-    if (!held || deadline.aborted) {
-      if (held) this.#starts.release();
-      throw new AcpError(
-        INTERNAL_ERROR,
-        `session could not start within ${limits.SESSION_START_TIMEOUT_S} s (SESSION_START_TIMEOUT_S): ` +
-          `${this.#starts.held} sessions were starting and ${this.#starts.waiting} more waiting (MAX_SESSION_STARTS is ${limits.MAX_SESSION_STARTS}); try again`,
-      );
+    const s = await this.#open({ id: randomUUID(), cwd, servers, meta });
+    const store = this.host.store;
+    if (store) {
+      const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
+      s.recorder = new SessionRecorder(file, s.history, false);
     }
-    // The slot is held until the servers' start settles, even when this request stops waiting for it:
-    // abandoned starts still count, so a burst can never fork more than MAX_SESSION_STARTS at once.
-    const slot = { handedOff: false, release: once(() => this.#starts.release()) };
-    try {
-      return await this.#startSession(cwd, servers, meta, deadline, slot);
-    } finally {
-      if (!slot.handedOff) slot.release();
-    }
+    return { sessionId: s.id, modes: modeState(s.policy.mode) };
   }
 
-  async #startSession(cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, deadline: AbortSignal, slot: StartSlot) {
-    const { limits } = this.host;
-    const specs = [...configServerSpecs(this.host.configServers ?? [], cwd), ...convertMcpServers(servers, cwd)];
+  /**
+   * session/load (`replay` given: the history is sent as the updates the client saw live, before
+   * the answer) and session/resume (no replay). The servers are the ones this request declares.
+   */
+  async loadSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void) {
+    checkCwd(cwd);
+    const live = this.#sessions.get(id);
+    if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
+    const saved = this.host.store && isSessionId(id) ? this.host.store.load(id) : undefined;
+    if (!saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id} (no saved session with this id)`, { sessionId: id });
+    if (live) await this.#drop(live);
+    const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
+    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode });
+    s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
+    if (replay) for (const u of saved.updates) replay(u);
+    return { modes: modeState(s.policy.mode) };
+  }
+
+  /** session/list: newest first, optionally one workspace's, in pages. */
+  listSessions(cwd?: string | null, cursor?: string | null) {
+    const all = this.host.store?.list(cwd ?? undefined) ?? [];
+    const start = cursor ? Number(cursor) : 0;
+    if (!Number.isSafeInteger(start) || start < 0) throw new AcpError(INVALID_PARAMS, `cursor ${JSON.stringify(cursor)} is not one this agent gave`);
+    const sessions = all.slice(start, start + LIST_PAGE);
+    const next = start + LIST_PAGE < all.length ? String(start + LIST_PAGE) : undefined;
+    return next ? { sessions, nextCursor: next } : { sessions };
+  }
+
+  /** session/close: cancels a running turn and stops the session's servers; its file stays. */
+  async closeSession(id: string): Promise<void> {
+    const s = this.#get(id);
+    await this.#drop(s);
+  }
+
+  async #drop(s: Session): Promise<void> {
+    this.#sessions.delete(s.id);
+    s.turn?.abort();
+    s.recorder?.close();
+    await s.tools.close();
+  }
+
+  async #open(o: OpenOptions): Promise<Session> {
+    const specs = [...configServerSpecs(this.host.configServers ?? [], o.cwd), ...convertMcpServers(o.servers, o.cwd)];
     if (this.host.devServer) {
       const d = this.host.devServer;
-      specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", cwd], env: d.env ?? {}, cwd, private: true });
+      specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", o.cwd], env: d.env ?? {}, cwd: o.cwd, private: true });
     }
-    const tools = await this.#openTools(specs, cwd, deadline, slot);
-    const custom = typeof meta?.systemPrompt === "string" ? meta.systemPrompt : this.host.systemPrompt;
+    const tools = await this.#opener.open(specs, o.cwd);
+    const custom = typeof o.meta?.systemPrompt === "string" ? o.meta.systemPrompt : this.host.systemPrompt;
     const system = custom ?? buildSystemPrompt({
-      cwd,
+      cwd: o.cwd,
       home: this.host.home,
       instructions: tools.instructions(),
       maxAgentsBytes: this.host.limits.MAX_AGENTS_MD_BYTES,
       maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
     });
-    const policy = createPolicy({ rules: this.host.rules, mode: this.host.mode, workspace: cwd });
-    const session: Session = { id: randomUUID(), cwd, tools, policy, system, history: [] };
+    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, approvals: this.host.approvals });
+    const session: Session = { id: o.id, cwd: o.cwd, tools, policy, system, history: o.history ?? [] };
     if (this.#closed) {
       void tools.close();
       throw new AcpError(INTERNAL_ERROR, "the agent is shutting down");
     }
     this.#sessions.set(session.id, session);
-    log.info("session started", { session: session.id, cwd, servers: specs.map((s) => s.name).join(",") });
-    return { sessionId: session.id, modes: modeState(policy.mode) };
-  }
-
-  /**
-   * Opens the servers; a pool that overstays its own init timeout (or the session's start deadline) is
-   * abandoned, and closed when it returns. Failures are -32603 with the cause (clients retry those).
-   */
-  async #openTools(specs: McpServerSpec[], cwd: string, deadline: AbortSignal, slot: StartSlot): Promise<McpSessionTools> {
-    const graceMs = this.host.limits.MCP_INIT_TIMEOUT_S * 1000 + 2000;
-    const opening = this.host.pool.openSession(specs, { cwd });
-    slot.handedOff = true;
-    opening.then(slot.release, slot.release);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onDeadline: (() => void) | undefined;
-    const overdue = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`MCP servers did not start within ${graceMs} ms`)), graceMs);
-      onDeadline = () => reject(new Error(`session could not start within ${this.host.limits.SESSION_START_TIMEOUT_S} s (SESSION_START_TIMEOUT_S)`));
-      if (deadline.aborted) onDeadline();
-      else deadline.addEventListener("abort", onDeadline, { once: true });
-    });
-    try {
-      return await Promise.race([opening, overdue]);
-    } catch (err) {
-      opening.then(
-        (t) => t.close(),
-        (e: unknown) => log.debug("abandoned MCP start failed too", { error: e }),
-      );
-      const message = err instanceof Error ? err.message : String(err);
-      // The pool owns the server-count bound; too many servers is the request's fault, not ours.
-      if (err instanceof LimitError) throw new AcpError(INVALID_PARAMS, message);
-      throw new AcpError(INTERNAL_ERROR, message, { cause: message });
-    } finally {
-      clearTimeout(timer);
-      if (onDeadline) deadline.removeEventListener("abort", onDeadline);
-    }
+    log.info("session started", { session: session.id, cwd: o.cwd, servers: specs.map((sp) => sp.name).join(","), loaded: o.history !== undefined });
+    return session;
   }
 
   #get(id: string): Session {
@@ -179,7 +179,7 @@ export class SessionManager {
     return s;
   }
 
-  async prompt(id: string, blocks: ContentBlock[], io: PromptIo): Promise<StopReason> {
+  async prompt(id: string, blocks: ContentBlock[], io: PromptIo): Promise<{ stopReason: StopReason; usage: TurnTotals }> {
     const s = this.#get(id);
     if (s.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with another prompt; wait for it or send session/cancel`);
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
@@ -189,25 +189,38 @@ export class SessionManager {
     io.signal.addEventListener("abort", onRequestAbort, { once: true });
     // Updates after the turn's answer would break "every update before the response": close the tap.
     let open = true;
-    const emit = (u: SessionUpdate) => open && io.emit(u);
+    const emit = (u: SessionUpdate) => {
+      if (!open) return;
+      s.recorder?.update(u);
+      io.emit(u);
+    };
     const before = s.history.length;
+    s.recorder?.prompt(blocks);
     s.history.push({ role: "user", content: parts });
+    let failedSilently = false;
+    const totals = emptyTotals();
     try {
       const h = this.host;
-      return await runTurn(
-        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission },
+      const stopReason = await runTurn(
+        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals },
         s.history,
         turn.signal,
       );
+      return { stopReason, usage: totals };
     } catch (err) {
       if (!(err instanceof TurnError)) throw err;
       // Failed before the model said anything: history is as it was, so a client that resends the
-      // prompt does not send it twice.
-      if (s.history.length === before + 1) s.history.length = before;
+      // prompt does not send it twice (nor does a reload show it).
+      if (s.history.length === before + 1) {
+        s.history.length = before;
+        failedSilently = true;
+      }
       throw new AcpError(INTERNAL_ERROR, err.message, { cause: err.message, kind: err.llm.kind, status: err.llm.status });
     } finally {
       open = false;
       io.signal.removeEventListener("abort", onRequestAbort);
+      if (failedSilently) s.recorder?.discardTurn();
+      s.recorder?.endTurn();
       if (s.turn === turn) s.turn = undefined;
     }
   }
@@ -222,6 +235,7 @@ export class SessionManager {
       throw new AcpError(INVALID_PARAMS, `unknown mode: ${modeId} (modes: ${PERMISSION_MODES.join(", ")})`);
     }
     s.policy.setMode(modeId as PermissionMode);
+    s.recorder?.mode(modeId);
   }
 
   /** Cancels every turn and releases every session's servers (private ones die as process groups). */
@@ -230,6 +244,7 @@ export class SessionManager {
     const all = [...this.#sessions.values()];
     this.#sessions.clear();
     for (const s of all) s.turn?.abort();
+    for (const s of all) s.recorder?.close();
     await Promise.allSettled(all.map((s) => s.tools.close()));
   }
 }

@@ -20,6 +20,21 @@ export interface TurnDeps {
   limits: { MAX_TOOL_CALLS_PER_TURN: number; MAX_PARALLEL_TOOLS: number; MAX_TOOL_RESULT_BYTES: number; TOOL_TIMEOUT_S: number };
   emit(update: SessionUpdate): void;
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
+  /** The turn's token totals, added to after each LLM response (the prompt answer reports them). */
+  totals?: TurnTotals;
+}
+
+/** Token totals of one turn, as ACP's `PromptResponse.usage` names them. */
+export interface TurnTotals {
+  totalTokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedReadTokens: number;
+  cachedWriteTokens: number;
+}
+
+export function emptyTotals(): TurnTotals {
+  return { totalTokens: 0, inputTokens: 0, outputTokens: 0, cachedReadTokens: 0, cachedWriteTokens: 0 };
 }
 
 /** The LLM failed for good (after the provider's retries); the prompt answers -32603 with this message. */
@@ -100,6 +115,13 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
 function emitUsage(deps: TurnDeps, usage: Usage): void {
   const used = usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
   deps.emit({ sessionUpdate: "usage_update", used, size: deps.contextWindow });
+  const t = deps.totals;
+  if (!t) return;
+  t.inputTokens += usage.inputTokens;
+  t.outputTokens += usage.outputTokens;
+  t.cachedReadTokens += usage.cacheReadTokens ?? 0;
+  t.cachedWriteTokens += usage.cacheWriteTokens ?? 0;
+  t.totalTokens += used;
 }
 
 /**

@@ -1,7 +1,9 @@
 // Owns the permission decision for one tool call: config rules (first match wins), the session mode,
-// MCP readOnlyHint, and `*_always` answers remembered for the session. Does not talk to the client
-// (the turn asks) and does not persist approvals (a later concern).
+// MCP readOnlyHint, and `*_always` answers, remembered for the session and, with an ApprovalStore,
+// for the workspace in every later session and process. Does not talk to the client (the turn asks).
 import type { PermissionMode } from "../config.ts";
+import { log } from "../log.ts";
+import type { ApprovalStore } from "./approvals.ts";
 import { firstMatch, type PermissionRule } from "./rules.ts";
 
 export interface PolicyCall {
@@ -19,7 +21,7 @@ export type Decision =
 
 export interface Policy {
   decide(call: PolicyCall): Decision;
-  /** Records an `allow_always` / `reject_always` answer for the rest of the session. */
+  /** Records an `allow_always` / `reject_always` answer for the session (and the workspace, when stored). */
   remember(call: PolicyCall, answer: "allow" | "reject"): void;
   setMode(mode: PermissionMode): void;
   readonly mode: PermissionMode;
@@ -28,8 +30,10 @@ export interface Policy {
 export interface PolicyOptions {
   rules: PermissionRule[];
   mode: PermissionMode;
-  /** Absolute workspace root, for `inside_workspace` conditions. */
+  /** Absolute workspace root, for `inside_workspace` conditions and remembered approvals. */
   workspace: string;
+  /** Persists `*_always` answers per workspace; undefined = this session only. */
+  approvals?: ApprovalStore;
 }
 
 const EDIT_TOOLS = new Set(["str_replace", "write", "edit", "write_file", "edit_file"]);
@@ -56,7 +60,14 @@ export function createPolicy(opts: PolicyOptions): Policy {
       mode = next;
     },
     remember(call, answer) {
-      remembered.set(approvalScope(call), answer);
+      const scope = approvalScope(call);
+      remembered.set(scope, answer);
+      try {
+        opts.approvals?.add({ decision: answer, tool: call.qualifiedName, scope, workspace: opts.workspace });
+      } catch (err) {
+        // The session still remembers it; only later sessions will not.
+        log.warn("could not save the approval; it holds for this session only", { scope, error: err });
+      }
     },
     decide(call) {
       const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, opts.workspace);
@@ -65,9 +76,13 @@ export function createPolicy(opts: PolicyOptions): Policy {
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };
       if (mode === "yolo") return { decision: "allow", why: "mode yolo" };
       if (mode === "read-only") return { decision: "deny", why: "denied by mode read-only: the tool may change things" };
-      const memory = remembered.get(approvalScope(call));
+      const scope = approvalScope(call);
+      const memory = remembered.get(scope);
       if (memory === "allow") return { decision: "allow", why: "allowed always for this session" };
       if (memory === "reject") return { decision: "deny", why: "rejected always for this session" };
+      const saved = opts.approvals?.lookup(opts.workspace, scope);
+      if (saved === "allow") return { decision: "allow", why: `allowed always in ${opts.workspace}` };
+      if (saved === "reject") return { decision: "deny", why: `rejected always in ${opts.workspace}` };
       if (mode === "auto-edit" && EDIT_TOOLS.has(call.tool)) return { decision: "allow", why: "mode auto-edit" };
       return { decision: "ask" };
     },

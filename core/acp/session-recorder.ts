@@ -1,0 +1,98 @@
+// Owns what one live session writes to its file: the prompt as the user chunks a reloading client
+// replays, the updates the client saw (consecutive text chunks merged), the history the LLM gained,
+// mode and title changes. Buffered; written when a prompt starts, when tools start running (the
+// model's response is complete), at each tool result and at turn end; fsync'd at turn end. So a
+// kill -9 loses at most the step in flight.
+// Does not choose the file (session-store.ts) or decide what a turn does (agent/loop.ts).
+import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { SessionEvent, SessionFile } from "../agent/session-store.ts";
+import type { Message } from "../llm/types.ts";
+
+const TITLE_CHARS = 80;
+
+/** Chunk updates whose consecutive texts can be merged into one line without changing what replays. */
+const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
+
+export class SessionRecorder {
+  #pending: SessionEvent[] = [];
+  /** History messages already written (or buffered). */
+  #historyWritten: number;
+  #titled: boolean;
+  #titledBeforeTurn: boolean;
+
+  constructor(
+    private readonly file: SessionFile,
+    /** The session's live history (mutated in place by the turn). */
+    private readonly history: Message[],
+    titled: boolean,
+  ) {
+    this.#historyWritten = history.length;
+    this.#titled = titled;
+    this.#titledBeforeTurn = titled;
+  }
+
+  /** The user's prompt, replayed on load as user_message_chunk updates; the first one names the session. */
+  prompt(blocks: ContentBlock[]): void {
+    this.#titledBeforeTurn = this.#titled;
+    this.#pending.push({ type: "turn" });
+    for (const content of blocks) this.update({ sessionUpdate: "user_message_chunk", content });
+    const text = blocks.find((b) => b.type === "text")?.text;
+    if (!this.#titled && text) {
+      const one = text.replace(/\s+/g, " ").trim();
+      this.#pending.push({ type: "title", title: one.length > TITLE_CHARS ? one.slice(0, TITLE_CHARS - 1) + "…" : one });
+      this.#titled = true;
+    }
+    this.#write();
+  }
+
+  /** One update the client saw. A finished tool call is a write point: a crash later loses no more. */
+  update(u: SessionUpdate): void {
+    if (u.sessionUpdate === "usage_update") return; // about the moment, not the conversation
+    const last = this.#pending.at(-1);
+    if (last?.type === "update" && mergeable(last.update, u)) {
+      const a = last.update as { content: { text: string } };
+      a.content = { ...a.content, text: a.content.text + (u as { content: { text: string } }).content.text };
+    } else {
+      this.#pending.push({ type: "update", update: structuredClone(u) });
+    }
+    if (u.sessionUpdate === "tool_call_update" && u.status !== undefined && u.status !== "pending") this.#write();
+  }
+
+  mode(mode: string): void {
+    this.#pending.push({ type: "mode", mode });
+    this.#write();
+  }
+
+  /** Turn end: everything to disk, and fsync. */
+  endTurn(): void {
+    this.#write();
+    this.file.sync();
+  }
+
+  /** A prompt that failed before any output leaves no trace, in memory or on disk. */
+  discardTurn(): void {
+    this.#pending = [{ type: "retract" }];
+    this.#historyWritten = Math.min(this.#historyWritten, this.history.length);
+    this.#titled = this.#titledBeforeTurn;
+  }
+
+  close(): void {
+    this.#write();
+    this.file.close();
+  }
+
+  /** Appends what is pending plus the history the turn added since the last write. */
+  #write(): void {
+    for (const message of this.history.slice(this.#historyWritten)) this.#pending.push({ type: "history", message });
+    this.#historyWritten = this.history.length;
+    this.file.append(this.#pending);
+    this.#pending = [];
+  }
+}
+
+function mergeable(a: SessionUpdate, b: SessionUpdate): boolean {
+  if (a.sessionUpdate !== b.sessionUpdate || !MERGEABLE.has(a.sessionUpdate)) return false;
+  const ca = (a as { content?: { type?: string } }).content;
+  const cb = (b as { content?: { type?: string } }).content;
+  return ca?.type === "text" && cb?.type === "text";
+}

@@ -1,0 +1,256 @@
+// Owns persisted sessions: one append-only JSONL file per session under the state dir (a header line,
+// then one line per event: what the client saw, what the LLM history gained, mode changes), written
+// at tool results and turn ends and fsync'd at turn end; reading one back tolerantly (a damaged or
+// half-written line is skipped with a warning) and listing them. Does not run turns or speak ACP.
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { Message } from "../llm/types.ts";
+import { log } from "../log.ts";
+
+export interface SessionHeader {
+  type: "header";
+  v: 1;
+  id: string;
+  cwd: string;
+  created: string;
+  title: string | null;
+  model: string;
+  mode: string;
+}
+
+export type SessionEvent =
+  | { type: "update"; update: SessionUpdate }
+  | { type: "history"; message: Message }
+  | { type: "mode"; mode: string }
+  | { type: "title"; title: string }
+  /** A prompt begins; `retract` undoes everything since (a prompt that failed before any output). */
+  | { type: "turn" }
+  | { type: "retract" }
+  /** Context handoff: the history from here on replaces everything before it. */
+  | { type: "compact"; history: Message[] };
+
+export interface LoadedSession {
+  header: SessionHeader;
+  /** What the client saw, in order, ready to replay (tool calls left open are closed as failed). */
+  updates: SessionUpdate[];
+  /** The LLM history, made valid (a tool call without a result gets a failed one). */
+  history: Message[];
+  mode: string;
+  title: string | null;
+  updatedAt: string;
+}
+
+export interface SessionSummary {
+  sessionId: string;
+  cwd: string;
+  title: string | null;
+  updatedAt: string;
+}
+
+const ID = /^[A-Za-z0-9_-]{1,128}$/;
+const INTERRUPTED = "interrupted: the agent stopped before this tool call finished";
+
+/** Session ids name files: only ids this agent could have made are looked up. */
+export function isSessionId(id: string): boolean {
+  return ID.test(id);
+}
+
+export class SessionStore {
+  readonly dir: string;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, "sessions");
+  }
+
+  path(id: string): string {
+    return join(this.dir, `${id}.jsonl`);
+  }
+
+  /** Starts a session's file. */
+  create(header: Omit<SessionHeader, "type" | "v">): SessionFile {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const file = new SessionFile(this.path(header.id));
+    file.append([{ type: "header", v: 1, ...header }]);
+    file.sync();
+    return file;
+  }
+
+  /** Reopens a session's file for appending (after load); a torn last line is cut first. */
+  reopen(id: string): SessionFile {
+    const path = this.path(id);
+    const text = readFileSync(path, "utf8");
+    const end = text.lastIndexOf("\n") + 1;
+    if (end < Buffer.byteLength(text)) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
+    return new SessionFile(path);
+  }
+
+  /** Reads a session back; undefined when there is none. Damaged lines are skipped with a warning. */
+  load(id: string): LoadedSession | undefined {
+    if (!isSessionId(id)) return undefined;
+    let text: string;
+    let mtime: Date;
+    try {
+      text = readFileSync(this.path(id), "utf8");
+      mtime = statSync(this.path(id)).mtime;
+    } catch {
+      return undefined;
+    }
+    const lines = parseLines(text, this.path(id));
+    const header = lines[0];
+    if (!header || header.type !== "header") {
+      log.warn("session file has no header; ignoring it", { file: this.path(id) });
+      return undefined;
+    }
+    return fold(header as unknown as SessionHeader, lines.slice(1) as unknown as SessionEvent[], mtime.toISOString());
+  }
+
+  /** Every session (newest first), optionally only those of `cwd`. Reads each file's first line only. */
+  list(cwd?: string): SessionSummary[] {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir).filter((n) => n.endsWith(".jsonl"));
+    } catch {
+      return [];
+    }
+    const out: (SessionSummary & { t: number })[] = [];
+    for (const name of names) {
+      const path = join(this.dir, name);
+      const head = readHeader(path);
+      if (!head || (cwd !== undefined && head.cwd !== cwd)) continue;
+      const t = statSync(path).mtimeMs;
+      out.push({ sessionId: head.id, cwd: head.cwd, title: head.title, updatedAt: new Date(t).toISOString(), t });
+    }
+    out.sort((a, b) => b.t - a.t || a.sessionId.localeCompare(b.sessionId));
+    return out.map(({ t: _t, ...s }) => s);
+  }
+}
+
+/** One session's file, open for appending. Writes are whole lines; sync() is the turn-end fsync. */
+export class SessionFile {
+  #fd: number | undefined;
+
+  constructor(readonly path: string) {}
+
+  append(events: (SessionEvent | SessionHeader)[]): void {
+    if (events.length === 0) return;
+    const text = events.map((e) => JSON.stringify(e)).join("\n") + "\n";
+    try {
+      this.#fd ??= openSync(this.path, "a", 0o600);
+      writeSync(this.#fd, text);
+    } catch (err) {
+      // Losing persistence must not lose the turn: say so and keep serving.
+      log.warn("could not write the session file; this session may not load completely", { file: this.path, error: err });
+    }
+  }
+
+  sync(): void {
+    if (this.#fd === undefined) return;
+    try {
+      fsyncSync(this.#fd);
+    } catch (err) {
+      log.warn("could not fsync the session file", { file: this.path, error: err });
+    }
+  }
+
+  close(): void {
+    if (this.#fd === undefined) return;
+    this.sync();
+    closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+function parseLines(text: string, file: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    try {
+      const v = JSON.parse(line);
+      if (v && typeof v === "object" && typeof v.type === "string") return void out.push(v);
+    } catch {
+      // reported below
+    }
+    const torn = i === lines.length - 1 ? " (a half-written last line: the agent stopped mid-write)" : "";
+    log.warn(`skipping a damaged line of a session file${torn}`, { file, line: i + 1 });
+  });
+  return out;
+}
+
+const HEAD_BYTES = 64 * 1024;
+
+/** The start of a file: enough for the header and, in practice, the title event after the first prompt. */
+function readHead(path: string): string {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(HEAD_BYTES);
+    return buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The header, with the title the first prompt gave (a `title` event early in the file). */
+function readHeader(path: string): SessionHeader | undefined {
+  try {
+    const head = readHead(path);
+    const lines = head.split("\n");
+    const v = JSON.parse(lines[0]!);
+    if (v?.type !== "header" || typeof v.id !== "string" || typeof v.cwd !== "string") return undefined;
+    const titled = lines.slice(1, -1).find((l) => l.startsWith('{"type":"title"'));
+    if (titled && v.title === null) v.title = JSON.parse(titled).title;
+    return v;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Folds the events into what a load needs: updates to replay, a valid history, the latest mode. */
+function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string): LoadedSession {
+  let updates: SessionUpdate[] = [];
+  let history: Message[] = [];
+  let mode = header.mode;
+  let title = header.title;
+  let mark = { updates: 0, history: 0, title };
+  for (const e of events) {
+    if (e.type === "turn") mark = { updates: updates.length, history: history.length, title };
+    else if (e.type === "retract") {
+      updates.length = Math.min(updates.length, mark.updates);
+      history.length = Math.min(history.length, mark.history);
+      title = mark.title;
+    } else if (e.type === "update" && e.update && typeof e.update === "object") updates.push(e.update);
+    else if (e.type === "history" && e.message) history.push(e.message);
+    else if (e.type === "mode" && typeof e.mode === "string") mode = e.mode;
+    else if (e.type === "title" && typeof e.title === "string") title = e.title;
+    else if (e.type === "compact" && Array.isArray(e.history)) history = [...e.history];
+  }
+  updates = closeOpenToolCalls(updates);
+  return { header, updates, history: repairHistory(history), mode, title, updatedAt };
+}
+
+/** A tool call the client saw start but never end (the agent died mid-call) replays as failed. */
+function closeOpenToolCalls(updates: SessionUpdate[]): SessionUpdate[] {
+  const open = new Set<string>();
+  for (const u of updates) {
+    if (u.sessionUpdate === "tool_call") open.add(u.toolCallId);
+    if (u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")) open.delete(u.toolCallId);
+  }
+  const closing: SessionUpdate[] = [...open].map((toolCallId) => ({
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    status: "failed",
+    content: [{ type: "content", content: { type: "text", text: INTERRUPTED } }],
+  }));
+  return [...updates, ...closing];
+}
+
+/** Every assistant tool call gets a result, so the next LLM request is valid. */
+function repairHistory(history: Message[]): Message[] {
+  const out = [...history];
+  const last = out.at(-1);
+  if (last?.role === "assistant" && last.toolCalls.length > 0) {
+    out.push({ role: "tool", results: last.toolCalls.map((c) => ({ callId: c.id, content: INTERRUPTED, isError: true })) });
+  }
+  return out;
+}

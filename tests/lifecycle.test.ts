@@ -1,0 +1,159 @@
+// End-to-end lifecycle of `tendril agent` through the built binary: a session survives kill -9 of
+// the agent (its tool process group dies with it), loads in a new process, and goes on.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import * as acp from "@agentclientprotocol/sdk";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { agentEnv } from "./agent-env.ts";
+import { startAgent, type TestAgent } from "./acp-client.ts";
+import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
+import { ROOT, runBinAsync } from "./binary.ts";
+
+let fake: FakeLlm;
+let work: string;
+const running: TestAgent[] = [];
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  work = mkdtempSync(join(tmpdir(), "tendril-lifecycle-"));
+});
+
+afterAll(async () => {
+  for (const a of running) await a.close(2000).catch(() => {});
+  await fake.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function agent(env: Record<string, string> = {}): TestAgent {
+  const a = startAgent({ env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo", ...env } });
+  running.push(a);
+  return a;
+}
+
+test("kill -9 mid-tool-call: the tool's group dies, the session loads in a new agent with the call failed, and goes on", async () => {
+  const ws = join(work, "ws-kill");
+  mkdirSync(ws, { recursive: true });
+  const pidFile = join(ws, "sleep.pid");
+  const a = agent();
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  fake.script([
+    { text: "Sleeping.", toolCalls: [{ id: "z1", name: "dev__shell", input: { command: `sleep 30 & echo $! > ${pidFile}; wait` } }] },
+  ]);
+  void a.prompt(sessionId, "sleep a while").catch(() => {});
+  expect(await waitFor(() => readFileSafe(pidFile) !== "", 10_000)).toBe(true);
+  const sleeper = Number(readFileSafe(pidFile));
+  expect(pidAlive(sleeper)).toBe(true);
+  a.child.kill("SIGKILL");
+  // Nothing the agent started outlives it, even though it had no chance to clean up.
+  expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
+
+  const b = agent();
+  await b.initialize();
+  await b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] });
+  const replayed = b.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update);
+  expect(replayed[0]).toMatchObject({ sessionUpdate: "user_message_chunk" });
+  expect(replayed.some((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "z1" && u.status === "failed")).toBe(true);
+  fake.script([{ text: "Back again." }]);
+  expect((await b.prompt(sessionId, "are you there?")).stopReason).toBe("end_turn");
+  expect(b.text()).toBe("Sleeping.Back again."); // the replayed turn, then the new one
+});
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+test("allow_always persists across a restart for that workspace; `approvals revoke` takes it back", async () => {
+  const ws = join(work, "ws-approve");
+  mkdirSync(ws, { recursive: true });
+  const env = { ...agentEnv(fake, work), TENDRIL_MODE: "ask" };
+  const shellCall = (id: string, command: string) => [{ toolCalls: [{ id, name: "dev__shell", input: { command } }] }, { text: "ok" }];
+
+  const a = startAgent({ env, script: ["allow_always"] });
+  running.push(a);
+  await a.initialize();
+  fake.script(shellCall("g1", "echo first"));
+  await a.prompt((await a.newSession(ws)).sessionId, "run it");
+  expect(a.permissions.length).toBe(1);
+  expect(await a.close()).toBe(0);
+
+  const b = startAgent({ env, script: ["reject_once"] });
+  running.push(b);
+  await b.initialize();
+  fake.script(shellCall("g2", "echo second"));
+  await b.prompt((await b.newSession(ws)).sessionId, "run it again");
+  expect(b.permissions.length).toBe(0); // remembered: not asked
+  expect(b.ofKind("tool_call_update").some((u) => u.toolCallId === "g2" && u.status === "completed")).toBe(true);
+  expect(await b.close()).toBe(0);
+
+  const listed = await runBinAsync(["agent", "approvals", "list", "--json", "--cwd", ws], { env });
+  expect(listed.code).toBe(0);
+  const [approval] = JSON.parse(listed.stdout);
+  expect(approval).toMatchObject({ decision: "allow", tool: "dev__shell", scope: "dev__shell echo", workspace: ws });
+  const table = await runBinAsync(["agent", "approvals", "list"], { env });
+  expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+DECISION\s+TOOL\s+SCOPE\s+WORKSPACE$/);
+  expect((await runBinAsync(["agent", "approvals", "revoke", approval.id], { env })).code).toBe(0);
+  const unknown = await runBinAsync(["agent", "approvals", "revoke", "nope1234"], { env });
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain("no approval with ID nope1234");
+
+  const c = startAgent({ env, script: ["reject_once"] });
+  running.push(c);
+  await c.initialize();
+  fake.script(shellCall("g3", "echo third"));
+  await c.prompt((await c.newSession(ws)).sessionId, "and again");
+  expect(c.permissions.length).toBe(1); // asked again after the revoke
+});
+
+test("a profile with [[mcp]] by value runs its server and its rules, and leaves out dev when it says so", async () => {
+  const agents = join(work, "config", "tendril", "agents");
+  mkdirSync(agents, { recursive: true });
+  writeFileSync(
+    join(agents, "tester.toml"),
+    `mode = "yolo"
+dev = false
+system_prompt = "You test things."
+
+[[rules]]
+tool = "fk__echo"
+decision = "deny"
+when = { arg = "text", glob = "secret *" }
+
+[[mcp]]
+name = "fk"
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(join(ROOT, "tests", "fake-mcp.ts"))}]
+`,
+  );
+  const ws = join(work, "ws-profile");
+  mkdirSync(ws, { recursive: true });
+  const a = agent({ TENDRIL_PROFILE: "tester" });
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  const before = fake.requests.length;
+  fake.script([
+    { toolCalls: [{ id: "p1", name: "fk__echo", input: { text: "secret stuff" } }, { id: "p2", name: "fk__echo", input: { text: "hello" } }] },
+    { text: "done" },
+  ]);
+  await a.prompt(sessionId, "echo twice");
+  const first = fake.requests[before]!.body;
+  expect(first.system).toContain("You test things.");
+  const offered = (first.tools as { name: string }[]).map((t) => t.name);
+  expect(offered.every((n) => n.startsWith("fk__"))).toBe(true);
+  const finals = a.ofKind("tool_call_update").filter((u) => u.status === "completed" || u.status === "failed");
+  expect(finals.map((u) => [u.toolCallId, u.status])).toEqual([
+    ["p1", "failed"],
+    ["p2", "completed"],
+  ]);
+  expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).toContain("denied by policy");
+
+  const bad = await runBinAsync(["agent", "--profile", "nope"], { env: agentEnv(fake, work) });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain("profile not found");
+});
