@@ -63,7 +63,7 @@ export const LIMIT_SPECS = {
   MAX_CRATE_UNPACKED_BYTES: { value: 512 * MiB, unit: "bytes", why: "a crate's extracted files together (cargo's own cap)" },
   MAX_CRATE_FILES: { value: 100_000, unit: "count", why: "entries in one crate archive" },
   MAX_CRATE_INDEX_BYTES: { value: 32 * MiB, unit: "bytes", why: "one sparse-index file (every version of one crate)" },
-  CRATES_HTTP_TIMEOUT_S: { value: 60, unit: "s", why: "one registry HTTP request attempt" },
+  CRATES_HTTP_TIMEOUT_S: { value: 30, unit: "s", why: "a registry request receiving nothing (idle, like cargo's low-speed limit)" },
   CRATES_HTTP_RETRIES: { value: 3, unit: "count", zeroOk: true, why: "retries of a registry request answered 429/5xx or cut off" },
   CRATES_RETRY_BACKOFF_S: { value: 0.5, unit: "s", why: "first retry delay, doubled each retry (a Retry-After wins)" },
   CRATE_LOCK_STALE_S: { value: 30, unit: "s", why: "a download lock untouched this long is taken over (holders refresh it)" },

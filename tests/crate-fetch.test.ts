@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ const tmp = mkdtempSync(join(tmpdir(), "tendril-crate-fetch-e2e-"));
 const reg = new FakeRegistry()
   .add("serde", { vers: "1.0.0" }, { vers: "1.1.0" })
   .add("anyhow", { vers: "1.0.5" })
-  .add("slow", { vers: "0.1.0", files: { "big.txt": "x".repeat(200_000) } })
+  .add("slow", { vers: "0.1.0", files: { "big.bin": randomBytes(200_000) } })
   .add("badsum", { vers: "0.1.0", cksum: "11".repeat(32) })
   .add("evil", { vers: "0.1.0", tarball: rawTarball([{ path: "evil-0.1.0/../../escape", body: "x" }]) });
 beforeAll(() => reg.start());
@@ -121,7 +122,7 @@ test("two processes fetching one crate at once download it once", async () => {
 });
 
 test("Ctrl-C mid-download exits 130 and leaves no lock file or temp folder", async () => {
-  reg.trickleMs = 3000;
+  reg.trickleMs = 1000;
   try {
     const e = env();
     const child = spawn(BIN, ["crate-fetch", "slow"], { env: e, cwd: e.HOME, stdio: ["ignore", "pipe", "pipe"] });
@@ -146,7 +147,7 @@ test("Ctrl-C mid-download exits 130 and leaves no lock file or temp folder", asy
 const hasScript = spawnSync("script", ["--version"]).status === 0;
 
 test.skipIf(!hasScript)("a progress line is drawn on a terminal stderr (and none on a pipe, see above)", async () => {
-  reg.trickleMs = 400;
+  reg.trickleMs = 100;
   try {
     const e = env();
     // `script` runs the binary on a pseudo-terminal and copies what the terminal showed to its stdout.

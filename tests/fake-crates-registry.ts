@@ -49,6 +49,9 @@ export function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
+/** A trickled download arrives in this many pieces. */
+export const TRICKLE_PIECES = 8;
+
 export interface FakeVersion {
   vers: string;
   yanked?: boolean;
@@ -72,7 +75,7 @@ export class FakeRegistry {
   readonly hangs = new Set<string>();
   /** Downloads to cut off half-way (connection dropped) this many times before serving them whole. */
   readonly cutOffs = new Map<string, number>();
-  /** Milliseconds to pause half-way through each download body (progress lines get time to draw). */
+  /** Milliseconds to pause between the TRICKLE_PIECES pieces of each download body (slow links). */
   trickleMs = 0;
   /** Milliseconds to hold each download before answering (to overlap concurrent fetchers). */
   downloadDelayMs = 0;
@@ -130,9 +133,13 @@ export class FakeRegistry {
       }
       res.writeHead(200, { "content-length": v.tarball.length });
       if (this.trickleMs <= 0) return void res.end(v.tarball);
-      const half = v.tarball.length >> 1;
-      res.write(v.tarball.subarray(0, half));
-      setTimeout(() => res.end(v.tarball.subarray(half)), this.trickleMs);
+      const piece = (i: number) => v.tarball.subarray(Math.floor((v.tarball.length * i) / TRICKLE_PIECES), Math.floor((v.tarball.length * (i + 1)) / TRICKLE_PIECES));
+      const send = (i: number): void => {
+        if (i === TRICKLE_PIECES - 1) return void res.end(piece(i));
+        res.write(piece(i));
+        setTimeout(() => send(i + 1), this.trickleMs);
+      };
+      send(0);
       return;
     }
     res.writeHead(404).end();

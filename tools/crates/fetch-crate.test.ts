@@ -162,10 +162,24 @@ test("a registry that never answers times out after CRATES_HTTP_TIMEOUT_S per at
     const limits = { ...DEFAULT_LIMITS, CRATES_HTTP_TIMEOUT_S: 0.2, CRATES_HTTP_RETRIES: 1, CRATES_RETRY_BACKOFF_S: 0.01 };
     const err = await failure(fetcher({ limits }).fetch("flaky"));
     expect(err.kind).toBe("offline");
-    expect(err.message).toContain("timed out (after 2 attempts)");
+    expect(err.message).toContain("timed out: nothing received for 0.2 s (after 2 attempts)");
     expect(Date.now() - t0).toBeLessThan(5000);
   } finally {
     reg.hangs.delete("/index/fl/ak/flaky");
+  }
+});
+
+test("the timeout is an idle one: a download slower in total than CRATES_HTTP_TIMEOUT_S goes on while bytes come", async () => {
+  reg.add("trickle", { vers: "1.0.0", files: { "data.bin": randomBytes(100_000) } });
+  // Eight pieces 60 ms apart: 420 ms in all, above the 0.3 s timeout; each gap a fifth of it.
+  reg.trickleMs = 60;
+  try {
+    const limits = { ...DEFAULT_LIMITS, CRATES_HTTP_TIMEOUT_S: 0.3, CRATES_HTTP_RETRIES: 0 };
+    const got = await fetcher({ limits }).fetch("trickle");
+    expect(got.version).toBe("1.0.0");
+    expect(reg.count("/dl/trickle/")).toBe(1);
+  } finally {
+    reg.trickleMs = 0;
   }
 });
 

@@ -67,8 +67,19 @@ export class Http {
     }
   }
 
+  /** One request. The timeout is an idle one, restarted by every chunk (like cargo's low-speed limit): a big
+   * download on a slow link goes on as long as bytes keep coming. */
   private async attempt(url: string, opts: GetOptions): Promise<GetResult> {
-    const timeout = AbortSignal.timeout(this.opts.timeoutS * 1000);
+    const idle = new IdleTimer(this.opts.timeoutS);
+    try {
+      return await this.request(url, opts, idle);
+    } finally {
+      idle.stop();
+    }
+  }
+
+  private async request(url: string, opts: GetOptions, idle: IdleTimer): Promise<GetResult> {
+    const timeout = idle.signal;
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
     let res: Response;
     try {
@@ -93,7 +104,7 @@ export class Http {
       throw new CrateError("failed", `${url}: HTTP ${res.status} ${res.statusText}`.trim());
     }
     try {
-      const body = await readCapped(url, res, opts);
+      const body = await readCapped(url, res, opts, () => idle.restart());
       const etag = res.headers.get("etag");
       const lastModified = res.headers.get("last-modified");
       return { status: "ok", body, ...(etag ? { etag } : {}), ...(lastModified ? { lastModified } : {}) };
@@ -105,7 +116,7 @@ export class Http {
 }
 
 function transportFailure(url: string, err: unknown, timeout: AbortSignal): Error {
-  if (timeout.aborted) return new Retryable("timed out");
+  if (timeout.aborted) return new Retryable(`timed out: nothing received for ${timeout.reason} s`);
   const e = err as { code?: string; cause?: { code?: string }; message?: string; name?: string };
   if (e?.name === "AbortError") return err as Error;
   const code = e?.code ?? e?.cause?.code;
@@ -122,7 +133,7 @@ function retryAfterS(header: string | null): number | undefined {
   return Number.isNaN(when) ? undefined : Math.max(0, (when - Date.now()) / 1000);
 }
 
-async function readCapped(url: string, res: Response, opts: GetOptions): Promise<Uint8Array> {
+async function readCapped(url: string, res: Response, opts: GetOptions, onBytes: () => void): Promise<Uint8Array> {
   const declared = Number(res.headers.get("content-length") ?? NaN);
   const total = Number.isFinite(declared) ? declared : undefined;
   const tooBig = () => new CrateError("hostile", `${url}: larger than ${opts.limitName} (${opts.maxBytes} bytes)`);
@@ -135,6 +146,7 @@ async function readCapped(url: string, res: Response, opts: GetOptions): Promise
   let received = 0;
   for await (const chunk of res.body ?? []) {
     received += chunk.byteLength;
+    onBytes();
     if (received > opts.maxBytes) throw tooBig();
     final(() => put(chunk));
     opts.onProgress?.(received, total);
@@ -149,5 +161,28 @@ function final<T>(fn: () => T): T {
     return fn();
   } catch (err) {
     throw asCrateError(err);
+  }
+}
+
+/** Aborts its signal once `seconds` pass without a restart(); the reason is the number of seconds. */
+class IdleTimer {
+  private readonly ctl = new AbortController();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly seconds: number) {
+    this.restart();
+  }
+
+  get signal(): AbortSignal {
+    return this.ctl.signal;
+  }
+
+  restart(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.ctl.abort(this.seconds), this.seconds * 1000);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
   }
 }
