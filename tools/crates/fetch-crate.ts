@@ -225,7 +225,7 @@ export class CrateFetcher {
   }
 }
 
-/** The longest another process can legitimately hold a crate's lock: every attempt timing out, plus staleness. */
+/** How long to wait for another process's download before doing it too: every attempt idling out, plus staleness. */
 function holderBoundS(l: CrateLimits): number {
   const backoffs = l.CRATES_RETRY_BACKOFF_S * (2 ** l.CRATES_HTTP_RETRIES - 1);
   return l.CRATES_HTTP_TIMEOUT_S * (l.CRATES_HTTP_RETRIES + 1) + backoffs + l.CRATE_LOCK_STALE_S;
