@@ -178,7 +178,10 @@ export class CrateFetcher {
         maxBytes: this.opts.limits.MAX_CRATE_BYTES,
         limitName: "MAX_CRATE_BYTES",
         signal,
-        onProgress: (received, total) => this.opts.onProgress?.({ crate, received: (bytes = received), total, done: false }),
+        onProgress: (received, total) => {
+          bytes = received;
+          this.opts.onProgress?.({ crate, received, total, done: false });
+        },
         sink: () => {
           hash = createHash("sha256");
           const x = (extraction = begin());
@@ -190,6 +193,7 @@ export class CrateFetcher {
       });
       if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: the index lists ${crate} but the registry has no download`);
       checkDigest(hash.digest("hex"), entry.cksum, `${url} (index cksum)`);
+      log.info("downloaded", { crate, url, bytes });
       this.opts.onProgress?.({ crate, received: bytes, total: bytes, done: true });
       return extraction ?? begin();
     }, signal);

@@ -2,6 +2,7 @@
 // and the download URL template (`{crate}`, `{version}`, `{prefix}`, `{lowerprefix}`, `{sha256-checksum}`).
 // Does not choose versions (resolve.ts) or touch the disk.
 import semver from "semver";
+import { log } from "../../core/log.ts";
 import { isCrateName } from "./crate-spec.ts";
 import type { GetResult, Http } from "./http.ts";
 import type { IndexCache } from "./index-cache.ts";
@@ -119,6 +120,7 @@ export class Registry {
       const saved = new Date(cached.savedMs).toISOString();
       return answer(name, cached.body, `registry unreachable (${err.message}); used the index copy saved ${saved}`);
     }
+    log.debug("index", { url, answer: got.status });
     if (got.status === "missing") {
       await this.opts.cache?.remove(path);
       return undefined;
