@@ -29,9 +29,9 @@ export function parseCrateSpec(text: string): CrateRequest {
   return { name, ...parseRange(text.slice(at + 1), text) };
 }
 
-/** Cargo writes `>=1.2, <1.5`; node-semver wants spaces. */
+/** Cargo writes `>=1.2, <1.5`; node-semver wants spaces. `latest` (as npm says it) is `*`: newest, lock ignored. */
 export function parseRange(raw: string, whole = raw): { range: string; exact?: string } {
-  const range = raw.trim().replace(/\s*,\s*/g, " ");
+  const range = raw.trim() === "latest" ? "*" : raw.trim().replace(/\s*,\s*/g, " ");
   const exact = semver.valid(range.replace(/^=\s*/, "")) ?? undefined;
   if (range === "" || semver.validRange(range) === null) {
     throw new CrateError("usage", `invalid version range in ${JSON.stringify(whole)} (e.g. 1, ^1.2, ~0.4.3, >=1.0 <2, =1.2.3)`);

@@ -37,6 +37,7 @@ test("a Cargo.lock pin wins when no range is given, even over newer and yanked",
   expect(pick("demo", VERSIONS, "1.0.0")).toBe("1.0.0");
   expect(pick("demo", VERSIONS, "1.3.0")).toBe("1.3.0");
   expect(pick("demo@0.9", VERSIONS, "1.0.0")).toBe("0.9.0");
+  expect(pick("demo@latest", VERSIONS, "1.0.0")).toBe("1.2.0");
 });
 
 test("no match names the nearest versions and the range", () => {
@@ -65,6 +66,7 @@ test("crate specs: names and ranges are checked, bare versions are exact", () =>
   expect(parseCrateSpec("serde@1.0.200")).toEqual({ name: "serde", range: "1.0.200", exact: "1.0.200" });
   expect(parseCrateSpec("serde@=1.0.200").exact).toBe("1.0.200");
   expect(parseCrateSpec("serde@^1").exact).toBeUndefined();
+  expect(parseCrateSpec("serde@latest")).toEqual({ name: "serde", range: "*" });
   for (const bad of ["", "9lives", "a b", "x".repeat(65), "serde@", "serde@not-a-range", "../etc"]) {
     expect(() => parseCrateSpec(bad)).toThrow(CrateError);
   }
