@@ -107,6 +107,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     limits: cfg.limits,
     devServer: cfg.dev ? { ...selfCommand(), env: tendrilEnv() } : undefined,
     configServers: cfg.mcp,
+    hookServers: cfg.hookServers,
     store: new SessionStore(cfg.paths.stateDir),
     approvals: new ApprovalStore(cfg.paths.stateDir),
     home: process.env.HOME,

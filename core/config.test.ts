@@ -82,7 +82,7 @@ test("regression: settings were accepted and ignored; every config key either ta
     rules: ['[[rules]]\ntool = "a__b"\ndecision = "deny"', (c) => c.rules.length, 1],
     mcp: ['[[mcp]]\nname = "x"\nurl = "http://127.0.0.1:1/mcp"', (c) => c.mcp[0]?.url, "http://127.0.0.1:1/mcp"],
     limits: ["[limits]\nmax_tools = 5", (c) => c.limits.MAX_TOOLS, 5],
-    mcp_hook_servers: ['mcp_hook_servers = "*"', () => "refused", "refused"],
+    mcp_hook_servers: ['mcp_hook_servers = "dev, fs"', (c) => c.hookServers, ["dev", "fs"]],
   };
   expect(Object.keys(cases).sort()).toEqual([...CONFIG_FILE_KEYS].sort());
   for (const [key, [toml, read, want]] of Object.entries(cases)) {
@@ -94,7 +94,8 @@ test("regression: settings were accepted and ignored; every config key either ta
     expect([key, read(load())]).toEqual([key, want]);
   }
   // Not built yet, so refused wherever they come from.
-  expect(() => loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({}))).toThrow("TENDRIL_MCP_HOOK_SERVERS");
+  expect(loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({})).hookServers).toBe("*");
+  expect(loadConfig({}, { HOME }, files({})).hookServers).toEqual([]);
   expect(() => loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
   // A key the file may not hold is named, not ignored.
   expect(() => loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).toThrow(/u\.toml.*modle/);

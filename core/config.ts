@@ -34,6 +34,8 @@ export interface Config {
   maxTokens: number;
   contextWindow: number;
   systemPrompt?: string;
+  /** Servers allowed to run lifecycle hooks: "*" = all, [] = none. */
+  hookServers: "*" | string[];
   /** Whether sessions get the default `dev` tools (a profile may leave them out). */
   dev: boolean;
   /** The profile file in force, if any. */
@@ -133,14 +135,10 @@ function validateFile(table: FileTable, where: string): ConfigFile {
   return r.data;
 }
 
-/**
- * Settings the contract names whose feature is not built yet: refused with a clear error rather than
- * accepted and ignored. Each entry: where the setting comes from → what to tell the user.
- */
-function refuseUnbuilt(env: Env, file: ConfigFile, where: string): void {
-  const hooks = "lifecycle hooks (_Stop, _PostCompact) are not run by tendril agent yet";
-  if (env.TENDRIL_MCP_HOOK_SERVERS) throw new ConfigError(`TENDRIL_MCP_HOOK_SERVERS: ${hooks}; unset it`);
-  if (file.mcp_hook_servers !== undefined) throw new ConfigError(`${where}: mcp_hook_servers: ${hooks}; remove it`);
+/** `*` = every server, else a comma list of server names; unset or empty = none. */
+function hookServers(raw: string | undefined): "*" | string[] {
+  if (raw?.trim() === "*") return "*";
+  return (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
 function readProfile(flags: ConfigFlags, env: Env, paths: Paths, readFile: (path: string) => string | undefined): Profile | undefined {
@@ -181,7 +179,6 @@ export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string
   const explicit = flags.config !== undefined || !!env.TENDRIL_CONFIG;
   const where = paths.configFile;
   const file = validateFile(parseConfigFile(where, readFile(where), explicit), where);
-  refuseUnbuilt(env, file, where);
   const profile = readProfile(flags, env, paths, readFile);
   const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? profile?.provider ?? file.provider, env);
   const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
@@ -201,6 +198,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string
       positiveInt(env.TENDRIL_CONTEXT_WINDOW ?? profile?.context_window ?? file.context_window, "TENDRIL_CONTEXT_WINDOW") ?? 200000,
     logLevel: level,
     dev: profile?.dev ?? true,
+    hookServers: hookServers(env.TENDRIL_MCP_HOOK_SERVERS ?? file.mcp_hook_servers),
     mode: mode as PermissionMode,
     // A profile's rules are checked before the config file's: first match wins.
     rules: [...parseRules(profile?.rules, profile?.file ?? ""), ...parseRules(file.rules, where)],

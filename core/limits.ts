@@ -73,14 +73,10 @@ export const LIMIT_SPECS = {
 export type LimitName = keyof typeof LIMIT_SPECS;
 
 /**
- * Limits of features not built yet (context handoff, lifecycle hooks in the agent, crate research):
+ * Limits of features not built yet (the crate research proxy):
  * an override is refused, never accepted and ignored. Each says what is missing.
  */
 export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {
-  HANDOFF_RATIO: "context handoff is not built yet",
-  MAX_HANDOFFS: "context handoff is not built yet",
-  HOOK_TIMEOUT_MS: "tendril agent does not run lifecycle hooks yet",
-  STOP_MAX_REJECTIONS: "tendril agent does not run lifecycle hooks yet",
   RESEARCH_TIMEOUT_S: "the crate research proxy is not built yet",
 };
 export type Limits = { readonly [K in LimitName]: number };

@@ -5,7 +5,7 @@ import type { LlmEvent, LlmProvider, LlmRequest, Message, ToolCall } from "../co
 import type { McpCallResult, McpServerSpec, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
 
 export type Scripted =
-  | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens" }
+  | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens"; usage?: { input: number; output: number } }
   | { error: { kind: "server" | "auth" | "transport"; message: string; status?: number } }
   | { hang: true };
 
@@ -41,25 +41,41 @@ export function scriptedProvider(responses: Scripted[] = []): ScriptedProvider {
       if (next.text) yield { type: "text", text: next.text };
       for (const call of next.calls ?? []) yield { type: "tool_call", call };
       const stopReason = next.stop ?? (next.calls?.length ? "tool_use" : "end_turn");
-      yield { type: "done", stopReason, usage: { inputTokens: 10, outputTokens: 5 } };
+      yield { type: "done", stopReason, usage: { inputTokens: next.usage?.input ?? 10, outputTokens: next.usage?.output ?? 5 } };
     },
   };
 }
 
 const text = (t: string, isError = false): McpCallResult => ({ content: [{ type: "text", text: t }], text: t, isError });
 
-/** `t__echo {text}` echoes; `t__sleep {ms}` waits (abortable); `t__fail` is an isError result. */
-export function standInTools(calls: string[] = []): McpSessionTools {
+export interface StandInHooks {
+  /** `_Stop`'s answer each time it is called ("" = no objection; "hang" = never answers). */
+  stop?: () => string;
+  postCompact?: string;
+}
+
+/**
+ * `t__echo {text}` echoes; `t__sleep {ms}` waits (abortable); `t__fail` is an isError result; with
+ * `hooks`, the server also has `_Stop` and `_PostCompact`.
+ */
+export function standInTools(calls: string[] = [], hooks?: StandInHooks): McpSessionTools {
   const info = (tool: string): McpToolInfo => ({
-    qualifiedName: `t__${tool}`, server: "t", tool, description: tool, inputSchema: { type: "object" }, readOnly: false, hook: false,
+    qualifiedName: `t__${tool}`, server: "t", tool, description: tool, inputSchema: { type: "object" }, readOnly: false, hook: tool.startsWith("_"),
   });
+  const hookTools = hooks ? [info("_Stop"), info("_PostCompact")] : [];
   return {
-    tools: () => [info("echo"), info("sleep"), info("fail")],
+    tools: () => [info("echo"), info("sleep"), info("fail"), ...hookTools],
     instructions: () => ({}),
     onToolsChanged: () => {},
     close: async () => {},
     async call(name, args, opts) {
       calls.push(name);
+      if (name === "t___Stop") {
+        const answer = hooks?.stop?.() ?? "";
+        if (answer === "hang") await new Promise<void>((resolve) => opts?.signal?.addEventListener("abort", () => resolve(), { once: true }));
+        return text(answer === "hang" ? "" : answer);
+      }
+      if (name === "t___PostCompact") return text(hooks?.postCompact ?? "");
       if (name === "t__fail") return text("boom", true);
       if (name === "t__echo") return text(String(args.text ?? ""));
       await new Promise<void>((resolve) => {
@@ -72,12 +88,12 @@ export function standInTools(calls: string[] = []): McpSessionTools {
 }
 
 /** A pool whose sessions all get standInTools; `openDelayMs` simulates server start-up. */
-export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec[][] } = {}) {
+export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec[][]; hooks?: StandInHooks; calls?: string[] } = {}) {
   return {
     async openSession(specs: McpServerSpec[]): Promise<McpSessionTools> {
       opts.opened?.push(specs);
       if (opts.openDelayMs) await new Promise((r) => setTimeout(r, opts.openDelayMs));
-      return standInTools();
+      return standInTools(opts.calls, opts.hooks);
     },
   };
 }

@@ -58,6 +58,13 @@ export class SessionRecorder {
     if (u.sessionUpdate === "tool_call_update" && u.status !== undefined && u.status !== "pending") this.#write();
   }
 
+  /** A handoff replaced the history: a loaded session continues from the new one. */
+  compacted(history: Message[]): void {
+    this.#pending.push({ type: "compact", history: structuredClone(history) });
+    this.#historyWritten = history.length;
+    this.#write();
+  }
+
   mode(mode: string): void {
     this.#pending.push({ type: "mode", mode });
     this.#write();

@@ -13,7 +13,8 @@ import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
 import type { ApprovalStore } from "../policy/approvals.ts";
-import { emptyTotals, runTurn, TurnError, type TurnTotals } from "../agent/loop.ts";
+import { emptyTotals, type Lifecycle, runTurn, TurnError, type TurnTotals } from "../agent/loop.ts";
+import { ContextMeter } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
@@ -42,6 +43,8 @@ export interface SessionHost {
   store?: SessionStore;
   /** Where `*_always` answers persist per workspace; undefined = per session only. */
   approvals?: ApprovalStore;
+  /** Servers allowed to run `_Stop` / `_PostCompact` hooks: "*" = all; none when undefined. */
+  hookServers?: "*" | string[];
 }
 
 export interface PromptIo {
@@ -70,6 +73,9 @@ interface Session {
   system: string;
   history: Message[];
   recorder?: SessionRecorder;
+  meter: ContextMeter;
+  /** `_Stop` objections left (STOP_MAX_REJECTIONS per session). */
+  stopBudget: { left: number };
   turn?: AbortController;
 }
 
@@ -163,7 +169,16 @@ export class SessionManager {
       maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
     });
     const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, approvals: this.host.approvals });
-    const session: Session = { id: o.id, cwd: o.cwd, tools, policy, system, history: o.history ?? [] };
+    const session: Session = {
+      id: o.id,
+      cwd: o.cwd,
+      tools,
+      policy,
+      system,
+      history: o.history ?? [],
+      meter: new ContextMeter(),
+      stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
+    };
     if (this.#closed) {
       void tools.close();
       throw new AcpError(INTERNAL_ERROR, "the agent is shutting down");
@@ -202,7 +217,7 @@ export class SessionManager {
     try {
       const h = this.host;
       const stopReason = await runTurn(
-        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals },
+        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s) },
         s.history,
         turn.signal,
       );
@@ -223,6 +238,18 @@ export class SessionManager {
       s.recorder?.endTurn();
       if (s.turn === turn) s.turn = undefined;
     }
+  }
+
+  #lifecycle(s: Session): Lifecycle {
+    const { limits } = this.host;
+    return {
+      meter: s.meter,
+      hooks: { allowed: this.host.hookServers ?? [], timeoutMs: limits.HOOK_TIMEOUT_MS },
+      stopBudget: s.stopBudget,
+      ratio: limits.HANDOFF_RATIO,
+      maxHandoffs: limits.MAX_HANDOFFS,
+      onCompact: (history) => s.recorder?.compacted(history),
+    };
   }
 
   cancel(id: string): void {

@@ -7,6 +7,8 @@ import type { McpSessionTools } from "../mcp/types.ts";
 import { logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
 import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
+import { type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
+import { type HookOptions, runHooks } from "./hooks.ts";
 
 export interface TurnDeps {
   provider: LlmProvider;
@@ -22,6 +24,19 @@ export interface TurnDeps {
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
   /** The turn's token totals, added to after each LLM response (the prompt answer reports them). */
   totals?: TurnTotals;
+  /** Hooks and context handoff; undefined = neither (a bare turn). */
+  lifecycle?: Lifecycle;
+}
+
+export interface Lifecycle {
+  meter: ContextMeter;
+  hooks: HookOptions;
+  /** `_Stop` objections left for the session (STOP_MAX_REJECTIONS). */
+  stopBudget: { left: number };
+  ratio: number;
+  maxHandoffs: number;
+  /** The history was replaced by a handoff. */
+  onCompact(history: Message[]): void;
 }
 
 /** Token totals of one turn, as ACP's `PromptResponse.usage` names them. */
@@ -77,10 +92,7 @@ function nextOrAbort(it: AsyncIterator<LlmEvent>, signal: AbortSignal): Promise<
 }
 
 async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<Response> {
-  const tools: ToolSpec[] = deps.tools
-    .tools()
-    .filter((t) => !t.hook)
-    .map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
+  const tools = offeredTools(deps);
   const it = deps.provider
     .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal })
     [Symbol.asyncIterator]();
@@ -112,8 +124,53 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
   }
 }
 
+function tokensOf(usage: Usage): number {
+  return usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+}
+
+/**
+ * Asks the allowed `_Stop` hooks whether the turn may end: their objection (shown to the client as a
+ * thought naming the hook) is what the model hears next, while the session's budget lasts.
+ */
+async function stopObjection(deps: TurnDeps, life: Lifecycle, signal: AbortSignal): Promise<string | undefined> {
+  if (life.stopBudget.left <= 0) return undefined;
+  const replies = await runHooks(deps.tools, "_Stop", life.hooks, signal);
+  if (replies.length === 0 || signal.aborted) return undefined;
+  life.stopBudget.left--;
+  const text = replies.map((r) => `[${r.server} _Stop hook] ${r.text}`).join("\n\n");
+  deps.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: `${text}\n` } });
+  return `${text}\n\nA stop hook objected to ending the turn. Address it, then end your turn.`;
+}
+
+/** The tools the model is offered: every tool of the session but the hooks. */
+function offeredTools(deps: TurnDeps): ToolSpec[] {
+  return deps.tools
+    .tools()
+    .filter((t) => !t.hook)
+    .map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
+}
+
+function handoffDeps(deps: TurnDeps, life: Lifecycle): HandoffDeps {
+  const offered = offeredTools(deps);
+  return {
+    provider: deps.provider,
+    model: deps.model,
+    maxTokens: deps.maxTokens,
+    system: deps.system,
+    tools: deps.tools,
+    offered,
+    contextWindow: deps.contextWindow,
+    ratio: life.ratio,
+    maxHandoffs: life.maxHandoffs,
+    hooks: life.hooks,
+    meter: life.meter,
+    emit: deps.emit,
+    onCompact: life.onCompact,
+  };
+}
+
 function emitUsage(deps: TurnDeps, usage: Usage): void {
-  const used = usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  const used = tokensOf(usage);
   deps.emit({ sessionUpdate: "usage_update", used, size: deps.contextWindow });
   const t = deps.totals;
   if (!t) return;
@@ -133,7 +190,10 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
   const cap = deps.limits.MAX_TOOL_CALLS_PER_TURN;
   let used = 0;
   let capHit = false;
+  // Two end_turns in a row with no tool call between them end the turn, objection or not.
+  let objected = false;
   for (;;) {
+    if (deps.lifecycle) await keepWithinWindow(handoffDeps(deps, deps.lifecycle), history, signal);
     const res = await streamResponse(deps, history, signal);
     if (res.usage) emitUsage(deps, res.usage);
     if (signal.aborted || res.stopReason === "cancelled") {
@@ -142,7 +202,17 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
       return "cancelled";
     }
     history.push({ role: "assistant", text: res.text, toolCalls: res.calls });
-    if (res.calls.length === 0) return mapStop(res.stopReason);
+    if (res.usage) deps.lifecycle?.meter.report(tokensOf(res.usage), history.length);
+    if (res.calls.length === 0) {
+      const stop = mapStop(res.stopReason);
+      if (stop !== "end_turn" || objected || !deps.lifecycle) return stop;
+      const objection = await stopObjection(deps, deps.lifecycle, signal);
+      if (objection === undefined) return signal.aborted ? "cancelled" : stop;
+      objected = true;
+      history.push({ role: "user", content: [{ type: "text", text: objection }] });
+      continue;
+    }
+    objected = false;
     const wasCapped = capHit;
     const planned: PlannedCall[] = res.calls.map((call) => {
       if (used >= cap) {

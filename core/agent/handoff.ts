@@ -1,0 +1,159 @@
+// Owns keeping a session's context inside the model's window: the estimate of context use (the
+// provider's last reported usage plus the growth since, else the text size), and the handoff when it
+// passes HANDOFF_RATIO: a summary from the model, history replaced by the original task + summary +
+// `_PostCompact` output; past MAX_HANDOFFS, or when a summary cannot be had, the oldest turns are
+// dropped instead. Does not decide when a turn runs (loop.ts) or persist anything (its caller does).
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { LlmProvider, Message, ToolSpec } from "../llm/types.ts";
+import { log } from "../log.ts";
+import type { McpSessionTools } from "../mcp/types.ts";
+import { type HookOptions, runHooks } from "./hooks.ts";
+
+/**
+ * Characters per token for the size-based estimate. It is a floor under the provider's report: a
+ * server that reports no usage (or too little) must not let the history grow past the window.
+ */
+const CHARS_PER_TOKEN = 4;
+
+const SUMMARY_PROMPT =
+  "The conversation is about to exceed the context window. Write a handoff summary for yourself: the task, " +
+  "what has been done (files changed, commands run, results), what was learned, what remains, and any " +
+  "exact details (paths, names, errors) needed to continue. Answer with the summary only.";
+
+/** What a session knows about its context size between turns. */
+export class ContextMeter {
+  #reported?: { tokens: number; historyLength: number };
+  handoffs = 0;
+
+  /** After an LLM response: its request plus output, with the history length once it is recorded. */
+  report(tokens: number, historyLength: number): void {
+    this.#reported = { tokens, historyLength };
+  }
+
+  /** Estimated tokens the next request will use: the last report plus the growth since, or the size. */
+  estimate(system: string, history: Message[], tools: ToolSpec[]): number {
+    const bySize = (system.length + JSON.stringify(tools).length + sizeOf(history)) / CHARS_PER_TOKEN;
+    const r = this.#reported;
+    if (!r || r.historyLength > history.length) return bySize;
+    return Math.max(bySize, r.tokens + sizeOf(history.slice(r.historyLength)) / CHARS_PER_TOKEN);
+  }
+
+  /** History was replaced: what was reported no longer describes it. */
+  reset(): void {
+    this.#reported = undefined;
+  }
+}
+
+function sizeOf(messages: Message[]): number {
+  let n = 0;
+  for (const m of messages) {
+    if (m.role === "user") for (const p of m.content) n += p.type === "text" ? p.text.length : p.data.length;
+    else if (m.role === "assistant") n += m.text.length + JSON.stringify(m.toolCalls).length;
+    else for (const r of m.results) n += r.content.length + 40;
+  }
+  return n;
+}
+
+export interface HandoffDeps {
+  provider: LlmProvider;
+  model: string;
+  maxTokens: number;
+  system: string;
+  tools: McpSessionTools;
+  offered: ToolSpec[];
+  contextWindow: number;
+  ratio: number;
+  maxHandoffs: number;
+  hooks: HookOptions;
+  meter: ContextMeter;
+  emit(update: SessionUpdate): void;
+  /** The history was replaced (persist it). */
+  onCompact(history: Message[]): void;
+}
+
+/** Hands off when the next request would pass the ratio; the history is changed in place. */
+export async function keepWithinWindow(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<void> {
+  const limit = d.ratio * d.contextWindow;
+  const before = d.meter.estimate(d.system, history, d.offered);
+  if (before <= limit || history.length < 2) return;
+  let how: string;
+  const summary = d.meter.handoffs < d.maxHandoffs ? await summarize(d, history, signal) : undefined;
+  if (signal.aborted) return;
+  if (summary !== undefined) {
+    d.meter.handoffs++;
+    const post = await runHooks(d.tools, "_PostCompact", d.hooks, signal);
+    const parts = [taskOf(history), `[Context handoff ${d.meter.handoffs}: the conversation so far was summarized to fit the context window.]`, `Summary:\n${summary}`];
+    for (const p of post) parts.push(`[${p.server} _PostCompact]\n${p.text}`);
+    const latest = latestRequest(history);
+    if (latest !== undefined) parts.push(`Latest request (answer this):\n${latest}`);
+    history.splice(0, history.length, { role: "user", content: [{ type: "text", text: parts.join("\n\n") }] });
+    how = `summarized the conversation (handoff ${d.meter.handoffs} of at most ${d.maxHandoffs})`;
+  } else {
+    const dropped = dropOldestTurns(history, (h) => d.meter.estimate(d.system, h, d.offered) <= limit);
+    how = `dropped the ${dropped} oldest messages${d.meter.handoffs >= d.maxHandoffs ? ` (MAX_HANDOFFS ${d.maxHandoffs} reached)` : " (no summary could be had)"}`;
+  }
+  d.meter.reset();
+  const after = Math.round(d.meter.estimate(d.system, history, d.offered));
+  const text = `[context handoff] ~${Math.round(before)} tokens would pass ${d.ratio} of the ${d.contextWindow}-token window: ${how}; now ~${after} tokens.`;
+  log.info("context handoff", { before: Math.round(before), after, how });
+  d.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text } });
+  d.onCompact(history);
+}
+
+/** The session's first user message: the original task, kept through every handoff. */
+function taskOf(history: Message[]): string {
+  const first = history.find((m) => m.role === "user");
+  const text = first?.role === "user" ? first.content.filter((p) => p.type === "text").map((p) => p.text).join("\n") : "";
+  return text.startsWith("Original task:") ? text.split("\n\n[Context handoff")[0]! : `Original task:\n${text}`;
+}
+
+/** The turn's own prompt, when it is not the original task: the model must still answer it. */
+function latestRequest(history: Message[]): string | undefined {
+  const at = history.findLastIndex((m) => m.role === "user");
+  const m = history[at];
+  if (at <= 0 || m?.role !== "user") return undefined;
+  return m.content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+}
+
+async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<string | undefined> {
+  // The summary request must fit the window itself: its oldest turns go first (the first message,
+  // which carries the task and any earlier summary, stays).
+  const seen = [...history];
+  const room = d.ratio * d.contextWindow - (SUMMARY_PROMPT.length + d.system.length) / 4;
+  dropOldestTurns(seen, (h) => new ContextMeter().estimate("", h, []) <= room);
+  const messages: Message[] = [...seen, { role: "user", content: [{ type: "text", text: SUMMARY_PROMPT }] }];
+  // A trailing tool result must be answered before a new user message: close it with an assistant word.
+  if (seen.at(-1)?.role === "tool") messages.splice(seen.length, 0, { role: "assistant", text: "(continuing after a summary)", toolCalls: [] });
+  let text = "";
+  for await (const ev of d.provider.stream({ model: d.model, system: d.system, messages, tools: [], maxTokens: d.maxTokens, signal })) {
+    if (ev.type === "text") text += ev.text;
+    if (ev.type === "error") {
+      log.warn("handoff summary failed; dropping the oldest turns instead", { error: ev.error.message });
+      return undefined;
+    }
+  }
+  return text.trim() === "" ? undefined : text.trim();
+}
+
+/**
+ * Removes whole turns after the first user message (a turn starts at a user message), oldest first,
+ * then, within one long turn, the oldest tool call + result pairs, until `fits` or only the latest
+ * exchange is left. The history stays valid for every provider. Returns how many messages went.
+ */
+export function dropOldestTurns(history: Message[], fits: (h: Message[]) => boolean): number {
+  let dropped = 0;
+  while (!fits(history)) {
+    const next = history.findIndex((m, i) => i > 1 && m.role === "user");
+    if (next > 1) {
+      dropped += next - 1;
+      history.splice(1, next - 1);
+      continue;
+    }
+    // One turn left: [user, …, assistant(calls), tool, assistant(calls), tool, …] — drop its oldest pair.
+    const pair = history.findIndex((m, i) => i >= 1 && m.role === "assistant" && history[i + 1]?.role === "tool" && i + 2 < history.length);
+    if (pair < 0) break;
+    dropped += 2;
+    history.splice(pair, 2);
+  }
+  return dropped;
+}
