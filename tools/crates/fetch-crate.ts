@@ -102,7 +102,16 @@ export class CrateFetcher {
     return out;
   }
 
+  /** One request; index copies it saved are on disk when it settles. */
   async fetch(spec: string | CrateRequest, signal?: AbortSignal): Promise<CrateResult> {
+    try {
+      return await this.fetchOne(spec, signal);
+    } finally {
+      await this.registry.settle();
+    }
+  }
+
+  private async fetchOne(spec: string | CrateRequest, signal?: AbortSignal): Promise<CrateResult> {
     const req = typeof spec === "string" ? parseCrateSpec(spec) : spec;
     const locked = req.range ? undefined : lockedVersion(await this.cargoLock(), req.name);
     const pin = req.exact ?? locked?.version;

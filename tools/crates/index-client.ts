@@ -87,6 +87,7 @@ export class Registry {
   private dlTemplate?: Promise<string>;
   /** One index request per crate per call, however many requests name it. */
   private readonly files = new Map<string, Promise<IndexAnswer | undefined>>();
+  private readonly saving: Promise<void>[] = [];
   readonly indexUrl: string;
 
   constructor(
@@ -130,8 +131,14 @@ export class Registry {
       return answer(name, cached.body);
     }
     const body = new TextDecoder().decode(got.body);
-    await this.opts.cache?.write(path, { body, etag: got.etag, lastModified: got.lastModified });
+    // Saved while the caller goes on (downloading, extracting); settle() waits for it before exit.
+    if (this.opts.cache) this.saving.push(this.opts.cache.write(path, { body, etag: got.etag, lastModified: got.lastModified }));
     return answer(name, body);
+  }
+
+  /** Resolves once every index copy being saved is on disk (IndexCache.write never rejects). */
+  async settle(): Promise<void> {
+    await Promise.all(this.saving.splice(0));
   }
 
   /** The download template: asked once per call, and not at all when given or for crates.io. */
