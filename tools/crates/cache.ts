@@ -2,8 +2,7 @@
 // $CARGO_HOME (read only), and tendril's cache `<cache>/crates/<registry>/NAME-VER`, filled atomically
 // (extract into `.tmp/`, then rename) so a folder that exists is complete. Does not download or resolve.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
-import { access, readdir, rename, rm } from "node:fs/promises";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import semver from "semver";
 import { pidAlive } from "./lock.ts";
@@ -31,15 +30,26 @@ export function lockPath(store: CrateStore, name: string, version: string): stri
   return join(store.root, ".locks", `${name}-${version}.lock`);
 }
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
+// Metadata calls here are synchronous on purpose: each is microseconds, a thread-pool round trip costs more.
+function exists(path: string): boolean {
+  return existsSync(path);
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
 
 async function subdirs(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
   return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name)).sort();
 }
 
@@ -48,7 +58,7 @@ export async function findUnpacked(store: CrateStore, name: string, version: str
   if (store.cargoHome) {
     for (const reg of await subdirs(join(store.cargoHome, "registry", "src"))) {
       const path = join(reg, `${name}-${version}`);
-      if (await exists(join(path, ".cargo-ok"))) return { path, source: "cargo-src" };
+      if (exists(join(path, ".cargo-ok"))) return { path, source: "cargo-src" };
     }
   }
   const ours = await cachedCheckout(store, name, version);
@@ -58,7 +68,7 @@ export async function findUnpacked(store: CrateStore, name: string, version: str
 /** tendril's own complete copy, if present. */
 export async function cachedCheckout(store: CrateStore, name: string, version: string): Promise<string | undefined> {
   const path = checkoutDir(store, name, version);
-  return (await exists(path)) ? path : undefined;
+  return (exists(path)) ? path : undefined;
 }
 
 /** cargo's downloaded `NAME-VER.crate`, if any registry folder has one. */
@@ -66,7 +76,7 @@ export async function findCargoCrateFile(store: CrateStore, name: string, versio
   if (!store.cargoHome) return undefined;
   for (const reg of await subdirs(join(store.cargoHome, "registry", "cache"))) {
     const path = join(reg, `${name}-${version}.crate`);
-    if (await exists(path)) return path;
+    if (exists(path)) return path;
   }
   return undefined;
 }
@@ -81,7 +91,7 @@ export async function localVersions(store: CrateStore, name: string): Promise<st
   const found = new Set<string>();
   const prefix = `${name}-`.toLowerCase();
   for (const dir of dirs) {
-    for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    for (const entry of listDir(dir)) {
       if (!entry.toLowerCase().startsWith(prefix)) continue;
       const version = semver.valid(entry.slice(prefix.length).replace(/\.crate$/, ""));
       if (version) found.add(version);
@@ -127,22 +137,24 @@ export async function installCrate(
   };
   try {
     (await fill(begin)).finish();
-    await rename(join(tmp, top), final).catch(async (err: NodeJS.ErrnoException) => {
+    try {
+      renameSync(join(tmp, top), final);
+    } catch (err) {
       // Another writer (without our lock: an older tendril, a copy by hand) finished first: theirs is complete.
-      if (!(await exists(final))) throw err;
-    });
+      if (!exists(final)) throw err;
+    }
     return final;
   } finally {
     current?.dispose();
-    await rm(tmp, { recursive: true, force: true });
+    rmSync(tmp, { recursive: true, force: true });
   }
 }
 
 /** Removes temp folders left by processes that died mid-extraction (their pid is in the name). */
 export async function sweepTemps(store: CrateStore): Promise<void> {
   const dir = join(store.root, ".tmp");
-  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+  for (const entry of listDir(dir)) {
     const pid = Number(/\.(\d+)\.[0-9a-f]+$/.exec(entry)?.[1]);
-    if (pid > 0 && pid !== process.pid && !pidAlive(pid)) await rm(join(dir, entry), { recursive: true, force: true });
+    if (pid > 0 && pid !== process.pid && !pidAlive(pid)) rmSync(join(dir, entry), { recursive: true, force: true });
   }
 }

@@ -1,6 +1,6 @@
 // Owns reading the workspace's Cargo.lock: found upward from a directory, registry packages only
 // (path and git dependencies have no published source). Does not decide what a pin means (resolve.ts).
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import semver from "semver";
 import { parse as parseToml } from "smol-toml";
@@ -21,12 +21,19 @@ export interface CargoLock {
 export async function findCargoLock(dir: string): Promise<CargoLock | undefined> {
   for (let at = dir; ; at = dirname(at)) {
     const path = join(at, "Cargo.lock");
-    const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
-      if (err.code === "ENOENT" || err.code === "ENOTDIR") return undefined;
-      throw err;
-    });
+    const text = readIfPresent(path);
     if (text !== undefined) return { path, packages: parseCargoLock(text, path) };
     if (dirname(at) === at) return undefined;
+  }
+}
+
+function readIfPresent(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw err;
   }
 }
 

@@ -3,7 +3,8 @@
 // is taken over. Waiters poll for the holder's result instead of downloading again, and past `maxWaitS`
 // go ahead without the lock (so the work must be safe to repeat).
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, stat, unlink, utimes } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { log } from "../../core/log.ts";
@@ -24,7 +25,7 @@ const DEFAULT_POLL_MS = 25;
  * `done()` is asked whether the result already exists; its answer is returned when it is not undefined.
  */
 export async function withFileLock<T>(path: string, opts: LockOptions, done: () => Promise<T | undefined>, work: () => Promise<T>): Promise<T> {
-  await mkdir(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true });
   const mine = `${process.pid} ${hostname()} ${randomBytes(8).toString("hex")}`;
   const giveUpAt = Date.now() + opts.maxWaitS * 1000;
   for (;;) {
@@ -35,20 +36,38 @@ export async function withFileLock<T>(path: string, opts: LockOptions, done: () 
       log.warn("lock held too long; going ahead without it", { lock: path, waited_s: opts.maxWaitS });
       return (await done()) ?? (await work());
     }
-    if (await tryCreate(path, mine)) return holdWhile(path, mine, opts.staleS, async () => (await done()) ?? (await work()));
+    if (tryCreate(path, mine)) return holdWhile(path, mine, opts.staleS, async () => (await done()) ?? (await work()));
     const ready = await done();
     if (ready !== undefined) return ready;
-    const held = await readFile(path, "utf8").catch(() => undefined);
-    if (held !== undefined && (await isStale(path, held, opts.staleS))) await breakLock(path, held);
+    const held = readOrUndefined(path);
+    if (held !== undefined && isStale(path, held, opts.staleS)) breakLock(path, held);
     else await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? DEFAULT_POLL_MS));
   }
 }
 
-async function tryCreate(path: string, content: string): Promise<boolean> {
+// Synchronous on purpose: microsecond calls, cheaper than thread-pool round trips.
+function readOrUndefined(path: string): string | undefined {
   try {
-    const fh = await open(path, "wx");
-    await fh.writeFile(content);
-    await fh.close();
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function removeIfStill(path: string, content: string): void {
+  if (readOrUndefined(path) !== content) return;
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+function tryCreate(path: string, content: string): boolean {
+  try {
+    const fd = openSync(path, "wx");
+    writeSync(fd, content);
+    closeSync(fd);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
@@ -67,7 +86,7 @@ async function holdWhile<T>(path: string, mine: string, staleS: number, fn: () =
   } finally {
     clearInterval(beat);
     // Only remove our own lock: a waiter may have judged it stale and replaced it.
-    if ((await readFile(path, "utf8").catch(() => undefined)) === mine) await unlink(path).catch(() => {});
+    removeIfStill(path, mine);
   }
 }
 
@@ -82,14 +101,19 @@ export function pidAlive(pid: number): boolean {
 }
 
 /** Stale: its holder on this host is gone, or it was not refreshed for `staleS` seconds. */
-export async function isStale(path: string, held: string, staleS: number): Promise<boolean> {
+export function isStale(path: string, held: string, staleS: number): boolean {
   const [pid, host] = held.split(" ");
   if (host === hostname() && Number(pid) > 0 && !pidAlive(Number(pid))) return true;
-  const st = await stat(path).catch(() => undefined);
-  return st !== undefined && Date.now() - st.mtimeMs > staleS * 1000;
+  let mtimeMs: number;
+  try {
+    mtimeMs = statSync(path).mtimeMs;
+  } catch {
+    return false;
+  }
+  return Date.now() - mtimeMs > staleS * 1000;
 }
 
 /** Removes a stale lock unless someone replaced it since it was judged (a narrow window remains). */
-async function breakLock(path: string, judged: string): Promise<void> {
-  if ((await readFile(path, "utf8").catch(() => undefined)) === judged) await unlink(path).catch(() => {});
+function breakLock(path: string, judged: string): void {
+  removeIfStill(path, judged);
 }
