@@ -130,8 +130,10 @@ export async function installCrate(
   const { CrateExtraction } = await import("./verify-extract.ts");
   let current: CrateExtraction | undefined;
   const begin = () => {
-    current?.dispose();
-    rmSync(tmp, { recursive: true, force: true });
+    if (current) {
+      current.dispose();
+      rmSync(tmp, { recursive: true, force: true });
+    }
     mkdirSync(tmp, { recursive: true });
     return (current = new CrateExtraction(tmp, top, limits));
   };
