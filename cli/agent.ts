@@ -107,6 +107,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     limits: cfg.limits,
     devServer: cfg.dev ? { ...selfCommand(), env: tendrilEnv() } : undefined,
     configServers: cfg.mcp,
+    models: cfg.models,
     hookServers: cfg.hookServers,
     store: new SessionStore(cfg.paths.stateDir),
     approvals: new ApprovalStore(cfg.paths.stateDir),
@@ -127,7 +128,20 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   let stopSignal: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
   process.once("SIGTERM", () => stopSignal("SIGTERM"));
-  process.once("SIGINT", () => stopSignal("SIGINT"));
+  // A client started from a terminal shares its process group with us, so its Ctrl-C reaches us too:
+  // the first one cancels the running turns (each answers `cancelled`) and we keep serving; a second
+  // within INTERRUPT_REPEAT_S, or one while idle, exits 130.
+  let lastInterrupt = -Infinity;
+  process.on("SIGINT", () => {
+    const now = Date.now();
+    const repeated = now - lastInterrupt < cfg.limits.INTERRUPT_REPEAT_S * 1000;
+    lastInterrupt = now;
+    if (!repeated && sessions.cancelAll() > 0) {
+      log.warn("interrupted: running turns cancelled; interrupt again to stop the agent");
+      return;
+    }
+    stopSignal("SIGINT");
+  });
   process.stdout.on("error", (err) => stopSignal(`stdout: ${err.message}`));
 
   const end = await Promise.race([messages.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);

@@ -74,6 +74,7 @@ test("regression: settings were accepted and ignored; every config key either ta
   const cases: Record<string, [string, (c: ReturnType<typeof loadConfig>) => unknown, unknown]> = {
     provider: ['provider = "replay"', (c) => c.provider, "replay"],
     model: ['model = "m1"', (c) => c.model, "m1"],
+    models: ['models = ["a", "b"]', (c) => c.models, ["a", "b"]],
     max_tokens: ["max_tokens = 77", (c) => c.maxTokens, 77],
     context_window: ["context_window = 1234", (c) => c.contextWindow, 1234],
     mode: ['mode = "yolo"', (c) => c.mode, "yolo"],

@@ -29,6 +29,8 @@ export interface Paths {
 export interface Config {
   provider: ProviderName;
   model: string;
+  /** Models a client may switch to; empty = whatever the provider lists. */
+  models: string[];
   anthropic: { apiKey?: string; baseUrl?: string };
   openai: { apiKey?: string; baseUrl?: string };
   maxTokens: number;
@@ -115,6 +117,7 @@ function pickProvider(raw: string | undefined, env: Env): ProviderName {
 const fileSchema = z.strictObject({
   provider: z.string().optional(),
   model: z.string().optional(),
+  models: z.array(z.string().min(1)).optional(),
   max_tokens: z.number().optional(),
   context_window: z.number().optional(),
   mcp_hook_servers: z.string().optional(),
@@ -191,6 +194,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string
   const cfg: Config = {
     provider,
     model: flags.model ?? env.TENDRIL_MODEL ?? profile?.model ?? file.model ?? DEFAULT_MODELS[provider],
+    models: profile?.models ?? file.models ?? [],
     anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: env.ANTHROPIC_BASE_URL },
     openai: { apiKey: env.OPENAI_API_KEY, baseUrl: env.OPENAI_BASE_URL },
     maxTokens: positiveInt(env.TENDRIL_MAX_TOKENS ?? profile?.max_tokens ?? file.max_tokens, "TENDRIL_MAX_TOKENS") ?? 32768,

@@ -58,6 +58,8 @@ export const LIMIT_SPECS = {
   TREE_MAX_ENTRIES: { value: 100_000, unit: "count", why: "entries tree walks before it stops" },
   TREE_TIME_S: { value: 1.2, unit: "s", why: "time tree walks before it stops" },
   EDIT_TEMP_STALE_S: { value: 60, unit: "s", why: "age after which an interrupted edit's temp file is swept" },
+  INTERRUPT_REPEAT_S: { value: 2, unit: "s", why: "a second Ctrl-C within this stops the agent (the first cancels turns)" },
+  MODEL_LIST_TIMEOUT_S: { value: 2, unit: "s", why: "asking the provider which models it offers (once per agent)" },
   ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },
   MAX_CRATE_BYTES: { value: 64 * MiB, unit: "bytes", why: "one downloaded .crate file (crates.io accepts 10 MiB)" },
   MAX_CRATE_UNPACKED_BYTES: { value: 512 * MiB, unit: "bytes", why: "a crate's extracted files together (cargo's own cap)" },

@@ -67,7 +67,7 @@ setInterval(() => {}, 1000);`,
   expect(pidAlive(sleeper)).toBe(true);
   proc.kill("SIGKILL");
   expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
-});
+}, 30_000);
 
 test("a command that ends on its own leaves an empty group: the ladder returns at once", async () => {
   const child = spawnGroup({ label: "t", command: "true", env, stdin: "pipe" });

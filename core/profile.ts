@@ -16,6 +16,7 @@ const profileSchema = z
     description: z.string().optional(),
     provider: z.enum(["anthropic", "openai", "replay"]).optional(),
     model: z.string().min(1).optional(),
+    models: z.array(z.string().min(1)).optional(),
     max_tokens: z.number().int().positive().optional(),
     context_window: z.number().int().positive().optional(),
     mode: z.enum(["ask", "auto-edit", "yolo", "read-only"]).optional(),

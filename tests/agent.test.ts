@@ -269,7 +269,7 @@ describe("tools", () => {
     expect(req.toolCall._meta).toEqual({ toolName: "dev__shell" });
     expect(req.options.map((o) => o.kind)).toEqual(["allow_once", "allow_always", "reject_once", "reject_always"]);
     const start = a.ofKind("tool_call").find((u) => u.toolCallId === "s1")!;
-    expect(start).toMatchObject({ kind: "execute", status: "pending", title: "echo hi-from-shell", rawInput: { command: "echo hi-from-shell" } });
+    expect(start).toMatchObject({ kind: "execute", status: "pending", title: "shell: echo hi-from-shell", rawInput: { command: "echo hi-from-shell" } });
     expect(start._meta).toEqual({ toolName: "dev__shell" });
     const statuses = a.ofKind("tool_call_update").filter((u) => u.toolCallId === "s1").map((u) => u.status);
     expect(statuses).toEqual(["in_progress", "completed"]);

@@ -51,6 +51,8 @@ export interface FakeLlm {
   respond(fn: ((req: FakeRequest) => FakeTurn) | undefined): void;
   /** Scripted turns not yet consumed. */
   remaining(): number;
+  /** Sets what GET /v1/models lists. */
+  setModels(ids: string[]): void;
   /** Closes the server and every open socket. */
   close(): Promise<void>;
 }
@@ -93,6 +95,8 @@ function sendError(res: ServerResponse, api: Api, status: number, message: strin
 class FakeServer {
   readonly queue: FakeTurn[];
   readonly requests: FakeRequest[] = [];
+  /** What GET /v1/models lists. */
+  models = ["fake-model", "fake-model-large"];
   readonly sockets = new Set<Socket>();
   readonly closing = new AbortController();
   responder: FakeLlmOptions["respond"];
@@ -107,10 +111,18 @@ class FakeServer {
     return sleep(ms, this.closing.signal);
   }
 
+  /** The model list, in a shape both SDKs read (not counted in `requests`: those are LLM calls). */
+  private listModels(res: ServerResponse): void {
+    const data = this.models.map((id) => ({ id, type: "model", object: "model", display_name: id, created_at: "2026-01-01T00:00:00Z", created: 0, owned_by: "fake" }));
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ object: "list", data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }));
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0]!;
     const api: Api | undefined =
       path === "/v1/messages" ? "anthropic" : path === "/v1/chat/completions" ? "openai" : undefined;
+    if (path === "/v1/models" && req.method === "GET") return this.listModels(res);
     const text = await readBody(req);
     let body: any;
     try {
@@ -217,6 +229,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     script: (turns) => void fake.queue.push(...turns),
     respond: (fn) => void (fake.responder = fn),
     remaining: () => fake.queue.length,
+    setModels: (ids) => void (fake.models = ids),
     close: () =>
       new Promise<void>((resolve) => {
         fake.closing.abort();

@@ -157,3 +157,57 @@ args = [${JSON.stringify(join(ROOT, "tests", "fake-mcp.ts"))}]
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("profile not found");
 });
+
+test("with TENDRIL_MCP_HOOK_SERVERS=dev, dev's _Stop objects while todo items are open, and the turn goes on", async () => {
+  const ws = join(work, "ws-hooks");
+  mkdirSync(ws, { recursive: true });
+  const a = agent({ TENDRIL_MCP_HOOK_SERVERS: "dev" });
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  const before = fake.requests.length;
+  fake.script([
+    { toolCalls: [{ id: "t1", name: "dev__todo", input: { items: [{ text: "write the tests", done: false }] } }] },
+    { text: "All done." },
+    { text: "Right, the tests are still open; I will stop here." },
+  ]);
+  expect((await a.prompt(sessionId, "plan it")).stopReason).toBe("end_turn");
+  const thought = a.ofKind("agent_thought_chunk").map((u) => (u.content.type === "text" ? u.content.text : "")).join("");
+  expect(thought).toContain("[dev _Stop hook]");
+  expect(thought).toContain("write the tests");
+  expect(fake.requests.length - before).toBe(3);
+  expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain("A stop hook objected");
+});
+
+test("with no `models` configured, the provider's own list is offered; a switch reaches the next LLM request", async () => {
+  for (const provider of ["anthropic", "openai"] as const) {
+    const ws = join(work, `ws-models-${provider}`);
+    mkdirSync(ws, { recursive: true });
+    const a = startAgent({ env: { ...agentEnv(fake, work, provider), TENDRIL_MODE: "yolo" } });
+    running.push(a);
+    await a.initialize();
+    const created = (await a.newSession(ws)) as acp.NewSessionResponse & { configOptions: any[] };
+    expect(created.configOptions[0].options.map((o: any) => o.value)).toEqual(["fake-model", "fake-model-large"]);
+    await a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: created.sessionId, configId: "model", value: "fake-model-large" });
+    fake.script([{ text: "hi" }]);
+    await a.prompt(created.sessionId, "hello");
+    expect(fake.requests.at(-1)!.body.model).toBe("fake-model-large");
+  }
+});
+
+test("regression: Ctrl-C lost the turn; now the first SIGINT cancels running turns and the agent serves on, a second exits 130", async () => {
+  const ws = join(work, "ws-sigint");
+  mkdirSync(ws, { recursive: true });
+  const a = agent();
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  fake.script([{ fault: { hang: true } }]);
+  const turn = a.prompt(sessionId, "think forever");
+  await waitFor(() => fake.remaining() === 0, 5000);
+  a.child.kill("SIGINT");
+  expect((await turn).stopReason).toBe("cancelled");
+  fake.script([{ text: "still here" }]);
+  expect((await a.prompt(sessionId, "you there?")).stopReason).toBe("end_turn");
+  const exited = new Promise((resolve) => a.child.once("exit", (code, sig) => resolve(code ?? sig)));
+  a.child.kill("SIGINT"); // idle: stops
+  expect(await exited).toBe(130);
+});

@@ -13,6 +13,7 @@ import { createMcpPool } from "../core/mcp/pool.ts";
 import { loadLimits } from "../core/limits.ts";
 import { memoryAgent } from "./memory-agent.ts";
 import { dieOfUncaught } from "../cli/fatal.ts";
+import { toolTitle } from "../core/agent/updates.ts";
 
 const OPTIONS = [
   { optionId: "allow_once", kind: "allow_once" },
@@ -195,5 +196,30 @@ test("regression: the MCP server count was checked twice and the better message 
   const r = await a.response(1);
   expect(r.error.code).toBe(-32602);
   expect(r.error.message).toContain("at most 1 MCP servers (MAX_MCP_SERVERS), got 2; drop some or raise TENDRIL_MAX_MCP_SERVERS");
+  await a.close();
+});
+
+test("regression: client policies could not name our tools (titles now lead with the tool; prompt rules match the title's first word)", () => {
+  const view = (tool: string, input: Record<string, unknown>) => ({ name: `dev__${tool}`, tool, readOnly: false, input, cwd: "/w" });
+  expect(toolTitle(view("shell", { command: "cargo test" }))).toBe("shell: cargo test");
+  expect(toolTitle(view("str_replace", { path: "src/main.rs", old_str: "a", new_str: "b" }))).toBe("str_replace src/main.rs");
+  const rules = parseRules([{ tool: "shell", decision: "allow" }], "policy.toml");
+  const d = decidePermission({ kind: "rules", file: "policy.toml", rules }, { id: "c", title: "shell: cargo test" }, OPTIONS, "/w");
+  expect(d.allowed).toBe(true);
+});
+
+test("regression: _meta.systemPrompt = {append} was ignored (both forms now work)", async () => {
+  const a = memoryAgent({ systemPrompt: "BASE PROMPT" });
+  const seen: string[] = [];
+  const inner = a.provider.stream.bind(a.provider);
+  a.provider.stream = (req) => (seen.push(req.system), inner(req));
+  a.provider.push({ text: "1" }, { text: "2" });
+  for (const [id, systemPrompt] of [[1, { append: "EXTRA RULES" }], [2, "REPLACED"]] as const) {
+    a.send({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: tmpdir(), mcpServers: [], _meta: { systemPrompt } } });
+    const sessionId = (await a.response(id)).result.sessionId;
+    a.send(prompt(10 + id, sessionId, [{ type: "text", text: "hi" }]));
+    await a.response(10 + id);
+  }
+  expect(seen).toEqual(["BASE PROMPT\n\nEXTRA RULES", "REPLACED"]);
   await a.close();
 });

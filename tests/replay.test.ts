@@ -32,7 +32,7 @@ test("the shipped demo cassette replays offline and reproduces its edit with the
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("now passes");
   expect(readFileSync(join(dir, "greet.sh"), "utf8")).toContain('echo "Hello, ${1:-world}!"');
-  expect(r.stderr).toContain("tool dev__str_replace: Edit greet.sh … completed");
+  expect(r.stderr).toContain("tool dev__str_replace: str_replace greet.sh … completed");
 });
 
 test("without approval the replayed run cannot edit: the file is unchanged", () => {

@@ -6,6 +6,7 @@ import { log, logFailure } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseLoadSession, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
+import { MODEL_OPTION_ID } from "./model-choice.ts";
 
 export interface AgentServerOptions {
   version: string;
@@ -34,6 +35,13 @@ function parseInitialize(raw: unknown): InitializeParams {
     throw acp.RequestError.invalidParams(undefined, "initialize needs params.protocolVersion, a non-negative integer");
   }
   return { protocolVersion: v };
+}
+
+function parseSetModel(raw: unknown): { sessionId: string; modelId: string } {
+  const p = (raw ?? {}) as { sessionId?: unknown; modelId?: unknown };
+  if (typeof p.sessionId !== "string") throw new AcpError(INVALID_PARAMS, "sessionId must be a string");
+  if (typeof p.modelId !== "string") throw new AcpError(INVALID_PARAMS, "modelId must be a string");
+  return { sessionId: p.sessionId, modelId: p.modelId };
 }
 
 /** Runs a params parser; our AcpErrors become RequestErrors with their code. */
@@ -134,6 +142,16 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
     .onRequest(acp.methods.agent.session.setMode, ({ params }) =>
       guard("session/set_mode", () => {
         sessions.setMode(params.sessionId, params.modeId);
+        return {};
+      }),
+    )
+    .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) =>
+      guard("session/set_config_option", () => sessions.setConfigOption(params.sessionId, params.configId, params.value)),
+    )
+    // The older (unstable) way some clients switch models; same effect as the `model` config option.
+    .onRequest("session/set_model", (raw) => withCode(() => parseSetModel(raw)), ({ params }) =>
+      guard("session/set_model", async () => {
+        await sessions.setConfigOption(params.sessionId, MODEL_OPTION_ID, params.modelId);
         return {};
       }),
     )

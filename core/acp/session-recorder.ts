@@ -65,6 +65,11 @@ export class SessionRecorder {
     this.#write();
   }
 
+  model(model: string): void {
+    this.#pending.push({ type: "model", model });
+    this.#write();
+  }
+
   mode(mode: string): void {
     this.#pending.push({ type: "mode", mode });
     this.#write();

@@ -79,3 +79,32 @@ test("the prompt answer carries the turn's token totals; usage_update follows ea
   ]);
   await a.close();
 });
+
+test("model choice: advertised as a config option and the older models state; both set methods switch the next request's model", async () => {
+  const a = memoryAgent({ models: ["m", "m-large"] });
+  a.send(newSession(1));
+  const created = (await a.response(1)).result;
+  expect(created.configOptions[0]).toMatchObject({ id: "model", category: "model", type: "select", currentValue: "m" });
+  expect(created.configOptions[0].options.map((o: any) => o.value)).toEqual(["m", "m-large"]);
+  expect(created.models).toEqual({ currentModelId: "m", availableModels: [{ modelId: "m", name: "m" }, { modelId: "m-large", name: "m-large" }] });
+  const id = created.sessionId;
+  a.send({ jsonrpc: "2.0", id: 2, method: "session/set_config_option", params: { sessionId: id, configId: "model", value: "m-large" } });
+  expect((await a.response(2)).result.configOptions[0].currentValue).toBe("m-large");
+  a.send({ jsonrpc: "2.0", id: 3, method: "session/set_config_option", params: { sessionId: id, configId: "model", value: "gpt-9" } });
+  const bad = await a.response(3);
+  expect(bad.error.code).toBe(-32602);
+  expect(bad.error.message).toContain("choose one of: m, m-large");
+  const seen: string[] = [];
+  const provider = a.provider;
+  const inner = provider.stream.bind(provider);
+  provider.stream = (req) => (seen.push(req.model), inner(req));
+  provider.push({ text: "big" }, { text: "small" });
+  a.send(prompt(4, id, "one"));
+  await a.response(4);
+  a.send({ jsonrpc: "2.0", id: 5, method: "session/set_model", params: { sessionId: id, modelId: "m" } });
+  expect((await a.response(5)).result).toEqual({});
+  a.send(prompt(6, id, "two"));
+  await a.response(6);
+  expect(seen).toEqual(["m-large", "m"]);
+  await a.close();
+});

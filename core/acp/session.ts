@@ -21,6 +21,7 @@ import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, checkCwd, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { type McpPoolLike, SessionOpener } from "./session-open.ts";
 import { SessionRecorder } from "./session-recorder.ts";
+import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
 
 export type { McpPoolLike };
 
@@ -43,6 +44,8 @@ export interface SessionHost {
   store?: SessionStore;
   /** Where `*_always` answers persist per workspace; undefined = per session only. */
   approvals?: ApprovalStore;
+  /** Models a session may switch to (config `models`); empty = ask the provider. */
+  models?: string[];
   /** Servers allowed to run `_Stop` / `_PostCompact` hooks: "*" = all; none when undefined. */
   hookServers?: "*" | string[];
 }
@@ -72,6 +75,7 @@ interface Session {
   policy: Policy;
   system: string;
   history: Message[];
+  model: string;
   recorder?: SessionRecorder;
   meter: ContextMeter;
   /** `_Stop` objections left (STOP_MAX_REJECTIONS per session). */
@@ -86,6 +90,7 @@ interface OpenOptions {
   meta?: Record<string, unknown> | null;
   history?: Message[];
   mode?: PermissionMode;
+  model?: string;
 }
 
 /** Sessions listed per session/list page. */
@@ -94,10 +99,12 @@ const LIST_PAGE = 100;
 export class SessionManager {
   readonly #sessions = new Map<string, Session>();
   readonly #opener: SessionOpener;
+  readonly #models: ModelChoices;
   #closed = false;
 
   constructor(private readonly host: SessionHost) {
     this.#opener = new SessionOpener(host.pool, host.limits);
+    this.#models = new ModelChoices(host.models ?? [], host.provider, host.limits.MODEL_LIST_TIMEOUT_S);
   }
 
   /** session/new. */
@@ -109,7 +116,7 @@ export class SessionManager {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
       s.recorder = new SessionRecorder(file, s.history, false);
     }
-    return { sessionId: s.id, modes: modeState(s.policy.mode) };
+    return { sessionId: s.id, modes: modeState(s.policy.mode), ...(await this.#models.describe(s.model)) };
   }
 
   /**
@@ -124,10 +131,11 @@ export class SessionManager {
     if (!saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id} (no saved session with this id)`, { sessionId: id });
     if (live) await this.#drop(live);
     const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
-    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode });
+    const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
+    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     if (replay) for (const u of saved.updates) replay(u);
-    return { modes: modeState(s.policy.mode) };
+    return { modes: modeState(s.policy.mode), ...(await this.#models.describe(s.model)) };
   }
 
   /** session/list: newest first, optionally one workspace's, in pages. */
@@ -160,14 +168,18 @@ export class SessionManager {
       specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", o.cwd], env: d.env ?? {}, cwd: o.cwd, private: true });
     }
     const tools = await this.#opener.open(specs, o.cwd);
-    const custom = typeof o.meta?.systemPrompt === "string" ? o.meta.systemPrompt : this.host.systemPrompt;
-    const system = custom ?? buildSystemPrompt({
+    // `_meta.systemPrompt`: a string replaces the system prompt, `{append: "…"}` adds to it.
+    const asked = o.meta?.systemPrompt;
+    const append = typeof (asked as { append?: unknown } | undefined)?.append === "string" ? (asked as { append: string }).append : undefined;
+    const custom = typeof asked === "string" ? asked : this.host.systemPrompt;
+    const base = custom ?? buildSystemPrompt({
       cwd: o.cwd,
       home: this.host.home,
       instructions: tools.instructions(),
       maxAgentsBytes: this.host.limits.MAX_AGENTS_MD_BYTES,
       maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
     });
+    const system = append === undefined ? base : `${base}\n\n${append}`;
     const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, approvals: this.host.approvals });
     const session: Session = {
       id: o.id,
@@ -176,6 +188,7 @@ export class SessionManager {
       policy,
       system,
       history: o.history ?? [],
+      model: o.model ?? this.host.model,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
     };
@@ -217,7 +230,7 @@ export class SessionManager {
     try {
       const h = this.host;
       const stopReason = await runTurn(
-        { provider: h.provider, model: h.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s) },
+        { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s) },
         s.history,
         turn.signal,
       );
@@ -252,6 +265,17 @@ export class SessionManager {
     };
   }
 
+  /** Cancels every running turn; returns how many there were. */
+  cancelAll(): number {
+    let n = 0;
+    for (const s of this.#sessions.values()) {
+      if (!s.turn) continue;
+      s.turn.abort();
+      n++;
+    }
+    return n;
+  }
+
   cancel(id: string): void {
     this.#sessions.get(id)?.turn?.abort();
   }
@@ -263,6 +287,18 @@ export class SessionManager {
     }
     s.policy.setMode(modeId as PermissionMode);
     s.recorder?.mode(modeId);
+  }
+
+  /**
+   * session/set_config_option (`model`) and session/set_model: the next LLM request of the session
+   * uses the new model. Answers the config options as they now are.
+   */
+  async setConfigOption(id: string, configId: string, value: unknown) {
+    const s = this.#get(id);
+    if (configId !== MODEL_OPTION_ID) throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${MODEL_OPTION_ID})`);
+    s.model = await this.#models.check(value, s.model);
+    s.recorder?.model(s.model);
+    return { configOptions: (await this.#models.describe(s.model)).configOptions };
   }
 
   /** Cancels every turn and releases every session's servers (private ones die as process groups). */

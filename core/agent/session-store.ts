@@ -23,6 +23,7 @@ export type SessionEvent =
   | { type: "update"; update: SessionUpdate }
   | { type: "history"; message: Message }
   | { type: "mode"; mode: string }
+  | { type: "model"; model: string }
   | { type: "title"; title: string }
   /** A prompt begins; `retract` undoes everything since (a prompt that failed before any output). */
   | { type: "turn" }
@@ -37,6 +38,8 @@ export interface LoadedSession {
   /** The LLM history, made valid (a tool call without a result gets a failed one). */
   history: Message[];
   mode: string;
+  /** The model the session switched to, if it did. */
+  model?: string;
   title: string | null;
   updatedAt: string;
 }
@@ -211,6 +214,7 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
   let updates: SessionUpdate[] = [];
   let history: Message[] = [];
   let mode = header.mode;
+  let model: string | undefined;
   let title = header.title;
   let mark = { updates: 0, history: 0, title };
   for (const e of events) {
@@ -222,11 +226,12 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
     } else if (e.type === "update" && e.update && typeof e.update === "object") updates.push(e.update);
     else if (e.type === "history" && e.message) history.push(e.message);
     else if (e.type === "mode" && typeof e.mode === "string") mode = e.mode;
+    else if (e.type === "model" && typeof e.model === "string") model = e.model;
     else if (e.type === "title" && typeof e.title === "string") title = e.title;
     else if (e.type === "compact" && Array.isArray(e.history)) history = [...e.history];
   }
   updates = closeOpenToolCalls(updates);
-  return { header, updates, history: repairHistory(history), mode, title, updatedAt };
+  return { header, updates, history: repairHistory(history), mode, model, title, updatedAt };
 }
 
 /** A tool call the client saw start but never end (the agent died mid-call) replays as failed. */

@@ -40,9 +40,10 @@ export function toolKind(v: CallView): ToolKind {
 export function toolTitle(v: CallView): string {
   const command = str(v.input.command);
   const path = str(v.input.path);
-  if (v.tool === "shell" && command) return clip(command);
-  if (v.tool === "str_replace" && path) return clip(str(v.input.old_str) ? `Edit ${path}` : `Write ${path}`);
-  if (v.tool === "todo") return "Update the todo list";
+  // Titles lead with the tool, so clients whose policies match a title's first word can name it.
+  if (v.tool === "shell" && command) return clip(`shell: ${command}`);
+  if (v.tool === "str_replace" && path) return clip(`str_replace ${path}`);
+  if (v.tool === "todo") return "todo: update the list";
   if (path) return clip(`${v.name} ${path}`);
   return v.name === "" ? "(a tool call with no name)" : v.name;
 }

@@ -165,5 +165,11 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
         failureOf: (err) => failureOf(err, ep),
       });
     },
+    async listModels(signal) {
+      if (!apiKey) throw new Error("no ANTHROPIC_API_KEY");
+      const client = new Anthropic({ apiKey, baseURL: ep.baseUrl, maxRetries: 0 });
+      const page = await client.models.list({ limit: 100 }, { signal });
+      return page.data.map((m) => m.id);
+    },
   };
 }

@@ -178,5 +178,11 @@ export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
         failureOf: (err) => failureOf(err, ep),
       });
     },
+    async listModels(signal) {
+      if (!apiKey) throw new Error("no OPENAI_API_KEY");
+      const client = new OpenAI({ apiKey, baseURL: ep.baseUrl, maxRetries: 0 });
+      const page = await client.models.list({ signal });
+      return page.data.map((m) => m.id);
+    },
   };
 }

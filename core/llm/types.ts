@@ -74,4 +74,6 @@ export interface LlmProvider {
   readonly name: string;
   /** Streams one response. Ends after exactly one `done` or `error` event. Never throws. */
   stream(req: LlmRequest): AsyncIterable<LlmEvent>;
+  /** The model ids the endpoint offers; rejects when it cannot say (absent: it never can). */
+  listModels?(signal: AbortSignal): Promise<string[]>;
 }

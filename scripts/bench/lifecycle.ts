@@ -1,0 +1,112 @@
+// Benchmark: persisted sessions. `session/load` of a 1,000-turn session with tool calls through the
+// built agent (time to the answer, peak RSS) against reading the same file with `wc -l` (the floor);
+// and the cost per turn of persistence: an in-memory turn with the session file against one without.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { SessionStore } from "../../core/agent/session-store.ts";
+import { memoryAgent } from "../../tests/memory-agent.ts";
+import { compareFns, report } from "./harness.ts";
+
+const BIN = resolve("dist/tendril");
+const TURNS = 1000;
+
+function writeSession(state: string, cwd: string): string {
+  const store = new SessionStore(state);
+  const id = "bench-session";
+  const file = store.create({ id, cwd, created: new Date().toISOString(), title: "bench", model: "m", mode: "yolo" });
+  for (let t = 0; t < TURNS; t++) {
+    const call = { id: `c${t}`, name: "dev__shell", input: { command: `cat src/file${t}.ts` } };
+    const out = `line one of file ${t}\n`.repeat(20);
+    file.append([
+      { type: "turn" },
+      { type: "update", update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: `look at file ${t} please` } } },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `Reading file ${t}.` } } },
+      { type: "update", update: { sessionUpdate: "tool_call", toolCallId: call.id, title: call.input.command, kind: "execute", status: "pending", rawInput: call.input } },
+      { type: "update", update: { sessionUpdate: "tool_call_update", toolCallId: call.id, status: "completed", content: [{ type: "content", content: { type: "text", text: out } }] } },
+      { type: "update", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `File ${t} looks fine.` } } },
+      { type: "history", message: { role: "user", content: [{ type: "text", text: `look at file ${t} please` }] } },
+      { type: "history", message: { role: "assistant", text: `Reading file ${t}.`, toolCalls: [call] } },
+      { type: "history", message: { role: "tool", results: [{ callId: call.id, content: out, isError: false }] } },
+      { type: "history", message: { role: "assistant", text: `File ${t} looks fine.`, toolCalls: [] } },
+    ]);
+  }
+  file.close();
+  return store.path(id);
+}
+
+/** Starts the agent, loads the session, returns the time to the load answer and the peak RSS. */
+function loadOnce(env: NodeJS.ProcessEnv, cwd: string, method = "session/load"): Promise<{ ms: number; rssKiB: number }> {
+  return new Promise((done, fail) => {
+    const child = spawn(BIN, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
+    const t0 = performance.now();
+    let buf = "";
+    child.stdout.setEncoding("utf8").on("data", (s: string) => {
+      buf += s;
+      if (!buf.includes('"id":2,')) return;
+      const ms = performance.now() - t0;
+      const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+      const rssKiB = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      child.stdin.end();
+      child.on("close", () => done({ ms, rssKiB }));
+    });
+    child.on("error", fail);
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }) + "\n");
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method, params: { sessionId: "bench-session", cwd, mcpServers: [] } }) + "\n");
+  });
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync(BIN)) {
+    console.log("\n## lifecycle: skipped (run `npm run build` first)");
+    return;
+  }
+  const home = mkdtempSync(join(tmpdir(), "tendril-bench-lifecycle-"));
+  const state = join(home, "state");
+  const file = writeSession(join(state, "tendril"), home);
+  const env = { ...process.env, HOME: home, XDG_STATE_HOME: state, XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error" };
+  try {
+    console.log(`\n(session file: ${TURNS} turns, ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB)`);
+    const loads: { ms: number; rssKiB: number }[] = [];
+    await compareFns(
+      `lifecycle: session/load of a ${TURNS}-turn session (ratio against reading the file with wc -l)`,
+      [
+        { name: "wc -l SESSION.jsonl (floor)", fn: () => void spawnSync("wc", ["-l", file], { stdio: "ignore" }) },
+        { name: "tendril agent: spawn + initialize + session/new", fn: async () => void (await loadOnce(env, home, "session/new")) },
+        { name: "tendril agent: spawn + initialize + session/load", fn: async () => void loads.push(await loadOnce(env, home)) },
+      ],
+      7,
+    );
+    const rss = loads.map((l) => l.rssKiB).sort((a, b) => a - b)[Math.floor(loads.length / 2)]!;
+    console.log(`  peak RSS of the agent during the load: median ${(rss / 1024).toFixed(1)} MiB`);
+
+    const withFile = memoryAgent({ store: new SessionStore(join(home, "mem-state")) });
+    const without = memoryAgent();
+    const turn = async (a: ReturnType<typeof memoryAgent>, sessionId: string, n: number) => {
+      a.provider.push({ text: "reading", calls: [{ id: `e${n}`, name: "t__echo", input: { text: "x".repeat(2000) } }] }, { text: "done" });
+      a.send({ jsonrpc: "2.0", id: 1000 + n, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: `turn ${n}` }] } });
+      await a.response(1000 + n);
+    };
+    const start = async (a: ReturnType<typeof memoryAgent>) => {
+      a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: home, mcpServers: [] } });
+      return (await a.response(1)).result.sessionId as string;
+    };
+    const [s1, s2] = [await start(without), await start(withFile)];
+    let n = 0;
+    await compareFns(
+      "lifecycle: one turn with a tool call, in memory (ratio: the cost of persisting it, fsync included)",
+      [
+        { name: "turn without a session file", fn: () => turn(without, s1, n++) },
+        { name: "turn written to its session file", fn: () => turn(withFile, s2, n++) },
+      ],
+      50,
+    );
+    await withFile.close();
+    await without.close();
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+export { report };
