@@ -2,6 +2,7 @@
 // tendril's cache, cargo's .crate files, then the registry (one download per crate across processes,
 // under a lock file). Requests of one call run concurrently, bounded. Knows no argv, env or output
 // format: cli/ turns results and CrateErrors into lines, JSON and exit codes.
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Limits } from "../../core/limits.ts";
@@ -11,11 +12,10 @@ import { parseCrateSpec, type CrateRequest } from "./crate-spec.ts";
 import { asCrateError, CrateError } from "./errors.ts";
 import { Http } from "./http.ts";
 import { IndexCache } from "./index-cache.ts";
-import { downloadUrl, type IndexAnswer, Registry } from "./index-client.ts";
+import { downloadUrl, type IndexAnswer, indexRoot, Registry } from "./index-client.ts";
 import { withFileLock } from "./lock.ts";
 import { type IndexVersion, resolveVersion } from "./resolve.ts";
 import * as cache from "./cache.ts";
-import { createHash } from "node:crypto";
 import { checkDigest, verifyChecksum } from "./checksum.ts";
 import type { CrateExtraction } from "./verify-extract.ts";
 
@@ -81,7 +81,7 @@ export class CrateFetcher {
       userAgent: opts.userAgent,
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     });
-    const indexUrl = opts.indexUrl.endsWith("/") ? opts.indexUrl : `${opts.indexUrl}/`;
+    const indexUrl = indexRoot(opts.indexUrl);
     const root = join(opts.cacheDir, "crates", cache.registryKey(indexUrl));
     const indexCache = new IndexCache(join(root, ".index"));
     this.registry = new Registry(this.http, { indexUrl, dl: opts.dl, maxIndexBytes: l.MAX_CRATE_INDEX_BYTES, cache: indexCache });

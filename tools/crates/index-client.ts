@@ -12,6 +12,11 @@ import type { IndexVersion } from "./resolve.ts";
 export const CRATES_IO_INDEX = "https://index.crates.io/";
 export const CRATES_IO_DL = "https://static.crates.io/crates";
 
+/** The index URL as paths are appended to it: with one trailing slash. */
+export function indexRoot(url: string): string {
+  return url.endsWith("/") ? url : `${url}/`;
+}
+
 /** Cargo's directory prefix for a name: `1`, `2`, `3/a`, or `se/rd`. */
 export function namePrefix(name: string): string {
   if (name.length <= 2) return String(name.length);
@@ -94,7 +99,7 @@ export class Registry {
     private readonly http: Http,
     private readonly opts: RegistryOptions,
   ) {
-    this.indexUrl = opts.indexUrl.endsWith("/") ? opts.indexUrl : `${opts.indexUrl}/`;
+    this.indexUrl = indexRoot(opts.indexUrl);
   }
 
   /** Every published version of `name`, or undefined when the registry has no such crate. */
