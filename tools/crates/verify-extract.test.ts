@@ -96,6 +96,10 @@ test("refused: symlinks out, including through another symlink, and entries belo
   );
 });
 
+test("refused: a symlink at a path the archive also wrote a folder at", async () => {
+  await expectRefused([ok("d/x"), { path: `${TOP}/d`, type: "SymbolicLink", linkpath: "." }], `${TOP}/d`, "EEXIST");
+});
+
 test("refused: hard links out of the crate or to nothing the archive wrote", async () => {
   await expectRefused([{ path: `${TOP}/h`, type: "Link", linkpath: "/etc/passwd" }], `${TOP}/h`, "absolute");
   await expectRefused([{ path: `${TOP}/h`, type: "Link", linkpath: `${TOP}/../../x` }], `${TOP}/h`, "`..`");

@@ -167,7 +167,12 @@ function createSymlinks(st: State): void {
     }
   }
   for (const [path, target] of st.symlinks) {
-    makeDir(st, dirname(join(st.dest, path)));
-    symlinkSync(target, join(st.dest, path));
+    try {
+      makeDir(st, dirname(join(st.dest, path)));
+      symlinkSync(target, join(st.dest, path));
+    } catch (err) {
+      // e.g. EEXIST: the archive also has a file or folder at this path (or below it)
+      throw new CrateError("hostile", `refused archive entry ${JSON.stringify(path)}: ${(err as Error).message}`);
+    }
   }
 }
