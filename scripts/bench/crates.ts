@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { FakeRegistry } from "../../tests/fake-crates-registry.ts";
+import { crateTarball, FakeRegistry } from "../../tests/fake-crates-registry.ts";
 import { type CommandCase, compareCommands, which } from "./harness.ts";
 
 const BIN = resolve("dist/tendril");
@@ -31,10 +31,11 @@ function bigFiles(): Record<string, string> {
 }
 
 async function serve(): Promise<void> {
-  const reg = new FakeRegistry().add(BIG.name, { vers: BIG.vers, files: bigFiles() });
+  const reg = new FakeRegistry().add(BIG.name, { vers: BIG.vers, tarball: crateTarball(BIG.name, BIG.vers, bigFiles()) });
   for (const c of SMALL) reg.add(c.name, { vers: c.vers, files: { "src/lib.rs": `pub fn ${c.name}() {}\n`.repeat(50) } });
   await reg.start();
-  process.stdout.write(`${reg.indexUrl}\n`);
+  const big = crateTarball(BIG.name, BIG.vers, bigFiles());
+  process.stdout.write(`${reg.indexUrl} ${big.length}\n`);
   process.stdin.on("end", () => process.exit(0)).resume();
 }
 
@@ -108,12 +109,13 @@ export async function run(): Promise<void> {
   const cargo = cargoBinary();
   if (!cargo) console.log("\n(cargo not found: crate-fetch figures only, no cargo side)");
   const child = spawn(process.execPath, [new URL(import.meta.url).pathname, "--serve"], { stdio: ["pipe", "pipe", "inherit"] });
-  const indexUrl = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve));
+  const [indexUrl, bigBytes] = (await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve))).split(" ");
   const dir = mkdtempSync(join(tmpdir(), "tendril-bench-crates-"));
   try {
-    compareCommands("crates: one ~5 MB crate, cold (fetch + verify + extract)", cases(join(dir, "big"), indexUrl, cargo, [BIG], true), 10);
-    compareCommands("crates: 20 small crates in one call, cold", cases(join(dir, "small"), indexUrl, cargo, SMALL, true), 10);
-    compareCommands("crates: cache hit of the ~5 MB crate, against start-up", cases(join(dir, "big"), indexUrl, cargo, [BIG], false), 20);
+    const mb = (Number(bigBytes) / 1e6).toFixed(1);
+    compareCommands(`crates: one ${mb} MB crate, cold (fetch + verify + extract)`, cases(join(dir, "big"), indexUrl!, cargo, [BIG], true), 10);
+    compareCommands("crates: 20 small crates in one call, cold", cases(join(dir, "small"), indexUrl!, cargo, SMALL, true), 10);
+    compareCommands(`crates: cache hit of the ${mb} MB crate, against start-up`, cases(join(dir, "big"), indexUrl!, cargo, [BIG], false), 20);
   } finally {
     child.stdin!.end();
     child.kill();
