@@ -64,6 +64,15 @@ export const LIMIT_SPECS = {
   INTERRUPT_REPEAT_S: { value: 2, unit: "s", why: "a second Ctrl-C within this stops the agent (the first cancels turns)" },
   MODEL_LIST_TIMEOUT_S: { value: 2, unit: "s", why: "asking the provider which models it offers (once per agent)" },
   ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },
+  MAX_CRATE_BYTES: { value: 64 * MiB, unit: "bytes", why: "one downloaded .crate file (crates.io accepts 10 MiB)" },
+  MAX_CRATE_UNPACKED_BYTES: { value: 512 * MiB, unit: "bytes", why: "a crate's extracted files together (cargo's own cap)" },
+  MAX_CRATE_FILES: { value: 100_000, unit: "count", why: "entries in one crate archive" },
+  MAX_CRATE_INDEX_BYTES: { value: 32 * MiB, unit: "bytes", why: "one sparse-index file (every version of one crate)" },
+  CRATES_HTTP_TIMEOUT_S: { value: 30, unit: "s", why: "a registry request receiving nothing (idle, like cargo's low-speed limit)" },
+  CRATES_HTTP_RETRIES: { value: 3, unit: "count", zeroOk: true, why: "retries of a registry request answered 429/5xx or cut off" },
+  CRATES_RETRY_BACKOFF_S: { value: 0.5, unit: "s", why: "first retry delay, doubled each retry (a Retry-After wins)" },
+  CRATE_LOCK_STALE_S: { value: 30, unit: "s", why: "a download lock untouched this long is taken over (holders refresh it)" },
+  MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
