@@ -9,6 +9,10 @@ import { buildCatalog, type Catalog } from "./catalog.ts";
 import type { McpLog } from "./client.ts";
 import { fingerprint } from "./fingerprint.ts";
 import { SharedServer } from "./shared-server.ts";
+import { LocalServer } from "./local-server.ts";
+
+/** A server a session's tools come from: an MCP server (a process or an endpoint) or one in process. */
+type PoolServer = SharedServer | LocalServer;
 import {
   McpStartError,
   type McpCallOptions,
@@ -31,6 +35,10 @@ export function createMcpPool(opts: McpPoolOptions): McpPool {
 }
 
 function checkSpec(spec: McpServerSpec): void {
+  if (spec.transport === "local") {
+    if (!spec.local) throw new McpStartError(spec.name, "a local server needs a factory");
+    return;
+  }
   if (spec.transport === "stdio" && !spec.command) throw new McpStartError(spec.name, "a stdio server needs a command");
   if (spec.transport !== "stdio" && !spec.url) throw new McpStartError(spec.name, `an ${spec.transport} server needs a url`);
   if (!["stdio", "http", "sse"].includes(spec.transport)) {
@@ -48,7 +56,7 @@ function renamed(err: unknown, name: string): McpStartError {
 }
 
 class Pool implements McpPool {
-  readonly #servers = new Map<string, SharedServer>();
+  readonly #servers = new Map<string, PoolServer>();
   readonly #log: McpLog;
   #privateCount = 0;
   #closed = false;
@@ -89,11 +97,14 @@ class Pool implements McpPool {
 
   async #acquire(spec: McpServerSpec, cwd: string): Promise<Acquired> {
     checkSpec(spec);
-    const key = spec.private ? `private:${this.#privateCount++}` : fingerprint(spec, cwd);
+    const key = spec.private || spec.transport === "local" ? `private:${this.#privateCount++}` : fingerprint(spec, cwd);
     let server = this.#servers.get(key);
     const created = !server || server.state === "gone";
     if (created) {
-      server = new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log });
+      server =
+        spec.transport === "local"
+          ? new LocalServer(spec)
+          : new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log });
       this.#servers.set(key, server);
     }
     const s = server!;
@@ -111,7 +122,7 @@ class Pool implements McpPool {
   }
 
   /** Drops one reference; a private or just-started-then-abandoned server stops now, a shared one after MCP_IDLE_S. */
-  async #release(server: SharedServer, stopNow: boolean): Promise<void> {
+  async #release(server: PoolServer, stopNow: boolean): Promise<void> {
     server.refs--;
     if (server.refs > 0) return;
     const key = [...this.#servers].find(([, s]) => s === server)?.[0];
@@ -130,7 +141,7 @@ class Pool implements McpPool {
 }
 
 interface Acquired {
-  server: SharedServer;
+  server: PoolServer;
   created: boolean;
   key: string;
 }
@@ -145,10 +156,10 @@ class Session implements McpSessionTools {
 
   constructor(
     private readonly specs: McpServerSpec[],
-    private readonly servers: SharedServer[],
+    private readonly servers: PoolServer[],
     private readonly limits: Limits,
     private readonly log: McpLog,
-    private readonly release: (server: SharedServer) => Promise<void>,
+    private readonly release: (server: PoolServer) => Promise<void>,
   ) {
     this.#unsubscribe = servers.map((s) => s.subscribe(() => this.#changed()));
   }
