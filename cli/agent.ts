@@ -54,12 +54,6 @@ export function describeAgent(program: Command, exit: ExitBox): void {
   describeApprovals(agent, exit);
 }
 
-function tendrilEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (k.startsWith("TENDRIL_") && v !== undefined) out[k] = v;
-  return out;
-}
-
 async function runAgent(flags: AgentFlags): Promise<number> {
   const { loadConfig, ConfigError } = await import("../core/config.ts");
   const { log, logFailure, setLogLevel, setLogScope } = await import("../core/log.ts");
@@ -76,7 +70,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { selfCommand }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { startDevTools }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
@@ -86,12 +80,16 @@ async function runAgent(flags: AgentFlags): Promise<number> {
       import("../core/acp/agent-server.ts"),
       import("../core/acp/stream.ts"),
       import("../core/wire/writer.ts"),
-      import("./self.ts"),
+      import("./agent-dev-tools.ts"),
       import("../core/version.ts"),
     ]);
   setKillGrace(cfg.limits.KILL_GRACE_MS);
-  // Last-resort exit: whatever else happens, no tool process outlives the agent.
-  process.on("exit", () => killAllGroups());
+  const dev = cfg.dev ? await startDevTools(cfg.limits, cfg.paths.cacheDir) : undefined;
+  // Last-resort exit: whatever else happens, no tool process outlives the agent, and no shim folder.
+  process.on("exit", () => {
+    killAllGroups();
+    dev?.dispose();
+  });
   process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
 
   const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
@@ -107,7 +105,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     rules: cfg.rules,
     systemPrompt: cfg.systemPrompt,
     limits: cfg.limits,
-    devServer: cfg.dev ? { ...selfCommand(), env: tendrilEnv() } : undefined,
+    devServer: dev?.spec,
     configServers: cfg.mcp,
     models: cfg.models,
     hookServers: cfg.hookServers,
@@ -159,6 +157,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   await sessions.closeAll().catch(logFailure("closing sessions"));
   await pool.closeAll().catch(logFailure("closing the MCP pool"));
   killAllGroups();
+  dev?.dispose();
   await Promise.race([messages.writer.flush().catch(logFailure("flushing stdout")), new Promise((r) => setTimeout(r, 500))]);
   clearTimeout(deadline);
   if (end.reason === "signal") return end.why === "SIGINT" ? 130 : end.why === "SIGTERM" ? 143 : 1;

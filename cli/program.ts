@@ -5,6 +5,7 @@ import { describeShims } from "./shims.ts";
 import { describeAgent } from "./agent.ts";
 import { describePrompt } from "./prompt.ts";
 import { describeDevMcp } from "./dev-mcp.ts";
+import { describeCrateFetch } from "./crate-fetch.ts";
 import { describeConductor } from "./conductor.ts";
 
 export { VERSION } from "../core/version.ts";
@@ -76,6 +77,7 @@ export function buildProgram(exit: ExitBox): Command {
   describeAgent(program, exit);
   describePrompt(program, exit);
   describeDevMcp(program, exit);
+  describeCrateFetch(program, exit);
   describeConductor(program, exit);
   program.addHelpText("after", "\nRun `tendril help MODE` for a mode's flags. Invoked as `rg` or `tree`, the binary is that shim.");
   return program;

@@ -61,3 +61,10 @@ test("times take fractions, so tests never wait for a real backoff", () => {
   expect(loadLimits({ TENDRIL_KILL_GRACE_MS: "2.5" }).KILL_GRACE_MS).toBe(2.5);
   expect(loadLimits({ TENDRIL_TOOL_TIMEOUT_S: ".5" }).TOOL_TIMEOUT_S).toBe(0.5);
 });
+
+test("crate limits: the retry backoff takes fractions; file counts and archive bytes stay whole", () => {
+  expect(loadLimits({ TENDRIL_CRATES_RETRY_BACKOFF_S: "0.01" }).CRATES_RETRY_BACKOFF_S).toBe(0.01);
+  expect(() => loadLimits({ TENDRIL_MAX_CRATE_FILES: "1.5" })).toThrow("TENDRIL_MAX_CRATE_FILES");
+  expect(() => loadLimits({ TENDRIL_MAX_CRATE_BYTES: "1.5MiB" })).toThrow("TENDRIL_MAX_CRATE_BYTES");
+  expect(() => loadLimits({ TENDRIL_CRATES_HTTP_TIMEOUT_S: "0.0" })).toThrow("TENDRIL_CRATES_HTTP_TIMEOUT_S");
+});

@@ -227,3 +227,20 @@ test("MCP client capabilities: roots name the session's workspace; progress show
   const progress = a.ofKind("tool_call_update").filter((u) => u.toolCallId === "e1" && u.status === "in_progress" && u.content);
   expect(progress.map((u) => (u.content![0] as any).content.text)).toContain("progress 1/2: halfway");
 });
+
+test("in-process tools: SIGTERM of the agent during `sleep 300` exits 143 and leaves no shell process", async () => {
+  const ws = join(work, "ws-term");
+  mkdirSync(ws, { recursive: true });
+  const pidFile = join(ws, "sleep.pid");
+  const a = agent();
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  fake.script([{ toolCalls: [{ id: "s1", name: "dev__shell", input: { command: `sleep 300 & echo $! > ${pidFile}; wait` } }] }]);
+  void a.prompt(sessionId, "sleep").catch(() => {});
+  expect(await waitFor(() => readFileSafe(pidFile) !== "", 10_000)).toBe(true);
+  const sleeper = Number(readFileSafe(pidFile));
+  const exited = new Promise((resolve) => a.child.once("exit", (code, sig) => resolve(code ?? sig)));
+  a.child.kill("SIGTERM");
+  expect(await exited).toBe(143);
+  expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
+});

@@ -35,8 +35,8 @@ export interface SessionHost {
   rules: PermissionRule[];
   systemPrompt?: string;
   limits: Limits;
-  /** How to start the default `dev` tool server (`tendril dev-mcp`); undefined = none. */
-  devServer?: { command: string; args: string[]; env?: Record<string, string> };
+  /** The default `dev` tools for a session's workspace (cli/ builds them, in process); undefined = none. */
+  devServer?: (cwd: string) => McpServerSpec;
   /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
   configServers?: McpServerEntry[];
   home?: string;
@@ -163,10 +163,7 @@ export class SessionManager {
 
   async #open(o: OpenOptions): Promise<Session> {
     const specs = [...configServerSpecs(this.host.configServers ?? [], o.cwd), ...convertMcpServers(o.servers, o.cwd)];
-    if (this.host.devServer) {
-      const d = this.host.devServer;
-      specs.unshift({ name: "dev", transport: "stdio", command: d.command, args: [...d.args, "dev-mcp", "--root", o.cwd], env: d.env ?? {}, cwd: o.cwd, private: true });
-    }
+    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd));
     const tools = await this.#opener.open(specs, o.cwd);
     // `_meta.systemPrompt`: a string replaces the system prompt, `{append: "…"}` adds to it.
     const asked = o.meta?.systemPrompt;

@@ -15,7 +15,7 @@ import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
 import { type AcpMcpRelay, AcpMcpTransport } from "./acp-transport.ts";
-import { McpStartError, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
+import { McpLinkLost, McpStartError, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
 
 export type { RawTool } from "./call-result.ts";
 export type McpLog = Pick<typeof defaultLog, "error" | "warn" | "info" | "debug">;
@@ -46,11 +46,6 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** The connection itself failed during a call (process gone, HTTP endpoint unreachable): restart material.
- * The message is the bare cause; the caller names the server as its session knows it. */
-export class McpLinkLost extends Error {
-  override name = "McpLinkLost";
-}
 
 const CLIENT_INFO = { name: "tendril", version: VERSION };
 const HTTP_CLOSE_BUDGET_MS = 300;

@@ -10,6 +10,10 @@ import type { McpLog } from "./client.ts";
 import type { AcpMcpRelay } from "./acp-transport.ts";
 import { fingerprint } from "./fingerprint.ts";
 import { SharedServer } from "./shared-server.ts";
+import { LocalServer } from "./local-server.ts";
+
+/** A server a session's tools come from: an MCP server (a process or an endpoint) or one in process. */
+type PoolServer = SharedServer | LocalServer;
 import {
   McpStartError,
   type McpCallOptions,
@@ -34,6 +38,10 @@ export function createMcpPool(opts: McpPoolOptions): McpPool {
 }
 
 function checkSpec(spec: McpServerSpec): void {
+  if (spec.transport === "local") {
+    if (!spec.local) throw new McpStartError(spec.name, "a local server needs a factory");
+    return;
+  }
   if (spec.transport === "stdio" && !spec.command) throw new McpStartError(spec.name, "a stdio server needs a command");
   if (spec.transport !== "stdio" && !spec.url) throw new McpStartError(spec.name, `an ${spec.transport} server needs a url`);
   if (!["stdio", "http", "sse", "acp"].includes(spec.transport)) {
@@ -51,7 +59,7 @@ function renamed(err: unknown, name: string): McpStartError {
 }
 
 class Pool implements McpPool {
-  readonly #servers = new Map<string, SharedServer>();
+  readonly #servers = new Map<string, PoolServer>();
   readonly #log: McpLog;
   #privateCount = 0;
   #closed = false;
@@ -92,11 +100,14 @@ class Pool implements McpPool {
 
   async #acquire(spec: McpServerSpec, cwd: string): Promise<Acquired> {
     checkSpec(spec);
-    const key = spec.private ? `private:${this.#privateCount++}` : fingerprint(spec, cwd);
+    const key = spec.private || spec.transport === "local" ? `private:${this.#privateCount++}` : fingerprint(spec, cwd);
     let server = this.#servers.get(key);
     const created = !server || server.state === "gone";
     if (created) {
-      server = new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log, acpRelay: this.opts.acpRelay });
+      server =
+        spec.transport === "local"
+          ? new LocalServer(spec)
+          : new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log, acpRelay: this.opts.acpRelay });
       this.#servers.set(key, server);
     }
     const s = server!;
@@ -114,7 +125,7 @@ class Pool implements McpPool {
   }
 
   /** Drops one reference; a private or just-started-then-abandoned server stops now, a shared one after MCP_IDLE_S. */
-  async #release(server: SharedServer, stopNow: boolean): Promise<void> {
+  async #release(server: PoolServer, stopNow: boolean): Promise<void> {
     server.refs--;
     if (server.refs > 0) return;
     const key = [...this.#servers].find(([, s]) => s === server)?.[0];
@@ -133,7 +144,7 @@ class Pool implements McpPool {
 }
 
 interface Acquired {
-  server: SharedServer;
+  server: PoolServer;
   created: boolean;
   key: string;
 }
@@ -148,10 +159,10 @@ class Session implements McpSessionTools {
 
   constructor(
     private readonly specs: McpServerSpec[],
-    private readonly servers: SharedServer[],
+    private readonly servers: PoolServer[],
     private readonly limits: Limits,
     private readonly log: McpLog,
-    private readonly release: (server: SharedServer) => Promise<void>,
+    private readonly release: (server: PoolServer) => Promise<void>,
   ) {
     this.#unsubscribe = servers.map((s) => s.subscribe(() => this.#changed()));
   }

@@ -3,38 +3,12 @@
 // pass the streams in and decide what happens once `closed` settles (kill children, exit).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Readable, Writable } from "node:stream";
-import type { z } from "zod";
 import { log } from "../log.ts";
 import { LineServerTransport } from "./server-transport.ts";
+import { replyOf, type ToolDefinition } from "./tool-definition.ts";
 
-/** What a tool hands back: text for the model, optionally the same facts as an object. */
-export interface ToolReply {
-  text: string;
-  isError?: boolean;
-  structured?: Record<string, unknown>;
-}
-
-export interface ToolHints {
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
-
-export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: S;
-  annotations?: ToolHints;
-  /** `signal` aborts on MCP cancellation and when the server closes. Throwing is allowed (→ isError). */
-  run(args: z.infer<S>, signal: AbortSignal): Promise<ToolReply>;
-}
-
-/** Erases a definition's argument type so tools with different schemas fit in one list. */
-export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
-  return def as unknown as ToolDefinition;
-}
+export type { ToolDefinition, ToolHints, ToolReply } from "./tool-definition.ts";
+export { defineTool } from "./tool-definition.ts";
 
 export interface ServeOptions {
   name: string;
@@ -61,14 +35,7 @@ export interface McpServing {
 }
 
 async function runTool(tool: ToolDefinition, args: unknown, signal: AbortSignal) {
-  let reply: ToolReply;
-  try {
-    reply = await tool.run(args as never, signal);
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    log.error("tool failed", { tool: tool.name, error: message });
-    reply = { text: `${tool.name} failed: ${message}`, isError: true };
-  }
+  const reply = await replyOf(tool, args, signal);
   return {
     content: [{ type: "text" as const, text: reply.text }],
     ...(reply.isError ? { isError: true } : {}),

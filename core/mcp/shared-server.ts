@@ -3,8 +3,9 @@
 // withdrawn; refcount and the idle timer the pool drives. Calls never throw.
 // Does not decide who shares it (pool.ts) or how tools are named (catalog.ts).
 import { errorResult, type RawTool } from "./call-result.ts";
-import { connectMcpServer, McpLinkLost, type ConnectOptions, type McpConnection } from "./client.ts";
-import type { McpCallOptions, McpCallResult, McpServerSpec } from "./types.ts";
+// The MCP client SDK loads with the first external server a session declares, not with the agent.
+import type { ConnectOptions, McpConnection } from "./client.ts";
+import { McpLinkLost, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
 import type { Limits } from "../limits.ts";
 
 const JITTER = 0.2;
@@ -119,6 +120,7 @@ export class SharedServer {
 
   async #connect(): Promise<void> {
     let conn: McpConnection | undefined;
+    const { connectMcpServer } = await import("./client.ts");
     conn = await connectMcpServer(this.spec, {
       ...this.opts,
       onToolsChanged: () => this.#notify(),

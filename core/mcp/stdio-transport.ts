@@ -7,6 +7,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { log as defaultLog } from "../log.ts";
 import { killGroup, spawnGroup } from "../process-group.ts";
+
+export { childEnv } from "../child-env.ts";
 import { classifyMessage } from "../wire/jsonrpc.ts";
 import { readLines } from "../wire/ndjson.ts";
 import { LineWriter, nodeSink } from "../wire/writer.ts";
@@ -23,22 +25,9 @@ export interface StdioServerParams {
   log?: Pick<typeof defaultLog, "warn" | "info" | "debug">;
 }
 
-const ENV_WHITELIST = ["PATH", "HOME", "USER", "LANG", "TERM", "SHELL", "TMPDIR"];
 const STDERR_LINE_CHARS = 1000;
 const STDERR_TAIL_LINES = 8;
 const NOISE_LOG_LINES = 5;
-
-/** The declared env over a safe whitelist of the parent's (PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*). */
-export function childEnv(
-  parentEnv: Readonly<Record<string, string | undefined>>,
-  declared: Record<string, string> = {},
-): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(parentEnv)) {
-    if (v !== undefined && (ENV_WHITELIST.includes(k) || k.startsWith("LC_"))) out[k] = v;
-  }
-  return { ...out, ...declared };
-}
 
 export class StdioTransport implements Transport {
   onclose?: () => void;

@@ -1,11 +1,12 @@
 // Owns the MCP client pool's interface as the agent sees it: a per-session tool namespace
 // (`server__tool`), calls that never throw, and the server declarations that open one.
+import type { LocalToolsFactory } from "./local-server.ts";
 
 export interface McpServerSpec {
   /** A label only; identity is structural (fingerprint of the rest). */
   name: string;
   /** `acp`: MCP-over-ACP through the agent's client, `url` = `acp:SERVER_ID` (acp-transport.ts). */
-  transport: "stdio" | "http" | "sse" | "acp";
+  transport: "stdio" | "http" | "sse" | "local" | "acp";
   command?: string;
   args?: string[];
   env?: Record<string, string>;
@@ -14,6 +15,8 @@ export interface McpServerSpec {
   headers?: Record<string, string>;
   /** The session's own server (dev-mcp holds session state): never shared across sessions. */
   private?: boolean;
+  /** transport "local": builds the tools that run inside the agent (always private). */
+  local?: LocalToolsFactory;
 }
 
 export interface McpToolInfo {
@@ -88,4 +91,10 @@ export interface McpPool {
   closeAll(): Promise<void>;
   /** The same as closeAll (a pool is closed once, at exit). */
   close(): Promise<void>;
+}
+
+/** The connection itself failed during a call (process gone, HTTP endpoint unreachable): restart material.
+ * The message is the bare cause; the caller names the server as its session knows it. */
+export class McpLinkLost extends Error {
+  override name = "McpLinkLost";
 }

@@ -7,6 +7,8 @@ export interface CommandCase {
   cmd: string;
   args?: string[];
   options?: SpawnSyncOptions;
+  /** Untimed set-up before every run (e.g. emptying a cache for cold-start figures). */
+  before?: () => void;
 }
 
 export interface FnCase {
@@ -43,6 +45,7 @@ export function compareCommands(title: string, cases: CommandCase[], runs = 15):
   const times: number[][] = cases.map(() => []);
   for (let i = 0; i < runs + 1; i++) {
     cases.forEach((c, j) => {
+      c.before?.();
       const t0 = performance.now();
       const r = spawnSync(c.cmd, c.args ?? [], { stdio: "ignore", ...c.options });
       const dt = performance.now() - t0;

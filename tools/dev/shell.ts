@@ -87,6 +87,11 @@ export class ShellTool {
     return real;
   }
 
+  /** Kills every command this tool still runs (a session closing, the agent stopping). */
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.live].map((pgid) => killGroup(pgid)));
+  }
+
   /** How many commands are running now. */
   get running(): number {
     return this.live.size;

@@ -6,7 +6,7 @@
 import { constants as fsc } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { createPatch } from "diff";
+import { editPatch } from "./edit-diff.ts";
 import { z } from "zod";
 import { formatBytes, headBytes } from "../../core/text-bounds.ts";
 import { sweepStaleTemps, writeFileAtomic } from "./atomic-write.ts";
@@ -98,7 +98,7 @@ export class StrReplaceTool {
     if (there?.isSymbolicLink()) fail(`${shown} is a symlink to a missing file; str_replace does not create files through symlinks`);
     if (there) fail(`${shown} appeared while it was being created; read it and retry`);
     await writeFileAtomic(dir, name, args.new_str);
-    return { text: this.reply(`created ${shown}`, shown, "", args.new_str) };
+    return { text: this.reply(`created ${shown}`, editPatch(shown, "", 0, 0, args.new_str)) };
   }
 
   private async edit(dir: PinnedDir, name: string, shown: string, args: StrReplaceArgs): Promise<EditReply> {
@@ -117,15 +117,16 @@ export class StrReplaceTool {
     } finally {
       await fh.close().catch(() => {});
     }
-    const next = this.replaced(content, args, shown);
-    this.checkSize(Buffer.byteLength(next), shown);
-    await writeFileAtomic(dir, name, next, mode);
-    return { text: this.reply(`edited ${shown}`, shown, content, next) };
+    const edit = this.replaced(content, args, shown);
+    this.checkSize(Buffer.byteLength(edit.next), shown);
+    await writeFileAtomic(dir, name, edit.next, mode);
+    return { text: this.reply(`edited ${shown}`, editPatch(shown, content, edit.at, edit.oldLen, edit.newStr)) };
   }
 
-  private replaced(content: string, args: StrReplaceArgs, shown: string): string {
+  /** The edited text, and where the one replacement went (for the diff). */
+  private replaced(content: string, args: StrReplaceArgs, shown: string): { next: string; at: number; oldLen: number; newStr: string } {
     if (args.old_str === "") {
-      if (content === "") return args.new_str;
+      if (content === "") return { next: args.new_str, at: 0, oldLen: 0, newStr: args.new_str };
       fail(`old_str is empty but ${shown} already has ${formatBytes(Buffer.byteLength(content))}; give the exact text to replace (an empty old_str only creates files)`);
     }
     if (args.old_str === args.new_str) fail("old_str and new_str are identical; nothing would change");
@@ -139,7 +140,7 @@ export class StrReplaceTool {
     if (at.length === 0) fail(describeNoMatch(content, oldStr, shown));
     if (at.length > 1) fail(describeManyMatches(content, at, at.length, shown));
     const i = at[0]!;
-    return content.slice(0, i) + newStr + content.slice(i + oldStr.length);
+    return { next: content.slice(0, i) + newStr + content.slice(i + oldStr.length), at: i, oldLen: oldStr.length, newStr };
   }
 
   private checkSize(bytes: number, shown: string): void {
@@ -148,8 +149,7 @@ export class StrReplaceTool {
     }
   }
 
-  private reply(headline: string, shown: string, before: string, after: string): string {
-    const patch = createPatch(shown, before, after, "", "", { context: 3 });
+  private reply(headline: string, patch: string): string {
     const text = `${headline}\n${patch}`;
     if (Buffer.byteLength(text) <= this.opts.maxReplyBytes) return text;
     const cut = headBytes(text, this.opts.maxReplyBytes);

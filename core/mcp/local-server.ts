@@ -1,0 +1,74 @@
+// Owns a tool server that runs inside the agent (the default `dev` tools): the same place in a
+// session's catalog as an MCP server — listed, named and called alike — without a process, a pipe
+// or the MCP SDK. Each session gets its own (the tools hold session state). Does not define the
+// tools (cli/ builds them from tools/ and passes a factory in the spec).
+import { errorResult, type RawTool } from "./call-result.ts";
+import { callInProcess, listedTool, type ToolDefinition } from "./tool-definition.ts";
+import type { McpCallOptions, McpCallResult, McpServerSpec } from "./types.ts";
+
+/** What a local server's factory builds for one session. */
+export interface LocalTools {
+  tools: ToolDefinition[];
+  instructions: string;
+  /** Stops whatever the tools still run (shell process groups) and frees their state. */
+  close(): Promise<void>;
+}
+
+export type LocalToolsFactory = () => Promise<LocalTools>;
+
+export class LocalServer {
+  state: "starting" | "live" | "gone" = "starting";
+  refs = 0;
+  idleTimer?: ReturnType<typeof setTimeout>;
+  readonly ready: Promise<void>;
+  #local?: LocalTools;
+  #listed: RawTool[] = [];
+  readonly #byName = new Map<string, ToolDefinition>();
+
+  constructor(readonly spec: McpServerSpec) {
+    const factory = spec.local;
+    if (!factory) throw new Error(`MCP server ${spec.name}: a local server needs a factory`);
+    this.ready = factory().then((local) => {
+      this.#local = local;
+      this.#listed = local.tools.map(listedTool);
+      for (const t of local.tools) this.#byName.set(t.name, t);
+      if (this.state === "starting") this.state = "live";
+    });
+  }
+
+  get label(): string {
+    return this.spec.name;
+  }
+
+  get pid(): number | undefined {
+    return undefined;
+  }
+
+  tools(): RawTool[] {
+    return this.state === "live" ? this.#listed : [];
+  }
+
+  instructions(): string | undefined {
+    return this.#local?.instructions;
+  }
+
+  /** Its tools never change while it lives. */
+  subscribe(_listener: () => void): () => void {
+    return () => {};
+  }
+
+  async call(tool: string, args: Record<string, unknown>, opts: McpCallOptions & { label?: string }): Promise<McpCallResult> {
+    const def = this.#byName.get(tool);
+    if (this.state !== "live" || !def) return errorResult(`unknown tool: ${tool}`);
+    const signal = opts.signal ?? new AbortController().signal;
+    if (signal.aborted) return errorResult("cancelled");
+    const result = await callInProcess(def, args, signal);
+    return signal.aborted ? errorResult("cancelled") : result;
+  }
+
+  async stop(): Promise<void> {
+    this.state = "gone";
+    await this.ready.catch(() => undefined);
+    await this.#local?.close();
+  }
+}

@@ -1,0 +1,78 @@
+// Owns what a tool served by Tendril is, whoever serves it: the definition (name, text, zod input
+// schema, hints, run), its JSON Schema exactly as an MCP server lists it, and calling it in process
+// (validate, run, map the reply). Free of every SDK, so the agent can run its own tools without
+// loading the MCP server. Does not serve anything over a wire (server.ts does).
+import { z } from "zod";
+import { log } from "../log.ts";
+import type { RawTool } from "./call-result.ts";
+import type { McpCallResult } from "./types.ts";
+
+/** What a tool hands back: text for the model, optionally the same facts as an object. */
+export interface ToolReply {
+  text: string;
+  isError?: boolean;
+  structured?: Record<string, unknown>;
+}
+
+export interface ToolHints {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: S;
+  annotations?: ToolHints;
+  /** `signal` aborts on cancellation and when the server closes. Throwing is allowed (→ isError). */
+  run(args: z.infer<S>, signal: AbortSignal): Promise<ToolReply>;
+}
+
+/** Erases a definition's argument type so tools with different schemas fit in one list. */
+export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
+  return def as unknown as ToolDefinition;
+}
+
+/** The tool as `tools/list` shows it: the JSON Schema the MCP server SDK derives (draft-7, input side). */
+export function listedTool(def: ToolDefinition): RawTool {
+  const inputSchema = z.toJSONSchema(def.inputSchema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+  return {
+    name: def.name,
+    ...(def.title ? { title: def.title } : {}),
+    description: def.description,
+    inputSchema,
+    ...(def.annotations ? { annotations: def.annotations } : {}),
+  };
+}
+
+/** Runs a reply-producing tool body: a throw becomes an isError reply naming the tool. */
+export async function replyOf(def: ToolDefinition, args: unknown, signal: AbortSignal): Promise<ToolReply> {
+  try {
+    return await def.run(args as never, signal);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    log.error("tool failed", { tool: def.name, error: message });
+    return { text: `${def.name} failed: ${message}`, isError: true };
+  }
+}
+
+/**
+ * The text a model gets for arguments that do not fit the schema: the same words, byte for byte, an
+ * MCP server built on the SDK answers with, so both ways of serving a tool read alike.
+ */
+function invalidArguments(tool: string, error: z.ZodError): string {
+  const issues = error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join(".")}` : i.message)).join("\n");
+  return `MCP error -32602: Input validation error: Invalid arguments for tool ${tool}: ${issues}`;
+}
+
+/** Calls a tool in process: arguments checked against its schema as an MCP server would, never throws. */
+export async function callInProcess(def: ToolDefinition, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
+  const parsed = def.inputSchema.safeParse(args ?? {});
+  const reply: ToolReply = parsed.success ? await replyOf(def, parsed.data, signal) : { text: invalidArguments(def.name, parsed.error), isError: true };
+  const out: McpCallResult = { content: [{ type: "text", text: reply.text }], text: reply.text, isError: reply.isError === true };
+  if (reply.structured) out.structured = reply.structured;
+  return out;
+}

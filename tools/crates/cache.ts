@@ -1,0 +1,162 @@
+// Owns where crate sources live on disk: cargo's unpacked sources and downloaded .crate files under
+// $CARGO_HOME (read only), and tendril's cache `<cache>/crates/<registry>/NAME-VER`, filled atomically
+// (extract into `.tmp/`, then rename) so a folder that exists is complete. Does not download or resolve.
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import semver from "semver";
+import { pidAlive } from "./lock.ts";
+import type { CrateExtraction, ExtractLimits } from "./verify-extract.ts";
+
+export interface CrateStore {
+  /** tendril's folder for one registry: `<cache>/crates/<host>-<hash>`. */
+  root: string;
+  cargoHome?: string;
+}
+
+export type LocalSource = "cargo-src" | "tendril-cache";
+
+/** A readable, stable folder name per index URL (cargo does the same with `index.crates.io-<hash>`). */
+export function registryKey(indexUrl: string): string {
+  const host = (URL.canParse(indexUrl) ? new URL(indexUrl).host : "registry").replace(/[^A-Za-z0-9.-]/g, "_");
+  return `${host}-${createHash("sha256").update(indexUrl).digest("hex").slice(0, 16)}`;
+}
+
+export function checkoutDir(store: CrateStore, name: string, version: string): string {
+  return join(store.root, `${name}-${version}`);
+}
+
+export function lockPath(store: CrateStore, name: string, version: string): string {
+  return join(store.root, ".locks", `${name}-${version}.lock`);
+}
+
+// Metadata calls here are synchronous on purpose: each is microseconds, a thread-pool round trip costs more.
+function exists(path: string): boolean {
+  return existsSync(path);
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+async function subdirs(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name)).sort();
+}
+
+/** cargo's unpacked copy (complete once cargo wrote `.cargo-ok`), then tendril's cache. */
+export async function findUnpacked(store: CrateStore, name: string, version: string): Promise<{ path: string; source: LocalSource } | undefined> {
+  if (store.cargoHome) {
+    for (const reg of await subdirs(join(store.cargoHome, "registry", "src"))) {
+      const path = join(reg, `${name}-${version}`);
+      if (exists(join(path, ".cargo-ok"))) return { path, source: "cargo-src" };
+    }
+  }
+  const ours = await cachedCheckout(store, name, version);
+  return ours ? { path: ours, source: "tendril-cache" } : undefined;
+}
+
+/** tendril's own complete copy, if present. */
+export async function cachedCheckout(store: CrateStore, name: string, version: string): Promise<string | undefined> {
+  const path = checkoutDir(store, name, version);
+  return (exists(path)) ? path : undefined;
+}
+
+/** cargo's downloaded `NAME-VER.crate`, if any registry folder has one. */
+export async function findCargoCrateFile(store: CrateStore, name: string, version: string): Promise<string | undefined> {
+  if (!store.cargoHome) return undefined;
+  for (const reg of await subdirs(join(store.cargoHome, "registry", "cache"))) {
+    const path = join(reg, `${name}-${version}.crate`);
+    if (exists(path)) return path;
+  }
+  return undefined;
+}
+
+/** Versions of `name` present in any local store, for resolving without the registry. */
+export async function localVersions(store: CrateStore, name: string): Promise<string[]> {
+  const dirs = [store.root];
+  if (store.cargoHome) {
+    dirs.push(...(await subdirs(join(store.cargoHome, "registry", "src"))));
+    dirs.push(...(await subdirs(join(store.cargoHome, "registry", "cache"))));
+  }
+  const found = new Set<string>();
+  const prefix = `${name}-`.toLowerCase();
+  for (const dir of dirs) {
+    for (const entry of listDir(dir)) {
+      if (!entry.toLowerCase().startsWith(prefix)) continue;
+      const version = semver.valid(entry.slice(prefix.length).replace(/\.crate$/, ""));
+      if (version) found.add(version);
+    }
+  }
+  return [...found];
+}
+
+/** Starts (or, after a cut-off download, restarts) an extraction into a fresh temp folder. */
+export type BeginExtraction = () => CrateExtraction;
+
+/** A `fill` for installCrate from bytes already in memory (cargo's .crate files, tests). */
+export function fromBytes(gz: Uint8Array): (begin: BeginExtraction) => Promise<CrateExtraction> {
+  return async (begin) => {
+    const x = begin();
+    x.write(gz);
+    return x;
+  };
+}
+
+/**
+ * `fill` feeds an extraction into `.tmp/` (checking whatever it must, e.g. the checksum, before it returns);
+ * the finished folder is then renamed into place. The temp folder is removed whatever happens.
+ */
+export async function installCrate(
+  store: CrateStore,
+  name: string,
+  version: string,
+  fill: (begin: BeginExtraction) => Promise<CrateExtraction>,
+  limits: ExtractLimits,
+): Promise<string> {
+  const top = `${name}-${version}`;
+  const final = checkoutDir(store, name, version);
+  const tmp = join(store.root, ".tmp", `${top}.${process.pid}.${randomBytes(6).toString("hex")}`);
+  // Loaded here: a cache hit never needs the tar parser.
+  const { CrateExtraction } = await import("./verify-extract.ts");
+  let current: CrateExtraction | undefined;
+  const begin = () => {
+    if (current) {
+      current.dispose();
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    mkdirSync(tmp, { recursive: true });
+    return (current = new CrateExtraction(tmp, top, limits));
+  };
+  try {
+    (await fill(begin)).finish();
+    try {
+      renameSync(join(tmp, top), final);
+    } catch (err) {
+      // Another writer (without our lock: an older tendril, a copy by hand) finished first: theirs is complete.
+      if (!exists(final)) throw err;
+    }
+    return final;
+  } finally {
+    current?.dispose();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Removes temp folders left by processes that died mid-extraction (their pid is in the name). */
+export async function sweepTemps(store: CrateStore): Promise<void> {
+  const dir = join(store.root, ".tmp");
+  for (const entry of listDir(dir)) {
+    const pid = Number(/\.(\d+)\.[0-9a-f]+$/.exec(entry)?.[1]);
+    if (pid > 0 && pid !== process.pid && !pidAlive(pid)) rmSync(join(dir, entry), { recursive: true, force: true });
+  }
+}
