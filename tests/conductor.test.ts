@@ -2,7 +2,7 @@
 // raw proxies in each dialect, `tendril agent` + the fake LLM at the end of the chain, ordering under a
 // burst, a component dying mid-turn, exit paths, and the trace file with its printed form.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,12 +10,13 @@ import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
 import { BIN, ROOT, runBin, runBinAsync } from "./binary.ts";
+import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 
 let fake: FakeLlm;
 let work: string;
 const running: TestAgent[] = [];
-const raws: RawChain[] = [];
+const raws: RawAgent[] = [];
 
 const FIXTURES = join(ROOT, "tests", "fixtures");
 const SDK_PROXY = `${process.execPath} ${join(FIXTURES, "sdk-proxy.ts")}`;
@@ -31,7 +32,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const a of running) await a.close(2000).catch(() => {});
-  for (const r of raws) r.child.kill("SIGKILL");
+  for (const r of raws) r.kill();
   await fake.close();
   rmSync(work, { recursive: true, force: true });
 });
@@ -65,49 +66,8 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
-interface RawChain {
-  child: ChildProcessWithoutNullStreams;
-  send(m: object): void;
-  next(timeoutMs?: number): Promise<any>;
-  exited: Promise<number | null>;
-  stderr(): string;
-}
-
-function rawChain(args: string[], env: Record<string, string> = {}): RawChain {
-  const child = spawn(BIN, ["conductor", ...args], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? "/tmp", ...env } });
-  const lines: string[] = [];
-  let buf = "";
-  let err = "";
-  let wake: (() => void) | undefined;
-  child.stdout.setEncoding("utf8").on("data", (c: string) => {
-    buf += c;
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      lines.push(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-    wake?.();
-  });
-  child.stderr.setEncoding("utf8").on("data", (c: string) => void (err = (err + c).slice(-20000)));
-  child.stdin.on("error", () => {});
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  const r: RawChain = {
-    child,
-    exited,
-    stderr: () => err,
-    send: (m) => void child.stdin.write(JSON.stringify(m) + "\n"),
-    async next(timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      while (lines.length === 0) {
-        if (Date.now() > deadline) throw new Error(`no message within ${timeoutMs} ms; stderr: ${err}`);
-        await new Promise<void>((res) => {
-          const t = setTimeout(res, 50);
-          wake = () => (clearTimeout(t), res());
-        });
-      }
-      return JSON.parse(lines.shift()!);
-    },
-  };
+function rawChain(args: string[], env: Record<string, string> = {}): RawAgent {
+  const r = spawnRawMode("conductor", env, args);
   raws.push(r);
   return r;
 }
@@ -226,26 +186,26 @@ describe("MCP-over-ACP", () => {
 describe("routing through the binary", () => {
   test("1,000 rapid updates arrive in order before the response, unknown kinds and fields intact", async () => {
     const r = rawChain(["agent", `DIALECT=sacp ${RAW_PROXY}`, SDK_PROXY, BURST_AGENT]);
-    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
-    const init = await r.next();
+    r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    const init = await r.nextMessage();
     expect(init.result.echoMeta).toBeNull(); // the agent never sees the proxy marker
-    r.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
-    for (let i = 0; i < 1000; i++) expect((await r.next()).params.update.content.text).toBe(`${i} `);
-    expect((await r.next()).params).toEqual({ sessionId: "burst-1", update: { sessionUpdate: "_vendor_note", note: "kept" }, extra: 1 });
-    expect(await r.next()).toEqual({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn" } });
+    r.writeLine({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
+    for (let i = 0; i < 1000; i++) expect((await r.nextMessage()).params.update.content.text).toBe(`${i} `);
+    expect((await r.nextMessage()).params).toEqual({ sessionId: "burst-1", update: { sessionUpdate: "_vendor_note", note: "kept" }, extra: 1 });
+    expect(await r.nextMessage()).toEqual({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn" } });
     r.child.stdin.end();
-    expect(await r.exited).toBe(0);
+    expect(await r.exited()).toBe(0);
   }, 20_000);
 
   test("a chain that is itself a proxy nests inside another chain", async () => {
     const inner = `${BIN} conductor proxy ${JSON.stringify(`DIALECT=underscore ${RAW_PROXY}`)}`;
     const r = rawChain(["agent", SDK_PROXY, inner, BURST_AGENT], { BURST: "3" });
-    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
-    expect((await r.next()).result.protocolVersion).toBe(1);
-    r.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
-    for (let i = 0; i < 3; i++) expect((await r.next()).params.update.content.text).toBe(`${i} `);
-    await r.next();
-    expect((await r.next()).id).toBe(2);
+    r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    expect((await r.nextMessage()).result.protocolVersion).toBe(1);
+    r.writeLine({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
+    for (let i = 0; i < 3; i++) expect((await r.nextMessage()).params.update.content.text).toBe(`${i} `);
+    await r.nextMessage();
+    expect((await r.nextMessage()).id).toBe(2);
   }, 20_000);
 
   test("tendril prompt drives a chain", async () => {
@@ -267,33 +227,33 @@ describe("routing through the binary", () => {
 
   test("an over-long line from a component ends the chain naming it", async () => {
     const r = rawChain(["agent", BURST_AGENT], { BURST: "50", TENDRIL_MAX_LINE_BYTES: "1000" });
-    r.send({ jsonrpc: "2.0", id: 1, method: "_big", params: { bytes: 2000 } });
-    const answer = await r.next();
+    r.writeLine({ jsonrpc: "2.0", id: 1, method: "_big", params: { bytes: 2000 } });
+    const answer = await r.nextMessage();
     expect(answer.error.message).toContain("component 1 (burst-agent.ts) wrote a line over MAX_LINE_BYTES");
-    expect(await r.exited).toBe(1);
+    expect(await r.exited()).toBe(1);
   }, 20_000);
 
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
     test(`${signal} kills every component group and exits ${code}`, async () => {
       const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
-      r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
-      await r.next();
+      r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+      await r.nextMessage();
       const leaders = childrenOf(r.child.pid!);
       expect(leaders.length).toBe(2);
       r.child.kill(signal);
-      expect(await r.exited).toBe(code);
+      expect(await r.exited()).toBe(code);
       expect(await waitFor(() => leaders.every((p) => !pidAlive(p)), 3000)).toBe(true);
     }, 20_000);
   }
 
   test("stdin EOF: components get EOF, finish, and the conductor exits 0 with every group gone", async () => {
     const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
-    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
-    await r.next();
+    r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    await r.nextMessage();
     const leaders = childrenOf(r.child.pid!);
     const t0 = Date.now();
     r.child.stdin.end();
-    expect(await r.exited).toBe(0);
+    expect(await r.exited()).toBe(0);
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(leaders.every((p) => !pidAlive(p))).toBe(true);
   }, 20_000);
@@ -303,12 +263,12 @@ describe("trace", () => {
   test("--trace writes every hop's messages as JSONL; `conductor trace` prints them as a sequence diagram", async () => {
     const file = join(work, "trace.jsonl");
     const r = rawChain(["agent", "--trace", file, `DIALECT=proxy ${RAW_PROXY}`, BURST_AGENT], { BURST: "2" });
-    r.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
-    await r.next();
-    r.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [{ type: "text", text: "hello trace" }] } });
-    for (let i = 0; i < 4; i++) await r.next();
+    r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    await r.nextMessage();
+    r.writeLine({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [{ type: "text", text: "hello trace" }] } });
+    for (let i = 0; i < 4; i++) await r.nextMessage();
     r.child.stdin.end();
-    expect(await r.exited).toBe(0);
+    expect(await r.exited()).toBe(0);
     const records = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
     for (const rec of records) {
       expect(typeof rec.t).toBe("number");
