@@ -225,6 +225,17 @@ describe("routing through the binary", () => {
     expect(res.stderr).toContain('component 2 "no-such-agent --flag": "no-such-agent": not found on PATH');
   });
 
+  test("a malformed line from a component ends the chain naming it and its stderr", async () => {
+    const r = rawChain(["agent", "sh -c 'echo starting >&2; echo this is not json; sleep 5'"]);
+    r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    const answer = await r.nextMessage();
+    expect(answer.error.message).toContain('component 1 (sh) wrote a malformed line');
+    expect(answer.error.message).toContain('"this is not json"');
+    expect(answer.error.data.stderr).toEqual(["starting"]);
+    expect(await r.exited()).toBe(1);
+    expect(r.stderr()).toContain("[sh] starting");
+  }, 20_000);
+
   test("an over-long line from a component ends the chain naming it", async () => {
     const r = rawChain(["agent", BURST_AGENT], { BURST: "50", TENDRIL_MAX_LINE_BYTES: "1000" });
     r.writeLine({ jsonrpc: "2.0", id: 1, method: "_big", params: { bytes: 2000 } });

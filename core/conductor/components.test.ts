@@ -11,6 +11,7 @@ test("component strings are shell-split, leading NAME=value words become env, na
   expect(shortName({ env: {}, command: "/opt/bun", args: ["run", "proxies/audit.ts"] })).toBe("audit.ts");
   expect(shortName({ env: {}, command: "/usr/local/bin/tendril", args: ["agent"] })).toBe("tendril agent");
   expect(shortName({ env: {}, command: "/x/claude-code-acp", args: [] })).toBe("claude-code-acp");
+  expect(shortName({ env: {}, command: "sh", args: ["-c", "exec my-agent --x"] })).toBe("sh");
 });
 
 test("a component that cannot start is named with its position before anything runs", () => {

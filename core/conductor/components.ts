@@ -26,7 +26,7 @@ const INTERPRETERS = new Set(["bun", "node", "deno", "python", "python3", "npx",
 
 /** A readable short name: the script for interpreters (`bun proxy.ts` → proxy.ts), else the command. */
 export function shortName(cl: CommandLine): string {
-  if (INTERPRETERS.has(basename(cl.command).replace(/\.exe$/, ""))) {
+  if (INTERPRETERS.has(basename(cl.command).replace(/\.exe$/, "")) && cl.args[0] !== "-c") {
     const script = cl.args.find((a) => !a.startsWith("-") && a !== "run");
     if (script) return basename(script);
   }
@@ -61,6 +61,8 @@ export interface RunningComponent {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** The last stderr lines, oldest first, within the tail bound. */
   stderrTail(): string[];
+  /** Resolves when the component's stderr has ended (everything it wrote there is in the tail). */
+  readonly stderrEnded: Promise<void>;
   /** Closes the component's stdin: the polite way to ask it to finish. */
   closeInput(): void;
 }
@@ -89,6 +91,7 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
   });
   const tail = new StderrTail(opts.tailBytes, (line) => opts.stderrLine(`[${spec.name}] ${line}`));
   child.stderr!.on("data", (chunk: Buffer) => tail.push(chunk.toString("utf8")));
+  const stderrEnded = new Promise<void>((resolve) => child.stderr!.once("close", () => resolve()));
   child.stderr!.on("end", () => tail.end());
   child.stderr!.on("error", () => {});
   child.stdin!.on("error", () => {});
@@ -99,6 +102,7 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
     exited,
     io: { input: chunksOf(child.stdout!), sink: nodeSink(child.stdin!) },
     stderrTail: () => tail.lines(),
+    stderrEnded,
     closeInput: () => void child.stdin!.end(),
   };
 }

@@ -213,3 +213,15 @@ test("a $/cancel_request a proxy wraps for its successor is dropped: its id belo
   comps[0]!.send({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "session/cancel", params: { sessionId: "s" } } });
   expect(await comps[1]!.next()).toEqual({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } });
 });
+
+test("a proxy that speaks no dialect: the client gets its last answer to initialize", async () => {
+  const { client, comps } = chain(2);
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} });
+  for (const method of ["proxy/initialize", "_proxy/initialize", "initialize"]) {
+    const m = await comps[0]!.next();
+    expect(m.method).toBe(method);
+    comps[0]!.send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `Method not found: ${method}` } });
+  }
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found: initialize" } });
+  expect(comps[0]!.inbox).toEqual([]);
+});

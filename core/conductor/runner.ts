@@ -26,6 +26,7 @@ export interface RunOptions {
 }
 
 const EXIT_INFO_WAIT_MS = 200; // a component's stdout usually closes just before its exit is reported
+const STDERR_SETTLE_MS = 50; // stderr is another pipe: what a failing component just wrote there may lag
 const LAST_STDERR_LINES = 5;
 
 type Outcome =
@@ -115,16 +116,15 @@ async function* prepend(first: Uint8Array, rest: AsyncIterator<Uint8Array>): Asy
 
 /** `component 2 (proxy.ts) exited with code 3; last stderr: …` */
 async function describeFailure(c: RunningComponent, end: LinkEnd | undefined): Promise<string> {
+  const settle = (ms: number) => new Promise<undefined>((r) => setTimeout(r, ms));
   let what: string;
-  if (end && end.reason !== "eof") what = describeEnd(end);
-  else {
-    const exit = await Promise.race([c.exited, new Promise<undefined>((r) => setTimeout(r, EXIT_INFO_WAIT_MS))]);
-    what =
-      exit === undefined
-        ? "closed its stdout"
-        : exit.signal
-          ? `was killed by ${exit.signal}`
-          : `exited with code ${exit.code}`;
+  if (end && end.reason !== "eof") {
+    what = describeEnd(end);
+    await Promise.race([c.stderrEnded, settle(STDERR_SETTLE_MS)]);
+  } else {
+    const exit = await Promise.race([c.exited, settle(EXIT_INFO_WAIT_MS)]);
+    what = exit === undefined ? "closed its stdout" : exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    await Promise.race([c.stderrEnded, settle(EXIT_INFO_WAIT_MS)]);
   }
   const tail = c.stderrTail().slice(-LAST_STDERR_LINES);
   const stderr = tail.length > 0 ? `; last stderr: ${tail.join(" | ")}` : "; no stderr output";
