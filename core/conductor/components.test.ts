@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ComponentError, parseComponents, shortName, StderrTail } from "./components.ts";
+import { ComponentError, parseComponents, shortName } from "./components.ts";
 
 const ENV = { PATH: "/usr/bin:/bin" };
 
@@ -19,19 +19,4 @@ test("a component that cannot start is named with its position before anything r
   expect(() => parseComponents(["sh", "nope-not-here --x"], ENV, "/")).toThrow('component 2 "nope-not-here --x": "nope-not-here": not found on PATH');
   expect(() => parseComponents(["'unterminated"], ENV, "/")).toThrow("component 1");
   expect(() => parseComponents(["./missing/x"], ENV, "/")).toThrow("no such executable file");
-});
-
-test("stderr is split into lines, each emitted; the tail keeps the last bytes; an endless line is cut", () => {
-  const seen: string[] = [];
-  const t = new StderrTail(20, (l) => seen.push(l));
-  t.push("one\r\ntw");
-  t.push("o\nthree\n");
-  expect(seen).toEqual(["one", "two", "three"]);
-  t.push("x".repeat(30));
-  expect(seen.at(-1)).toBe("x".repeat(14) + " […]"); // the marker counts in the bound
-  t.push("partial");
-  expect(t.lines().at(-1)).toBe("partial");
-  expect(t.lines().join("\n").length).toBeLessThan(60);
-  t.end();
-  expect(seen.at(-1)).toBe("partial");
 });
