@@ -145,6 +145,19 @@ describe("MCP-over-ACP", () => {
     expect(records.some((r) => r.hop === 1 && r.dir === "in" && r.message.method === "mcp/message")).toBe(true);
   }, 30_000);
 
+  test("a proxy drives its own sub-session on tendril agent and answers its permission requests; the client sees only the result", async () => {
+    const a = chainAgent([API_PROXY, TENDRIL_AGENT], { script: ["reject_once"] });
+    await a.initialize();
+    const { sessionId } = await a.newSession(workspace("research"));
+    fake.script([{ toolCalls: [{ id: "r1", name: "dev__shell", input: { command: "echo inside-the-sub-session" } }] }, { text: "the answer is 42" }]);
+    expect((await a.prompt(sessionId, "/research what is the answer?")).stopReason).toBe("end_turn");
+    expect(a.text()).toBe("research: the answer is 42");
+    expect(a.permissions).toEqual([]); // the proxy answered the sub-session's request itself
+    expect(a.updates.every((u) => u.sessionId === sessionId)).toBe(true);
+    const toolResult = JSON.stringify(fake.requests.at(-1)!.body.messages);
+    expect(toolResult).toContain("inside-the-sub-session"); // allowed, so the command ran
+  }, 30_000);
+
   test("for an agent that does not advertise acp MCP the conductor bridges: the declaration becomes a stdio server that reaches the proxy", async () => {
     const ECHO_AGENT = `${process.execPath} ${join(FIXTURES, "echo-agent.ts")}`;
     const a = chainAgent([API_PROXY, ECHO_AGENT]);
