@@ -67,6 +67,7 @@ export class Proxy {
   /** MCP servers this proxy serves over ACP, by id; sacp connections → server id. */
   readonly #mcp = new Map<string, { name: string; server: McpToolServer }>();
   readonly #mcpConnections = new Map<string, string>();
+  readonly #sessionServers: ((params: any) => unknown[])[] = [];
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
     this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
@@ -92,13 +93,10 @@ export class Proxy {
     return this;
   }
 
-  /** Adds servers to every `session/new` that passes (after any `session/new` handler set before). */
+  /** Adds servers to every `session/new` forwarded to the successor (whatever handler forwards it). */
   addMcpServers(servers: (params: any) => unknown[]): this {
-    const inner = this.#requests.get("session/new");
-    return this.onRequest("session/new", (params, next, from) => {
-      const add = (p: any) => next({ ...p, mcpServers: [...(Array.isArray(p?.mcpServers) ? p.mcpServers : []), ...servers(p)] });
-      return inner ? inner(params, add, from) : add(params);
-    });
+    this.#sessionServers.push(servers);
+    return this;
   }
 
   /**
@@ -139,6 +137,12 @@ export class Proxy {
         await this.successor.request("session/close", { sessionId }).catch(() => {});
       },
     };
+  }
+
+  #withServers(p: any): any {
+    if (this.#sessionServers.length === 0) return p;
+    const declared = Array.isArray(p?.mcpServers) ? p.mcpServers : [];
+    return { ...p, mcpServers: [...declared, ...this.#sessionServers.flatMap((f) => f(p))] };
   }
 
   #request(method: string, params: Params, to: Side): Promise<any> {
@@ -191,7 +195,7 @@ export class Proxy {
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
     const next = (p: any = params) => {
       const forwardId = this.#nextId;
-      const r = this.#request(method, p, other);
+      const r = this.#request(method, method === "session/new" && from === "predecessor" ? this.#withServers(p) : p, other);
       this.#forwarded.set(id, forwardId);
       return r;
     };
