@@ -80,3 +80,11 @@ test("$/cancel_request for a forwarded request is translated to the forwarded id
   client.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 9 } });
   expect(await agent.next()).toEqual({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: p.id } });
 });
+
+test("regression: a session/new handler set after addMcpServers still forwards the added servers", async () => {
+  const { client, agent, proxy } = setup();
+  proxy.addMcpServers(() => [{ type: "acp", name: "late", serverId: "l1" }]).onRequest("session/new", (p, next) => next({ ...p, tagged: true }));
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+  const sn = await agent.next();
+  expect(sn.params).toEqual({ cwd: "/w", mcpServers: [{ type: "acp", name: "late", serverId: "l1" }], tagged: true });
+});
