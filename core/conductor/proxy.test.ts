@@ -88,3 +88,13 @@ test("regression: a session/new handler set after addMcpServers still forwards t
   const sn = await agent.next();
   expect(sn.params).toEqual({ cwd: "/w", mcpServers: [{ type: "acp", name: "late", serverId: "l1" }], tagged: true });
 });
+
+test("when the conductor connection closes, requests still waiting fail instead of hanging", async () => {
+  const down = bytePipe();
+  const up = bytePipe();
+  const proxy = new Proxy({ input: down.input, sink: up.sink }, { maxLineBytes: 1 << 20 });
+  const waiting = proxy.successor.request("session/new", { cwd: "/", mcpServers: [] });
+  down.close();
+  await expect(waiting).rejects.toThrow("the conductor connection closed");
+  expect((await proxy.ended).reason).toBe("eof");
+});

@@ -47,6 +47,8 @@ interface Owned {
   listeners: ((update: any) => void)[];
 }
 
+const SESSION_OPENERS = new Set(["session/new", "session/load", "session/resume"]);
+
 /** Picks the first allow option: what a proxy that owns a research session usually wants. */
 export const allowFirst: PermissionAnswer = (req) =>
   (req?.options as { optionId: string; kind: string }[] | undefined)?.find((o) => o.kind.startsWith("allow"))?.optionId;
@@ -71,7 +73,12 @@ export class Proxy {
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
     this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
-    this.ended = this.#link.ended;
+    this.ended = this.#link.ended.then((end) => {
+      // Nobody will answer now: every request still waiting fails.
+      for (const p of this.#pending.values()) p.reject(new ProxyRequestError({ code: INTERNAL_ERROR, message: "the conductor connection closed" }));
+      this.#pending.clear();
+      return end;
+    });
     this.successor = {
       request: (method, params) => this.#request(method, params, "successor"),
       notify: (method, params) => this.#notify(method, params, "successor"),
@@ -93,7 +100,7 @@ export class Proxy {
     return this;
   }
 
-  /** Adds servers to every `session/new` forwarded to the successor (whatever handler forwards it). */
+  /** Adds servers to every session/new, load and resume forwarded to the successor (whatever handler forwards it). */
   addMcpServers(servers: (params: any) => unknown[]): this {
     this.#sessionServers.push(servers);
     return this;
@@ -195,7 +202,7 @@ export class Proxy {
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
     const next = (p: any = params) => {
       const forwardId = this.#nextId;
-      const r = this.#request(method, method === "session/new" && from === "predecessor" ? this.#withServers(p) : p, other);
+      const r = this.#request(method, SESSION_OPENERS.has(method) && from === "predecessor" ? this.#withServers(p) : p, other);
       this.#forwarded.set(id, forwardId);
       return r;
     };
