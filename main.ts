@@ -3,11 +3,14 @@
 // Owns nothing else: every mode lives in cli/, and heavy modules load only when their mode runs.
 // No top-level await: the compiled binary is bytecode-cached, which needs a CommonJS-shaped entry.
 import { basename } from "node:path";
-import { runProgram, runShim } from "./cli/program.ts";
+import { quickAnswer, shimCall } from "./cli/quick.ts";
 
 const invokedAs = basename(process.argv0 || "tendril");
 const args = process.argv.slice(2);
-const run = invokedAs === "rg" || invokedAs === "tree" ? runShim(invokedAs, args) : runProgram(args);
+const quick = quickAnswer(args);
+const run =
+  shimCall(invokedAs, args) ??
+  (quick !== undefined ? Promise.resolve(process.stdout.write(quick)).then(() => 0) : import("./cli/program.ts").then((p) => p.runProgram(args)));
 run.then(
   (code) => process.exit(code),
   (err: unknown) => {

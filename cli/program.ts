@@ -11,11 +11,8 @@ import { describeConductor } from "./conductor.ts";
 export { VERSION } from "../core/version.ts";
 import { VERSION } from "../core/version.ts";
 import type { ExitBox } from "./exit-box.ts";
+import { runShim } from "./quick.ts";
 
-export async function runShim(name: "rg" | "tree", args: string[]): Promise<number> {
-  const mod = name === "rg" ? await import("./rg.ts") : await import("./tree.ts");
-  return mod.run(args);
-}
 
 /** Edit distance, for "did you mean" when commander has no suggestion of its own. */
 function distance(a: string, b: string): number {

@@ -28,6 +28,9 @@ export class SpawnError extends Error {
 // closes the pipe, its `read` sees EOF, and it kills the group. On the normal path we kill it first.
 // It is not a member of the group, so the group empties (no orphaned zombie) when the command ends.
 const WATCHDOG = 'read _ ; kill -9 "-$0" 2>/dev/null';
+// The command itself waits for a go on fd 3, sent once its watchdog runs: there is no moment in
+// which the command runs unwatched. If we die before the go, it exits without running at all.
+const GATE = 'read _ <&3 || exit 125; exec 3<&-; exec "$0" "$@"';
 const POLL_MS = 10;
 
 /** Live groups (pgid → label and watchdog). A group stays here until killGroup has finished with it. */
@@ -76,18 +79,27 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     const where = spec.command.includes("/") ? "no such executable file" : "not found on PATH";
     throw new SpawnError(`cannot start ${spec.label}: ${JSON.stringify(spec.command)}: ${where}`);
   }
-  const child = spawn(file, [...(spec.args ?? [])], {
+  const child = spawn("/bin/sh", ["-c", GATE, file, ...(spec.args ?? [])], {
     cwd,
     env: spec.env,
     detached: true, // setsid: a new session and group, no controlling terminal, no terminal Ctrl-C
-    stdio: [spec.stdin, "pipe", "pipe"],
+    stdio: [spec.stdin, "pipe", "pipe", "pipe"],
   });
   // Callers need not wait for a `spawn` event (Bun does not always emit one): a pid means it runs.
+  const refused = () => new SpawnError(`cannot start ${spec.label}: the system refused to start a process (too many processes or open files?)`);
   if (child.pid === undefined) {
     child.once("error", () => {});
-    throw new SpawnError(`cannot start ${spec.label}: the system refused to start a process (too many processes or open files?)`);
+    throw refused();
   }
-  live.set(child.pid, { label: spec.label, watchdog: startWatchdog(child.pid) });
+  const watchdog = startWatchdog(child.pid);
+  if (watchdog.pid === undefined) {
+    signalGroup(child.pid, "SIGKILL");
+    throw refused();
+  }
+  live.set(child.pid, { label: spec.label, watchdog });
+  const gate = child.stdio[3] as NodeJS.WritableStream | null;
+  gate?.on("error", () => {});
+  gate?.end("go\n");
   return child;
 }
 

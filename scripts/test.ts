@@ -11,7 +11,9 @@ if (!process.env.TENDRIL_TEST_NO_BUILD) {
   }
 }
 
-const args = ["test", "--timeout", "60000", ...process.argv.slice(2)];
+// Two files at a time: most tests wait on processes they started, so two workers halve the wall time
+// on a 2-core machine; every wall-clock bound in the tests leaves room for that load.
+const args = ["test", "--timeout", "60000", "--parallel=2", ...process.argv.slice(2)];
 const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "pipe"], env: process.env });
 let tail = "";
 child.stderr.on("data", (chunk: Buffer) => {

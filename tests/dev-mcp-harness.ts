@@ -26,7 +26,8 @@ export async function startDevMcp(root: string, base: string, env: Record<string
   });
   let err = "";
   transport.stderr?.on("data", (b: Buffer) => (err += b.toString()));
-  const client = new Client({ name: "dev-mcp-e2e", version: "1" });
+  // Named as Tendril's own client, which is shown the lifecycle hooks (other clients are not).
+  const client = new Client({ name: "tendril", version: "1" });
   await client.connect(transport);
   const server = { client, pid: transport.pid!, stderr: () => err };
   running.push(server);

@@ -234,3 +234,23 @@ test("regression: shim folders of servers that died by SIGKILL stayed forever (n
   expect(existsSync(stale)).toBe(false);
   expect(existsSync(live)).toBe(true);
 });
+
+test("regression: dev-mcp showed its hooks to every client, and structuredContent to 2024-11-05 clients", async () => {
+  for (const [name, version, hooks, structured] of [
+    ["inspector", "2024-11-05", false, false],
+    ["inspector", "2025-06-18", false, true],
+    ["tendril", "2025-06-18", true, true],
+  ] as const) {
+    const raw = rawDevMcp(scratch(`client-${name}-${version}`));
+    raw.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: version, capabilities: {}, clientInfo: { name, version: "1" } } });
+    await raw.response(1);
+    raw.writeLine({ jsonrpc: "2.0", method: "notifications/initialized" });
+    raw.writeLine({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} });
+    const names = ((await raw.response(2)).result?.tools as { name: string }[]).map((t) => t.name);
+    expect([name, version, names.includes("_Stop"), names.includes("_PostCompact")]).toEqual([name, version, hooks, hooks]);
+    raw.writeLine({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "shell", arguments: { command: "echo hi" } } });
+    const result = (await raw.response(3)).result as { structuredContent?: unknown; content: unknown[] };
+    expect([name, version, result.structuredContent !== undefined]).toEqual([name, version, structured]);
+    expect(result.content.length).toBe(1);
+  }
+});

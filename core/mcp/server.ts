@@ -56,6 +56,47 @@ function register(server: McpServer, tool: ToolDefinition): void {
   );
 }
 
+/** The first protocol version with `structuredContent` in tool results. */
+const STRUCTURED_SINCE = "2025-06-18";
+
+/**
+ * What a client is shown depends on who it is: the `_Stop`/`_PostCompact` hooks only to Tendril's
+ * own client (another agent would offer them to its model as tools), and no `structuredContent` to
+ * a client that negotiated a protocol older than the field. Watches the wire; changes only answers.
+ */
+function adaptToClient(transport: LineServerTransport): void {
+  let hooksWanted = false;
+  let structured = true;
+  const asked = new Map<string | number, string>();
+  const deliver = transport.onmessage;
+  transport.onmessage = (m) => {
+    const req = m as { id?: string | number; method?: string; params?: { protocolVersion?: unknown; clientInfo?: { name?: unknown } } };
+    if (req.method !== undefined && req.id !== undefined) {
+      asked.set(req.id, req.method);
+      if (req.method === "initialize") {
+        hooksWanted = req.params?.clientInfo?.name === "tendril";
+        const v = req.params?.protocolVersion;
+        structured = typeof v === "string" && v >= STRUCTURED_SINCE;
+      }
+    }
+    deliver?.(m);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (m) => {
+    const res = m as { id?: string | number; result?: { tools?: { name: string }[]; structuredContent?: unknown } };
+    const method = res.id !== undefined ? asked.get(res.id) : undefined;
+    if (res.id !== undefined && !("method" in m)) asked.delete(res.id);
+    if (res.result && method === "tools/list" && !hooksWanted && res.result.tools) {
+      return send({ ...m, result: { ...res.result, tools: res.result.tools.filter((t) => !t.name.startsWith("_")) } } as typeof m);
+    }
+    if (res.result && method === "tools/call" && !structured && "structuredContent" in res.result) {
+      const { structuredContent: _s, ...rest } = res.result;
+      return send({ ...m, result: rest } as typeof m);
+    }
+    return send(m);
+  };
+}
+
 /** Starts serving; resolves once the transport is listening. */
 export async function serveMcp(opts: ServeOptions): Promise<McpServing> {
   const server = new McpServer(
@@ -81,6 +122,7 @@ export async function serveMcp(opts: ServeOptions): Promise<McpServing> {
   });
   opts.output.once("error", (err) => settle({ why: `output error: ${err.message}`, clean: false }));
   await server.connect(transport);
+  adaptToClient(transport);
   return {
     closed,
     close: async () => {
