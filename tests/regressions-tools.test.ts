@@ -254,3 +254,20 @@ test("regression: dev-mcp showed its hooks to every client, and structuredConten
     expect(result.content.length).toBe(1);
   }
 });
+
+test("regression: bad tools/call arguments (null, a string, name: 5) answered -32603 with a schema dump (now -32602 naming the field)", async () => {
+  const raw = rawDevMcp(scratch("bad-call"));
+  raw.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+  await raw.response(1);
+  const cases: [unknown, string][] = [
+    [{ name: "shell", arguments: null }, "arguments must be an object"],
+    [{ name: "shell", arguments: "x" }, "arguments must be an object"],
+    [{ name: 5 }, "name must be a non-empty string"],
+  ];
+  for (const [i, [params, why]] of cases.entries()) {
+    raw.writeLine({ jsonrpc: "2.0", id: 10 + i, method: "tools/call", params });
+    const r = await raw.response(10 + i);
+    expect([i, r.error?.code]).toEqual([i, -32602]);
+    expect(r.error?.message).toContain(why);
+  }
+});
