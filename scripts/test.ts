@@ -11,9 +11,10 @@ if (!process.env.TENDRIL_TEST_NO_BUILD) {
   }
 }
 
-// Two files at a time: most tests wait on processes they started, so two workers halve the wall time
-// on a 2-core machine; every wall-clock bound in the tests leaves room for that load.
-const args = ["test", "--timeout", "60000", "--parallel=2", ...process.argv.slice(2)];
+// Four files at a time: most tests wait on processes they started, not on a core, so four workers
+// cut the wall time to well under half on a 2-core machine; every wall-clock bound in the tests
+// leaves room for that load (and each file still runs in a fresh global: --parallel isolates).
+const args = ["test", "--timeout", "60000", "--parallel=4", ...process.argv.slice(2)];
 const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "pipe"], env: process.env });
 let tail = "";
 child.stderr.on("data", (chunk: Buffer) => {
