@@ -1,5 +1,5 @@
-// Tendril's agent driven by a real third-party ACP client, `acpx` (a pinned devDependency, run by
-// the bundled Bun since it wants a newer Node than CI has): the oracle for "works with the clients
+// Tendril's agent driven by a real third-party ACP client, `acpx` (pinned in tests/interop, installed by
+// `npm ci`'s prepare step, run by the bundled Bun since it wants a newer Node than CI has): the oracle for "works with the clients
 // people use". The LLM is the loopback fake; nothing leaves the machine.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
@@ -10,7 +10,7 @@ import { agentEnv } from "./agent-env.ts";
 import { BIN, ROOT } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 
-const ACPX = join(ROOT, "node_modules", "acpx", "dist", "cli.js");
+const ACPX = join(ROOT, "tests", "interop", "node_modules", "acpx", "dist", "cli.js");
 let fake: FakeLlm;
 let work: string;
 
