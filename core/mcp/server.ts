@@ -6,6 +6,7 @@ import type { Readable, Writable } from "node:stream";
 import { log } from "../log.ts";
 import { LineServerTransport } from "./server-transport.ts";
 import { replyOf, type ToolDefinition } from "./tool-definition.ts";
+import { errorResponse, INVALID_PARAMS } from "../wire/jsonrpc.ts";
 
 export type { ToolDefinition, ToolHints, ToolReply } from "./tool-definition.ts";
 export { defineTool } from "./tool-definition.ts";
@@ -56,6 +57,16 @@ function register(server: McpServer, tool: ToolDefinition): void {
   );
 }
 
+/** What is wrong with tools/call params, named for the client (the SDK would answer -32603 with a schema dump). */
+function badToolCall(params: unknown): string | undefined {
+  if (typeof params !== "object" || params === null || Array.isArray(params)) return "tools/call needs params {name, arguments}";
+  const p = params as { name?: unknown; arguments?: unknown };
+  if (typeof p.name !== "string" || p.name === "") return "tools/call params.name must be a non-empty string";
+  const a = p.arguments;
+  if (a !== undefined && (typeof a !== "object" || a === null || Array.isArray(a))) return "tools/call params.arguments must be an object";
+  return undefined;
+}
+
 /** The first protocol version with `structuredContent` in tool results. */
 const STRUCTURED_SINCE = "2025-06-18";
 
@@ -71,6 +82,11 @@ function adaptToClient(transport: LineServerTransport): void {
   const deliver = transport.onmessage;
   transport.onmessage = (m) => {
     const req = m as { id?: string | number; method?: string; params?: { protocolVersion?: unknown; clientInfo?: { name?: unknown } } };
+    const bad = req.method === "tools/call" && req.id !== undefined ? badToolCall(req.params) : undefined;
+    if (bad !== undefined) {
+      void transport.send(errorResponse(req.id!, { code: INVALID_PARAMS, message: `Invalid params: ${bad}` }) as never);
+      return;
+    }
     if (req.method !== undefined && req.id !== undefined) {
       asked.set(req.id, req.method);
       if (req.method === "initialize") {
