@@ -221,6 +221,33 @@ describe("routing through the binary", () => {
     expect((await r.nextMessage()).id).toBe(2);
   }, 20_000);
 
+  test("a tendril chain runs as a proxy inside the published sacp conductor (@thinkwell/conductor)", async () => {
+    const peer = join(ROOT, "scripts", "bench", "peers", "thinkwell-conductor.ts");
+    const inner = `${BIN} conductor proxy 'DIALECT=underscore ${RAW_PROXY}'`;
+    const child = spawn(process.execPath, [peer, inner, BURST_AGENT], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, BURST: "2" } });
+    const lines: any[] = [];
+    let buf = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      buf += c;
+      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) (lines.push(JSON.parse(buf.slice(0, nl))), (buf = buf.slice(nl + 1)));
+    });
+    const send = (m: object) => child.stdin.write(JSON.stringify(m) + "\n");
+    try {
+      send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+      expect(await waitFor(() => lines.length >= 1, 10_000)).toBe(true);
+      expect(lines[0].result.protocolVersion).toBe(1);
+      expect(lines[0].result.echoMeta).toBeNull(); // the agent saw no proxy marker
+      send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } });
+      expect(await waitFor(() => lines.length >= 5, 10_000)).toBe(true);
+      expect(lines.slice(1, 3).map((m) => m.params.update.content.text)).toEqual(["0 ", "1 "]);
+      expect(lines[4]).toEqual({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn" } });
+    } finally {
+      child.stdin.end(); // EOF cascades: the peer shuts down, its components see EOF and exit
+      const exited = new Promise((r) => child.once("exit", r));
+      if ((await Promise.race([exited, Bun.sleep(5000).then(() => "timeout")])) === "timeout") child.kill("SIGKILL");
+    }
+  }, 30_000);
+
   test("tendril prompt drives a chain", async () => {
     fake.script([{ text: "answer through a chain" }]);
     const agent = `${BIN} conductor agent '${SDK_PROXY}' '${BIN} agent'`;

@@ -98,3 +98,14 @@ test("when the conductor connection closes, requests still waiting fail instead 
   await expect(waiting).rejects.toThrow("the conductor connection closed");
   expect((await proxy.ended).reason).toBe("eof");
 });
+
+test("an answer relayed by default is never overtaken by what the successor sent after it", async () => {
+  const { client, agent } = setup();
+  client.send({ jsonrpc: "2.0", id: 4, method: "session/prompt", params: { sessionId: "s", prompt: [] } });
+  const p = await agent.next();
+  const answer = { jsonrpc: "2.0", id: p.id, result: { stopReason: "end_turn" } };
+  const later = { jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "session_info_update", title: "t" } } };
+  agent.raw(JSON.stringify(answer) + "\n" + JSON.stringify(later) + "\n"); // one chunk
+  expect((await client.next()).id).toBe(4);
+  expect((await client.next()).method).toBe("session/update");
+});

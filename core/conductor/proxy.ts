@@ -216,13 +216,29 @@ export class Proxy {
     }
     // Called synchronously, so a handler that forwards at once keeps the order messages came in.
     const handler = this.#requests.get(method);
+    if (!handler) return this.#relay(id, method, from === "predecessor" && SESSION_OPENERS.has(method) ? this.#withServers(params) : params, other);
     let answer: unknown;
     try {
-      answer = handler ? handler(params, next, from) : next();
+      answer = handler(params, next, from);
     } catch (err) {
       answer = Promise.reject(err);
     }
     void this.#settle(id, Promise.resolve(answer));
+  }
+
+  /**
+   * Forwards a request nobody intercepts and relays its answer the moment it is read, untouched (no
+   * promise in between), so an answer is never overtaken by messages the successor sent after it.
+   */
+  #relay(id: JsonRpcId, method: string, params: Params, to: Side): void {
+    const forwardId = this.#nextId++;
+    this.#forwarded.set(id, forwardId);
+    const done = () => void this.#forwarded.delete(id);
+    this.#pending.set(forwardId, {
+      resolve: (result) => (done(), this.#link.send({ jsonrpc: "2.0", id, result })),
+      reject: (err) => (done(), this.#link.send(errorResponse(id, (err as ProxyRequestError).error))),
+    });
+    this.#link.send({ jsonrpc: "2.0", id: forwardId, ...this.#outgoing(method, params, to, true) });
   }
 
   /** The answer to an MCP-over-ACP request for one of our servers, in either generation; else undefined. */

@@ -66,19 +66,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     ...running.map((c) => c.exited.then((): Outcome => ({ kind: "component", index: c.index }))),
     opts.stop.then((signal): Outcome => ({ kind: "signal", signal })),
   ]);
-  let code = 0;
-  if (outcome.kind === "signal") code = exitCodeOf(outcome.signal);
-  else if (outcome.kind === "client") {
-    if (outcome.end.reason !== "eof") {
-      log.error("client input ended the chain", { reason: describeEnd(outcome.end) });
-      code = 1;
-    }
-  } else {
-    const message = await describeFailure(running[outcome.index]!, outcome.end);
-    log.error(message);
-    chain.failPending(message, { component: outcome.index + 1, stderr: running[outcome.index]!.stderrTail().slice(-LAST_STDERR_LINES) });
-    code = 1;
-  }
+  const code = await report(outcome, chain, running);
   await Promise.race([chain.flushClient(), new Promise((r) => setTimeout(r, 500))]);
   if (outcome.kind === "client" && code === 0) {
     // The client left: close every component's stdin and give them the cleanup time an agent
@@ -89,6 +77,21 @@ export async function runChain(opts: RunOptions): Promise<number> {
   await killAllGroups();
   bridge?.close();
   return code;
+}
+
+/** The exit code an outcome means; a failing component is named to the client and in the log. */
+async function report(outcome: Outcome, chain: Chain, running: RunningComponent[]): Promise<number> {
+  if (outcome.kind === "signal") return exitCodeOf(outcome.signal);
+  if (outcome.kind === "client") {
+    if (outcome.end.reason === "eof") return 0;
+    log.error("client input ended the chain", { reason: describeEnd(outcome.end) });
+    return 1;
+  }
+  const failed = running[outcome.index]!;
+  const message = await describeFailure(failed, outcome.end);
+  log.error(message);
+  chain.failPending(message, { component: outcome.index + 1, stderr: failed.stderrTail().slice(-LAST_STDERR_LINES) });
+  return 1;
 }
 
 /** The MCP-over-ACP bridge; without one (no socket could be made) the chain still runs, unbridged. */
