@@ -1,8 +1,7 @@
 // Owns turning a command string ("A=1 bun agent.ts --flag 'two words'") into env + argv, POSIX-shell
 // style quoting only (no expansion, pipes or globs), and finding a command on a PATH string.
 // Does not spawn anything and does not read the process environment: callers pass PATH in.
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { findCommand } from "./process-group.ts";
 
 export interface CommandLine {
   /** Leading NAME=value words. */
@@ -87,29 +86,11 @@ export function parseCommandLine(text: string): CommandLine {
   return { env, command, args: words.slice(i + 1) };
 }
 
-function isExecutableFile(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The absolute path of `command`: a name with a slash resolves against `cwd`; a bare name is looked
  * up in `pathVar` (a PATH string). Undefined when nothing executable is there.
  */
 export function resolveCommand(command: string, pathVar: string, cwd: string): string | undefined {
-  if (command.includes("/")) {
-    const full = isAbsolute(command) ? command : resolve(cwd, command);
-    return isExecutableFile(full) ? full : undefined;
-  }
-  for (const dir of pathVar.split(delimiter)) {
-    if (dir === "") continue;
-    const full = join(isAbsolute(dir) ? dir : resolve(cwd, dir), command);
-    if (isExecutableFile(full)) return full;
-  }
-  return undefined;
+  // One lookup for every command Tendril starts: the one that spawns them.
+  return findCommand(command, pathVar, cwd);
 }

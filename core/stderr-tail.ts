@@ -21,7 +21,9 @@ export class StderrTail {
       this.#partial = this.#partial.slice(nl + 1);
     }
     if (utf8Length(this.#partial) > this.maxBytes) {
-      this.#line(clampBytes(this.#partial, this.maxBytes, " […]"));
+      // Shown cut at the bound; kept by its end, which is what explains a failure.
+      this.emit(clampBytes(this.#partial, this.maxBytes, " […]"));
+      this.#kept = tailBytes(this.#kept + this.#partial + "\n", this.maxBytes);
       this.#partial = "";
     }
   }
@@ -31,9 +33,11 @@ export class StderrTail {
     this.#partial = "";
   }
 
+  /** The last `maxBytes` of what was written (the oldest kept line may start mid-way), in lines. */
   lines(): string[] {
-    const kept = this.#kept.split("\n").filter((l) => l !== "");
-    return this.#partial === "" ? kept : [...kept, this.#partial];
+    return tailBytes(this.#kept + this.#partial, this.maxBytes)
+      .split("\n")
+      .filter((l) => l !== "");
   }
 
   #line(line: string): void {

@@ -3,7 +3,7 @@
 // Does not speak ACP: the client runner wraps stdin/stdout in a protocol stream.
 import type { ChildProcess } from "node:child_process";
 import { killGroup, signalGroup, spawnGroup } from "../process-group.ts";
-import { tailBytes } from "../text-bounds.ts";
+import { StderrTail } from "../stderr-tail.ts";
 
 export interface AgentSpawn {
   command: string;
@@ -27,7 +27,7 @@ export class AgentProcess {
   readonly child: ChildProcess;
   /** Resolves once the process has exited and its stdout is drained (or 300 ms passed). */
   readonly exited: Promise<AgentExit>;
-  private tail = "";
+  private readonly tail = new StderrTail(TAIL_BYTES, () => {});
   private exit: AgentExit | undefined;
 
   constructor(spec: AgentSpawn, onStderr: (text: string) => void) {
@@ -37,7 +37,7 @@ export class AgentProcess {
     this.child.stdin!.on("error", () => {}); // EPIPE after the agent died: reported through `exited`
     this.child.stderr!.setEncoding("utf8");
     this.child.stderr!.on("data", (text: string) => {
-      this.tail = tailBytes(this.tail + text, TAIL_BYTES);
+      this.tail.push(text);
       onStderr(text);
     });
     this.exited = new Promise((resolve) => {
@@ -64,8 +64,7 @@ export class AgentProcess {
 
   /** The last lines the agent wrote on stderr (at most 20 lines / 4 KiB). */
   stderrTail(): string[] {
-    const lines = this.tail.split(/\r?\n/).filter((l) => l.trim() !== "");
-    return lines.slice(-TAIL_LINES);
+    return this.tail.lines().filter((l) => l.trim() !== "").slice(-TAIL_LINES);
   }
 
   /** Signals the whole process group; a group already gone is fine. */

@@ -7,6 +7,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { log as defaultLog } from "../log.ts";
 import { killGroup, spawnGroup } from "../process-group.ts";
+import { StderrTail } from "../stderr-tail.ts";
 
 export { childEnv } from "../child-env.ts";
 import { classifyMessage } from "../wire/jsonrpc.ts";
@@ -25,7 +26,7 @@ export interface StdioServerParams {
   log?: Pick<typeof defaultLog, "warn" | "info" | "debug">;
 }
 
-const STDERR_LINE_CHARS = 1000;
+const STDERR_TAIL_BYTES = 4096;
 const STDERR_TAIL_LINES = 8;
 const NOISE_LOG_LINES = 5;
 
@@ -37,7 +38,10 @@ export class StdioTransport implements Transport {
   #child?: ChildProcessWithoutNullStreams;
   #writer?: LineWriter;
   #closing?: Promise<void>;
-  #stderrTail: string[] = [];
+  // Each line goes to the log; the last few explain a failure.
+  readonly #stderr = new StderrTail(STDERR_TAIL_BYTES, (line) => {
+    if (line.trim() !== "") this.#log.info("MCP server stderr", { server: this.params.name, line });
+  });
   #noiseLines = 0;
 
   readonly #log: NonNullable<StdioServerParams["log"]>;
@@ -53,7 +57,7 @@ export class StdioTransport implements Transport {
 
   /** The last few stderr lines, for error messages that explain why a server failed. */
   stderrTail(): string[] {
-    return [...this.#stderrTail];
+    return this.#stderr.lines().filter((l) => l.trim() !== "").slice(-STDERR_TAIL_LINES);
   }
 
   async start(): Promise<void> {
@@ -101,7 +105,7 @@ export class StdioTransport implements Transport {
     // The last answer may still sit in the pipe; a grandchild holding it open must not stall us, hence the race.
     await Promise.race([stdoutDone, new Promise((r) => setTimeout(r, 100))]);
     if (this.#closing) return;
-    this.#log.warn("MCP server exited", { server: this.params.name, code, signal, stderr: this.#stderrTail.at(-1) });
+    this.#log.warn("MCP server exited", { server: this.params.name, code, signal, stderr: this.stderrTail().at(-1) });
     await this.close();
   }
 
@@ -154,26 +158,9 @@ export class StdioTransport implements Transport {
   }
 
   #readStderr(child: ChildProcessWithoutNullStreams): void {
-    let partial = "";
     child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      partial += chunk;
-      let nl: number;
-      while ((nl = partial.indexOf("\n")) !== -1 || partial.length > STDERR_LINE_CHARS) {
-        const end = nl === -1 ? STDERR_LINE_CHARS : nl;
-        this.#stderrLine(partial.slice(0, end));
-        partial = partial.slice(nl === -1 ? end : nl + 1);
-      }
-    });
-    child.stderr.on("end", () => partial !== "" && this.#stderrLine(partial));
+    child.stderr.on("data", (chunk: string) => this.#stderr.push(chunk));
+    child.stderr.on("end", () => this.#stderr.end());
     child.stderr.on("error", () => {});
-  }
-
-  #stderrLine(raw: string): void {
-    const line = raw.replace(/\r$/, "").slice(0, STDERR_LINE_CHARS);
-    if (line.trim() === "") return;
-    this.#stderrTail.push(line);
-    if (this.#stderrTail.length > STDERR_TAIL_LINES) this.#stderrTail.shift();
-    this.#log.info("MCP server stderr", { server: this.params.name, line });
   }
 }
