@@ -23,7 +23,8 @@ stdout carries only ACP messages; component stderr is copied to stderr as [name]
 
 Exit: 0 when the client closes stdin; 1 when a component exits or writes a malformed or over-long line
 (the client's pending requests fail with an error naming it and its last stderr lines); 2 usage error;
-130/143 on SIGINT/SIGTERM. Every exit kills every component's process group.`;
+130/143 on SIGINT/SIGTERM (the first Ctrl-C during a prompt only cancels it). Every exit kills every
+component's process group.`;
 
 export function describeConductor(program: Command, exit: ExitBox): void {
   const conductor = program
@@ -118,8 +119,18 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     import("./self.ts"),
   ]);
   process.on("exit", () => killAllGroupsNow());
+  // As the agent does: the first Ctrl-C cancels the running turns and the chain serves on; a second
+  // within INTERRUPT_REPEAT_S, or one while idle, stops it.
+  let cancelTurns: (() => number) | undefined;
+  let lastInterrupt = -Infinity;
   const stop = new Promise<"SIGINT" | "SIGTERM">((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
+    process.on("SIGINT", () => {
+      const now = Date.now();
+      const repeated = now - lastInterrupt < limits.INTERRUPT_REPEAT_S * 1000;
+      lastInterrupt = now;
+      if (!repeated && cancelTurns && cancelTurns() > 0) return;
+      resolve("SIGINT");
+    });
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
   process.stdout.on("error", () => {}); // a gone client shows up as stdin EOF
@@ -132,6 +143,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     stderrLine: (line) => void process.stderr.write(line + "\n"),
     trace: trace ? (hop, dir, message) => trace.record(hop, dir, message) : undefined,
     stop,
+    onInterrupt: (cancel) => void (cancelTurns = cancel),
     self: selfCommand(),
   });
   await trace?.close();

@@ -9,7 +9,7 @@ import { agentEnv } from "./agent-env.ts";
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
-import { ROOT, runBinAsync } from "./binary.ts";
+import { BIN, ROOT, runBinAsync } from "./binary.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -243,4 +243,23 @@ test("in-process tools: SIGTERM of the agent during `sleep 300` exits 143 and le
   a.child.kill("SIGTERM");
   expect(await exited).toBe(143);
   expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
+});
+
+test("conductor: the first SIGINT cancels the client's running turn and the chain serves on; a second exits 130", async () => {
+  const ws = join(work, "ws-conductor-sigint");
+  mkdirSync(ws, { recursive: true });
+  const a = startAgent({ command: BIN, args: ["conductor", "agent", `${BIN} agent`], env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo" } });
+  running.push(a);
+  await a.initialize();
+  const { sessionId } = await a.newSession(ws);
+  fake.script([{ fault: { hang: true } }]);
+  const turn = a.prompt(sessionId, "think forever");
+  await waitFor(() => fake.remaining() === 0, 5000);
+  a.child.kill("SIGINT");
+  expect((await turn).stopReason).toBe("cancelled");
+  fake.script([{ text: "still here" }]);
+  expect((await a.prompt(sessionId, "you there?")).stopReason).toBe("end_turn");
+  const exited = new Promise((resolve) => a.child.once("exit", (code, sig) => resolve(code ?? sig)));
+  a.child.kill("SIGINT");
+  expect(await exited).toBe(130);
 });

@@ -93,6 +93,7 @@ export class Chain {
   readonly #components: Endpoint[];
   readonly #mode: ChainOptions["mode"];
   readonly #edge?: AgentEdge;
+  readonly #prompts = new Map<JsonRpcId, string>();
 
   constructor(opts: ChainOptions) {
     if (opts.components.length === 0) throw new Error("a chain needs at least one component");
@@ -113,9 +114,28 @@ export class Chain {
       return ep;
     };
     this.#client = endpoint("client", opts.client, false);
+    // Prompts the client waits on (its request id → the session): what an interrupt cancels.
+    const send = this.#client.link.send.bind(this.#client.link);
+    this.#client.link.send = (message, line) => {
+      if (message.id !== undefined && message.method === undefined) this.#prompts.delete(message.id as JsonRpcId);
+      send(message, line);
+    };
     this.#components = opts.components.map((io, i) => endpoint(i, io, opts.mode === "proxy" || i < n - 1));
     const ends = [this.#client, ...this.#components].map((ep) => ep.link.ended.then((end) => ({ hop: ep.hop, end }) as ChainEnd));
     this.ended = Promise.race(ends);
+  }
+
+  /**
+   * Ctrl-C reached the conductor (a terminal's client shares its group): every prompt the client is
+   * waiting on gets `session/cancel`, as if the client had sent it. Returns how many sessions.
+   */
+  interruptTurns(): number {
+    const sessions = new Set(this.#prompts.values());
+    for (const sessionId of sessions) {
+      const message = { jsonrpc: "2.0", method: "session/cancel", params: { sessionId } };
+      this.#receive(this.#client, { kind: "notification", method: "session/cancel", params: message.params, message }, JSON.stringify(message));
+    }
+    return sessions.size;
   }
 
   /** Answers every client request still in flight with -32603 `message` (the chain is ending). */
@@ -156,6 +176,8 @@ export class Chain {
     if (m.kind === "request") routed.request = { from, id: m.id };
     else routed.line = line;
     if (from.hop === "client") {
+      const sessionId = (params as { sessionId?: unknown } | undefined)?.sessionId;
+      if (m.kind === "request" && m.method === "session/prompt" && typeof sessionId === "string") this.#prompts.set(m.id, sessionId);
       if (this.#mode === "proxy") {
         const wrapped = unwrapSuccessor(m.method, params);
         if (wrapped) {

@@ -21,6 +21,8 @@ export interface RunOptions {
   trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
   /** Resolves with a signal name when the process is told to stop. */
   stop: Promise<"SIGINT" | "SIGTERM">;
+  /** Receives what an interrupt calls once the chain runs: cancels the client's running turns, returns how many. */
+  onInterrupt?: (cancelTurns: () => number) => void;
   /** How to re-run this binary; with it, agent mode bridges MCP-over-ACP for agents without it. */
   self?: { command: string; args: string[] };
 }
@@ -61,6 +63,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     agentEdge: bridge,
   });
   bridge?.attach(chain.agentSide());
+  opts.onInterrupt?.(() => chain.interruptTurns());
   const outcome: Outcome = await Promise.race([
     chain.ended.then((e): Outcome => (e.hop === "client" ? { kind: "client", end: e.end } : { kind: "component", index: e.hop, end: e.end })),
     ...running.map((c) => c.exited.then((): Outcome => ({ kind: "component", index: c.index }))),
