@@ -130,3 +130,51 @@ test("bad arguments are an isError result naming the field", async () => {
   expect(answer.result.result.isError).toBe(true);
   expect(answer.result.result.content[0].text).toContain("prompt");
 });
+
+test("two queries at once run independently: own sessions, own servers, each answer to its own call", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent);
+  const skipped: any[] = [];
+  agent.send(query(serverId, 1, { crate_name: "alpha", prompt: "a?" }));
+  agent.send(query(serverId, 2, { crate_name: "beta", prompt: "b?" }));
+  const opened = [await take(agent, (m) => m.method === "session/new", skipped), await take(agent, (m) => m.method === "session/new", skipped)];
+  opened.forEach((sn, i) => agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: `r${i}` } }));
+  const prompts = [await take(agent, (m) => m.method === "session/prompt", skipped), await take(agent, (m) => m.method === "session/prompt", skipped)];
+  const servers = opened.map((sn) => sn.params.mcpServers[0].serverId);
+  expect(new Set(servers).size).toBe(2);
+  // each session's text names its crate; answer beta first
+  const beta = prompts.findIndex((p) => p.params.prompt[0].text.includes("`beta`"));
+  const alpha = 1 - beta;
+  const ret = (i: number, id: number, response: string) =>
+    agent.send({
+      jsonrpc: "2.0",
+      id,
+      method: "mcp/message",
+      params: { serverId: servers[i], requestId: id, method: "tools/call", params: { name: "return_response_to_user", arguments: { response } } },
+    });
+  ret(beta, 400, "beta findings");
+  const closeBeta = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(closeBeta.params.sessionId).toBe(`r${beta}`);
+  agent.send({ jsonrpc: "2.0", id: closeBeta.id, result: {} });
+  expect((await take(agent, (m) => m.id === 102, skipped)).result.result.content[0].text).toBe("beta findings");
+  ret(alpha, 401, "alpha findings");
+  const closeAlpha = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(closeAlpha.params.sessionId).toBe(`r${alpha}`);
+  agent.send({ jsonrpc: "2.0", id: closeAlpha.id, result: {} });
+  expect((await take(agent, (m) => m.id === 101, skipped)).result.result.content[0].text).toBe("alpha findings");
+});
+
+test("the asking agent cancelling the call closes the research session", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent);
+  const skipped: any[] = [];
+  agent.send(query(serverId, 1, { crate_name: "gamma", prompt: "g?" }));
+  const sn = await take(agent, (m) => m.method === "session/new", skipped);
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "rc" } });
+  await take(agent, (m) => m.method === "session/prompt", skipped);
+  agent.send({ jsonrpc: "2.0", method: "mcp/message", params: { serverId, method: "notifications/cancelled", params: { requestId: 1 } } });
+  const close = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(close.params.sessionId).toBe("rc");
+  agent.send({ jsonrpc: "2.0", id: close.id, result: {} });
+  expect((await take(agent, (m) => m.id === 101, skipped)).result.result.content[0].text).toBe("research on gamma was cancelled");
+});
