@@ -9,6 +9,7 @@ import { startAgent, type TestAgent } from "./acp-client.ts";
 import { agentEnv } from "./agent-env.ts";
 import { BIN } from "./binary.ts";
 import { FakeRegistry } from "./fake-crates-registry.ts";
+import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 import { type FakeRequest, type FakeTurn, startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 
 const MARKER = "pub fn answer() -> u32 { 42 } // DEMO_MARKER";
@@ -22,10 +23,13 @@ function isResearch(req: FakeRequest): boolean {
   return JSON.stringify(req.body?.system ?? "").includes("research sub-agent");
 }
 
-/** The research agent: fetch the source, read lib.rs with the shell, return what it says; `slowcrate` never answers. */
+/**
+ * The research agent: fetch the source, read lib.rs with the shell, return what it says. On `slowcrate`
+ * it starts a long shell command (its pid in sleep.pid) and never answers.
+ */
 function researchTurn(req: FakeRequest): FakeTurn {
   const said = JSON.stringify(req.body.messages);
-  if (said.includes("slowcrate")) return { fault: { hang: true } };
+  if (said.includes("slowcrate")) return { toolCalls: [{ id: "sleep", name: "dev__shell", input: { command: "echo $$ > sleep.pid; exec sleep 300" } }] };
   if (said.includes("Delivered to the user")) return { text: "done" };
   const line = /pub fn answer[^\\]*DEMO_MARKER/.exec(said);
   if (line) return { toolCalls: [{ id: "ret", name: "crate-research__return_response_to_user", input: { response: `answer() returns 42: ${line[0]}` } }] };
@@ -128,7 +132,7 @@ test("rust_crate_query: a research session reads the crate (auto-approved shell)
   expect(await a.close(5000)).toBe(0);
 }, 60_000);
 
-test("a research query that does not answer within RESEARCH_TIMEOUT_S fails with a clear error; its session is closed", async () => {
+test("a research query that does not answer within RESEARCH_TIMEOUT_S fails with a clear error; its session is closed and its command killed", async () => {
   const { a, dir, trace } = chain("timeout", { TENDRIL_RESEARCH_TIMEOUT_S: "1" });
   await a.initialize();
   const { sessionId } = await a.newSession(dir);
@@ -138,5 +142,8 @@ test("a research query that does not answer within RESEARCH_TIMEOUT_S fails with
   const failed = a.ofKind("tool_call_update").find((u) => u.status === "failed");
   expect(JSON.stringify(failed)).toContain("research on slowcrate timed out after 1 s without an answer (RESEARCH_TIMEOUT_S)");
   expect(closedOnAgent(trace()).length).toBe(1);
+  const pid = Number(readFileSync(join(dir, "sleep.pid"), "utf8"));
+  expect(pid).toBeGreaterThan(0);
+  expect(await waitFor(() => !pidAlive(pid), 5000)).toBe(true); // gone with the session, not with the chain
   expect(await a.close(5000)).toBe(0);
 }, 60_000);
