@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { McpCallContext, McpToolResult } from "../conductor/mcp-over-acp.ts";
 import type { Proxy, ServedMcp } from "../conductor/proxy.ts";
+import { log } from "../log.ts";
 import { ResearchCache } from "./research-cache.ts";
 import { type ResearchDeps, type ResearchQuery, runResearch } from "./research-session.ts";
 import queryDescription from "./rust-crate-query.md" with { type: "text" };
@@ -62,7 +63,10 @@ export function attachCrateResearch(proxy: Proxy, opts: CrateResearchOptions): v
       ctx.progress(1, `answered from a research ${Math.round(hit.ageMs / 1000)} s ago`);
       return text(hit.value);
     }
+    const started = Date.now();
+    log.info("research started", { crate: q.crate_name, version: q.crate_version, cwd });
     const outcome = await runResearch(q, deps, ctx);
+    log.info("research ended", { crate: q.crate_name, ms: Date.now() - started, ...(outcome.ok ? {} : { error: outcome.error }) });
     if (!outcome.ok) return text(outcome.error, true);
     cache.set(key, outcome.findings);
     return text(outcome.findings);
