@@ -2,26 +2,13 @@
 // core/mcp/server.ts, and the exit path (stdin EOF, SIGTERM/SIGINT/SIGHUP → exit 0).
 import type { Limits } from "../core/limits.ts";
 import { log } from "../core/log.ts";
-import { defineTool, serveMcp } from "../core/mcp/server.ts";
-import { crateSourceDescription, crateSourceInput, crateSourceInstructions, crateSourceSpec, describeCheckout } from "../tools/crates/crate-source-tool.ts";
+import { serveMcp } from "../core/mcp/server.ts";
+import { crateSourceInstructions, crateSourceTool } from "../tools/crates/crate-source-tool.ts";
 import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
 import { VERSION } from "../core/version.ts";
 
-/** `newFetcher` is called per tool call: a fetcher remembers index answers (and failures) for its lifetime. */
 export async function serveCrateMcp(newFetcher: () => CrateFetcher, limits: Limits): Promise<number> {
-  const tool = defineTool({
-    name: "get_rust_crate_source",
-    title: "Rust crate source",
-    description: crateSourceDescription,
-    inputSchema: crateSourceInput,
-    // It only fills a cache outside the workspace, so agents need not ask before using it.
-    annotations: { readOnlyHint: true, openWorldHint: true },
-    run: async (args, signal) => {
-      const found = await newFetcher().fetch(crateSourceSpec(args), signal);
-      const { text, files } = await describeCheckout(found, limits.MAX_TOOL_RESULT_BYTES);
-      return { text, structured: { ...found, files } };
-    },
-  });
+  const tool = crateSourceTool(newFetcher, limits.MAX_TOOL_RESULT_BYTES);
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
   const serving = await serveMcp({
     name: "tendril-crates",

@@ -1,7 +1,7 @@
 // Owns `tendril crate-fetch`: flags and environment → the crate fetcher (tools/crates), results → stdout
-// (paths, or JSON), failures → stderr and exit codes, the progress line on a terminal stderr, and
-// `--mcp` (served by cli/crate-fetch-mcp.ts). The only place that maps CrateError kinds to exit codes.
-import { Option, type Command } from "commander";
+// (paths, or JSON), failures → stderr and exit codes, the progress line on a terminal stderr, `--mcp`
+// (served by cli/crate-fetch-mcp.ts) and `--proxy` (cli/crate-fetch-proxy.ts). The only place that maps CrateError kinds to exit codes.
+import type { Command } from "commander";
 import { join } from "node:path";
 import type { CrateErrorKind, CrateError } from "../tools/crates/errors.ts";
 import type { Limits } from "../core/limits.ts";
@@ -34,7 +34,7 @@ export function describeCrateFetch(program: Command, exit: ExitBox): void {
     .argument("[CRATE...]", "NAME or NAME@RANGE, e.g. serde, tokio@1, rand@=0.8.5 (several fetch at once)")
     .option("--json", "print {crate_name, version, checkout_path, message} (an array for several crates)")
     .option("--mcp", "serve the get_rust_crate_source tool on MCP stdio instead")
-    .addOption(new Option("--proxy", "the crate-sources ACP proxy (not built yet)").hideHelp())
+    .option("--proxy", "be the crate-sources ACP proxy (rust_crate_query) in a tendril conductor chain")
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .addHelpText(
@@ -54,7 +54,8 @@ function usage(message: string): number {
 }
 
 interface FetcherFactory {
-  make: () => CrateFetcher;
+  /** A fresh fetcher; `cwd` is where the Cargo.lock search starts (default: the process's). */
+  make: (cwd?: string) => CrateFetcher;
   limits: Limits;
 }
 
@@ -81,7 +82,7 @@ async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProg
     userAgent: `tendril/${VERSION} (crate-fetch)`,
     ...(onProgress ? { onProgress } : {}),
   };
-  return { make: () => new CrateFetcher(options), limits: cfg.limits };
+  return { make: (cwd) => new CrateFetcher({ ...options, cwd: cwd ?? options.cwd }), limits: cfg.limits };
 }
 
 function httpUrl(variable: string, value: string): string {
@@ -90,9 +91,10 @@ function httpUrl(variable: string, value: string): string {
 }
 
 async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<number> {
-  if (flags.proxy) return usage("--proxy (the rust_crate_query research proxy) is not built yet: it needs the conductor's proxy API");
-  if (flags.mcp && (crates.length > 0 || flags.json)) return usage("--mcp takes no crate names and no --json");
-  if (!flags.mcp && crates.length === 0) return usage("missing crate name (e.g. tendril crate-fetch serde)");
+  const server = flags.mcp ? "--mcp" : flags.proxy ? "--proxy" : undefined;
+  if (flags.mcp && flags.proxy) return usage("--mcp and --proxy are two different servers: choose one");
+  if (server && (crates.length > 0 || flags.json)) return usage(`${server} takes no crate names and no --json`);
+  if (!server && crates.length === 0) return usage("missing crate name (e.g. tendril crate-fetch serde)");
   const { CrateError } = await import("../tools/crates/errors.ts");
   const { parseCrateSpec } = await import("../tools/crates/crate-spec.ts");
   try {
@@ -101,7 +103,7 @@ async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<
     if (err instanceof CrateError) return usage(err.message);
     throw err;
   }
-  const progress = !flags.mcp && process.stderr.isTTY ? await startProgress() : undefined;
+  const progress = !server && process.stderr.isTTY ? await startProgress() : undefined;
   let fetchers: FetcherFactory;
   try {
     fetchers = await fetcherFactory(flags, progress?.update);
@@ -110,7 +112,11 @@ async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<
   }
   if (flags.mcp) {
     const { serveCrateMcp } = await import("./crate-fetch-mcp.ts");
-    return serveCrateMcp(fetchers.make, fetchers.limits);
+    return serveCrateMcp(() => fetchers.make(), fetchers.limits);
+  }
+  if (flags.proxy) {
+    const { serveCrateProxy } = await import("./crate-fetch-proxy.ts");
+    return serveCrateProxy(fetchers.make, fetchers.limits);
   }
   // Ctrl-C and SIGTERM abort the fetches, so locks and temp folders are removed on the way out.
   const stop = new AbortController();

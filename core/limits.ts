@@ -75,17 +75,17 @@ export const LIMIT_SPECS = {
   MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
   COMPONENT_STDERR_TAIL_BYTES: { value: 4 * KiB, unit: "bytes", why: "a chain component's last stderr kept for the error that names it" },
   MAX_HOP_QUEUE_BYTES: { value: 64 * MiB, unit: "bytes", why: "output waiting for one hop of a chain that stopped reading; more ends the chain" },
+  RESEARCH_CACHE_ENTRIES: { value: 64, unit: "count", zeroOk: true, why: "crate research answers kept for identical queries (0: no cache)" },
+  RESEARCH_CACHE_S: { value: 900, unit: "s", why: "how long a crate research answer is reused for an identical query" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
 
 /**
- * Limits of features not built yet (the crate research proxy):
- * an override is refused, never accepted and ignored. Each says what is missing.
+ * Limits of features not built yet (none today): an override is refused, never accepted and ignored.
+ * Each says what is missing.
  */
-export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {
-  RESEARCH_TIMEOUT_S: "the crate research proxy is not built yet",
-};
+export const NOT_YET_IN_FORCE: Partial<Record<LimitName, string>> = {};
 export type Limits = { readonly [K in LimitName]: number };
 
 export class LimitError extends Error {

@@ -76,7 +76,7 @@ test("exit codes: usage 2, no such crate 3, no match 4, offline 5, checksum 6, h
     [[], 2, "missing crate name"],
     [["--mcp", "serde"], 2, "--mcp takes no crate names"],
     [["serde"], 2, "TENDRIL_CRATES_INDEX must be an http(s) URL", { TENDRIL_CRATES_INDEX: "index.crates.io" }],
-    [["--proxy"], 2, "--proxy (the rust_crate_query research proxy) is not built yet"],
+    [["--proxy", "serde"], 2, "--proxy takes no crate names"],
     [["nope"], 3, "no crate named nope"],
     [["serde@^2"], 4, "nearest: 1.0.0, 1.1.0"],
     [["serde"], 5, `${dead.base}/index/se/rd/serde`, { TENDRIL_CRATES_INDEX: dead.indexUrl }],

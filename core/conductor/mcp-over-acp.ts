@@ -1,9 +1,11 @@
 // Owns the wire facts of MCP-over-ACP for both generations: the declarations a proxy puts in
 // `session/new` (`{type:"acp", name, serverId}`, answered over `mcp/message`; or the sacp form
 // `{type:"http", url:"acp:ID"}`, answered over `_mcp/connect` / `_mcp/message` / `_mcp/disconnect`),
-// and a small MCP tool server that answers inner MCP requests (initialize, tools/list, tools/call, ping).
-// Does not route (router.ts, mcp-bridge.ts) and does not load the MCP SDK (the inner protocol is tiny).
+// and a small MCP tool server that answers inner MCP requests (initialize, tools/list, tools/call, ping),
+// built by hand or from Tendril tool definitions. Does not route (router.ts, mcp-bridge.ts, proxy-mcp.ts)
+// and does not load the MCP SDK (the inner protocol is tiny).
 import { INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { callInProcess, listedTool, type ToolDefinition } from "../mcp/tool-definition.ts";
 import { isObject } from "./dialect.ts";
 
 export type Flavour = "acp" | "sacp";
@@ -43,17 +45,45 @@ export interface McpToolResult {
   structuredContent?: unknown;
 }
 
+/** What a running tool call may use besides its arguments. */
+export interface McpCallContext {
+  /** Aborts when the MCP client cancels the call or the connection to the conductor ends. */
+  signal: AbortSignal;
+  /** Reports progress to the caller (an MCP progress notification; nothing when it asked for none). */
+  progress(progress: number, message?: string): void;
+}
+
 /** What a proxy implements to offer tools over MCP-over-ACP. */
 export interface McpToolServer {
   tools: McpTool[];
-  call(name: string, args: Record<string, unknown>): Promise<McpToolResult> | McpToolResult;
+  call(name: string, args: Record<string, unknown>, ctx: McpCallContext): Promise<McpToolResult> | McpToolResult;
   instructions?: string;
+}
+
+const NO_CONTEXT: McpCallContext = { signal: new AbortController().signal, progress: () => {} };
+
+/** Tendril tool definitions (core/mcp/tool-definition.ts) as an MCP-over-ACP server, checked and answered as --mcp servers do. */
+export function toolServer(defs: ToolDefinition[], instructions?: string): McpToolServer {
+  return {
+    tools: defs.map(listedTool),
+    ...(instructions ? { instructions } : {}),
+    call: async (name, args, ctx) => {
+      const r = await callInProcess(defs.find((d) => d.name === name)!, args, ctx.signal);
+      return { content: r.content, ...(r.isError ? { isError: true } : {}), ...(r.structured !== undefined ? { structuredContent: r.structured } : {}) };
+    },
+  };
 }
 
 const DEFAULT_MCP_VERSION = "2025-06-18";
 
 /** Answers one inner MCP request: its result, or an MCP error. A failing tool is an isError result. */
-export async function answerMcp(server: McpToolServer, name: string, method: string, params: unknown): Promise<{ result: unknown } | { error: JsonRpcError }> {
+export async function answerMcp(
+  server: McpToolServer,
+  name: string,
+  method: string,
+  params: unknown,
+  ctx: McpCallContext = NO_CONTEXT,
+): Promise<{ result: unknown } | { error: JsonRpcError }> {
   const p = isObject(params) ? params : {};
   switch (method) {
     case "initialize":
@@ -73,7 +103,7 @@ export async function answerMcp(server: McpToolServer, name: string, method: str
       const tool = typeof p.name === "string" ? server.tools.find((t) => t.name === p.name) : undefined;
       if (!tool) return { error: { code: INVALID_PARAMS, message: `unknown tool: ${String(p.name)}` } };
       try {
-        return { result: await server.call(tool.name, isObject(p.arguments) ? p.arguments : {}) };
+        return { result: await server.call(tool.name, isObject(p.arguments) ? p.arguments : {}, ctx) };
       } catch (err) {
         return { result: { content: [{ type: "text", text: err instanceof Error ? err.message : String(err) }], isError: true } };
       }

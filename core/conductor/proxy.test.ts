@@ -109,3 +109,47 @@ test("an answer relayed by default is never overtaken by what the successor sent
   expect((await client.next()).id).toBe(4);
   expect((await client.next()).method).toBe("session/update");
 });
+
+test("a served tool reports progress to the caller's token, sees the caller's cancellation, and stops being served", async () => {
+  const { client, agent, proxy } = setup();
+  await initialize(client, agent);
+  let aborted: unknown;
+  const served = proxy.serveMcp("slow", {
+    tools: [{ name: "wait" }],
+    call: (_n, _a, ctx) => {
+      ctx.progress(1, "half way");
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({ content: [], isError: !!(aborted = ctx.signal.reason) })));
+    },
+  });
+  const { serverId } = served() as { serverId: string };
+  const call = { serverId, requestId: 7, method: "tools/call", params: { name: "wait", arguments: {}, _meta: { progressToken: "tok" } } };
+  agent.send({ jsonrpc: "2.0", id: 60, method: "mcp/message", params: call });
+  expect(await agent.next()).toMatchObject({
+    method: "mcp/message",
+    params: { serverId, requestId: 7, method: "notifications/progress", params: { progressToken: "tok", progress: 1, message: "half way" } },
+  });
+  agent.send({ jsonrpc: "2.0", method: "mcp/message", params: { serverId, method: "notifications/cancelled", params: { requestId: 7 } } });
+  expect((await agent.next()).id).toBe(60);
+  expect(String(aborted)).toContain("cancelled by the MCP client");
+  served.stop();
+  agent.send({ jsonrpc: "2.0", id: 61, method: "mcp/message", params: { ...call, requestId: 8 } });
+  expect((await client.next()).method).toBe("mcp/message"); // no longer ours: forwarded like any request
+});
+
+test("regression: updates of an owned session's ending turn stay with the proxy until session/close is answered", async () => {
+  const { client, agent, proxy } = setup();
+  await initialize(client, agent);
+  const opening = proxy.openSession({ cwd: "/r" });
+  const sn = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
+  const sub = await opening;
+  const closing = sub.close();
+  const close = await agent.next();
+  expect(close.params).toEqual({ sessionId: "sub" });
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "tool_call_update", status: "cancelled" } } });
+  agent.send({ jsonrpc: "2.0", id: close.id, result: {} });
+  await closing;
+  // a marker sent after: it is the first thing the client gets (order is kept, so nothing leaked before it)
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "users", update: { sessionUpdate: "_marker" } } });
+  expect((await client.next()).params.sessionId).toBe("users");
+});

@@ -6,9 +6,11 @@
 import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { type Dialect, dialectOfInitialize, initializeAnswerFor, isObject, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
 import { Link, type LinkEnd, type WellFormed } from "./link.ts";
-import { answerMcp, declare, type McpToolServer } from "./mcp-over-acp.ts";
-import { randomUUID } from "node:crypto";
+import type { McpToolServer } from "./mcp-over-acp.ts";
+import { InnerMcpError, ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
 import type { HopIo } from "./router.ts";
+
+export type { ServedMcp } from "./proxy-mcp.ts";
 
 export type Side = "predecessor" | "successor";
 
@@ -66,9 +68,11 @@ export class Proxy {
   readonly #owned = new Map<string, Owned>();
   /** Requests we received and forwarded: their id → the id we forwarded them under. */
   readonly #forwarded = new Map<JsonRpcId, JsonRpcId>();
-  /** MCP servers this proxy serves over ACP, by id; sacp connections → server id. */
-  readonly #mcp = new Map<string, { name: string; server: McpToolServer }>();
-  readonly #mcpConnections = new Map<string, string>();
+  /** MCP servers this proxy serves over ACP. */
+  readonly #mcp = new ProxyMcpHost(
+    (method, params) => this.#notify(method, params, "successor"),
+    () => (this.#dialect === "sacp" ? "sacp" : "acp"),
+  );
   readonly #sessionServers: ((params: any) => unknown[])[] = [];
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
@@ -77,6 +81,7 @@ export class Proxy {
       // Nobody will answer now: every request still waiting fails.
       for (const p of this.#pending.values()) p.reject(new ProxyRequestError({ code: INTERNAL_ERROR, message: "the conductor connection closed" }));
       this.#pending.clear();
+      this.#mcp.abortAll();
       return end;
     });
     this.successor = {
@@ -108,12 +113,11 @@ export class Proxy {
 
   /**
    * Serves `server`'s tools over MCP-over-ACP. The returned function gives the declaration to put in
-   * a session/new's mcpServers, in the form this proxy's dialect uses (`acp`, or sacp's `acp:` url).
+   * a session/new's mcpServers, in the form this proxy's dialect uses (`acp`, or sacp's `acp:` url);
+   * its `stop()` stops serving. A tool call gets a signal (the MCP client cancelled) and can report progress.
    */
-  serveMcp(name: string, server: McpToolServer): () => Record<string, unknown> {
-    const id = randomUUID();
-    this.#mcp.set(id, { name, server });
-    return () => declare(this.#dialect === "sacp" ? "sacp" : "acp", name, id);
+  serveMcp(name: string, server: McpToolServer): ServedMcp {
+    return this.#mcp.serve(name, server);
   }
 
   /** Opens a session on the successor that this proxy owns and drives. */
@@ -140,8 +144,9 @@ export class Proxy {
       },
       cancel: () => this.successor.notify("session/cancel", { sessionId }),
       close: async () => {
-        this.#owned.delete(sessionId);
+        // Owned until the successor answers: updates of the ending turn must not reach the predecessor.
         await this.successor.request("session/close", { sessionId }).catch(() => {});
+        this.#owned.delete(sessionId);
       },
     };
   }
@@ -206,7 +211,7 @@ export class Proxy {
       this.#forwarded.set(id, forwardId);
       return r;
     };
-    const mcp = from === "successor" && isObject(params) ? this.#mcpAnswer(method, params) : undefined;
+    const mcp = from === "successor" && isObject(params) ? this.#mcp.answer(method, params) : undefined;
     if (mcp) return void this.#settle(id, mcp);
     const owned = method === "session/request_permission" && isObject(params) ? this.#owned.get(params.sessionId as string) : undefined;
     if (owned && from === "successor") {
@@ -241,44 +246,12 @@ export class Proxy {
     this.#link.send({ jsonrpc: "2.0", id: forwardId, ...this.#outgoing(method, params, to, true) });
   }
 
-  /** The answer to an MCP-over-ACP request for one of our servers, in either generation; else undefined. */
-  #mcpAnswer(method: string, p: Record<string, unknown>): Promise<unknown> | undefined {
-    if (method === "mcp/message") {
-      const served = this.#mcp.get(p.serverId as string);
-      return served && answerMcp(served.server, served.name, String(p.method), p.params);
-    }
-    if (method === "_mcp/connect") {
-      const url = String(p.acp_url ?? p.url ?? "");
-      if (!url.startsWith("acp:") || !this.#mcp.has(url.slice(4))) return undefined;
-      const connectionId = randomUUID();
-      this.#mcpConnections.set(connectionId, url.slice(4));
-      return Promise.resolve({ connectionId, connection_id: connectionId });
-    }
-    if (method === "_mcp/message") {
-      const served = this.#mcp.get(this.#mcpConnections.get(String(p.connectionId ?? p.connection_id)) ?? "");
-      return (
-        served &&
-        answerMcp(served.server, served.name, String(p.method), p.params).then((a) => {
-          if ("error" in a) throw new ProxyRequestError(a.error);
-          return a.result;
-        })
-      );
-    }
-    return undefined;
-  }
-
-  #isOurMcp(method: string, p: Record<string, unknown>): boolean {
-    if (method === "mcp/message") return this.#mcp.has(p.serverId as string);
-    if (method === "_mcp/message" || method === "_mcp/disconnect") return this.#mcpConnections.has(String(p.connectionId ?? p.connection_id));
-    return false;
-  }
-
   async #settle(id: JsonRpcId, answer: Promise<unknown>): Promise<void> {
     try {
       const result = await answer;
       this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
     } catch (err) {
-      const error = err instanceof ProxyRequestError ? err.error : { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
+      const error = err instanceof ProxyRequestError || err instanceof InnerMcpError ? err.error : { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
       this.#link.send(errorResponse(id, error));
     } finally {
       this.#forwarded.delete(id);
@@ -286,10 +259,8 @@ export class Proxy {
   }
 
   #notification(method: string, params: Params, from: Side): void {
-    if (from === "successor" && isObject(params) && this.#isOurMcp(method, params)) {
-      if (method === "_mcp/disconnect") this.#mcpConnections.delete(String(params.connectionId ?? params.connection_id));
-      return; // consumer notifications to our own MCP servers (initialized, cancelled) end here
-    }
+    // consumer notifications to our own MCP servers (initialized, cancelled) end there
+    if (from === "successor" && isObject(params) && this.#mcp.notification(method, params)) return;
     const sessionId = isObject(params) ? params.sessionId : undefined;
     const owned = method === "session/update" && from === "successor" && typeof sessionId === "string" ? this.#owned.get(sessionId) : undefined;
     if (owned) {

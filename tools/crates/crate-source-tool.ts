@@ -1,12 +1,13 @@
-// Owns the `get_rust_crate_source` tool's model-facing side: its input schema, description, server
-// instructions (both .md beside this file), and the reply text (the checkout path and its top-level
-// entries, bounded). The MCP wiring is in cli/.
+// Owns the `get_rust_crate_source` tool: its input schema, description, server instructions (both .md
+// beside this file), the reply text (the checkout path and its top-level entries, bounded), and the
+// definition both `--mcp` and the research proxy serve. The MCP wiring is in cli/.
 import { readdir } from "node:fs/promises";
 import { z } from "zod";
+import type { ToolDefinition } from "../../core/mcp/tool-definition.ts";
 import instructions from "./crate-sources-instructions.md" with { type: "text" };
 import description from "./get-rust-crate-source.md" with { type: "text" };
 import { parseRange } from "./crate-spec.ts";
-import type { CrateResult } from "./fetch-crate.ts";
+import type { CrateFetcher, CrateResult } from "./fetch-crate.ts";
 
 export const crateSourceDescription = description.trim();
 export const crateSourceInstructions = instructions.trim();
@@ -39,4 +40,22 @@ export async function describeCheckout(found: CrateResult, maxBytes: number): Pr
     text += `${f}\n`;
   }
   return { text, files };
+}
+
+/** The tool; `newFetcher` is called per call (a fetcher remembers index answers, and failures, for its lifetime). */
+export function crateSourceTool(newFetcher: () => CrateFetcher, maxResultBytes: number): ToolDefinition {
+  const def: ToolDefinition<typeof crateSourceInput> = {
+    name: "get_rust_crate_source",
+    title: "Rust crate source",
+    description: crateSourceDescription,
+    inputSchema: crateSourceInput,
+    // It only fills a cache outside the workspace, so agents need not ask before using it.
+    annotations: { readOnlyHint: true, openWorldHint: true },
+    run: async (args, signal) => {
+      const found = await newFetcher().fetch(crateSourceSpec(args), signal);
+      const { text, files } = await describeCheckout(found, maxResultBytes);
+      return { text, structured: { ...found, files } };
+    },
+  };
+  return def as unknown as ToolDefinition;
 }

@@ -1,0 +1,40 @@
+// Owns `tendril crate-fetch --proxy`: the crate-sources research proxy (core/research) on this process's
+// stdio as a component of a conductor chain, with get_rust_crate_source (tools/crates) for its research
+// sessions, and the exit path: the conductor closes stdin (0), a malformed or over-long line (1), a signal (0).
+import type { Limits } from "../core/limits.ts";
+import { log } from "../core/log.ts";
+import { crateSourceInstructions, crateSourceTool } from "../tools/crates/crate-source-tool.ts";
+import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
+
+/** `newFetcher(cwd)`: a fresh fetcher resolving default versions against the Cargo.lock above `cwd`. */
+export async function serveCrateProxy(newFetcher: (cwd: string) => CrateFetcher, limits: Limits): Promise<number> {
+  const [{ Proxy }, { chunksOf }, { nodeSink }, { attachCrateResearch }] = await Promise.all([
+    import("../core/conductor/proxy.ts"),
+    import("../core/conductor/link.ts"),
+    import("../core/wire/writer.ts"),
+    import("../core/research/research-proxy.ts"),
+  ]);
+  process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
+  process.stdout.on("error", () => {}); // a gone conductor shows up as stdin EOF
+  const proxy = new Proxy({ input: chunksOf(process.stdin), sink: nodeSink(process.stdout) }, { maxLineBytes: limits.MAX_LINE_BYTES });
+  attachCrateResearch(proxy, {
+    sourceTool: (cwd) => crateSourceTool(() => newFetcher(cwd), limits.MAX_TOOL_RESULT_BYTES),
+    sourceInstructions: crateSourceInstructions,
+    timeoutMs: limits.RESEARCH_TIMEOUT_S * 1000,
+    closeWaitMs: limits.SHUTDOWN_DEADLINE_S * 1000,
+    cacheEntries: limits.RESEARCH_CACHE_ENTRIES,
+    cacheMs: limits.RESEARCH_CACHE_S * 1000,
+    defaultCwd: process.cwd(),
+  });
+  const signalled = new Promise<string>((resolve) => {
+    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(sig, () => resolve(sig));
+  });
+  const end = await Promise.race([proxy.ended, signalled]);
+  if (typeof end === "string") {
+    log.info("stopping", { why: end });
+    return 0;
+  }
+  if (end.reason === "eof") return 0;
+  process.stderr.write(`tendril crate-fetch --proxy: the conductor connection ended: ${end.reason}\n`);
+  return 1;
+}

@@ -1,0 +1,180 @@
+// The research proxy in memory: client → [Proxy + attachCrateResearch] → a scripted agent.
+import { expect, test } from "bun:test";
+import { z } from "zod";
+import { Chain } from "../conductor/router.ts";
+import { bytePipe, type MemoryPeer, memoryPeer } from "../conductor/memory-hop.ts";
+import { Proxy } from "../conductor/proxy.ts";
+import { defineTool } from "../mcp/tool-definition.ts";
+import { attachCrateResearch } from "./research-proxy.ts";
+
+const sourceCwds: string[] = [];
+const sourceTool = (cwd: string) =>
+  defineTool({
+    name: "get_rust_crate_source",
+    description: "test source",
+    inputSchema: z.object({ crate_name: z.string(), version: z.string().optional() }),
+    run: async (a) => (sourceCwds.push(cwd), { text: `${a.crate_name} 1.0.0 is at /cache/${a.crate_name}-1.0.0` }),
+  });
+
+function setup(timeoutMs = 5000) {
+  const client = memoryPeer();
+  const agent = memoryPeer();
+  const down = bytePipe();
+  const up = bytePipe();
+  const proxy = new Proxy({ input: down.input, sink: up.sink }, { maxLineBytes: 1 << 20 });
+  attachCrateResearch(proxy, { sourceTool, timeoutMs, closeWaitMs: 1000, cacheEntries: 8, cacheMs: 60_000, defaultCwd: "/" });
+  new Chain({ mode: "agent", client: client.io, components: [{ input: up.input, sink: down.sink }, agent.io], maxLineBytes: 1 << 20 });
+  return { client, agent };
+}
+
+/** The next message the agent gets that matches; the others are kept in `skipped` (bounded by next()'s timeout). */
+async function take(agent: MemoryPeer, match: (m: any) => boolean, skipped: any[]): Promise<any> {
+  const earlier = skipped.findIndex(match);
+  if (earlier >= 0) return skipped.splice(earlier, 1)[0];
+  for (let i = 0; i < 50; i++) {
+    const m = await agent.next();
+    if (match(m)) return m;
+    skipped.push(m);
+  }
+  throw new Error("no matching message in 50");
+}
+
+async function openOuter(client: MemoryPeer, agent: MemoryPeer): Promise<string> {
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+  const init = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 1 } });
+  await client.next();
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/work", mcpServers: [] } });
+  const sn = await agent.next();
+  const [server] = sn.params.mcpServers;
+  expect(server).toMatchObject({ type: "acp", name: "crate-sources" });
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "outer" } });
+  await client.next();
+  return server.serverId;
+}
+
+const query = (serverId: string, requestId: number, args: Record<string, unknown>) => ({
+  jsonrpc: "2.0",
+  id: 100 + requestId,
+  method: "mcp/message",
+  params: { serverId, requestId, method: "tools/call", params: { name: "rust_crate_query", arguments: args, _meta: { progressToken: `p${requestId}` } } },
+});
+
+test("a query: a research session with the two tools, permissions auto-approved, progress, findings, the session closed; then a cache hit", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent);
+  const skipped: any[] = [];
+  agent.send(query(serverId, 1, { crate_name: "demo", crate_version: "1", prompt: "what does it do?" }));
+  const sn = await take(agent, (m) => m.method === "session/new", skipped);
+  expect(sn.params.cwd).toBe("/work");
+  expect(sn.params._meta.systemPrompt.append).toContain("return_response_to_user");
+  const [research] = sn.params.mcpServers;
+  expect(research).toMatchObject({ type: "acp", name: "crate-research" });
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "r1" } });
+  const prompt = await take(agent, (m) => m.method === "session/prompt", skipped);
+  expect(prompt.params.prompt[0].text).toContain("`demo` (version 1)");
+  expect(prompt.params.prompt[0].text).toContain("what does it do?");
+  const mcp = (id: number, method: string, params?: unknown) =>
+    agent.send({ jsonrpc: "2.0", id, method: "mcp/message", params: { serverId: research.serverId, requestId: id, method, params } });
+  mcp(200, "tools/list");
+  const listed = await take(agent, (m) => m.id === 200, skipped);
+  expect(listed.result.result.tools.map((t: { name: string }) => t.name)).toEqual(["get_rust_crate_source", "return_response_to_user"]);
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "r1", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "reading lib.rs" } } });
+  agent.send({ jsonrpc: "2.0", id: 300, method: "session/request_permission", params: { sessionId: "r1", toolCall: { toolCallId: "t1" }, options: [{ optionId: "ok", kind: "allow_once" }] } });
+  expect((await take(agent, (m) => m.id === 300, skipped)).result).toEqual({ outcome: { outcome: "selected", optionId: "ok" } });
+  mcp(201, "tools/call", { name: "get_rust_crate_source", arguments: { crate_name: "demo" } });
+  expect((await take(agent, (m) => m.id === 201, skipped)).result.result.content[0].text).toBe("demo 1.0.0 is at /cache/demo-1.0.0");
+  expect(sourceCwds).toEqual(["/work"]);
+  mcp(202, "tools/call", { name: "return_response_to_user", arguments: { response: "it demos things" } });
+  expect((await take(agent, (m) => m.id === 202, skipped)).result.result.content[0].text).toContain("Delivered");
+  await take(agent, (m) => m.method === "session/cancel" && m.params.sessionId === "r1", skipped);
+  const close = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(close.params).toEqual({ sessionId: "r1" });
+  agent.send({ jsonrpc: "2.0", id: close.id, result: {} });
+  agent.send({ jsonrpc: "2.0", id: prompt.id, result: { stopReason: "cancelled" } });
+  const answer = await take(agent, (m) => m.id === 101, skipped);
+  expect(answer.result.result).toEqual({ content: [{ type: "text", text: "it demos things" }] });
+  const progress = skipped.filter((m) => m.params?.method === "notifications/progress").map((m) => m.params.params);
+  expect(progress.map((p) => p.message)).toEqual(["researching demo@1", "research: reading lib.rs"]);
+  expect(progress.every((p) => p.progressToken === "p1")).toBe(true);
+  // the same question again: from the cache, no research session
+  agent.send(query(serverId, 2, { crate_name: "Demo", crate_version: "1", prompt: " what does it do?" }));
+  const again = await take(agent, (m) => m.id === 102 || m.method === "session/new", skipped);
+  expect(again.result?.result).toEqual({ content: [{ type: "text", text: "it demos things" }] });
+  expect(client.inbox).toEqual([]); // nothing of the research reached the client
+});
+
+test("a query that gets no answer in time fails with a clear error, and its session is closed", async () => {
+  const { client, agent } = setup(150);
+  const serverId = await openOuter(client, agent);
+  const skipped: any[] = [];
+  agent.send(query(serverId, 1, { crate_name: "slow", prompt: "anything?" }));
+  const sn = await take(agent, (m) => m.method === "session/new", skipped);
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "r2" } });
+  const close = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(close.params.sessionId).toBe("r2");
+  agent.send({ jsonrpc: "2.0", id: close.id, result: {} });
+  const answer = await take(agent, (m) => m.id === 101, skipped);
+  expect(answer.result.result.isError).toBe(true);
+  expect(answer.result.result.content[0].text).toBe("research on slow timed out after 0.15 s without an answer (RESEARCH_TIMEOUT_S)");
+  // a failure is not cached: the next identical query opens a new session
+  agent.send(query(serverId, 2, { crate_name: "slow", prompt: "anything?" }));
+  expect((await take(agent, (m) => m.method === "session/new", skipped)).params.cwd).toBe("/work");
+});
+
+test("bad arguments are an isError result naming the field", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent);
+  agent.send(query(serverId, 1, { crate_name: "x" }));
+  const answer = await agent.next();
+  expect(answer.result.result.isError).toBe(true);
+  expect(answer.result.result.content[0].text).toContain("prompt");
+});
+
+test("two queries at once run independently: own sessions, own servers, each answer to its own call", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent);
+  const skipped: any[] = [];
+  agent.send(query(serverId, 1, { crate_name: "alpha", prompt: "a?" }));
+  agent.send(query(serverId, 2, { crate_name: "beta", prompt: "b?" }));
+  const opened = [await take(agent, (m) => m.method === "session/new", skipped), await take(agent, (m) => m.method === "session/new", skipped)];
+  opened.forEach((sn, i) => agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: `r${i}` } }));
+  const prompts = [await take(agent, (m) => m.method === "session/prompt", skipped), await take(agent, (m) => m.method === "session/prompt", skipped)];
+  const servers = opened.map((sn) => sn.params.mcpServers[0].serverId);
+  expect(new Set(servers).size).toBe(2);
+  // each session's text names its crate; answer beta first
+  const beta = prompts.findIndex((p) => p.params.prompt[0].text.includes("`beta`"));
+  const alpha = 1 - beta;
+  const ret = (i: number, id: number, response: string) =>
+    agent.send({
+      jsonrpc: "2.0",
+      id,
+      method: "mcp/message",
+      params: { serverId: servers[i], requestId: id, method: "tools/call", params: { name: "return_response_to_user", arguments: { response } } },
+    });
+  ret(beta, 400, "beta findings");
+  const closeBeta = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(closeBeta.params.sessionId).toBe(`r${beta}`);
+  agent.send({ jsonrpc: "2.0", id: closeBeta.id, result: {} });
+  expect((await take(agent, (m) => m.id === 102, skipped)).result.result.content[0].text).toBe("beta findings");
+  ret(alpha, 401, "alpha findings");
+  const closeAlpha = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(closeAlpha.params.sessionId).toBe(`r${alpha}`);
+  agent.send({ jsonrpc: "2.0", id: closeAlpha.id, result: {} });
+  expect((await take(agent, (m) => m.id === 101, skipped)).result.result.content[0].text).toBe("alpha findings");
+});
+
+test("the asking agent cancelling the call closes the research session", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent);
+  const skipped: any[] = [];
+  agent.send(query(serverId, 1, { crate_name: "gamma", prompt: "g?" }));
+  const sn = await take(agent, (m) => m.method === "session/new", skipped);
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "rc" } });
+  await take(agent, (m) => m.method === "session/prompt", skipped);
+  agent.send({ jsonrpc: "2.0", method: "mcp/message", params: { serverId, method: "notifications/cancelled", params: { requestId: 1 } } });
+  const close = await take(agent, (m) => m.method === "session/close", skipped);
+  expect(close.params.sessionId).toBe("rc");
+  agent.send({ jsonrpc: "2.0", id: close.id, result: {} });
+  expect((await take(agent, (m) => m.id === 101, skipped)).result.result.content[0].text).toBe("research on gamma was cancelled");
+});

@@ -1,0 +1,149 @@
+// End-to-end tests of `tendril crate-fetch --proxy` through the built binary, as an editor runs it:
+// `tendril conductor agent "tendril crate-fetch --proxy" "tendril agent"`, the loopback fake LLM playing
+// both the asking agent and the research agent, crates from a loopback fake registry. Never the network.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { startAgent, type TestAgent } from "./acp-client.ts";
+import { agentEnv } from "./agent-env.ts";
+import { BIN } from "./binary.ts";
+import { FakeRegistry } from "./fake-crates-registry.ts";
+import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
+import { type FakeRequest, type FakeTurn, startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+
+const MARKER = "pub fn answer() -> u32 { 42 } // DEMO_MARKER";
+const reg = new FakeRegistry().add("demo", { vers: "1.0.0", files: { "src/lib.rs": `${MARKER}\n` } }).add("slowcrate", { vers: "0.1.0" });
+let fake: FakeLlm;
+let work: string;
+const running: TestAgent[] = [];
+
+/** Research requests carry the research system prompt; everything else is the asking session. */
+function isResearch(req: FakeRequest): boolean {
+  return JSON.stringify(req.body?.system ?? "").includes("research sub-agent");
+}
+
+/**
+ * The research agent: fetch the source, read lib.rs with the shell, return what it says. On `slowcrate`
+ * it starts a long shell command (its pid in sleep.pid) and never answers.
+ */
+function researchTurn(req: FakeRequest): FakeTurn {
+  const said = JSON.stringify(req.body.messages);
+  if (said.includes("slowcrate")) return { toolCalls: [{ id: "sleep", name: "dev__shell", input: { command: "echo $$ > sleep.pid; exec sleep 300" } }] };
+  if (said.includes("Delivered to the user")) return { text: "done" };
+  const line = /pub fn answer[^\\]*DEMO_MARKER/.exec(said);
+  if (line) return { toolCalls: [{ id: "ret", name: "crate-research__return_response_to_user", input: { response: `answer() returns 42: ${line[0]}` } }] };
+  const path = /is at (\/[^\s\\]+)/.exec(said);
+  if (path) return { toolCalls: [{ id: "cat", name: "dev__shell", input: { command: `cat ${path[1]}/src/lib.rs` } }] };
+  return { toolCalls: [{ id: "src", name: "crate-research__get_rust_crate_source", input: { crate_name: "demo" } }] };
+}
+
+/** The asking agent: the user's prompt names the crate; it asks once per prompt, then reports. */
+function outerTurn(req: FakeRequest): FakeTurn {
+  const messages = req.body.messages as { role: string; content: unknown }[];
+  const last = JSON.stringify(messages.at(-1));
+  if (last.includes("tool_result")) return { text: "reported" };
+  const crate = /"text":"ask about (\w+)/.exec(last)?.[1] ?? "none";
+  return { toolCalls: [{ id: `q-${messages.length}`, name: "crate-sources__rust_crate_query", input: { crate_name: crate, prompt: "What does answer() return?" } }] };
+}
+
+beforeAll(async () => {
+  await reg.start();
+  fake = await startFakeLlm({ respond: (req) => (isResearch(req) ? researchTurn(req) : outerTurn(req)) });
+  work = mkdtempSync(join(tmpdir(), "tendril-crate-proxy-e2e-"));
+});
+
+afterAll(async () => {
+  for (const a of running) await a.close(2000).catch(() => {});
+  await fake.close();
+  await reg.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** The chain exactly as README's Zed entry runs it (tendril found on PATH), with a trace. */
+function chain(name: string, env: Record<string, string> = {}): { a: TestAgent; dir: string; trace: () => any[] } {
+  const dir = join(work, name);
+  mkdirSync(dir, { recursive: true });
+  const file = join(work, `${name}.jsonl`);
+  const a = startAgent({
+    args: ["conductor", "agent", "--trace", file, "tendril crate-fetch --proxy", "tendril agent"],
+    env: {
+      ...agentEnv(fake, work),
+      PATH: `${dirname(BIN)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      HOME: work,
+      CARGO_HOME: join(work, "cargo"),
+      TENDRIL_CRATES_INDEX: reg.indexUrl,
+      ...env,
+    },
+  });
+  running.push(a);
+  const trace = () => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  return { a, dir, trace };
+}
+
+/** Session ids the proxy closed on the agent (hop 1), each answered without an error. */
+function closedOnAgent(records: any[]): string[] {
+  const sent = records.filter((r) => r.hop === 1 && r.dir === "out" && r.message.method === "session/close");
+  return sent
+    .filter((s) => records.some((r) => r.hop === 1 && r.dir === "in" && r.message.id === s.message.id && r.message.result !== undefined))
+    .map((s) => s.message.params.sessionId);
+}
+
+function toolText(a: TestAgent, id: string): string {
+  return JSON.stringify(a.ofKind("tool_call_update").filter((u) => u.toolCallId === id));
+}
+
+test("rust_crate_query: a research session reads the crate (auto-approved shell) and its findings are the tool result; the outer permission reaches the client", async () => {
+  const { a, dir, trace } = chain("query");
+  await a.initialize();
+  const { sessionId } = await a.newSession(dir);
+  expect((await a.prompt(sessionId, "ask about demo")).stopReason).toBe("end_turn");
+  const call = a.ofKind("tool_call").find((u) => u.title?.includes("rust_crate_query") || JSON.stringify(u).includes("rust_crate_query"));
+  expect(call).toBeDefined();
+  const updates = toolText(a, call!.toolCallId);
+  expect(updates).toContain("researching demo"); // progress streamed into the outer call
+  const done = a.ofKind("tool_call_update").find((u) => u.toolCallId === call!.toolCallId && u.status === "completed");
+  expect(JSON.stringify(done)).toContain(`answer() returns 42: ${MARKER}`);
+  // the findings went back to the asking model as the tool result
+  const outer = fake.requests.filter((r) => !isResearch(r)).at(-1)!;
+  expect(JSON.stringify(outer.body.messages)).toContain("DEMO_MARKER");
+  // only the outer session's permission request (the query itself) reached the client; the research
+  // session's shell call was approved by the proxy (it ran: its output is in the findings)
+  expect(a.permissions.map((p) => p.request.sessionId)).toEqual([sessionId]);
+  expect(JSON.stringify(a.permissions[0]!.request.toolCall)).toContain("rust_crate_query");
+  expect(a.updates.every((u) => u.sessionId === sessionId)).toBe(true);
+  // the research session was closed on the agent before the answer came back
+  const closed = closedOnAgent(trace());
+  expect(closed.length).toBe(1);
+  expect(closed[0]).not.toBe(sessionId);
+  // the research session did ask (for its shell call), and the proxy answered it with an allow
+  const asked = trace().filter((r) => r.hop === 1 && r.dir === "in" && r.message.method === "session/request_permission");
+  expect(asked.map((r) => r.message.params.sessionId).sort()).toEqual([closed[0], sessionId].sort());
+  asked.splice(asked.findIndex((r) => r.message.params.sessionId === sessionId), 1);
+  const answer = trace().find((r) => r.hop === 1 && r.dir === "out" && r.message.id === asked[0].message.id && r.message.result);
+  expect(answer.message.result.outcome.outcome).toBe("selected");
+  expect(answer.message.result.outcome.optionId).toContain("allow");
+
+  // the same question again is answered from the cache: no new research
+  const researchBefore = fake.requests.filter(isResearch).length;
+  expect((await a.prompt(sessionId, "ask about demo")).stopReason).toBe("end_turn");
+  expect(fake.requests.filter(isResearch).length).toBe(researchBefore);
+  expect(JSON.stringify(fake.requests.filter((r) => !isResearch(r)).at(-1)!.body.messages)).toContain("DEMO_MARKER");
+  expect(await a.close(5000)).toBe(0);
+}, 60_000);
+
+test("a research query that does not answer within RESEARCH_TIMEOUT_S fails with a clear error; its session is closed and its command killed", async () => {
+  const { a, dir, trace } = chain("timeout", { TENDRIL_RESEARCH_TIMEOUT_S: "1" });
+  await a.initialize();
+  const { sessionId } = await a.newSession(dir);
+  const t0 = Date.now();
+  expect((await a.prompt(sessionId, "ask about slowcrate")).stopReason).toBe("end_turn");
+  expect(Date.now() - t0).toBeLessThan(15_000);
+  const failed = a.ofKind("tool_call_update").find((u) => u.status === "failed");
+  expect(JSON.stringify(failed)).toContain("research on slowcrate timed out after 1 s without an answer (RESEARCH_TIMEOUT_S)");
+  expect(closedOnAgent(trace()).length).toBe(1);
+  const pid = Number(readFileSync(join(dir, "sleep.pid"), "utf8"));
+  expect(pid).toBeGreaterThan(0);
+  expect(await waitFor(() => !pidAlive(pid), 5000)).toBe(true); // gone with the session, not with the chain
+  expect(await a.close(5000)).toBe(0);
+}, 60_000);
