@@ -14,7 +14,7 @@ const ADAPTERS: Record<string, string[]> = {
   openai: ["core/llm/openai.ts"],
   "@modelcontextprotocol/sdk/client": ["core/mcp/client.ts"],
   "@modelcontextprotocol/sdk/server": ["core/mcp/server.ts"],
-  "@agentclientprotocol/sdk": ["core/acp/agent-server.ts", "core/acp-client/client-runner.ts"],
+  "@agentclientprotocol/sdk": ["core/acp/agent-server.ts"],
 };
 
 interface Imp {

@@ -1,9 +1,11 @@
-// Owns the ACP client side of `tendril prompt` (the one module importing the ACP SDK for a client):
-// spawn an agent, initialize, session/new, one session/prompt, permissions, timeout → cancel → kill.
+// Owns the ACP client side of `tendril prompt`: spawn an agent, initialize, session/new, one
+// session/prompt, permissions, timeout → cancel → kill. It reads the wire itself (RpcPeer): no SDK
+// app validating every update, and an update kind it does not know still reaches the output.
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
-import * as acp from "@agentclientprotocol/sdk";
-import { Readable, Writable } from "node:stream";
-import { log, logFailure } from "../log.ts";
+import type * as acp from "@agentclientprotocol/sdk";
+import { chunksOf } from "../conductor/link.ts";
+import { nodeSink } from "../wire/writer.ts";
+import { RpcError, RpcPeer } from "./rpc-peer.ts";
 import { AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 
 export type { AgentSpawn } from "./agent-process.ts";
@@ -63,28 +65,8 @@ export interface RunResult {
   toolCalls: ToolCallView[];
 }
 
-// The stable session/update variants of ACP v1 (SDK 2.4.0). The SDK's client app rejects others
-// with a console.error line; they are dropped here first, at debug level, so stderr stays clean.
-const KNOWN_UPDATES = new Set([
-  "user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
-  "available_commands_update", "current_mode_update", "config_option_update", "session_info_update",
-  "usage_update", "notice", "compaction_update", "compaction_summary_chunk",
-]);
-
-function dropUnknownUpdates(stream: acp.Stream): acp.Stream {
-  const filter = new TransformStream<acp.AnyMessage, acp.AnyMessage>({
-    transform(message, controller) {
-      const m = message as { method?: string; params?: { update?: { sessionUpdate?: unknown } } };
-      const tag = m.method === "session/update" ? m.params?.update?.sessionUpdate : undefined;
-      if (tag !== undefined && !KNOWN_UPDATES.has(String(tag))) {
-        log.debug("dropped a session/update variant this client does not know", { variant: String(tag) });
-        return;
-      }
-      controller.enqueue(message);
-    },
-  });
-  return { writable: stream.writable, readable: stream.readable.pipeThrough(filter) };
-}
+/** The ACP protocol version this client speaks. */
+const PROTOCOL_VERSION = 1;
 
 // ACP tool calls carry no tool name; agents that share one put it in `_meta` (flat, or one level down
 // as in `{vendor: {toolName}}`) or in rawInput.
@@ -126,7 +108,7 @@ class ToolCallTable {
 }
 
 function agentError(err: unknown, step: string): RunOutcome | undefined {
-  if (!(err instanceof acp.RequestError)) return undefined;
+  if (!(err instanceof RpcError)) return undefined;
   const data = err.data as { details?: unknown } | undefined;
   const details = typeof data?.details === "string" ? data.details : "";
   let message = err.message;
@@ -163,35 +145,38 @@ interface RunState {
   lastUsage?: acp.UsageUpdate;
 }
 
-function connect(proc: AgentProcess, opts: RunPromptOptions, state: RunState): acp.ClientConnection {
-  const app = acp
-    .client({ name: "tendril-prompt" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
+function connect(proc: AgentProcess, opts: RunPromptOptions, state: RunState): RpcPeer {
+  return new RpcPeer({
+    input: chunksOf(proc.child.stdout!),
+    sink: nodeSink(proc.child.stdin!),
+    maxLineBytes: opts.maxLineBytes,
+    onNotification(method, raw) {
+      if (method !== "session/update") return;
+      const params = raw as acp.SessionNotification;
+      if (!params?.update || typeof params.update !== "object") return;
       if (state.sessionId !== undefined && params.sessionId !== state.sessionId) return;
       const u = params.update;
       if (u.sessionUpdate === "usage_update") state.lastUsage = u;
       const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
       opts.onUpdate(u, call);
-    })
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
-      outcome: opts.decide(state.table.merge(params.toolCall), params.options),
-    }));
-  const stream = acp.ndJsonStream(
-    Writable.toWeb(proc.child.stdin!) as WritableStream<Uint8Array>,
-    Readable.toWeb(proc.child.stdout!) as unknown as ReadableStream<Uint8Array>,
-    { maxMessageBytes: opts.maxLineBytes },
-  );
-  return app.connect(dropUnknownUpdates(stream));
+    },
+    onRequest(method, raw) {
+      if (method !== "session/request_permission") throw new RpcError(-32601, `Method not found: ${method} (this client offers no fs or terminal)`);
+      const params = raw as acp.RequestPermissionRequest;
+      if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(-32602, "session/request_permission needs toolCall and options");
+      return { outcome: opts.decide(state.table.merge(params.toolCall), params.options) };
+    },
+  });
 }
 
-async function converse(conn: acp.ClientConnection, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
-  const init = await conn.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
+async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
+  const init = await peer.request<acp.InitializeResponse>("initialize", {
+    protocolVersion: PROTOCOL_VERSION,
     clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
     clientInfo: { name: "tendril-prompt", version: opts.clientVersion },
   });
-  if (init.protocolVersion !== acp.PROTOCOL_VERSION) {
-    throw new acp.RequestError(-32022, `the agent speaks ACP version ${init.protocolVersion}; this client speaks ${acp.PROTOCOL_VERSION}`);
+  if (init?.protocolVersion !== PROTOCOL_VERSION) {
+    throw new RpcError(-32022, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
   }
   state.step = "session/new";
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
@@ -200,13 +185,16 @@ async function converse(conn: acp.ClientConnection, opts: RunPromptOptions, stat
     args: s.args,
     env: Object.entries(s.env).map(([name, value]) => ({ name, value })),
   }));
-  const session = await newSession(conn, opts, state, init, mcpServers);
+  const session = await newSession(peer, opts, state, init, mcpServers);
+  if (typeof session?.sessionId !== "string") throw new RpcError(-32603, "the agent answered session/new without a sessionId");
   state.sessionId = session.sessionId;
   state.step = "session/prompt";
-  return conn.agent.request(acp.methods.agent.session.prompt, {
+  const answer = await peer.request<acp.PromptResponse>("session/prompt", {
     sessionId: session.sessionId,
     prompt: [{ type: "text", text: opts.prompt }],
   });
+  if (typeof answer?.stopReason !== "string") throw new RpcError(-32603, "the agent answered session/prompt without a stopReason");
+  return answer;
 }
 
 /** An auth method as agents advertise it; `env_var` methods name the variables they read. */
@@ -228,26 +216,26 @@ function varsOf(m: AdvertisedAuth): string[] {
  * names the methods and the variables they need.
  */
 async function newSession(
-  conn: acp.ClientConnection,
+  peer: RpcPeer,
   opts: RunPromptOptions,
   state: RunState,
   init: acp.InitializeResponse,
   mcpServers: acp.McpServer[],
 ): Promise<acp.NewSessionResponse> {
-  const ask = () => conn.agent.request(acp.methods.agent.session.new, { cwd: opts.cwd, mcpServers });
+  const ask = () => peer.request<acp.NewSessionResponse>("session/new", { cwd: opts.cwd, mcpServers });
   try {
     return await ask();
   } catch (err) {
     const methods = (init.authMethods ?? []) as AdvertisedAuth[];
-    if (!(err instanceof acp.RequestError) || !/auth/i.test(err.message) || methods.length === 0) throw err;
+    if (!(err instanceof RpcError) || !/auth/i.test(err.message) || methods.length === 0) throw err;
     const ready = methods.find((m) => m.type === "env_var" && varsOf(m).length > 0 && varsOf(m).every((v) => opts.agent.env[v]));
     const method = ready ?? methods.find((m) => m.type === undefined || m.type === "agent");
     if (!method) {
       const list = methods.map((m) => `${m.id}${varsOf(m).length ? ` (set ${varsOf(m).join(", ")})` : ` (${m.type ?? "agent"})`}`).join("; ");
-      throw new acp.RequestError(err.code, `the agent requires authentication and no advertised method can be used here: ${list}`);
+      throw new RpcError(err.code, `the agent requires authentication and no advertised method can be used here: ${list}`);
     }
     state.step = "authenticate";
-    await conn.agent.request(acp.methods.agent.authenticate, { methodId: method.id });
+    await peer.request("authenticate", { methodId: method.id });
     state.step = "session/new";
     return ask();
   }
@@ -288,7 +276,7 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
 interface SettleContext {
   conversation: Promise<acp.PromptResponse>;
   proc: AgentProcess;
-  conn: acp.ClientConnection;
+  conn: RpcPeer;
   state: RunState;
   waits: RunPromptOptions["waits"];
 }
@@ -300,7 +288,7 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   if (first.kind === "timeout" || first.kind === "interrupted") {
     const id = cx.state.sessionId;
     if (id !== undefined) {
-      cx.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: id }).catch(logFailure("session/cancel notify"));
+      cx.conn.notify("session/cancel", { sessionId: id });
       // A well-behaved agent answers `cancelled` at once; give it CANCEL_WAIT_S to wind down its own
       // tools (INTERRUPT_WAIT_S after Ctrl-C: a person is waiting).
       await waitFor(cx.conversation.catch(() => undefined), first.kind === "timeout" ? cx.waits.cancelMs : cx.waits.interruptMs);
