@@ -70,7 +70,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { createMessageStream }, { nodeSink }, { startDevTools }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { chunksOf }, { nodeSink }, { startDevTools }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
@@ -78,7 +78,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
       import("../core/agent/session-store.ts"),
       import("../core/policy/approvals.ts"),
       import("../core/acp/agent-server.ts"),
-      import("../core/acp/stream.ts"),
+      import("../core/wire/link.ts"),
       import("../core/wire/writer.ts"),
       import("./agent-dev-tools.ts"),
       import("../core/version.ts"),
@@ -113,18 +113,18 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     approvals: new ApprovalStore(cfg.paths.stateDir),
     home: process.env.HOME,
   });
-  const messages = createMessageStream({ input: process.stdin, sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES });
+  const mcpCapabilities = { http: true, sse: true, acp: true };
+  const io = { input: chunksOf(process.stdin), sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES };
+  const conn = serveAgent(io, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
   process.on("uncaughtException", (err) =>
     void dieOfUncaught(err, {
       logError: (m, f) => log.error(m, f),
       killAllGroups,
-      flush: () => messages.writer.flush(),
+      flush: () => conn.flush(),
       flushBoundMs: 500,
       exit: (code) => process.exit(code),
     }),
   );
-  const mcpCapabilities = { http: true, sse: true, acp: true };
-  const conn = serveAgent(messages.stream, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
 
   let stopSignal: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
@@ -145,20 +145,22 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   });
   process.stdout.on("error", (err) => stopSignal(`stdout: ${err.message}`));
 
-  const end = await Promise.race([messages.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
+  const end = await Promise.race([conn.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
+  if (end.reason === "oversize") log.error("input line over MAX_LINE_BYTES; closing the connection", { bytes: end.bytes, limit: cfg.limits.MAX_LINE_BYTES });
   log.info("shutting down", { reason: end.reason });
   // Bounded cleanup: a wedged server must not keep the agent alive (SPEC: exit within 5 s of an over-long line).
   const deadline = setTimeout(() => {
     killAllGroups();
     process.exit(end.reason === "eof" ? 0 : 1);
   }, cfg.limits.SHUTDOWN_DEADLINE_S * 1000);
-  if (end.reason === "eof") await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 200))]);
+  // Turns the EOF cancelled still owe their answers; they are queued within a moment.
+  if (end.reason === "eof") await Promise.race([conn.settled(), new Promise((r) => setTimeout(r, 200))]);
   conn.close();
   await sessions.closeAll().catch(logFailure("closing sessions"));
   await pool.closeAll().catch(logFailure("closing the MCP pool"));
   killAllGroups();
   dev?.dispose();
-  await Promise.race([messages.writer.flush().catch(logFailure("flushing stdout")), new Promise((r) => setTimeout(r, 500))]);
+  await Promise.race([conn.flush().catch(logFailure("flushing stdout")), new Promise((r) => setTimeout(r, 500))]);
   clearTimeout(deadline);
   if (end.reason === "signal") return end.why === "SIGINT" ? 130 : end.why === "SIGTERM" ? 143 : 1;
   return end.reason === "eof" ? 0 : 1;

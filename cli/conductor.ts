@@ -115,7 +115,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
   const [{ runChain }, { nodeSink }, { chunksOf }, { selfCommand }] = await Promise.all([
     import("../core/conductor/runner.ts"),
     import("../core/wire/writer.ts"),
-    import("../core/conductor/link.ts"),
+    import("../core/wire/link.ts"),
     import("./self.ts"),
   ]);
   process.on("exit", () => killAllGroupsNow());

@@ -10,7 +10,7 @@ import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
 export async function serveCrateProxy(newFetcher: (cwd: string) => CrateFetcher, limits: Limits): Promise<number> {
   const [{ Proxy }, { chunksOf }, { nodeSink }, { attachCrateResearch }] = await Promise.all([
     import("../core/conductor/proxy.ts"),
-    import("../core/conductor/link.ts"),
+    import("../core/wire/link.ts"),
     import("../core/wire/writer.ts"),
     import("../core/research/research-proxy.ts"),
   ]);

@@ -3,7 +3,7 @@
 import { PassThrough } from "node:stream";
 import { serveAgent } from "../core/acp/agent-server.ts";
 import { SessionManager, type SessionHost } from "../core/acp/session.ts";
-import { createMessageStream } from "../core/acp/stream.ts";
+import { chunksOf } from "../core/wire/link.ts";
 import { loadLimits } from "../core/limits.ts";
 import { scriptedProvider, standInPool, type ScriptedProvider } from "./in-memory.ts";
 
@@ -46,8 +46,7 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
     limits,
     ...over,
   });
-  const messages = createMessageStream({ input, sink, maxLineBytes: limits.MAX_LINE_BYTES });
-  const conn = serveAgent(messages.stream, { version: "test", sessions, mcpCapabilities: { http: true, sse: true }, persistent: over.store !== undefined });
+  const conn = serveAgent({ input: chunksOf(input), sink, maxLineBytes: limits.MAX_LINE_BYTES }, { version: "test", sessions, mcpCapabilities: { http: true, sse: true }, persistent: over.store !== undefined });
   return {
     provider: (over.provider as ScriptedProvider | undefined) ?? provider,
     out,

@@ -3,9 +3,9 @@
 // app validating every update, and an update kind it does not know still reaches the output.
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import type * as acp from "@agentclientprotocol/sdk";
-import { chunksOf } from "../conductor/link.ts";
+import { chunksOf } from "../wire/link.ts";
 import { nodeSink } from "../wire/writer.ts";
-import { RpcError, RpcPeer } from "./rpc-peer.ts";
+import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import { AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 
 export type { AgentSpawn } from "./agent-process.ts";

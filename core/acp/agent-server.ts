@@ -1,13 +1,22 @@
-// Owns the agent's ACP surface: the SDK app, its handlers (initialize, session/new, prompt, cancel,
-// set_mode), permission requests, and the mapping of our errors to JSON-RPC errors. The only runtime
-// importer of the ACP SDK in the agent. Does not own sessions (session.ts) or bytes (stream.ts).
-import * as acp from "@agentclientprotocol/sdk";
-import { log, logFailure } from "../log.ts";
+// Owns the agent's ACP surface: the methods it answers (initialize, session/new|load|resume|list|close,
+// prompt, cancel, set_mode, set_config_option, set_model), permission requests to the client, and the
+// mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
+// validating every message; each method checks what it uses and names what is wrong (-32602).
+// Does not own sessions (session.ts) or bytes (core/wire).
+import type { PermissionOption, RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import { log } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
+import type { LinkEnd } from "../wire/link.ts";
+import { METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
+import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseLoadSession, parseNewSession } from "./convert.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
+
+/** The ACP protocol version this agent speaks. */
+const PROTOCOL_VERSION = 1;
 
 export interface AgentServerOptions {
   version: string;
@@ -20,41 +29,49 @@ export interface AgentServerOptions {
   persistent: boolean;
 }
 
-const PERMISSION_OPTIONS: acp.PermissionOption[] = [
+export interface AgentIo {
+  input: AsyncIterable<Uint8Array>;
+  sink: ByteSink;
+  maxLineBytes: number;
+}
+
+export interface AgentConnection {
+  /** Settles when input ends: EOF, an over-long line, a read error. */
+  ended: Promise<LinkEnd>;
+  /** Resolves once every request in flight has its answer queued. */
+  settled(): Promise<void>;
+  /** Resolves once everything queued so far is written. */
+  flush(): Promise<void>;
+  close(): void;
+}
+
+const PERMISSION_OPTIONS: PermissionOption[] = [
   { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
   { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
   { optionId: "reject_once", name: "Reject", kind: "reject_once" },
   { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
 ];
 
-interface InitializeParams {
-  protocolVersion: number;
+type P = Record<string, unknown>;
+
+function obj(raw: unknown, method: string): P {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AcpError(INVALID_PARAMS, `${method} needs params (an object)`);
+  return raw as P;
 }
 
-/** Our own parser for initialize: the SDK's typed handler would gate (and reject) pipelined requests. */
-function parseInitialize(raw: unknown): InitializeParams {
+function str(p: P, key: string, method: string): string {
+  const v = p[key];
+  if (typeof v !== "string" || v === "") throw new AcpError(INVALID_PARAMS, `${method}: ${key} must be a non-empty string`);
+  return v;
+}
+
+/** initialize: the version the client asks for (not a gate: requests sent before its answer are served). */
+function protocolVersionOf(raw: unknown): number {
   const v = (raw as { protocolVersion?: unknown } | null)?.protocolVersion;
   if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
-    throw acp.RequestError.invalidParams(undefined, "initialize needs params.protocolVersion, a non-negative integer");
+    throw new AcpError(INVALID_PARAMS, "initialize needs params.protocolVersion, a non-negative integer");
   }
-  return { protocolVersion: v };
-}
-
-function parseSetModel(raw: unknown): { sessionId: string; modelId: string } {
-  const p = (raw ?? {}) as { sessionId?: unknown; modelId?: unknown };
-  if (typeof p.sessionId !== "string") throw new AcpError(INVALID_PARAMS, "sessionId must be a string");
-  if (typeof p.modelId !== "string") throw new AcpError(INVALID_PARAMS, "modelId must be a string");
-  return { sessionId: p.sessionId, modelId: p.modelId };
-}
-
-/** Runs a params parser; our AcpErrors become RequestErrors with their code. */
-function withCode<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
-    throw err;
-  }
+  return v;
 }
 
 /** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
@@ -62,34 +79,34 @@ async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
   try {
     return await body();
   } catch (err) {
-    if (err instanceof AcpError) throw new acp.RequestError(err.code, err.message, err.data);
-    if (err instanceof acp.RequestError) throw err;
+    if (err instanceof AcpError) throw new RpcError(err.code, err.message, err.data);
+    if (err instanceof RpcError) throw err;
     log.error(`${what} failed`, { error: err });
-    throw new acp.RequestError(INTERNAL_ERROR, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new RpcError(INTERNAL_ERROR, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
-function answerOf(res: acp.RequestPermissionResponse): PermissionAnswer {
-  const outcome = res.outcome;
-  if (outcome.outcome !== "selected") return "cancelled";
+function answerOf(res: RequestPermissionResponse | undefined): PermissionAnswer {
+  const outcome = res?.outcome;
+  if (outcome?.outcome !== "selected") return "cancelled";
   const option = PERMISSION_OPTIONS.find((o) => o.optionId === outcome.optionId);
   // An unknown option id is a client bug; treat it as the safest answer.
   return (option?.kind as PermissionAnswer | undefined) ?? "reject_once";
 }
 
-function promptIo(client: acp.AgentContext, sessionId: string, signal: AbortSignal): PromptIo {
+function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal): PromptIo {
   return {
     signal,
     emit(update) {
-      client.notify(acp.methods.client.session.update, { sessionId, update }).catch(logFailure("session/update notify"));
+      peer.notify("session/update", { sessionId, update });
     },
     async askPermission(ask: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";
       try {
-        const res = await client.request(
-          acp.methods.client.session.requestPermission,
+        const res = await peer.request<RequestPermissionResponse>(
+          "session/request_permission",
           { sessionId, toolCall: { ...ask, status: "pending" }, options: PERMISSION_OPTIONS },
-          { cancellationSignal: cancel, stopWaitingOnCancel: true },
+          cancel,
         );
         return cancel.aborted ? "cancelled" : answerOf(res);
       } catch (err) {
@@ -100,12 +117,13 @@ function promptIo(client: acp.AgentContext, sessionId: string, signal: AbortSign
   };
 }
 
-export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
+type Handler = (params: unknown, signal: AbortSignal) => unknown;
+
+function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handler> {
   const { sessions } = opts;
-  return acp
-    .agent({ name: "tendril" })
-    .onRequest("initialize", parseInitialize, ({ params }) => ({
-      protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
+  return {
+    initialize: (raw) => ({
+      protocolVersion: Math.min(protocolVersionOf(raw), PROTOCOL_VERSION),
       agentInfo: { name: "tendril", version: opts.version },
       agentCapabilities: {
         loadSession: opts.persistent,
@@ -115,65 +133,84 @@ export function createAgentApp(opts: AgentServerOptions): acp.AgentApp {
         sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {} } : { close: {} },
       },
       authMethods: [],
-    }))
-    .onRequest(acp.methods.agent.session.new, (raw) => withCode(() => parseNewSession(raw)), ({ params }) =>
-      guard("session/new", () => sessions.newSession(params.cwd, params.mcpServers, params._meta)),
-    )
-    .onRequest(acp.methods.agent.session.load, (raw) => withCode(() => parseLoadSession(raw)), ({ params, client }) =>
-      guard("session/load", () =>
-        sessions.loadSession(params.sessionId, params.cwd, params.mcpServers, params._meta, (update) =>
-          client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update }).catch(logFailure("session/load replay")),
-        ),
-      ),
-    )
-    .onRequest(acp.methods.agent.session.resume, (raw) => withCode(() => parseLoadSession(raw)), ({ params }) =>
-      guard("session/resume", () => sessions.loadSession(params.sessionId, params.cwd, params.mcpServers, params._meta)),
-    )
-    .onRequest(acp.methods.agent.session.list, ({ params }) => guard("session/list", () => sessions.listSessions(params.cwd, params.cursor)))
-    .onRequest(acp.methods.agent.session.close, ({ params }) =>
-      guard("session/close", async () => {
-        await sessions.closeSession(params.sessionId);
-        return {};
-      }),
-    )
-    .onRequest(acp.methods.agent.session.prompt, ({ params, client, signal }) =>
-      guard("session/prompt", async () => {
-        // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
-        return sessions.prompt(params.sessionId, params.prompt, promptIo(client, params.sessionId, signal));
-      }),
-    )
-    .onRequest(acp.methods.agent.session.setMode, ({ params }) =>
-      guard("session/set_mode", () => {
-        sessions.setMode(params.sessionId, params.modeId);
-        return {};
-      }),
-    )
-    .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) =>
-      guard("session/set_config_option", () => sessions.setConfigOption(params.sessionId, params.configId, params.value)),
-    )
+    }),
+    "session/new": (raw) => {
+      const p = parseNewSession(raw);
+      return sessions.newSession(p.cwd, p.mcpServers, p._meta);
+    },
+    "session/load": (raw) => {
+      const p = parseLoadSession(raw);
+      return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
+        peer.notify("session/update", { sessionId: p.sessionId, update }),
+      );
+    },
+    "session/resume": (raw) => {
+      const p = parseLoadSession(raw);
+      return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
+    },
+    "session/list": (raw) => {
+      const p = (raw ?? {}) as { cwd?: unknown; cursor?: unknown };
+      const cwd = typeof p.cwd === "string" ? p.cwd : undefined;
+      const cursor = typeof p.cursor === "string" ? p.cursor : undefined;
+      return sessions.listSessions(cwd, cursor);
+    },
+    "session/close": async (raw) => {
+      await sessions.closeSession(str(obj(raw, "session/close"), "sessionId", "session/close"));
+      return {};
+    },
+    // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
+    "session/prompt": (raw, signal) => {
+      const p = obj(raw, "session/prompt");
+      const sessionId = str(p, "sessionId", "session/prompt");
+      if (!Array.isArray(p.prompt)) throw new AcpError(INVALID_PARAMS, "session/prompt: prompt must be an array of content blocks");
+      return sessions.prompt(sessionId, p.prompt, promptIo(peer, sessionId, signal));
+    },
+    "session/set_mode": (raw) => {
+      const p = obj(raw, "session/set_mode");
+      sessions.setMode(str(p, "sessionId", "session/set_mode"), str(p, "modeId", "session/set_mode"));
+      return {};
+    },
+    "session/set_config_option": (raw) => {
+      const p = obj(raw, "session/set_config_option");
+      const method = "session/set_config_option";
+      return sessions.setConfigOption(str(p, "sessionId", method), str(p, "configId", method), p.value);
+    },
     // The older (unstable) way some clients switch models; same effect as the `model` config option.
-    .onRequest("session/set_model", (raw) => withCode(() => parseSetModel(raw)), ({ params }) =>
-      guard("session/set_model", async () => {
-        await sessions.setConfigOption(params.sessionId, MODEL_OPTION_ID, params.modelId);
-        return {};
-      }),
-    )
-    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
-      sessions.cancel(params.sessionId);
-    })
-    // MCP-over-ACP: a provider's notification for one of its servers (progress, list changes).
-    .onNotification("mcp/message", (raw: unknown) => raw, ({ params }) => opts.acpRelay?.deliver(params));
+    "session/set_model": async (raw) => {
+      const p = obj(raw, "session/set_model");
+      await sessions.setConfigOption(str(p, "sessionId", "session/set_model"), MODEL_OPTION_ID, str(p, "modelId", "session/set_model"));
+      return {};
+    },
+  };
 }
 
-/** Serves the agent on a message stream until the peer goes away. */
-export function serveAgent(stream: acp.Stream, opts: AgentServerOptions): acp.AgentConnection {
-  const conn = createAgentApp(opts).connect(stream);
-  const client = conn.client as unknown as { request(m: string, p: unknown): Promise<unknown>; notify(m: string, p: unknown): Promise<void> };
-  opts.acpRelay?.bind({
-    request: (method, params) => client.request(method, params),
-    notify: (method, params) => void client.notify(method, params).catch(logFailure(method)),
+/** Serves the agent on a byte stream until the peer goes away. */
+export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnection {
+  let table: Record<string, Handler> = {};
+  const peer = new RpcPeer({
+    ...io,
+    answerMalformed: true,
+    onRequest: (method, params, signal) => {
+      const handler = Object.hasOwn(table, method) ? table[method] : undefined;
+      if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
+      return guard(method, () => handler(params, signal));
+    },
+    onNotification: (method, params) => {
+      if (method === "session/cancel") {
+        const id = (params as { sessionId?: unknown } | null)?.sessionId;
+        if (typeof id === "string") opts.sessions.cancel(id);
+      } else if (method === "mcp/message") {
+        // MCP-over-ACP: a provider's notification for one of its servers (progress, list changes).
+        opts.acpRelay?.deliver(params);
+      }
+    },
   });
-  return conn;
+  table = handlers(opts, peer);
+  opts.acpRelay?.bind({
+    request: (method, params) => peer.request(method, params),
+    notify: (method, params) => peer.notify(method, params),
+  });
+  return { ended: peer.ended, settled: () => peer.settled(), flush: () => peer.flush(), close: () => peer.close() };
 }
 
 export { AcpError, INVALID_PARAMS };

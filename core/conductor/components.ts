@@ -8,7 +8,7 @@ import { type CommandLine, parseCommandLine } from "../command-line.ts";
 import { findCommand, spawnGroup } from "../process-group.ts";
 import type { HopIo } from "./router.ts";
 import { nodeSink } from "../wire/writer.ts";
-import { chunksOf } from "./link.ts";
+import { chunksOf } from "../wire/link.ts";
 import { StderrTail } from "../stderr-tail.ts";
 
 export interface ComponentSpec extends CommandLine {

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { errorResponse, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import { isObject, type Params } from "./dialect.ts";
-import { chunksOf, Link, type WellFormed } from "./link.ts";
+import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
 import { type AcpMcpDeclaration, acpDeclaration, outerFailure } from "./mcp-over-acp.ts";
 import type { AgentEdge, AgentSide } from "./router.ts";
 

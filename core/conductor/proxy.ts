@@ -5,7 +5,7 @@
 // conductor initializes it in. Does not spawn anything or touch process stdio (callers pass a HopIo).
 import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { type Dialect, dialectOfInitialize, initializeAnswerFor, isObject, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
-import { Link, type LinkEnd, type WellFormed } from "./link.ts";
+import { Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
 import { InnerMcpError, ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
 import type { HopIo } from "./router.ts";

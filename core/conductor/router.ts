@@ -17,7 +17,7 @@ import {
   unwrapSuccessor,
   wrapSuccessor,
 } from "./dialect.ts";
-import { Link, type LinkEnd, type WellFormed } from "./link.ts";
+import { Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
 import type { ByteSink } from "../wire/writer.ts";
 
 export type Hop = "client" | number;

@@ -6,7 +6,7 @@ import { killAllGroups } from "../process-group.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
 import { type ComponentSpec, type RunningComponent, startComponent } from "./components.ts";
-import type { LinkEnd } from "./link.ts";
+import type { LinkEnd } from "../wire/link.ts";
 import { Chain, type Hop, type HopIo } from "./router.ts";
 import { McpBridge } from "./mcp-bridge.ts";
 

@@ -2,9 +2,9 @@
 // classifier, one callback per message in arrival order (synchronously, so the router keeps order),
 // messages out through the one serialized writer, and the trace hook on both directions.
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
-import { readLines } from "../wire/ndjson.ts";
-import { type Classified, classifyLine, type JsonRpcError } from "../wire/jsonrpc.ts";
-import { type ByteSink, LineWriter } from "../wire/writer.ts";
+import { readLines } from "./ndjson.ts";
+import { type Classified, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
+import { type ByteSink, LineWriter } from "./writer.ts";
 
 export type WellFormed = Exclude<Classified, { kind: "malformed" }>;
 
