@@ -239,3 +239,23 @@ test("regression: MCP tool results lost non-text content (images reach the model
   expect(done.content.map((c: any) => c.content?.type)).toEqual(["text", "image", "resource_link", "resource"]);
   await a.close();
 });
+
+test("regression-guard: a prompt's content blocks are checked before they are read (the wire has no SDK validating them)", async () => {
+  const a = memoryAgent();
+  a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
+  const sessionId = (await a.response(1)).result.sessionId;
+  const cases: [unknown, string][] = [
+    [[{ type: "text" }], "prompt[0] (text): text must be a string"],
+    [[null], "prompt[0] must be a content block"],
+    [[{ type: "resource", resource: 5 }], "resource must be an object"],
+    ["hello", "prompt must be an array"],
+  ];
+  for (const [i, [content, why]] of cases.entries()) {
+    a.send({ jsonrpc: "2.0", id: 10 + i, method: "session/prompt", params: { sessionId, prompt: content } });
+    const r = await a.response(10 + i);
+    expect([i, r.error?.code]).toEqual([i, -32602]);
+    expect(r.error.message).toContain(why);
+  }
+  expect(a.provider.requests.length).toBe(0);
+  await a.close();
+});

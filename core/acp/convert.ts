@@ -49,6 +49,26 @@ function checkImageType(mime: unknown): string {
   return mime;
 }
 
+/** A field a content block must have as a string; -32602 naming the block and the field otherwise. */
+function field(block: unknown, key: string, i: number): string {
+  const v = (block as Record<string, unknown>)[key];
+  if (typeof v !== "string") throw new AcpError(INVALID_PARAMS, `prompt[${i}] (${(block as { type?: unknown }).type}): ${key} must be a string`);
+  return v;
+}
+
+/** What the wire gave must be the block its type says before it is read as one. */
+function checkBlock(block: unknown, i: number): ContentBlock {
+  if (typeof block !== "object" || block === null) throw new AcpError(INVALID_PARAMS, `prompt[${i}] must be a content block (an object with a type)`);
+  const b = block as { type?: unknown; resource?: unknown };
+  if (b.type === "text") field(b, "text", i);
+  if (b.type === "resource_link") field(b, "uri", i);
+  if (b.type === "resource") {
+    if (typeof b.resource !== "object" || b.resource === null) throw new AcpError(INVALID_PARAMS, `prompt[${i}] (resource): resource must be an object`);
+    field(b.resource, "uri", i);
+  }
+  return block as ContentBlock;
+}
+
 function convertBlock(block: ContentBlock): UserPart {
   switch (block.type) {
     case "text":
@@ -56,7 +76,7 @@ function convertBlock(block: ContentBlock): UserPart {
     case "image":
       return { type: "image", mimeType: checkImageType(block.mimeType), data: checkBase64(block.data, "image") };
     case "resource_link": {
-      const title = block.title ?? block.name;
+      const title = typeof block.title === "string" ? block.title : typeof block.name === "string" ? block.name : block.uri;
       return { type: "text", text: linkText(title, block.uri) };
     }
     case "resource": {
@@ -77,7 +97,8 @@ function convertBlock(block: ContentBlock): UserPart {
 export function convertPrompt(blocks: ContentBlock[], maxBytes: number): UserPart[] {
   const parts: UserPart[] = [];
   let total = 0;
-  for (const block of blocks) {
+  for (const [i, raw] of blocks.entries()) {
+    const block = checkBlock(raw, i);
     const part = convertBlock(block);
     total += bytesOf(part);
     if (total > maxBytes) {
