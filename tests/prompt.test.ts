@@ -244,11 +244,14 @@ describe("against a third-party ACP agent", () => {
     expect(servers[0].command).toMatch(/^\/.*\/cat$/);
   });
 
-  test("session/update variants the client does not know are dropped quietly", async () => {
+  test("session/update variants the client does not know: quiet in text, passed through as sent in stream-json", async () => {
     const r = await echo("noise");
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("after noise\n");
     expect(r.stderr).toBe("");
+    const s = await echo("noise", "--output", "stream-json");
+    const lines = s.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.some((l) => l.update?.sessionUpdate === "_echo_vendor" && l.update.x === 1)).toBe(true);
   });
 });
 
