@@ -99,7 +99,7 @@ async function roundTrips(runs = 5): Promise<void> {
   let calls = 0;
   fake.respond(() => (calls++ % (ROUND_TRIPS + 1) < ROUND_TRIPS ? { toolCalls: [{ name: "fk__echo", input: { text: "x" } }] } : { text: "done" }));
   const agent = startAgent({
-    env: { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, TENDRIL_LOG: "error" },
+    env: { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, XDG_STATE_HOME: join(work, "state"), XDG_CACHE_HOME: join(work, "cache"), TENDRIL_LOG: "error" },
   });
   const pool = createMcpPool({ limits: DEFAULT_LIMITS, env: process.env });
   const fk = { name: "fk", transport: "stdio" as const, command: process.execPath, args: [FAKE_MCP] };
