@@ -53,7 +53,7 @@ test("lists the fixed tools, t0..tN-1, hooks, sized descriptions, and paginates"
     all.push(...page.tools);
     cursor = page.nextCursor;
   }
-  expect(all.map((t) => t.name)).toEqual(["echo", "sleep", "fail", "roots", "read", "t0", "t1", "t2", "_Stop", "_PostCompact"]);
+  expect(all.map((t) => t.name)).toEqual(["echo", "sleep", "fail", "confirm", "roots", "read", "t0", "t1", "t2", "_Stop", "_PostCompact"]);
   for (const t of all) expect(Buffer.byteLength(t.description ?? "")).toBe(300);
   expect(all.find((t) => t.name === "read")?.annotations?.readOnlyHint).toBe(true);
   const stop = await client.callTool({ name: "_Stop", arguments: {} });

@@ -71,6 +71,12 @@ function buildTools(): Map<string, FakeTool> {
     (await sleepCancellable(Number(a.ms ?? 0), id)) ? text(`slept ${a.ms} ms`) : null,
   );
   add("fail", { inputSchema: objectSchema({ message: "string" }) }, async (a) => text(String(a.message ?? "failed"), true));
+  // Asks its client a question (elicitation/create) and answers with the action taken; `field` makes it a form.
+  add("confirm", { inputSchema: objectSchema({ field: "string" }) }, async (a) => {
+    const requestedSchema = a.field ? { type: "object", properties: { [String(a.field)]: { type: "string" } }, required: [String(a.field)] } : { type: "object", properties: {} };
+    const r = (await askClient("elicitation/create", { message: "Proceed with the thing?", requestedSchema })) as { action?: string };
+    return text(`answered ${r?.action}`);
+  });
   // Asks the client for its roots (roots/list) and answers with what it said.
   add("roots", { inputSchema: objectSchema({}) }, async () => text(JSON.stringify(await askClient("roots/list", {}))));
   add("read", { inputSchema: objectSchema({ path: "string" }), annotations: { readOnlyHint: true } }, async (a) => {

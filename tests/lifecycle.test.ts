@@ -263,3 +263,25 @@ test("conductor: the first SIGINT cancels the client's running turn and the chai
   a.child.kill("SIGINT");
   expect(await exited).toBe(130);
 });
+
+test("MCP elicitation: a server's question during a call is asked of the user; a form this client cannot show is declined", async () => {
+  const ws = join(work, "ws-elicit");
+  mkdirSync(ws, { recursive: true });
+  const a = startAgent({ env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo" }, script: ["allow_once", "reject_once"] });
+  running.push(a);
+  await a.initialize();
+  const fk = { name: "fk", command: process.execPath, args: [join(ROOT, "tests", "fake-mcp.ts")], env: [] };
+  const { sessionId } = await a.newSession(ws, [fk]);
+  const before = fake.requests.length;
+  fake.script([
+    { toolCalls: [{ id: "q1", name: "fk__confirm", input: {} }] },
+    { toolCalls: [{ id: "q2", name: "fk__confirm", input: {} }] },
+    { toolCalls: [{ id: "q3", name: "fk__confirm", input: { field: "name" } }] },
+    { text: "ok" },
+  ]);
+  await a.prompt(sessionId, "ask me");
+  expect(a.permissions.map((p) => p.request.toolCall.title)).toEqual(["fk__confirm asks: Proceed with the thing?", "fk__confirm asks: Proceed with the thing?"]);
+  const seen = JSON.stringify(fake.requests.slice(before).map((r) => r.body.messages.at(-1)));
+  for (const answer of ["answered accept", "answered decline"]) expect(seen).toContain(answer);
+  expect(seen.split("answered decline").length - 1).toBe(2); // the form was declined without asking
+});

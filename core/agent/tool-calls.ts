@@ -3,7 +3,8 @@
 // trim results from the middle. Does not talk to the LLM (loop.ts) or the client (the session's io).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
-import type { McpCallResult, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import type { McpCallResult, McpElicitAnswer, McpElicitation, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import { log } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
 import { middleBytes, utf8Length } from "../text-bounds.ts";
@@ -128,6 +129,24 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
   return answer.startsWith("allow") ? "run" : "rejected by user";
 }
 
+/**
+ * A tool server's question during the call (MCP elicitation) asked of the user as a permission
+ * question on that call: allow → accept, reject → decline. ACP carries no form, so a question that
+ * needs fields filled is declined without asking, and the log says why.
+ */
+async function askOnBehalf(call: ToolCall, e: McpElicitation, ctx: ToolRunContext): Promise<McpElicitAnswer> {
+  if (e.required.length > 0) {
+    log.warn("a tool server asked for a form this client cannot show; declined", { tool: call.name, fields: e.required.join(",") });
+    return "decline";
+  }
+  const answer = await ctx.askPermission(
+    { toolCallId: call.id, title: `${call.name} asks: ${e.message}`, kind: "other", rawInput: { message: e.message }, _meta: { toolName: call.name } },
+    ctx.signal,
+  );
+  if (answer === "cancelled") return "cancel";
+  return answer.startsWith("allow") ? "accept" : "decline";
+}
+
 /** MCP progress of a running call shown as its content, at most `progressPerS` updates a second. */
 function progressReporter(toolCallId: string, ctx: ToolRunContext): (p: McpProgress) => void {
   let last = -Infinity;
@@ -171,6 +190,7 @@ async function execute(
     signal: ctx.signal,
     timeoutMs: ctx.toolTimeoutMs,
     onProgress: progressReporter(call.id, ctx),
+    onElicit: (e) => askOnBehalf(call, e, ctx),
   });
   if (ctx.signal.aborted) return;
   const { images, dropped } = imagesFor(result, ctx.maxImageBytes);

@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, ListRootsRequestSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { pathToFileURL } from "node:url";
 import { basename } from "node:path";
 import type { Limits } from "../limits.ts";
@@ -15,7 +15,7 @@ import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
 import { type AcpMcpRelay, AcpMcpTransport } from "./acp-transport.ts";
-import { McpLinkLost, McpStartError, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
+import { McpLinkLost, McpStartError, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
 
 export type { RawTool } from "./call-result.ts";
 export type McpLog = Pick<typeof defaultLog, "error" | "warn" | "info" | "debug">;
@@ -33,6 +33,8 @@ export interface ConnectOptions {
   onLost?: () => void;
   /** Carries `acp` servers' messages over the ACP connection. */
   acpRelay?: AcpMcpRelay;
+  /** Answers the server's questions (elicitation); absent = every one is declined. */
+  onElicit?: (e: McpElicitation) => Promise<McpElicitAnswer>;
 }
 
 export interface McpConnection {
@@ -113,10 +115,17 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
   const log = opts.log ?? defaultLog;
   const { transport, stdio } = makeTransport(spec, opts);
   // roots: the server's working directory is the session's workspace (one server, one directory:
-  // the fingerprint includes it, so the list never changes). No sampling, no elicitation.
-  const client = new Client(CLIENT_INFO, { capabilities: { roots: {} } });
+  // the fingerprint includes it, so the list never changes). Elicitation: a question during a call
+  // goes to the session that made it. No sampling.
+  const client = new Client(CLIENT_INFO, { capabilities: { roots: {}, elicitation: {} } });
   const root = spec.cwd ?? opts.cwd;
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(root).href, name: basename(root) }] }));
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    const p = req.params as { message?: unknown; requestedSchema?: { required?: unknown } };
+    const required = Array.isArray(p.requestedSchema?.required) ? p.requestedSchema.required.map(String) : [];
+    const action = opts.onElicit ? await opts.onElicit({ message: String(p.message ?? ""), required }) : "decline";
+    return action === "accept" ? { action, content: {} } : { action };
+  });
   const initS = opts.limits.MCP_INIT_TIMEOUT_S;
   // A server may list hooks beyond the offered tools; past this many, the session catalog would drop them anyway.
   const maxListed = opts.limits.MAX_TOOLS * 4;

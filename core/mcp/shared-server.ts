@@ -5,7 +5,7 @@
 import { errorResult, type RawTool } from "./call-result.ts";
 // The MCP client SDK loads with the first external server a session declares, not with the agent.
 import type { ConnectOptions, McpConnection } from "./client.ts";
-import { McpLinkLost, type McpCallOptions, type McpCallResult, type McpServerSpec } from "./types.ts";
+import { McpLinkLost, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
 import type { Limits } from "../limits.ts";
 
 const JITTER = 0.2;
@@ -53,10 +53,12 @@ export class SharedServer {
   #goneReason = "";
   #stopped = false;
   readonly #listeners = new Set<() => void>();
+  /** Question answerers of the calls running now, oldest first. */
+  readonly #askers: NonNullable<McpCallOptions["onElicit"]>[] = [];
 
   constructor(
     readonly spec: McpServerSpec,
-    private readonly opts: Omit<ConnectOptions, "onToolsChanged" | "onLost">,
+    private readonly opts: Omit<ConnectOptions, "onToolsChanged" | "onLost" | "onElicit">,
   ) {
     this.ready = this.#connect().then(() => {
       if (!this.#stopped) this.state = "live";
@@ -89,9 +91,32 @@ export class SharedServer {
   async call(
     tool: string,
     args: Record<string, unknown>,
-    opts: { signal?: AbortSignal; timeoutMs: number; label?: string; onProgress?: McpCallOptions["onProgress"] },
+    opts: { signal?: AbortSignal; timeoutMs: number; label?: string; onProgress?: McpCallOptions["onProgress"]; onElicit?: McpCallOptions["onElicit"] },
   ): Promise<McpCallResult> {
     const label = opts.label ?? this.label;
+    if (opts.onElicit) this.#askers.push(opts.onElicit);
+    try {
+      return await this.#call(tool, args, opts, label);
+    } finally {
+      if (opts.onElicit) this.#askers.splice(this.#askers.lastIndexOf(opts.onElicit), 1);
+    }
+  }
+
+  /**
+   * A question the server asks (elicitation) goes to the newest call still running on it: a shared
+   * server's question belongs to whoever is waiting on it. None running → declined.
+   */
+  #elicit = (e: McpElicitation): Promise<McpElicitAnswer> => {
+    const asker = this.#askers.at(-1);
+    return asker ? asker(e) : Promise.resolve("decline");
+  };
+
+  async #call(
+    tool: string,
+    args: Record<string, unknown>,
+    opts: { signal?: AbortSignal; timeoutMs: number; onProgress?: McpCallOptions["onProgress"] },
+    label: string,
+  ): Promise<McpCallResult> {
     if (this.state === "dead") {
       // The restart is shared by concurrent callers; one caller's cancel must not stop it for the others.
       const ok = await untilAborted(this.#restart(), opts.signal);
@@ -125,6 +150,7 @@ export class SharedServer {
       ...this.opts,
       onToolsChanged: () => this.#notify(),
       onLost: () => this.#markDead(conn),
+      onElicit: this.#elicit,
     });
     this.#conn = conn;
     if (this.#stopped) await conn.close();

@@ -54,11 +54,22 @@ export interface McpProgress {
   message?: string;
 }
 
+/** A server's question during a call (MCP elicitation): a message and the fields it wants filled. */
+export interface McpElicitation {
+  message: string;
+  /** Required fields of the requested form; none = a plain confirmation. */
+  required: string[];
+}
+
+export type McpElicitAnswer = "accept" | "decline" | "cancel";
+
 export interface McpCallOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   /** Asks the server for progress (a progress token) and receives its notifications. */
   onProgress?: (p: McpProgress) => void;
+  /** Answers the server's questions during this call (elicitation); without it they are declined. */
+  onElicit?: (e: McpElicitation) => Promise<McpElicitAnswer>;
 }
 
 export interface McpSessionTools {
