@@ -74,8 +74,8 @@ export class SessionStore {
   create(header: Omit<SessionHeader, "type" | "v">): SessionFile {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const file = new SessionFile(this.path(header.id));
+    // Written now, made durable with the first turn's fsync: an empty session is not worth a disk flush.
     file.append([{ type: "header", v: 1, ...header }]);
-    file.sync();
     return file;
   }
 
