@@ -20,7 +20,7 @@ test("with -e every positional is a path; after -- flags are text", () => {
   expect(ok(["-e", "x", "-e", "y", "dir"]).paths).toEqual(["dir"]);
   const o = ok(["--", "-n", "file"]);
   expect(o.patterns).toEqual(["-n"]);
-  expect(o.lineNumber).toBe(false);
+  expect(o.lineNumber).toBeUndefined();
 });
 
 test("the later of -i/-S/-s wins", () => {

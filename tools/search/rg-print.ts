@@ -1,63 +1,109 @@
-// Owns ripgrep's non-terminal output format: `path:line:text` for matches, `path-line-text` for context,
-// `--` between context groups (across files too), `--heading` blocks, and the -l/-c/--files lines.
-// Does not decide what matches (rg-search.ts); writes only through the capped ShimOutput.
+// Owns ripgrep's non-terminal output format: `path:line:col:text` for matches, `path-line-text` for context
+// (separators configurable, `--null` after paths, `--path-separator`), the context separator between groups
+// (across files too), `--heading` blocks, `-M` long-line omission, and the -l/-c/--files lines.
+// Does not decide what matches (rg-search.ts, rg-emit.ts); writes only through the capped ShimOutput.
 import type { ShimOutput } from "./shim-output.ts";
 
 export interface PrintOptions {
   readonly withFilename: boolean;
   readonly lineNumber: boolean;
+  readonly column: boolean;
   readonly heading: boolean;
   readonly contextEnabled: boolean;
+  /** undefined: no separator between context groups (--no-context-separator). */
+  readonly contextSep?: string;
+  readonly matchSep?: string;
+  readonly ctxSep?: string;
+  readonly nullAfterPath?: boolean;
+  readonly pathSep?: string;
+  readonly maxColumns?: number;
+  readonly maxColumnsPreview?: boolean;
 }
+
+export type LineKind = "match" | "context";
 
 export class Printer {
   private printedGroup = false;
   private headingFor: string | undefined;
   private anyHeading = false;
+  private readonly matchSep: string;
+  private readonly ctxSep: string;
 
   constructor(
     private readonly out: ShimOutput,
     private readonly o: PrintOptions,
-  ) {}
+  ) {
+    this.matchSep = o.matchSep ?? ":";
+    this.ctxSep = o.ctxSep ?? "-";
+  }
 
   get full(): boolean {
     return this.out.capped;
   }
 
-  /** Starts a group of adjacent lines of `display`: its heading, or `--` after an earlier group. */
+  /** Starts a group of adjacent lines of `display`: its heading, or the separator after an earlier group. */
   group(display: string): void {
     if (this.o.withFilename && this.o.heading) this.head(display);
-    if (this.o.contextEnabled && this.printedGroup) this.out.line("--");
+    if (this.o.contextEnabled && this.printedGroup && this.o.contextSep !== undefined) this.out.line(this.o.contextSep);
     this.printedGroup = true;
   }
 
-  /** A match (`sep` ":") or context (`sep` "-") line. */
-  line(display: string, lineNo: number, sep: ":" | "-", text: string): boolean {
+  /** A match or context line; `column` is 1-based in bytes. */
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number): boolean {
+    const sep = kind === "match" ? this.matchSep : this.ctxSep;
     let prefix = "";
-    if (this.o.withFilename && !this.o.heading) prefix = display + sep;
+    if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
-    return this.out.line(prefix + text);
+    if (this.o.column && column !== undefined) prefix += column + sep;
+    return this.out.line(prefix + this.clip(text, kind));
   }
 
+  /** A path alone (-l, --files-without-match, --files). */
   path(display: string): boolean {
-    return this.out.line(display);
+    return this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : "\n");
   }
 
   count(display: string, n: number): boolean {
-    return this.out.line(this.o.withFilename ? `${display}:${n}` : String(n));
+    if (!this.o.withFilename) return this.out.line(String(n));
+    return this.out.line(this.shown(display) + (this.o.nullAfterPath ? "\0" : this.matchSep) + n);
   }
 
   binaryMatch(display: string, offset: number): boolean {
-    const prefix = this.o.withFilename ? `${display}: ` : "";
+    const prefix = this.o.withFilename ? `${this.shown(display)}: ` : "";
     return this.out.line(`${prefix}binary file matches (found "\\0" byte around offset ${offset})`);
+  }
+
+  /** A path as printed: `--path-separator` replaces `/`. */
+  shown(display: string): string {
+    const sep = this.o.pathSep;
+    return sep === undefined || sep === "/" ? display : display.replaceAll("/", sep);
+  }
+
+  private clip(text: string, kind: LineKind): string {
+    const max = this.o.maxColumns;
+    if (max === undefined || Buffer.byteLength(text) <= max) return text;
+    if (this.o.maxColumnsPreview) return `${previewOf(text, max)} [... omitted end of long line]`;
+    return kind === "match" ? "[Omitted long matching line]" : "[Omitted long context line]";
   }
 
   private head(display: string): void {
     if (this.headingFor === display) return;
     if (this.anyHeading) this.out.line("");
-    this.out.line(display);
+    this.out.line(this.shown(display));
     this.headingFor = display;
     this.anyHeading = true;
     this.printedGroup = false; // ripgrep separates files by the blank line alone
   }
+}
+
+/** The first `max` bytes of `text`, never cutting a character. */
+function previewOf(text: string, max: number): string {
+  let bytes = 0;
+  let i = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > max) break;
+    i += ch.length;
+  }
+  return text.slice(0, i);
 }

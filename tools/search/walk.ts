@@ -1,5 +1,5 @@
 // Owns the gitignore-aware directory walk shared by the rg and tree shims: ripgrep's filter order
-// (globs, then ignore files, then types, then hidden), `.git` and /proc, /sys, /dev always skipped,
+// (globs, then ignore files, then types, then hidden), /proc, /sys, /dev always skipped (`.git` for tree),
 // symbolic links reported but never followed. Does not read files or decide what to print.
 import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import { relative } from "node:path";
@@ -18,6 +18,10 @@ export interface WalkOptions {
   readonly override?: (path: string, isDir: boolean) => Verdict;
   /** After ignore files, before the hidden rule (ripgrep's -t): gets the file name. */
   readonly types?: (name: string, isDir: boolean) => Verdict;
+  /** --ignore-file rules: below every ignore file, in force even with noIgnore; get the absolute path. */
+  readonly explicitIgnores?: readonly ((abs: string, isDir: boolean) => Verdict)[];
+  /** Never list `.git` (tree); ripgrep lists it with --hidden. */
+  readonly skipGitDir?: boolean;
 }
 
 /** A directory to list: where it is, how to print it, and the rules in force above it. */
@@ -77,18 +81,16 @@ function kindOf(d: Dirent, abs: string): EntryKind {
   }
 }
 
-function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, isDir: boolean, opts: WalkOptions): boolean {
+function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: string, isDir: boolean, opts: WalkOptions): boolean {
   const rel = h.rel ? `${h.rel}/${name}` : name;
   if (opts.override) {
     const v = opts.override(h.globPath ? `${h.globPath}/${name}` : name, isDir);
     if (v) return v === "whitelist";
   }
-  let whitelisted = false;
-  if (frame) {
-    const v = ruleVerdict(frame, rel, isDir);
-    if (v === "ignore") return false;
-    whitelisted = v === "whitelist";
-  }
+  let v = frame ? ruleVerdict(frame, rel, isDir) : undefined;
+  for (const ig of opts.explicitIgnores ?? []) v ??= ig(abs, isDir);
+  if (v === "ignore") return false;
+  let whitelisted = v === "whitelist";
   if (opts.types) {
     const v = opts.types(name, isDir);
     if (v === "ignore") return false;
@@ -112,9 +114,9 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   for (const d of dirents) {
     const name = d.name;
     const abs = h.abs === "/" ? `/${name}` : `${h.abs}/${name}`;
-    if (name === ".git" || PSEUDO_FS.has(abs)) continue;
+    if ((name === ".git" && opts.skipGitDir) || PSEUDO_FS.has(abs)) continue;
     const kind = kindOf(d, abs);
-    if (!keep(h, frame, name, kind === "dir", opts)) continue;
+    if (!keep(h, frame, name, abs, kind === "dir", opts)) continue;
     const display = joinDisplay(h.display, name);
     if (kind !== "dir") {
       out.push({ name, kind, abs, display, depth });

@@ -118,7 +118,7 @@ function readlinkOr(abs: string): string {
 
 /** Walks `abs` (printed as `display`) within the budgets of `o`. */
 export function buildTree(abs: string, display: string, cwd: string, o: TreeOptions): TreeResult {
-  const walk: WalkOptions = { hidden: o.all, noIgnore: o.noIgnore };
+  const walk: WalkOptions = { hidden: o.all, noIgnore: o.noIgnore, skipGitDir: true };
   const t = new TreeWalk(o, walk, o.now ?? (() => performance.now()));
   const root: Node = { name: display, kind: "dir", lines: 0, files: 0, dirs: 0, partial: false };
   t.dir(rootHandle(abs, display, cwd, walk), root);

@@ -1,0 +1,147 @@
+// Owns searching one file or stdin as ripgrep does: decoding (UTF-8 BOM dropped, UTF-16 with a BOM
+// transcoded), binary files (skipped when walked, reported when named, -a/--binary/-uuu), --max-filesize,
+// the output modes, and the counts --stats prints. Does not walk, sort or decide exit codes (rg-run.ts).
+import { isAscii } from "node:buffer";
+import { statSync } from "node:fs";
+import type { RgOptions } from "./rg-flags.ts";
+import { FileReader } from "./file-bytes.ts";
+import { emitLines } from "./rg-emit.ts";
+import type { Printer } from "./rg-print.ts";
+import type { CompiledPattern } from "./rg-regex.ts";
+import { matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
+
+export interface SearchStats {
+  matches: number;
+  matchedLines: number;
+  filesWithMatch: number;
+  filesSearched: number;
+  bytesSearched: number;
+}
+
+/** The file's text, and whether it may still be checked for NUL bytes (UTF-16 has them as text). */
+export function decode(buf: Buffer): { text: string; transcoded: boolean } {
+  if (buf[0] === 0xff && buf[1] === 0xfe) return { text: new TextDecoder("utf-16le").decode(buf.subarray(2)), transcoded: true };
+  if (buf[0] === 0xfe && buf[1] === 0xff) return { text: new TextDecoder("utf-16be").decode(buf.subarray(2)), transcoded: true };
+  if (isAscii(buf)) return { text: buf.toString("latin1"), transcoded: false }; // one byte per char: fastest to build and scan
+  const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  return { text: buf.toString("utf8", bom), transcoded: false };
+}
+
+const isUtf16 = (buf: Buffer) => (buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff);
+
+export class FileSearch {
+  matched = false;
+  errored = false;
+  readonly stats: SearchStats = { matches: 0, matchedLines: 0, filesWithMatch: 0, filesSearched: 0, bytesSearched: 0 };
+  private readonly reader = new FileReader();
+  private readonly limit: number;
+
+  constructor(
+    private readonly o: RgOptions,
+    private readonly pat: CompiledPattern | undefined,
+    private readonly p: Printer,
+    private readonly warn: (line: string) => void,
+    private readonly maxFileBytes: number,
+    private readonly isDone: () => boolean,
+  ) {
+    this.limit = o.maxCount ?? Infinity;
+  }
+
+  get done(): boolean {
+    return this.isDone() || (this.o.quiet && this.matched);
+  }
+
+  file(path: string, display: string, explicit: boolean): void {
+    if (this.o.mode === "files") {
+      this.matched = true;
+      if (!this.o.quiet) this.p.path(display);
+      return;
+    }
+    if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
+    const buf = this.reader.read(path, this.maxFileBytes);
+    if (typeof buf === "string") {
+      this.errored = true;
+      if (!this.o.noMessages) this.warn(`${display}: ${buf}`);
+      return;
+    }
+    this.bytes(buf, display, explicit);
+  }
+
+  bytes(buf: Buffer, display: string, explicit: boolean): void {
+    const o = this.o;
+    const pat = this.pat!;
+    this.stats.filesSearched++;
+    this.stats.bytesSearched += buf.length;
+    const utf16 = isUtf16(buf);
+    const noMatch = !utf16 && pat.literals !== undefined && !o.invert && !pat.literals.some((l) => buf.indexOf(l) >= 0);
+    const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match");
+    const nul = checkNul ? buf.indexOf(0) : -1;
+    if (nul >= 0 && !explicit && !o.binary) {
+      // ripgrep quits on binary files it finds by walking; one it quit counts as without a match, unprinted.
+      if (o.mode === "files-without-match") this.matched = true;
+      return;
+    }
+    let s = noMatch ? "" : decode(buf).text;
+    if (nul >= 0 && !noMatch) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
+    const spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
+    this.report(s, spans, display, nul);
+  }
+
+  private spans(s: string, pat: CompiledPattern): LineSpan[] {
+    const o = this.o;
+    const one = o.mode === "files-with-matches" || o.mode === "files-without-match" || (o.quiet && !o.stats);
+    const want = one ? 1 : this.limit;
+    return o.invert ? unmatchedLines(s, pat, want, o.multiline) : matchedLines(s, pat, want, o.multiline);
+  }
+
+  private report(s: string, spans: LineSpan[], display: string, nul: number): void {
+    const o = this.o;
+    const countMatches = o.mode === "count-matches" || (o.mode === "count" && o.onlyMatching);
+    const matches = countMatches || o.stats ? this.countMatches(s, spans) : 0;
+    if (o.mode === "files-without-match") {
+      if (spans.length > 0) return this.tally(spans, s, matches);
+      this.matched = true;
+      if (!o.quiet) this.p.path(display);
+      return;
+    }
+    if (spans.length === 0) {
+      if (o.includeZero && !o.quiet && (o.mode === "count" || o.mode === "count-matches")) this.p.count(display, 0);
+      return;
+    }
+    this.matched = true;
+    this.tally(spans, s, matches);
+    if (o.quiet) return;
+    if (o.mode === "files-with-matches") this.p.path(display);
+    else if (countMatches) this.p.count(display, matches);
+    else if (o.mode === "count") this.p.count(display, o.multiline ? splitLines(s, spans).length : spans.length);
+    else if (nul >= 0) this.p.binaryMatch(display, nul);
+    else emitLines(s, spans, display, this.pat!, this.emitOptions(), this.p);
+  }
+
+  private emitOptions() {
+    const o = this.o;
+    const ctx = (n: number) => (o.passthru ? Infinity : o.onlyMatching ? 0 : n);
+    return { before: ctx(o.before), after: ctx(o.after), onlyMatching: o.onlyMatching, replace: o.replace, column: o.column, vimgrep: o.vimgrep };
+  }
+
+  private countMatches(s: string, spans: readonly LineSpan[]): number {
+    if (this.o.invert) return spans.length;
+    let n = 0;
+    for (const sp of spans) n += matchesIn(s, sp, this.pat!).length;
+    return n;
+  }
+
+  private tally(spans: readonly LineSpan[], s: string, matches: number): void {
+    this.stats.filesWithMatch++;
+    this.stats.matches += matches;
+    this.stats.matchedLines += this.o.multiline ? splitLines(s, spans).length : spans.length;
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0; // the read reports the error
+  }
+}
