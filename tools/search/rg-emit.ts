@@ -8,6 +8,8 @@ import { matchesIn, splitLines, type LineSpan } from "./rg-search.ts";
 export interface EmitOptions {
   readonly before: number;
   readonly after: number;
+  /** Context after the last match, when it differs from `after`. */
+  readonly afterLast?: number;
   readonly onlyMatching: boolean;
   readonly replace?: string;
   readonly column?: boolean;
@@ -59,7 +61,8 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
     printSpan(s, span, display, pat, o, lines, p);
     lastEnd = span.end;
     const next = spans[k + 1]?.start;
-    for (let n = 0; n < o.after && lastEnd + 1 < s.length && lastEnd + 1 !== next; n++) {
+    const after = next === undefined ? (o.afterLast ?? o.after) : o.after;
+    for (let n = 0; n < after && lastEnd + 1 < s.length && lastEnd + 1 !== next; n++) {
       const start = lastEnd + 1;
       let end = s.indexOf("\n", start);
       if (end < 0) end = s.length;
@@ -80,7 +83,7 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
       const lineStart = m.index === 0 ? 0 : s.lastIndexOf("\n", m.index - 1) + 1;
       const text = o.replace !== undefined ? expandReplacement(o.replace, m) : m[0];
       const col = columnOf(s, lineStart, m.index);
-      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col));
+      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false));
     }
     return;
   }

@@ -5,7 +5,7 @@ import { isAscii } from "node:buffer";
 import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileReader } from "./file-bytes.ts";
-import { emitLines } from "./rg-emit.ts";
+import { emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { Printer } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
 import { matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
@@ -48,7 +48,7 @@ export class FileSearch {
   }
 
   get done(): boolean {
-    return this.isDone() || (this.o.quiet && this.matched);
+    return this.isDone() || (this.o.quiet && this.matched && !this.o.stats);
   }
 
   file(path: string, display: string, explicit: boolean): void {
@@ -71,16 +71,16 @@ export class FileSearch {
     const o = this.o;
     const pat = this.pat!;
     this.stats.filesSearched++;
-    this.stats.bytesSearched += buf.length;
     const utf16 = isUtf16(buf);
     const noMatch = !utf16 && pat.literals !== undefined && !o.invert && !pat.literals.some((l) => buf.indexOf(l) >= 0);
-    const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match");
+    const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
     const nul = checkNul ? buf.indexOf(0) : -1;
     if (nul >= 0 && !explicit && !o.binary) {
       // ripgrep quits on binary files it finds by walking; one it quit counts as without a match, unprinted.
       if (o.mode === "files-without-match") this.matched = true;
       return;
     }
+    this.stats.bytesSearched += buf.length;
     let s = noMatch ? "" : decode(buf).text;
     if (nul >= 0 && !noMatch) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
     const spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
@@ -113,15 +113,17 @@ export class FileSearch {
     if (o.quiet) return;
     if (o.mode === "files-with-matches") this.p.path(display);
     else if (countMatches) this.p.count(display, matches);
-    else if (o.mode === "count") this.p.count(display, o.multiline ? splitLines(s, spans).length : spans.length);
+    else if (o.mode === "count") this.p.count(display, spans.length);
     else if (nul >= 0) this.p.binaryMatch(display, nul);
-    else emitLines(s, spans, display, this.pat!, this.emitOptions(), this.p);
+    else emitLines(s, spans, display, this.pat!, this.emitOptions(spans.length >= this.limit), this.p);
   }
 
-  private emitOptions() {
+  /** `atLimit`: -m stopped the search, which ends --passthru at the last match. */
+  private emitOptions(atLimit: boolean): EmitOptions {
     const o = this.o;
     const ctx = (n: number) => (o.passthru ? Infinity : o.onlyMatching ? 0 : n);
-    return { before: ctx(o.before), after: ctx(o.after), onlyMatching: o.onlyMatching, replace: o.replace, column: o.column, vimgrep: o.vimgrep };
+    const afterLast = o.passthru && atLimit ? 0 : ctx(o.after);
+    return { before: ctx(o.before), after: ctx(o.after), afterLast, onlyMatching: o.onlyMatching, replace: o.replace, column: o.column, vimgrep: o.vimgrep };
   }
 
   private countMatches(s: string, spans: readonly LineSpan[]): number {

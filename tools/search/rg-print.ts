@@ -18,6 +18,8 @@ export interface PrintOptions {
   readonly pathSep?: string;
   readonly maxColumns?: number;
   readonly maxColumnsPreview?: boolean;
+  /** --crlf: lines ripgrep ends itself (counts, paths, -o) end in `\r\n`. */
+  readonly crlf?: boolean;
 }
 
 export type LineKind = "match" | "context";
@@ -28,6 +30,7 @@ export class Printer {
   private anyHeading = false;
   private readonly matchSep: string;
   private readonly ctxSep: string;
+  private readonly eol: string;
 
   constructor(
     private readonly out: ShimOutput,
@@ -35,6 +38,7 @@ export class Printer {
   ) {
     this.matchSep = o.matchSep ?? ":";
     this.ctxSep = o.ctxSep ?? "-";
+    this.eol = o.crlf ? "\r\n" : "\n";
   }
 
   get full(): boolean {
@@ -48,24 +52,24 @@ export class Printer {
     this.printedGroup = true;
   }
 
-  /** A match or context line; `column` is 1-based in bytes. */
-  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number): boolean {
+  /** A match or context line; `column` is 1-based in bytes; `own`: the text is a whole line of the file. */
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, own = true): boolean {
     const sep = kind === "match" ? this.matchSep : this.ctxSep;
     let prefix = "";
     if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
     if (this.o.column && column !== undefined) prefix += column + sep;
-    return this.out.line(prefix + this.clip(text, kind));
+    return this.out.line(prefix + this.clip(text, kind), own ? "\n" : this.eol);
   }
 
   /** A path alone (-l, --files-without-match, --files). */
   path(display: string): boolean {
-    return this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : "\n");
+    return this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : this.eol);
   }
 
   count(display: string, n: number): boolean {
-    if (!this.o.withFilename) return this.out.line(String(n));
-    return this.out.line(this.shown(display) + (this.o.nullAfterPath ? "\0" : this.matchSep) + n);
+    if (!this.o.withFilename) return this.out.line(String(n), this.eol);
+    return this.out.line(this.shown(display) + (this.o.nullAfterPath ? "\0" : this.matchSep) + n, this.eol);
   }
 
   binaryMatch(display: string, offset: number): boolean {

@@ -141,6 +141,13 @@ export function translate(pattern: string, t: TranslateOptions = {}): { source: 
       const [t, next] = bracket(s, i);
       out += t;
       i = next;
+    } else if (c === "{") {
+      const rep = /^\{\d+(,\d*)?\}/.exec(s.slice(i, i + 24))?.[0];
+      out += rep ?? "\\{"; // a repetition, or a literal as Rust reads a brace that starts none
+      i += rep ? rep.length : 1;
+    } else if (c === "}" || c === "]") {
+      out += `\\${c}`; // a literal in Rust outside a repetition or class; an error in JavaScript's `u` mode
+      i++;
     } else if (c === ".") {
       out += dotall ? "[^]" : t.crlf ? "[^\\r\\n]" : "[^\\n]";
       i++;
@@ -228,7 +235,7 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return `rg: regex parse error in ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
+    return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
   }
 }
 

@@ -59,7 +59,7 @@ function patternsFrom(o: RgOptions, env: RgEnv): string[] | string {
     try {
       text = f === "-" ? (env.stdin ?? Buffer.alloc(0)).toString("utf8") : readFileSync(resolve(env.cwd, f), "utf8");
     } catch (err) {
-      return `rg: ${f}: ${errorText(err)}`;
+      return `${f}: ${errorText(err)}`;
     }
     if (text.endsWith("\n")) text = text.slice(0, -1);
     if (text !== "") out.push(...text.split("\n").map((l) => l.replace(/\r$/, "")));
@@ -136,6 +136,7 @@ export function runRg(o: RgOptions, env: RgEnv): number {
     withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
     contextEnabled, contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep,
     nullAfterPath: o.nullAfterPath, pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview,
+    crlf: o.crlf,
   });
   const run = new FileSearch(o, pat, printer, env.warn, env.maxFileBytes, () => env.out.capped);
   const stop = () => run.done;

@@ -59,7 +59,7 @@ export function typeMatcher(
   if (select.length === 0 && negate.length === 0) return { ok: true, verdict: undefined };
   for (const t of [...select, ...negate]) {
     if (t === "all") continue;
-    if (!FILE_TYPES[t]) return { ok: false, message: `rg: unrecognized file type: ${t} (see rg --type-list)` };
+    if (!FILE_TYPES[t]) return { ok: false, message: `unrecognized file type: ${t} (see rg --type-list)` };
   }
   const globsOf = (ts: readonly string[]) =>
     ts.flatMap((t) => (t === "all" ? Object.values(FILE_TYPES).flat() : FILE_TYPES[t]!));
