@@ -1,7 +1,7 @@
 // Owns printing the matched lines of one file in ripgrep's order: context lines and their grouping
 // (--passthru is unbounded context), -o, -r with `$1`/`${name}` captures, --column and --vimgrep.
 // Does not find the lines (rg-search.ts) nor format prefixes (rg-print.ts).
-import type { LineKind, Printer } from "./rg-print.ts";
+import type { LineKind, LineSink } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
 import { matchesIn, splitLines, type LineSpan } from "./rg-search.ts";
 
@@ -41,9 +41,9 @@ export function expandReplacement(template: string, m: RegExpExecArray): string 
 }
 
 /** Prints the lines of one file; false once the output is full. */
-export function emitLines(s: string, spans: readonly LineSpan[], display: string, pat: CompiledPattern, o: EmitOptions, p: Printer): boolean {
+export function emitLines(s: string, spans: readonly LineSpan[], display: string, pat: CompiledPattern, o: EmitOptions, p: LineSink): boolean {
   const lines = new LineCounter(s);
-  const ctx = (start: number, end: number) => p.line(display, lines.at(start), "context", s.slice(start, end));
+  const ctx = (start: number, end: number) => p.line(display, lines.at(start), "context", s.slice(start, end), undefined, true, start);
   let lastEnd = -1; // end of the last printed line of this file
   for (let k = 0; k < spans.length; k++) {
     const span = spans[k]!;
@@ -74,7 +74,7 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
   return true;
 }
 
-function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPattern, o: EmitOptions, lines: LineCounter, p: Printer): void {
+function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPattern, o: EmitOptions, lines: LineCounter, p: LineSink): void {
   const needMatches = o.onlyMatching || o.replace !== undefined || o.column || o.vimgrep;
   const ms = needMatches ? matchesIn(s, span, pat) : [];
   const kind: LineKind = "match";
@@ -92,11 +92,11 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
     const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : ms.length === 0 ? 1 : undefined;
     if (o.vimgrep && inLine.length > 0) {
       const text = s.slice(line.start, line.end);
-      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index));
+      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), true, line.start);
       continue;
     }
     const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
-    p.line(display, lines.at(line.start), kind, text, col);
+    p.line(display, lines.at(line.start), kind, text, col, true, line.start);
   }
 }
 

@@ -6,6 +6,7 @@ import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileReader } from "./file-bytes.ts";
 import { emitLines, type EmitOptions } from "./rg-emit.ts";
+import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
 import { matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
@@ -43,6 +44,7 @@ export class FileSearch {
     private readonly warn: (line: string) => void,
     private readonly maxFileBytes: number,
     private readonly isDone: () => boolean,
+    private readonly json?: JsonPrinter,
   ) {
     this.limit = o.maxCount ?? Infinity;
   }
@@ -80,8 +82,8 @@ export class FileSearch {
       if (o.mode === "files-without-match") this.matched = true;
       return;
     }
-    this.stats.bytesSearched += buf.length;
     let s = noMatch ? "" : decode(buf).text;
+    this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length; // ripgrep counts the transcoded bytes
     if (nul >= 0 && !noMatch) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
     const spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
     this.report(s, spans, display, nul);
@@ -97,7 +99,7 @@ export class FileSearch {
   private report(s: string, spans: LineSpan[], display: string, nul: number): void {
     const o = this.o;
     const countMatches = o.mode === "count-matches" || (o.mode === "count" && o.onlyMatching);
-    const matches = countMatches || o.stats ? this.countMatches(s, spans) : 0;
+    const matches = countMatches || o.stats || this.json ? this.countMatches(s, spans) : 0;
     if (o.mode === "files-without-match") {
       if (spans.length > 0) return this.tally(spans, s, matches);
       this.matched = true;
@@ -115,7 +117,11 @@ export class FileSearch {
     else if (countMatches) this.p.count(display, matches);
     else if (o.mode === "count") this.p.count(display, spans.length);
     else if (nul >= 0) this.p.binaryMatch(display, nul);
-    else emitLines(s, spans, display, this.pat!, this.emitOptions(spans.length >= this.limit), this.p);
+    else if (this.json) {
+      this.json.begin(display, s, this.pat!);
+      emitLines(s, spans, display, this.pat!, { ...this.emitOptions(spans.length >= this.limit), onlyMatching: false }, this.json);
+      this.json.end({ matches, matchedLines: spans.length, bytes: Buffer.byteLength(s) });
+    } else emitLines(s, spans, display, this.pat!, this.emitOptions(spans.length >= this.limit), this.p);
   }
 
   /** `atLimit`: -m stopped the search, which ends --passthru at the last match. */

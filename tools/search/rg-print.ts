@@ -24,7 +24,14 @@ export interface PrintOptions {
 
 export type LineKind = "match" | "context";
 
-export class Printer {
+/** What prints a file's lines: the plain Printer or the --json one. `at` is the line's index in the text. */
+export interface LineSink {
+  readonly full: boolean;
+  group(display: string): void;
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, own?: boolean, at?: number): boolean;
+}
+
+export class Printer implements LineSink {
   private printedGroup = false;
   private headingFor: string | undefined;
   private anyHeading = false;

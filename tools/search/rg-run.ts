@@ -9,6 +9,7 @@ import { loadIgnoreFile, type Verdict } from "./ignore-rules.ts";
 import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
+import { JsonPrinter } from "./rg-json.ts";
 import { Printer } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import { typeList, typeMatcher } from "./rg-types.ts";
@@ -138,7 +139,8 @@ export function runRg(o: RgOptions, env: RgEnv): number {
     nullAfterPath: o.nullAfterPath, pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview,
     crlf: o.crlf,
   });
-  const run = new FileSearch(o, pat, printer, env.warn, env.maxFileBytes, () => env.out.capped);
+  const json = o.json ? new JsonPrinter(env.out) : undefined;
+  const run = new FileSearch(o, pat, printer, env.warn, env.maxFileBytes, () => env.out.capped, json);
   const stop = () => run.done;
   let list: Iterable<Subject> = subjects(o, env, walk, paths, stop);
   if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
@@ -151,7 +153,9 @@ export function runRg(o: RgOptions, env: RgEnv): number {
       if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
     }
   }
-  if (o.stats && o.mode !== "files") printStats(env.out, run.stats, performance.now() - started);
+  const ms = performance.now() - started;
+  if (json) json.summary(ms);
+  else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
   return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
 }
 
