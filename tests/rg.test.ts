@@ -145,6 +145,27 @@ describe("rg shim", () => {
     expect(r.stderr).toContain("nearest known flag: --fixed-strings");
   });
 
+  test("a ripgrep flag the built-in lacks is refused by name with exit 2, never answered differently", () => {
+    for (const flag of ["--pcre2", "-P", "--follow", "--type-add=x:*.x", "--search-zip", "--byte-offset"]) {
+      const r = shim([flag, "foo"]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toMatch(/^rg: flag --[a-z0-9-]+ is not supported by the built-in search; install ripgrep for it\n$/);
+    }
+  });
+
+  test("RIPGREP_CONFIG_PATH adds its arguments (comments and blank lines skipped) unless --no-config", () => {
+    const config = join(base, "rgconfig");
+    writeFileSync(config, "# search settings\n\n--line-number\n--glob=*.rs\n");
+    expect(shim(["foo"], { RIPGREP_CONFIG_PATH: config }).stdout).toBe("src/main.rs:2:    let foo = 1;\nsrc/main.rs:3:    println!(\"{}\", foo);\n");
+    expect(shim(["--no-config", "-c", "foo", "src/main.rs"], { RIPGREP_CONFIG_PATH: config }).stdout).toBe("2\n");
+  });
+
+  test("-f - reads the patterns from standard input", () => {
+    const r = runBin(["-f", "-", "src/main.rs"], { bin: join(shimDir, "rg"), cwd: root, env: env(), input: "println\nhelper\n" });
+    expect(r.stdout).toBe('    println!("{}", foo);\nfn helper_2(x: u32) {}\n');
+  });
+
   test("output stops at the line cap with a marker line, and the search still counts as a match", () => {
     const r = shim(["-n", "line", "docs/count.txt"], { TENDRIL_SHIM_OUTPUT_LINES: "5" });
     const lines = r.stdout.trimEnd().split("\n");

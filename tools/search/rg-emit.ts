@@ -40,10 +40,22 @@ export function expandReplacement(template: string, m: RegExpExecArray): string 
   });
 }
 
+/** --passthru on a file without a match: every line, as context. */
+export function emitAll(s: string, display: string, p: LineSink): void {
+  const lines = new LineCounter(s);
+  p.group(display);
+  for (let start = 0; start < s.length && !p.full; ) {
+    let end = s.indexOf("\n", start);
+    if (end < 0) end = s.length;
+    p.line(display, lines.at(start), "context", s.slice(start, end), undefined, end < s.length, start);
+    start = end + 1;
+  }
+}
+
 /** Prints the lines of one file; false once the output is full. */
 export function emitLines(s: string, spans: readonly LineSpan[], display: string, pat: CompiledPattern, o: EmitOptions, p: LineSink): boolean {
   const lines = new LineCounter(s);
-  const ctx = (start: number, end: number) => p.line(display, lines.at(start), "context", s.slice(start, end), undefined, true, start);
+  const ctx = (start: number, end: number) => p.line(display, lines.at(start), "context", s.slice(start, end), undefined, end < s.length, start);
   let lastEnd = -1; // end of the last printed line of this file
   for (let k = 0; k < spans.length; k++) {
     const span = spans[k]!;
@@ -92,11 +104,11 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
     const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : ms.length === 0 ? 1 : undefined;
     if (o.vimgrep && inLine.length > 0) {
       const text = s.slice(line.start, line.end);
-      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), true, line.start);
+      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, line.start);
       continue;
     }
     const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
-    p.line(display, lines.at(line.start), kind, text, col, true, line.start);
+    p.line(display, lines.at(line.start), kind, text, col, line.end < s.length, line.start);
   }
 }
 

@@ -5,7 +5,7 @@ import { isAscii } from "node:buffer";
 import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileReader } from "./file-bytes.ts";
-import { emitLines, type EmitOptions } from "./rg-emit.ts";
+import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
@@ -74,7 +74,7 @@ export class FileSearch {
     const pat = this.pat!;
     this.stats.filesSearched++;
     const utf16 = isUtf16(buf);
-    const noMatch = !utf16 && pat.literals !== undefined && !o.invert && !pat.literals.some((l) => buf.indexOf(l) >= 0);
+    const noMatch = !utf16 && pat.literals !== undefined && !o.invert && !o.passthru && !pat.literals.some((l) => buf.indexOf(l) >= 0);
     const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
     const nul = checkNul ? buf.indexOf(0) : -1;
     if (nul >= 0 && !explicit && !o.binary) {
@@ -107,6 +107,7 @@ export class FileSearch {
       return;
     }
     if (spans.length === 0) {
+      if (o.passthru && o.mode === "lines" && !o.quiet && !o.json && nul < 0) emitAll(s, display, this.p);
       if (o.includeZero && !o.quiet && (o.mode === "count" || o.mode === "count-matches")) this.p.count(display, 0);
       return;
     }

@@ -66,6 +66,8 @@ export interface RgOptions {
 export interface ParseState {
   unrestricted: number;
   explicitPattern: boolean;
+  /** The context was last set by -C: a later -A or -B replaces it whole (the other side becomes 0). */
+  contextFromC?: boolean;
 }
 
 export interface Flag {
@@ -129,9 +131,9 @@ export const FLAGS: Flag[] = [
   { long: "type", short: "t", value: "TYPE", apply: (o, v) => { o.types.push(v); } },
   { long: "type-not", short: "T", value: "TYPE", apply: (o, v) => { o.typesNot.push(v); } },
   { long: "ignore-file", value: "PATH", apply: (o, v) => { o.ignoreFiles.push(v); } },
-  { long: "context", short: "C", value: "NUM", apply: (o, v) => { o.before = o.after = num(v); } },
-  { long: "after-context", short: "A", value: "NUM", apply: (o, v) => { o.after = num(v); } },
-  { long: "before-context", short: "B", value: "NUM", apply: (o, v) => { o.before = num(v); } },
+  { long: "context", short: "C", value: "NUM", apply: (o, v, s) => { o.before = o.after = num(v); s.contextFromC = true; } },
+  { long: "after-context", short: "A", value: "NUM", apply: (o, v, s) => { if (s.contextFromC) o.before = 0; s.contextFromC = false; o.after = num(v); } },
+  { long: "before-context", short: "B", value: "NUM", apply: (o, v, s) => { if (s.contextFromC) o.after = 0; s.contextFromC = false; o.before = num(v); } },
   { long: "passthru", apply: (o) => { o.passthru = true; } },
   { long: "passthrough", apply: (o) => { o.passthru = true; } },
   { long: "max-count", short: "m", value: "NUM", apply: (o, v) => { o.maxCount = num(v); } },

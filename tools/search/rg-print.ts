@@ -28,7 +28,7 @@ export type LineKind = "match" | "context";
 export interface LineSink {
   readonly full: boolean;
   group(display: string): void;
-  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, own?: boolean, at?: number): boolean;
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated?: boolean, at?: number): boolean;
 }
 
 export class Printer implements LineSink {
@@ -59,14 +59,14 @@ export class Printer implements LineSink {
     this.printedGroup = true;
   }
 
-  /** A match or context line; `column` is 1-based in bytes; `own`: the text is a whole line of the file. */
-  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, own = true): boolean {
+  /** A match or context line; `column` is 1-based in bytes; `terminated`: a newline follows it in the file. */
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated = true): boolean {
     const sep = kind === "match" ? this.matchSep : this.ctxSep;
     let prefix = "";
     if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
     if (this.o.column && column !== undefined) prefix += column + sep;
-    return this.out.line(prefix + this.clip(text, kind), own ? "\n" : this.eol);
+    return this.out.line(prefix + this.clip(text, kind, terminated), terminated ? "\n" : this.eol);
   }
 
   /** A path alone (-l, --files-without-match, --files). */
@@ -90,9 +90,10 @@ export class Printer implements LineSink {
     return sep === undefined || sep === "/" ? display : display.replaceAll("/", sep);
   }
 
-  private clip(text: string, kind: LineKind): string {
+  /** -M: ripgrep measures the line with its terminator. */
+  private clip(text: string, kind: LineKind, terminated: boolean): string {
     const max = this.o.maxColumns;
-    if (max === undefined || Buffer.byteLength(text) <= max) return text;
+    if (max === undefined || Buffer.byteLength(text) + (terminated ? 1 : 0) <= max) return text;
     if (this.o.maxColumnsPreview) return `${previewOf(text, max)} [... omitted end of long line]`;
     return kind === "match" ? "[Omitted long matching line]" : "[Omitted long context line]";
   }

@@ -52,6 +52,10 @@ export function globVerdict(globs: readonly string[]): ((path: string, isDir: bo
   };
 }
 
+const NOTHING_SEARCHED =
+  "No files were searched, which means ripgrep probably applied a filter you didn't expect.\n" +
+  "Running with --debug will show why files are being skipped.";
+
 /** Patterns from -f files, one a line (`-` reads standard input), or why one could not be read. */
 function patternsFrom(o: RgOptions, env: RgEnv): string[] | string {
   const out = [...o.patterns];
@@ -132,7 +136,7 @@ export function runRg(o: RgOptions, env: RgEnv): number {
   const paths = o.paths.length > 0 ? o.paths : useStdin ? ["-"] : [""];
   const firstKind = paths[0] === "-" ? "stdin" : statOf(resolve(env.cwd, paths[0]!));
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
-  const contextEnabled = (o.before > 0 || o.after > 0 || o.passthru) && !o.onlyMatching;
+  const contextEnabled = (o.before > 0 || o.after > 0) && !o.onlyMatching && !o.passthru; // passthru prints no separators
   const printer = new Printer(env.out, {
     withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
     contextEnabled, contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep,
@@ -144,7 +148,9 @@ export function runRg(o: RgOptions, env: RgEnv): number {
   const stop = () => run.done;
   let list: Iterable<Subject> = subjects(o, env, walk, paths, stop);
   if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
+  let searched = false;
   for (const sub of list) {
+    searched = true;
     if (run.done) break;
     if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
     else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit);
@@ -152,6 +158,10 @@ export function runRg(o: RgOptions, env: RgEnv): number {
       run.errored = true;
       if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
     }
+  }
+  if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
+    run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
+    if (!o.noMessages) env.warn(NOTHING_SEARCHED);
   }
   const ms = performance.now() - started;
   if (json) json.summary(ms);
