@@ -77,7 +77,7 @@ beforeAll(() => {
   trees.forEach((t, i) => writeTree(join(base, `t${i}`), t.files));
 });
 
-afterAll(() => { console.log("BASE", base); /*KEEP*/ });
+afterAll(() => rmSync(base, { recursive: true, force: true }));
 
 describe.skipIf(!realRg)(`generated trees (seed ${SEED}) searched alike`, () => {
   trees.forEach((t, i) => {

@@ -11,9 +11,12 @@ export interface EmitOptions {
   /** Context after the last match, when it differs from `after`. */
   readonly afterLast?: number;
   readonly onlyMatching: boolean;
+  /** -m stopped the search: after-context lines that match print as matches (ripgrep 13). */
+  readonly limitReached?: boolean;
   readonly replace?: string;
   readonly column?: boolean;
   readonly vimgrep?: boolean;
+  readonly crlf?: boolean;
 }
 
 /** Line numbers for increasing positions, counting newlines only once. */
@@ -55,7 +58,8 @@ export function emitAll(s: string, display: string, p: LineSink): void {
 /** Prints the lines of one file; false once the output is full. */
 export function emitLines(s: string, spans: readonly LineSpan[], display: string, pat: CompiledPattern, o: EmitOptions, p: LineSink): boolean {
   const lines = new LineCounter(s);
-  const ctx = (start: number, end: number) => p.line(display, lines.at(start), "context", s.slice(start, end), undefined, end < s.length, start);
+  const ctx = (start: number, end: number, kind: LineKind = "context") =>
+    p.line(display, lines.at(start), kind, s.slice(start, end), undefined, end < s.length, start);
   let lastEnd = -1; // end of the last printed line of this file
   for (let k = 0; k < spans.length; k++) {
     const span = spans[k]!;
@@ -78,7 +82,8 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
       const start = lastEnd + 1;
       let end = s.indexOf("\n", start);
       if (end < 0) end = s.length;
-      ctx(start, end);
+      const matches = next === undefined && o.limitReached && pat.line.test(s.slice(start, end));
+      ctx(start, end, matches ? "match" : "context");
       lastEnd = end;
     }
     if (p.full) return false;
@@ -101,14 +106,16 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
   }
   for (const line of splitLines(s, [span])) {
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
-    const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : ms.length === 0 ? 1 : undefined;
+    const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
     if (o.vimgrep && inLine.length > 0) {
-      const text = s.slice(line.start, line.end);
-      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, line.start);
+      const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
+      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, line.start, 1);
       continue;
     }
-    const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
-    p.line(display, lines.at(line.start), kind, text, col, line.end < s.length, line.start);
+    const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, o.crlf) : s.slice(line.start, line.end);
+    // A replaced line is ripgrep's own text: it ends with ripgrep's terminator (`\r\n` under --crlf).
+    const terminated = line.end < s.length && o.replace === undefined;
+    p.line(display, lines.at(line.start), kind, text, col, terminated, line.start, inLine.length);
   }
 }
 
@@ -117,7 +124,9 @@ function columnOf(s: string, lineStart: number, pos: number): number {
   return Buffer.byteLength(s.slice(lineStart, pos)) + 1;
 }
 
-function replaceIn(s: string, line: LineSpan, ms: readonly RegExpExecArray[], template: string): string {
+/** The line with each match replaced; a `\r` ending it is left for ripgrep's own terminator to restore. */
+function replaceIn(s: string, line: LineSpan, ms: readonly RegExpExecArray[], template: string, crlf = false): string {
+  if (crlf && s[line.end - 1] === "\r") line = { start: line.start, end: line.end - 1 };
   let out = "";
   let pos = line.start;
   for (const m of ms) {

@@ -128,9 +128,13 @@ export class FileSearch {
   /** `atLimit`: -m stopped the search, which ends --passthru at the last match. */
   private emitOptions(atLimit: boolean): EmitOptions {
     const o = this.o;
-    const ctx = (n: number) => (o.passthru ? Infinity : o.onlyMatching ? 0 : n);
+    const ctx = (n: number) => (o.passthru ? Infinity : n);
     const afterLast = o.passthru && atLimit ? 0 : ctx(o.after);
-    return { before: ctx(o.before), after: ctx(o.after), afterLast, onlyMatching: o.onlyMatching, replace: o.replace, column: o.column, vimgrep: o.vimgrep };
+    return {
+      before: ctx(o.before), after: ctx(o.after), afterLast, limitReached: atLimit && !o.invert,
+      onlyMatching: o.onlyMatching && !o.invert, // ripgrep prints -v -o lines whole
+      replace: o.replace, column: o.column, vimgrep: o.vimgrep, crlf: o.crlf,
+    };
   }
 
   private countMatches(s: string, spans: readonly LineSpan[]): number {

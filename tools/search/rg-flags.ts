@@ -68,6 +68,8 @@ export interface ParseState {
   explicitPattern: boolean;
   /** The context was last set by -C: a later -A or -B replaces it whole (the other side becomes 0). */
   contextFromC?: boolean;
+  /** -c or --count-matches was given: it beats -l and --files-without-match whatever the order. */
+  counting?: boolean;
 }
 
 export interface Flag {
@@ -120,10 +122,10 @@ export const FLAGS: Flag[] = [
   { long: "line-regexp", short: "x", apply: (o) => { o.lineRegexp = true; o.word = false; } },
   { long: "invert-match", short: "v", apply: (o) => { o.invert = true; } },
   { long: "only-matching", short: "o", apply: (o) => { o.onlyMatching = true; } },
-  { long: "files-with-matches", short: "l", apply: (o) => { o.mode = "files-with-matches"; } },
-  { long: "files-without-match", apply: (o) => { o.mode = "files-without-match"; } },
-  { long: "count", short: "c", apply: (o) => { o.mode = "count"; } },
-  { long: "count-matches", apply: (o) => { o.mode = "count-matches"; } },
+  { long: "files-with-matches", short: "l", apply: (o, _v, s) => { if (!s.counting) o.mode = "files-with-matches"; } },
+  { long: "files-without-match", apply: (o, _v, s) => { if (!s.counting) o.mode = "files-without-match"; } },
+  { long: "count", short: "c", apply: (o, _v, s) => { o.mode = "count"; s.counting = true; } },
+  { long: "count-matches", apply: (o, _v, s) => { o.mode = "count-matches"; s.counting = true; } },
   { long: "files", apply: (o) => { o.mode = "files"; } },
   { long: "type-list", apply: (o) => { o.mode = "type-list"; } },
   { long: "quiet", short: "q", apply: (o) => { o.quiet = true; } },
@@ -131,9 +133,10 @@ export const FLAGS: Flag[] = [
   { long: "type", short: "t", value: "TYPE", apply: (o, v) => { o.types.push(v); } },
   { long: "type-not", short: "T", value: "TYPE", apply: (o, v) => { o.typesNot.push(v); } },
   { long: "ignore-file", value: "PATH", apply: (o, v) => { o.ignoreFiles.push(v); } },
-  { long: "context", short: "C", value: "NUM", apply: (o, v, s) => { o.before = o.after = num(v); s.contextFromC = true; } },
-  { long: "after-context", short: "A", value: "NUM", apply: (o, v, s) => { if (s.contextFromC) o.before = 0; s.contextFromC = false; o.after = num(v); } },
-  { long: "before-context", short: "B", value: "NUM", apply: (o, v, s) => { if (s.contextFromC) o.after = 0; s.contextFromC = false; o.before = num(v); } },
+  // -C, -A/-B and --passthru override one another as in ripgrep 13: the later one wins whole.
+  { long: "context", short: "C", value: "NUM", apply: (o, v, s) => { o.before = o.after = num(v); s.contextFromC = true; o.passthru = false; } },
+  { long: "after-context", short: "A", value: "NUM", apply: (o, v, s) => { if (s.contextFromC) o.before = 0; s.contextFromC = false; o.after = num(v); o.passthru = false; } },
+  { long: "before-context", short: "B", value: "NUM", apply: (o, v, s) => { if (s.contextFromC) o.after = 0; s.contextFromC = false; o.before = num(v); o.passthru = false; } },
   { long: "passthru", apply: (o) => { o.passthru = true; } },
   { long: "passthrough", apply: (o) => { o.passthru = true; } },
   { long: "max-count", short: "m", value: "NUM", apply: (o, v) => { o.maxCount = num(v); } },

@@ -28,11 +28,12 @@ export type LineKind = "match" | "context";
 export interface LineSink {
   readonly full: boolean;
   group(display: string): void;
-  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated?: boolean, at?: number): boolean;
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated?: boolean, at?: number, matches?: number): boolean;
 }
 
 export class Printer implements LineSink {
   private printedGroup = false;
+  private groupFile: string | undefined;
   private headingFor: string | undefined;
   private anyHeading = false;
   private readonly matchSep: string;
@@ -55,18 +56,21 @@ export class Printer implements LineSink {
   /** Starts a group of adjacent lines of `display`: its heading, or the separator after an earlier group. */
   group(display: string): void {
     if (this.o.withFilename && this.o.heading) this.head(display);
-    if (this.o.contextEnabled && this.printedGroup && this.o.contextSep !== undefined) this.out.line(this.o.contextSep);
+    // ripgrep ends a separator inside one file with the --crlf terminator, one between files with "\n".
+    const end = this.groupFile === display ? this.eol : "\n";
+    if (this.o.contextEnabled && this.printedGroup && this.o.contextSep !== undefined) this.out.line(this.o.contextSep, end);
     this.printedGroup = true;
+    this.groupFile = display;
   }
 
   /** A match or context line; `column` is 1-based in bytes; `terminated`: a newline follows it in the file. */
-  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated = true): boolean {
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated = true, _at?: number, matches?: number): boolean {
     const sep = kind === "match" ? this.matchSep : this.ctxSep;
     let prefix = "";
     if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
     if (this.o.column && column !== undefined) prefix += column + sep;
-    return this.out.line(prefix + this.clip(text, kind, terminated), terminated ? "\n" : this.eol);
+    return this.out.line(prefix + this.clip(text, kind, terminated, matches), terminated ? "\n" : this.eol);
   }
 
   /** A path alone (-l, --files-without-match, --files). */
@@ -91,17 +95,19 @@ export class Printer implements LineSink {
   }
 
   /** -M: ripgrep measures the line with its terminator. */
-  private clip(text: string, kind: LineKind, terminated: boolean): string {
+  private clip(text: string, kind: LineKind, terminated: boolean, matches: number | undefined): string {
     const max = this.o.maxColumns;
     if (max === undefined || Buffer.byteLength(text) + (terminated ? 1 : 0) <= max) return text;
     if (this.o.maxColumnsPreview) return `${previewOf(text, max)} [... omitted end of long line]`;
-    return kind === "match" ? "[Omitted long matching line]" : "[Omitted long context line]";
+    if (kind === "context") return "[Omitted long context line]";
+    // ripgrep counts the matches only when it located them (for --column).
+    return this.o.column ? `[Omitted long line with ${matches ?? 0} matches]` : "[Omitted long matching line]";
   }
 
   private head(display: string): void {
     if (this.headingFor === display) return;
     if (this.anyHeading) this.out.line("");
-    this.out.line(this.shown(display));
+    this.out.line(this.shown(display), this.eol);
     this.headingFor = display;
     this.anyHeading = true;
     this.printedGroup = false; // ripgrep separates files by the blank line alone

@@ -136,7 +136,7 @@ export function runRg(o: RgOptions, env: RgEnv): number {
   const paths = o.paths.length > 0 ? o.paths : useStdin ? ["-"] : [""];
   const firstKind = paths[0] === "-" ? "stdin" : statOf(resolve(env.cwd, paths[0]!));
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
-  const contextEnabled = (o.before > 0 || o.after > 0) && !o.onlyMatching && !o.passthru; // passthru prints no separators
+  const contextEnabled = (o.before > 0 || o.after > 0) && !o.passthru; // passthru prints no separators
   const printer = new Printer(env.out, {
     withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
     contextEnabled, contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep,
