@@ -114,7 +114,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const { ShimOutput } = await import("../tools/search/shim-output.ts");
   const { runRg } = await import("../tools/search/rg-run.ts");
-  const maxFileBytes = 512 * 1024 * 1024;
+  const maxFileBytes = limits.RG_MAX_FILE_BYTES;
   const wantsStdin =
     (o.patternFiles.includes("-") || (o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list")) && stdinIsReadable();
   const stdin = wantsStdin ? await readStdin(maxFileBytes) : undefined;

@@ -73,6 +73,7 @@ export const LIMIT_SPECS = {
   CRATES_RETRY_BACKOFF_S: { value: 0.5, unit: "s", why: "first retry delay, doubled each retry (a Retry-After wins)" },
   CRATE_LOCK_STALE_S: { value: 30, unit: "s", why: "a download lock untouched this long is taken over (holders refresh it)" },
   MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
+  RG_MAX_FILE_BYTES: { value: 512 * MiB, unit: "bytes", why: "one file (or stdin) the built-in rg reads whole; larger files are skipped with a message" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
