@@ -125,7 +125,14 @@ export async function run(args: string[]): Promise<number> {
   };
   const out = new ShimOutput(emit, { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES }, "rg", HINT);
   const warn = (line: string) => process.stderr.write(line + "\n");
-  const code = runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes });
+  const parallel = { minFiles: limits.RG_PARALLEL_MIN_FILES, maxWorkers: limits.RG_MAX_WORKERS, batchFiles: limits.RG_BATCH_FILES };
+  let code: number;
+  try {
+    code = await runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes, parallel });
+  } catch (err) {
+    warn(err instanceof Error ? err.message : String(err));
+    code = 2;
+  }
   out.finish();
   await new Promise<void>((r) => (broken ? r() : process.stdout.write("", () => r())));
   return code;

@@ -74,6 +74,9 @@ export const LIMIT_SPECS = {
   CRATE_LOCK_STALE_S: { value: 30, unit: "s", why: "a download lock untouched this long is taken over (holders refresh it)" },
   MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
   RG_MAX_FILE_BYTES: { value: 512 * MiB, unit: "bytes", why: "one file (or stdin) the built-in rg reads whole; larger files are skipped with a message" },
+  RG_PARALLEL_MIN_FILES: { value: 2000, unit: "count", why: "files a built-in rg walk finds before it searches them on worker threads" },
+  RG_MAX_WORKERS: { value: 8, unit: "count", why: "worker threads of one built-in rg search (-j N asks for fewer)" },
+  RG_BATCH_FILES: { value: 128, unit: "count", why: "files sent to a built-in rg worker at a time" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;

@@ -166,6 +166,17 @@ describe("rg shim", () => {
     expect(r.stdout).toBe('    println!("{}", foo);\nfn helper_2(x: u32) {}\n');
   });
 
+  test("worker threads in the compiled binary print what one thread prints, in the same order", () => {
+    const many = { TENDRIL_RG_PARALLEL_MIN_FILES: "1", TENDRIL_RG_BATCH_FILES: "2" };
+    for (const args of [["-n", "foo"], ["-C1", "foo"], ["--heading", "-n", "foo"], ["-c", "foo"], ["-l", "o"], ["--files-without-match", "foo"]]) {
+      const one = shim(["-j1", ...args]);
+      const par = shim(["-j3", ...args], many);
+      expect(par.stdout).toBe(one.stdout);
+      expect(par.code).toBe(one.code);
+      expect(par.stderr).toBe(one.stderr);
+    }
+  });
+
   test("output stops at the line cap with a marker line, and the search still counts as a match", () => {
     const r = shim(["-n", "line", "docs/count.txt"], { TENDRIL_SHIM_OUTPUT_LINES: "5" });
     const lines = r.stdout.trimEnd().split("\n");

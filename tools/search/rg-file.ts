@@ -36,17 +36,25 @@ export class FileSearch {
   readonly stats: SearchStats = { matches: 0, matchedLines: 0, filesWithMatch: 0, filesSearched: 0, bytesSearched: 0 };
   private readonly reader = new FileReader();
   private readonly limit: number;
+  /** The required literals as bytes, encoded once rather than on every file. */
+  private readonly literalBytes: readonly Buffer[] | undefined;
 
   constructor(
     private readonly o: RgOptions,
     private readonly pat: CompiledPattern | undefined,
-    private readonly p: Printer,
+    private p: Printer,
     private readonly warn: (line: string) => void,
     private readonly maxFileBytes: number,
     private readonly isDone: () => boolean,
     private readonly json?: JsonPrinter,
   ) {
     this.limit = o.maxCount ?? Infinity;
+    this.literalBytes = pat?.literals?.map((l) => Buffer.from(l));
+  }
+
+  /** Prints through `p` from now on (a parallel worker starts each batch of files on a fresh printer). */
+  usePrinter(p: Printer): void {
+    this.p = p;
   }
 
   get done(): boolean {
@@ -74,7 +82,8 @@ export class FileSearch {
     const pat = this.pat!;
     this.stats.filesSearched++;
     const utf16 = isUtf16(buf);
-    const noMatch = !utf16 && pat.literals !== undefined && !o.invert && !o.passthru && !pat.literals.some((l) => buf.indexOf(l) >= 0);
+    const lits = this.literalBytes;
+    const noMatch = !utf16 && lits !== undefined && !o.invert && !o.passthru && !lits.some((l) => buf.indexOf(l) >= 0);
     const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
     const nul = checkNul ? buf.indexOf(0) : -1;
     if (nul >= 0 && !explicit && !o.binary) {

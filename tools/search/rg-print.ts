@@ -2,6 +2,7 @@
 // (separators configurable, `--null` after paths, `--path-separator`), the context separator between groups
 // (across files too), `--heading` blocks, `-M` long-line omission, and the -l/-c/--files lines.
 // Does not decide what matches (rg-search.ts, rg-emit.ts); writes only through the capped ShimOutput.
+import type { RgOptions } from "./rg-flags.ts";
 import type { ShimOutput } from "./shim-output.ts";
 
 export interface PrintOptions {
@@ -20,6 +21,16 @@ export interface PrintOptions {
   readonly maxColumnsPreview?: boolean;
   /** --crlf: lines ripgrep ends itself (counts, paths, -o) end in `\r\n`. */
   readonly crlf?: boolean;
+}
+
+/** The print options rg's flags ask for. */
+export function printOptionsFor(o: RgOptions, withFilename: boolean): PrintOptions {
+  return {
+    withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
+    contextEnabled: (o.before > 0 || o.after > 0) && !o.passthru, // passthru prints no separators
+    contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep, nullAfterPath: o.nullAfterPath,
+    pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview, crlf: o.crlf,
+  };
 }
 
 export type LineKind = "match" | "context";

@@ -12,6 +12,8 @@ export interface CompiledPattern {
   readonly line: RegExp;
   /** When every match must contain one of these exact strings (case-sensitive), files without them are skipped unread. */
   readonly literals: readonly string[] | undefined;
+  /** The patterns it was compiled from (a worker thread compiles them again). */
+  readonly patterns: string[];
 }
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
@@ -232,7 +234,7 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     const scan = canRewrite ? join(parts.map((p) => leadingRun(p.source, flags) ?? p.source)) : source;
     const required = o.patterns.map((p) => (o.fixed ? p : requiredLiteral(p)));
     const literals = !insensitive && required.length > 0 && required.every((l) => l) ? (required as string[]) : undefined;
-    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals };
+    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals, patterns: [...o.patterns] };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;

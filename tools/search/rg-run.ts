@@ -3,6 +3,7 @@
 // exit code (0 match, 1 none, 2 error). Does not parse arguments (rg-args.ts), search a file (rg-file.ts)
 // nor own the process (cli/rg.ts).
 import { readFileSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import ignore from "ignore";
 import { loadIgnoreFile, type Verdict } from "./ignore-rules.ts";
@@ -10,7 +11,8 @@ import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
 import { JsonPrinter } from "./rg-json.ts";
-import { Printer } from "./rg-print.ts";
+import { parallelFits, searchParallel } from "./rg-parallel.ts";
+import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import { typeList, typeMatcher } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
@@ -24,6 +26,8 @@ export interface RgEnv {
   readonly warn: (line: string) => void;
   /** Files larger than this are skipped with a message. */
   readonly maxFileBytes: number;
+  /** A walk of at least `minFiles` files is searched on up to `maxWorkers` threads, `batchFiles` at a time. */
+  readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number };
 }
 
 /** Expands `{a,b}` alternatives, which ripgrep's globs have and gitignore syntax lacks. */
@@ -110,7 +114,7 @@ function sorted(all: Subject[], o: RgOptions): Subject[] {
 }
 
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
-export function runRg(o: RgOptions, env: RgEnv): number {
+export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   const started = performance.now();
   if (o.mode === "type-list") {
     for (const line of typeList()) env.out.line(line);
@@ -136,18 +140,44 @@ export function runRg(o: RgOptions, env: RgEnv): number {
   const paths = o.paths.length > 0 ? o.paths : useStdin ? ["-"] : [""];
   const firstKind = paths[0] === "-" ? "stdin" : statOf(resolve(env.cwd, paths[0]!));
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
-  const contextEnabled = (o.before > 0 || o.after > 0) && !o.passthru; // passthru prints no separators
-  const printer = new Printer(env.out, {
-    withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
-    contextEnabled, contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep,
-    nullAfterPath: o.nullAfterPath, pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview,
-    crlf: o.crlf,
-  });
+  const printer = new Printer(env.out, printOptionsFor(o, withFilename));
   const json = o.json ? new JsonPrinter(env.out) : undefined;
   const run = new FileSearch(o, pat, printer, env.warn, env.maxFileBytes, () => env.out.capped, json);
   const stop = () => run.done;
   let list: Iterable<Subject> = subjects(o, env, walk, paths, stop);
   if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
+  // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
+  const workers = Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
+  const finish = (searched: boolean) => {
+    if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
+      run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
+      if (!o.noMessages) env.warn(NOTHING_SEARCHED);
+    }
+    const ms = performance.now() - started;
+    if (json) json.summary(ms);
+    else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
+    return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
+  };
+  if (env.parallel && workers > 1 && pat && parallelFits(o) && !useStdin && !paths.includes("-")) {
+    const all = [...list];
+    if (all.length >= env.parallel.minFiles) {
+      const files: [string, string, boolean][] = [];
+      for (const sub of all) {
+        if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
+        else {
+          run.errored = true;
+          if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
+        }
+      }
+      const job = { o, patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, files, workers, batchFiles: env.parallel.batchFiles, out: env.out, warn: env.warn };
+      return searchParallel(job).then((r) => {
+        run.matched ||= r.matched;
+        run.errored ||= r.errored;
+        return finish(true);
+      });
+    }
+    list = all;
+  }
   let searched = false;
   for (const sub of list) {
     searched = true;
@@ -159,14 +189,7 @@ export function runRg(o: RgOptions, env: RgEnv): number {
       if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
     }
   }
-  if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
-    run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
-    if (!o.noMessages) env.warn(NOTHING_SEARCHED);
-  }
-  const ms = performance.now() - started;
-  if (json) json.summary(ms);
-  else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
-  return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
+  return finish(searched);
 }
 
 /** ripgrep's --stats block, after the results. */
