@@ -121,6 +121,8 @@ const NEW_CASES: string[][] = [
   ["--no-config", "-n", "foo", "src"], ["-m1", "--passthru", "foo", "docs/read me.md"], ["-v", "-c", "foo", "src"], ["-w", "-x", "foo"],
   ["-x", "-w", "-c", "foo"], ["-F", "-x", "first", "noeol.txt"], ["-i", "-r", "Z", "FOO", "uni.txt"], ["-A1", "--column", "-n", "let", "src/main.rs"],
   ["-l", "--sort", "path", "foo"], ["--sort", "path", "-c", "foo"], ["-q", "foo"], ["-q", "zzz"], ["--json", "-e", "zzz"],
+  ["--no-ignore-vcs", "--files"], ["--no-ignore-dot", "-l", "foo"], ["--no-ignore-exclude", "--files"], ["--no-ignore-parent", "--files", "sub"],
+  ["--no-ignore-files", "--ignore-file", "cfg/extra.ignore", "--files"], ["--no-ignore-global", "--no-ignore-messages", "-l", "foo"],
   ["--json", "foo", "src"], ["--json", "-C1", "foo", "docs/read me.md"], ["--json", "-n", "foo", "uni.txt", "crlf.txt"],
   ["-e", "("], ["-t", "nope", "x"], ["-f", "nofile.txt"], ["foo", "nonexist", "src/lib.ts"], ["--stats", "-q", "foo", "src"],
 ];

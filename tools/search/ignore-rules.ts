@@ -26,6 +26,20 @@ export interface RuleFrame {
 
 const FILES = [".rgignore", ".ignore", ".gitignore"] as const;
 
+/** Which ignore files count (ripgrep's --no-ignore-dot, --no-ignore-vcs, --no-ignore-exclude, --no-ignore-parent). */
+export interface IgnoreSources {
+  /** `.ignore` and `.rgignore`. */
+  readonly dot: boolean;
+  /** `.gitignore` and `.git/info/exclude`. */
+  readonly vcs: boolean;
+  readonly exclude: boolean;
+  /** Ignore files in directories above a walk root. */
+  readonly parent: boolean;
+}
+
+export const ALL_SOURCES: IgnoreSources = { dot: true, vcs: true, exclude: true, parent: true };
+const NO_SOURCES: IgnoreSources = { dot: false, vcs: false, exclude: false, parent: false };
+
 function load(path: string): Ignore | undefined {
   let text: string;
   try {
@@ -68,11 +82,13 @@ export function frameFor(
   parent: RuleFrame | undefined,
   place: { prefix: string; strip: number },
   names?: ReadonlySet<string>,
+  use: IgnoreSources = ALL_SOURCES,
 ): RuleFrame {
   const has = (n: string) => (names ? names.has(n) : existsSync(join(abs, n)));
   const hasGit = has(".git");
-  const [custom, dotIgnore, git] = FILES.map((f) => (has(f) ? load(join(abs, f)) : undefined));
-  const exclude = hasGit ? load(join(gitCommonDir(join(abs, ".git")), "info", "exclude")) : undefined;
+  const wanted = [use.dot, use.dot, use.vcs];
+  const [custom, dotIgnore, git] = FILES.map((f, i) => (wanted[i] && has(f) ? load(join(abs, f)) : undefined));
+  const exclude = hasGit && use.vcs && use.exclude ? load(join(gitCommonDir(join(abs, ".git")), "info", "exclude")) : undefined;
   return {
     parent,
     hasGit,
@@ -86,7 +102,7 @@ export function frameFor(
 }
 
 /** Frames for the ancestors of a walk root, outermost first, so rules above the root apply too. */
-export function ancestorFrames(rootAbs: string): RuleFrame | undefined {
+export function ancestorFrames(rootAbs: string, use: IgnoreSources = ALL_SOURCES): RuleFrame | undefined {
   if (rootAbs === dirname(rootAbs)) return undefined;
   const chain: string[] = [];
   for (let d = dirname(rootAbs); ; d = dirname(d)) {
@@ -94,7 +110,8 @@ export function ancestorFrames(rootAbs: string): RuleFrame | undefined {
     if (dirname(d) === d) break;
   }
   let frame: RuleFrame | undefined;
-  for (const d of chain) frame = frameFor(d, frame, { prefix: relative(d, rootAbs) + "/", strip: 0 });
+  const above = use.parent ? use : NO_SOURCES; // still tells whether the root is inside a repository
+  for (const d of chain) frame = frameFor(d, frame, { prefix: relative(d, rootAbs) + "/", strip: 0 }, undefined, above);
   return frame;
 }
 

@@ -19,16 +19,15 @@ export interface SearchStats {
   bytesSearched: number;
 }
 
-/** The file's text, and whether it may still be checked for NUL bytes (UTF-16 has them as text). */
-export function decode(buf: Buffer): { text: string; transcoded: boolean } {
-  if (buf[0] === 0xff && buf[1] === 0xfe) return { text: new TextDecoder("utf-16le").decode(buf.subarray(2)), transcoded: true };
-  if (buf[0] === 0xfe && buf[1] === 0xff) return { text: new TextDecoder("utf-16be").decode(buf.subarray(2)), transcoded: true };
-  if (isAscii(buf)) return { text: buf.toString("latin1"), transcoded: false }; // one byte per char: fastest to build and scan
-  const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
-  return { text: buf.toString("utf8", bom), transcoded: false };
-}
-
 const isUtf16 = (buf: Buffer) => (buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff);
+
+/** The file's text: UTF-16 with a BOM transcoded, a UTF-8 BOM dropped, invalid UTF-8 as U+FFFD. */
+export function decode(buf: Buffer): string {
+  if (isUtf16(buf)) return new TextDecoder(buf[0] === 0xff ? "utf-16le" : "utf-16be").decode(buf.subarray(2));
+  if (isAscii(buf)) return buf.toString("latin1"); // one byte per char: fastest to build and scan
+  const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  return buf.toString("utf8", bom);
+}
 
 export class FileSearch {
   matched = false;
@@ -91,7 +90,7 @@ export class FileSearch {
       if (o.mode === "files-without-match") this.matched = true;
       return;
     }
-    let s = noMatch ? "" : decode(buf).text;
+    let s = noMatch ? "" : decode(buf);
     this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length; // ripgrep counts the transcoded bytes
     if (nul >= 0 && !noMatch) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
     const spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);

@@ -29,6 +29,12 @@ export interface RgOptions {
   ignoreFiles: string[];
   hidden: boolean;
   noIgnore: boolean;
+  noIgnoreDot: boolean;
+  noIgnoreVcs: boolean;
+  noIgnoreExclude: boolean;
+  noIgnoreParent: boolean;
+  /** --no-ignore-files: --ignore-file is disregarded, even given later. */
+  noIgnoreFiles: boolean;
   /** -a: no binary detection at all. */
   text: boolean;
   /** --binary (or -uuu): binary files found by walking are searched and reported like explicit ones. */
@@ -150,6 +156,16 @@ export const FLAGS: Flag[] = [
   { long: "no-hidden", apply: (o) => { o.hidden = false; } },
   { long: "no-ignore", apply: (o) => { o.noIgnore = true; } },
   { long: "ignore", apply: (o) => { o.noIgnore = false; } },
+  { long: "no-ignore-dot", apply: (o) => { o.noIgnoreDot = true; } },
+  { long: "no-ignore-vcs", apply: (o) => { o.noIgnoreVcs = true; } },
+  { long: "no-ignore-exclude", apply: (o) => { o.noIgnoreExclude = true; } },
+  { long: "no-ignore-parent", apply: (o) => { o.noIgnoreParent = true; } },
+  { long: "no-ignore-files", apply: (o) => { o.noIgnoreFiles = true; } },
+  { long: "ignore-files", apply: (o) => { o.noIgnoreFiles = false; } },
+  { long: "ignore-dot", apply: (o) => { o.noIgnoreDot = false; } },
+  { long: "ignore-vcs", apply: (o) => { o.noIgnoreVcs = false; } },
+  { long: "ignore-exclude", apply: (o) => { o.noIgnoreExclude = false; } },
+  { long: "ignore-parent", apply: (o) => { o.noIgnoreParent = false; } },
   {
     long: "unrestricted",
     short: "u",
@@ -202,6 +218,9 @@ export const FLAGS: Flag[] = [
   { long: "no-mmap", apply: accept },
   { long: "no-config", apply: accept },
   { long: "line-buffered", apply: accept },
+  // The built-in never reads git's global excludes file nor complains about ignore files.
+  { long: "no-ignore-global", apply: accept },
+  { long: "no-ignore-messages", apply: accept },
   { long: "block-buffered", apply: accept },
   { long: "help", short: "h", apply: (o) => { o.help = true; } },
   { long: "version", short: "V", apply: (o) => { o.version = true; } },
@@ -215,8 +234,7 @@ function pathSeparator(v: string): string {
 /** ripgrep 13's flags the built-in does not implement; they fail by name instead of answering differently. */
 export const REFUSED_LONG = new Set(
   ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine follow glob-case-insensitive iglob " +
-    "ignore-file-case-insensitive no-ignore-dot no-ignore-vcs no-ignore-exclude no-ignore-files no-ignore-global " +
-    "no-ignore-messages no-ignore-parent no-pcre2-unicode no-require-git no-unicode unicode null-data one-file-system " +
+    "ignore-file-case-insensitive no-pcre2-unicode no-require-git no-unicode unicode null-data one-file-system " +
     "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip trim type-add type-clear no-trim " +
     "no-search-zip no-follow no-byte-offset no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
     .split(" "),
@@ -228,7 +246,7 @@ export function defaultOptions(): RgOptions {
     patterns: [], patternFiles: [], paths: [], fixed: false, word: false, lineRegexp: false, caseMode: "sensitive",
     lineNumber: undefined, column: false, mode: "lines", quiet: false, invert: false, onlyMatching: false,
     before: 0, after: 0, passthru: false, globs: [], types: [], typesNot: [], ignoreFiles: [], hidden: false,
-    noIgnore: false, text: false, binary: false, maxCount: undefined, maxDepth: undefined, maxFilesize: undefined,
+    noIgnore: false, noIgnoreDot: false, noIgnoreVcs: false, noIgnoreExclude: false, noIgnoreParent: false, noIgnoreFiles: false, text: false, binary: false, maxCount: undefined, maxDepth: undefined, maxFilesize: undefined,
     maxColumns: undefined, maxColumnsPreview: false, withFilename: undefined, heading: false, noMessages: false,
     replace: undefined, nullAfterPath: false, fieldMatchSep: ":", fieldContextSep: "-", contextSep: "--",
     pathSep: undefined, vimgrep: false, includeZero: false, crlf: false, multiline: false, multilineDotall: false,

@@ -130,10 +130,11 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   }
   const types = typeMatcher(o.types, o.typesNot);
   if (!types.ok) return fail(env, types.message);
-  const extra = o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
+  const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
   const walk: WalkOptions = {
     hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(o.globs), types: types.verdict,
     explicitIgnores: extra.length > 0 ? extra : undefined,
+    sources: { dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
   };
   const readsStdin = o.patternFiles.includes("-");
   const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files" && !readsStdin;

@@ -3,7 +3,7 @@
 // symbolic links reported but never followed. Does not read files or decide what to print.
 import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import { relative } from "node:path";
-import { ancestorFrames, frameFor, ruleVerdict, type RuleFrame, type Verdict } from "./ignore-rules.ts";
+import { ancestorFrames, frameFor, ruleVerdict, type IgnoreSources, type RuleFrame, type Verdict } from "./ignore-rules.ts";
 
 export type EntryKind = "file" | "dir" | "symlink" | "other";
 
@@ -20,6 +20,8 @@ export interface WalkOptions {
   readonly types?: (name: string, isDir: boolean) => Verdict;
   /** --ignore-file rules: below every ignore file, in force even with noIgnore; get the absolute path. */
   readonly explicitIgnores?: readonly ((abs: string, isDir: boolean) => Verdict)[];
+  /** Which ignore files count; all unless ripgrep's --no-ignore-dot/-vcs/-exclude/-parent say otherwise. */
+  readonly sources?: IgnoreSources;
   /** Never list `.git` (tree); ripgrep lists it with --hidden. */
   readonly skipGitDir?: boolean;
 }
@@ -64,7 +66,7 @@ export function rootHandle(abs: string, display: string, cwd: string, opts: Walk
     display,
     globPath: inside ? fromCwd : "",
     depth: 0,
-    frame: opts.noIgnore ? undefined : ancestorFrames(abs),
+    frame: opts.noIgnore ? undefined : ancestorFrames(abs, opts.sources),
   };
 }
 
@@ -108,7 +110,7 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
     return [];
   }
   const names = new Set(dirents.map((d) => d.name));
-  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names);
+  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names, opts.sources);
   const depth = h.depth + 1;
   const out: WalkEntry[] = [];
   for (const d of dirents) {
