@@ -123,6 +123,8 @@ const NEW_CASES: string[][] = [
   ["-l", "--sort", "path", "foo"], ["--sort", "path", "-c", "foo"], ["-q", "foo"], ["-q", "zzz"], ["--json", "-e", "zzz"],
   ["--no-ignore-vcs", "--files"], ["--no-ignore-dot", "-l", "foo"], ["--no-ignore-exclude", "--files"], ["--no-ignore-parent", "--files", "sub"],
   ["--no-ignore-files", "--ignore-file", "cfg/extra.ignore", "--files"], ["--no-ignore-global", "--no-ignore-messages", "-l", "foo"],
+  ["--iglob", "*.RS", "fn"], ["--glob-case-insensitive", "-g", "*.MD", "-l", "foo"], ["--iglob=!*.PY", "-l", "foo"],
+  ["--trim", "-n", "foo", "src"], ["--trim", "-C1", "let", "src/main.rs"], ["--trim", "-o", "fo+", "src/main.rs"],
   ["--json", "foo", "src"], ["--json", "-C1", "foo", "docs/read me.md"], ["--json", "-n", "foo", "uni.txt", "crlf.txt"],
   ["-e", "("], ["-t", "nope", "x"], ["-f", "nofile.txt"], ["foo", "nonexist", "src/lib.ts"], ["--stats", "-q", "foo", "src"],
 ];

@@ -24,6 +24,9 @@ export interface RgOptions {
   after: number;
   passthru: boolean;
   globs: string[];
+  /** Indexes of `globs` given with --iglob. */
+  caselessGlobs: Set<number>;
+  globCaseInsensitive: boolean;
   types: string[];
   typesNot: string[];
   ignoreFiles: string[];
@@ -56,6 +59,8 @@ export interface RgOptions {
   contextSep: string | undefined;
   pathSep: string | undefined;
   vimgrep: boolean;
+  /** --trim: leading ASCII whitespace off each printed line. */
+  trim: boolean;
   includeZero: boolean;
   crlf: boolean;
   multiline: boolean;
@@ -136,6 +141,9 @@ export const FLAGS: Flag[] = [
   { long: "type-list", apply: (o) => { o.mode = "type-list"; } },
   { long: "quiet", short: "q", apply: (o) => { o.quiet = true; } },
   { long: "glob", short: "g", value: "GLOB", apply: (o, v) => { o.globs.push(v); } },
+  { long: "iglob", value: "GLOB", apply: (o, v) => { o.globs.push(v); o.caselessGlobs.add(o.globs.length - 1); } },
+  { long: "glob-case-insensitive", apply: (o) => { o.globCaseInsensitive = true; } },
+  { long: "no-glob-case-insensitive", apply: (o) => { o.globCaseInsensitive = false; } },
   { long: "type", short: "t", value: "TYPE", apply: (o, v) => { o.types.push(v); } },
   { long: "type-not", short: "T", value: "TYPE", apply: (o, v) => { o.typesNot.push(v); } },
   { long: "ignore-file", value: "PATH", apply: (o, v) => { o.ignoreFiles.push(v); } },
@@ -194,6 +202,8 @@ export const FLAGS: Flag[] = [
   { long: "no-context-separator", apply: (o) => { o.contextSep = undefined; } },
   { long: "path-separator", value: "SEP", apply: (o, v) => { o.pathSep = pathSeparator(unescapeSep(v)); } },
   { long: "vimgrep", apply: (o) => { o.vimgrep = true; } },
+  { long: "trim", apply: (o) => { o.trim = true; } },
+  { long: "no-trim", apply: (o) => { o.trim = false; } },
   { long: "include-zero", apply: (o) => { o.includeZero = true; } },
   { long: "no-include-zero", apply: (o) => { o.includeZero = false; } },
   { long: "crlf", apply: (o) => { o.crlf = true; } },
@@ -233,9 +243,9 @@ function pathSeparator(v: string): string {
 
 /** ripgrep 13's flags the built-in does not implement; they fail by name instead of answering differently. */
 export const REFUSED_LONG = new Set(
-  ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine follow glob-case-insensitive iglob " +
+  ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine follow " +
     "ignore-file-case-insensitive no-pcre2-unicode no-require-git no-unicode unicode null-data one-file-system " +
-    "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip trim type-add type-clear no-trim " +
+    "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip type-add type-clear " +
     "no-search-zip no-follow no-byte-offset no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
     .split(" "),
 );
@@ -245,11 +255,11 @@ export function defaultOptions(): RgOptions {
   return {
     patterns: [], patternFiles: [], paths: [], fixed: false, word: false, lineRegexp: false, caseMode: "sensitive",
     lineNumber: undefined, column: false, mode: "lines", quiet: false, invert: false, onlyMatching: false,
-    before: 0, after: 0, passthru: false, globs: [], types: [], typesNot: [], ignoreFiles: [], hidden: false,
+    before: 0, after: 0, passthru: false, globs: [], caselessGlobs: new Set(), globCaseInsensitive: false, types: [], typesNot: [], ignoreFiles: [], hidden: false,
     noIgnore: false, noIgnoreDot: false, noIgnoreVcs: false, noIgnoreExclude: false, noIgnoreParent: false, noIgnoreFiles: false, text: false, binary: false, maxCount: undefined, maxDepth: undefined, maxFilesize: undefined,
     maxColumns: undefined, maxColumnsPreview: false, withFilename: undefined, heading: false, noMessages: false,
     replace: undefined, nullAfterPath: false, fieldMatchSep: ":", fieldContextSep: "-", contextSep: "--",
-    pathSep: undefined, vimgrep: false, includeZero: false, crlf: false, multiline: false, multilineDotall: false,
+    pathSep: undefined, vimgrep: false, trim: false, includeZero: false, crlf: false, multiline: false, multilineDotall: false,
     json: false, stats: false, sort: "none", sortReverse: false, threads: undefined, help: false, version: false,
   };
 }

@@ -19,6 +19,7 @@ export interface PrintOptions {
   readonly pathSep?: string;
   readonly maxColumns?: number;
   readonly maxColumnsPreview?: boolean;
+  readonly trim?: boolean;
   /** --crlf: lines ripgrep ends itself (counts, paths, -o) end in `\r\n`. */
   readonly crlf?: boolean;
 }
@@ -29,7 +30,7 @@ export function printOptionsFor(o: RgOptions, withFilename: boolean): PrintOptio
     withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
     contextEnabled: (o.before > 0 || o.after > 0) && !o.passthru, // passthru prints no separators
     contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep, nullAfterPath: o.nullAfterPath,
-    pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview, crlf: o.crlf,
+    pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview, crlf: o.crlf, trim: o.trim,
   };
 }
 
@@ -81,7 +82,8 @@ export class Printer implements LineSink {
     if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
     if (this.o.column && column !== undefined) prefix += column + sep;
-    return this.out.line(prefix + this.clip(text, kind, terminated, matches), terminated ? "\n" : this.eol);
+    const shown = this.o.trim ? text.replace(/^[\t\n\v\f\r ]+/, "") : text;
+    return this.out.line(prefix + this.clip(shown, kind, terminated, matches), terminated ? "\n" : this.eol);
   }
 
   /** A path alone (-l, --files-without-match, --files). */

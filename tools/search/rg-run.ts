@@ -38,6 +38,28 @@ export function expandBraces(glob: string): string[] {
   return m[1]!.split(",").flatMap((alt) => expandBraces(head + alt + tail));
 }
 
+/** A glob matching regardless of case (--iglob, --glob-case-insensitive): each letter becomes `[xX]`. */
+export function caseless(glob: string): string {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "\\") {
+      out += glob.slice(i, i + 2);
+      i++;
+    } else if (c === "[") {
+      const end = glob.indexOf("]", i + 2);
+      const cls = end < 0 ? glob.slice(i) : glob.slice(i, end + 1);
+      out += cls.replace(/\p{L}/gu, (l) => l.toLowerCase() + l.toUpperCase());
+      i += cls.length - 1;
+    } else {
+      const lo = c.toLowerCase();
+      const up = c.toUpperCase();
+      out += lo === up ? c : `[${lo}${up}]`;
+    }
+  }
+  return out;
+}
+
 /** ripgrep's -g: a match of a glob keeps the path, of a `!glob` drops it; with any plain glob, other files drop. */
 export function globVerdict(globs: readonly string[]): ((path: string, isDir: boolean) => Verdict) | undefined {
   if (globs.length === 0) return undefined;
@@ -132,7 +154,7 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   if (!types.ok) return fail(env, types.message);
   const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
   const walk: WalkOptions = {
-    hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(o.globs), types: types.verdict,
+    hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(o.globs.map((g, i) => (o.globCaseInsensitive || o.caselessGlobs.has(i) ? caseless(g) : g))), types: types.verdict,
     explicitIgnores: extra.length > 0 ? extra : undefined,
     sources: { dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
   };
@@ -148,7 +170,7 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   let list: Iterable<Subject> = subjects(o, env, walk, paths, stop);
   if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
   // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
-  const workers = Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
+  const workers = () => Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
   const finish = (searched: boolean) => {
     if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
       run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
@@ -159,7 +181,7 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
     return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
   };
-  if (env.parallel && workers > 1 && pat && parallelFits(o) && !useStdin && !paths.includes("-")) {
+  if (env.parallel && pat && parallelFits(o) && !useStdin && !paths.includes("-") && workers() > 1) {
     const all = [...list];
     if (all.length >= env.parallel.minFiles) {
       const files: [string, string, boolean][] = [];
@@ -170,7 +192,7 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
           if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
         }
       }
-      const job = { o, patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, files, workers, batchFiles: env.parallel.batchFiles, out: env.out, warn: env.warn };
+      const job = { o, patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, files, workers: workers(), batchFiles: env.parallel.batchFiles, out: env.out, warn: env.warn };
       return searchParallel(job).then((r) => {
         run.matched ||= r.matched;
         run.errored ||= r.errored;
