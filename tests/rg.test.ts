@@ -125,6 +125,8 @@ const NEW_CASES: string[][] = [
   ["--no-ignore-files", "--ignore-file", "cfg/extra.ignore", "--files"], ["--no-ignore-global", "--no-ignore-messages", "-l", "foo"],
   ["--iglob", "*.RS", "fn"], ["--glob-case-insensitive", "-g", "*.MD", "-l", "foo"], ["--iglob=!*.PY", "-l", "foo"],
   ["--trim", "-n", "foo", "src"], ["--trim", "-C1", "let", "src/main.rs"], ["--trim", "-o", "fo+", "src/main.rs"],
+  ["--type-add", "web:*.{md,ts}", "-t", "web", "-l", "foo"], ["--type-add=src:include:rust,py", "-tsrc", "foo"],
+  ["--type-clear", "md", "--type-add", "md:*.txt", "-t", "md", "-l", "foo"], ["--type-add", "bad", "foo"],
   ["--json", "foo", "src"], ["--json", "-C1", "foo", "docs/read me.md"], ["--json", "-n", "foo", "uni.txt", "crlf.txt"],
   ["-e", "("], ["-t", "nope", "x"], ["-f", "nofile.txt"], ["foo", "nonexist", "src/lib.ts"], ["--stats", "-q", "foo", "src"],
 ];
@@ -150,7 +152,7 @@ describe("rg shim", () => {
   });
 
   test("a ripgrep flag the built-in lacks is refused by name with exit 2, never answered differently", () => {
-    for (const flag of ["--pcre2", "-P", "--follow", "--type-add=x:*.x", "--search-zip", "--byte-offset"]) {
+    for (const flag of ["--pcre2", "-P", "--follow", "-L", "--search-zip", "--byte-offset", "--encoding=latin1"]) {
       const r = shim([flag, "foo"]);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe("");

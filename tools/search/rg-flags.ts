@@ -1,5 +1,6 @@
 // Owns the built-in rg's flag table: every supported flag with ripgrep's short and long spelling and what it
 // sets in RgOptions, plus ripgrep's flags the built-in refuses by name. Does not read argv (rg-args.ts).
+import type { TypeChange } from "./rg-types.ts";
 
 export type CaseMode = "sensitive" | "insensitive" | "smart";
 export type OutputMode = "lines" | "files-with-matches" | "files-without-match" | "count" | "count-matches" | "files" | "type-list";
@@ -29,6 +30,7 @@ export interface RgOptions {
   globCaseInsensitive: boolean;
   types: string[];
   typesNot: string[];
+  typeChanges: TypeChange[];
   ignoreFiles: string[];
   hidden: boolean;
   noIgnore: boolean;
@@ -146,6 +148,8 @@ export const FLAGS: Flag[] = [
   { long: "no-glob-case-insensitive", apply: (o) => { o.globCaseInsensitive = false; } },
   { long: "type", short: "t", value: "TYPE", apply: (o, v) => { o.types.push(v); } },
   { long: "type-not", short: "T", value: "TYPE", apply: (o, v) => { o.typesNot.push(v); } },
+  { long: "type-add", value: "TYPE", apply: (o, v) => { o.typeChanges.push({ kind: "add", value: v }); } },
+  { long: "type-clear", value: "TYPE", apply: (o, v) => { o.typeChanges.push({ kind: "clear", value: v }); } },
   { long: "ignore-file", value: "PATH", apply: (o, v) => { o.ignoreFiles.push(v); } },
   // -C, -A/-B and --passthru override one another as in ripgrep 13: the later one wins whole.
   { long: "context", short: "C", value: "NUM", apply: (o, v, s) => { o.before = o.after = num(v); s.contextFromC = true; o.passthru = false; } },
@@ -245,7 +249,7 @@ function pathSeparator(v: string): string {
 export const REFUSED_LONG = new Set(
   ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine follow " +
     "ignore-file-case-insensitive no-pcre2-unicode no-require-git no-unicode unicode null-data one-file-system " +
-    "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip type-add type-clear " +
+    "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip " +
     "no-search-zip no-follow no-byte-offset no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
     .split(" "),
 );
@@ -255,7 +259,7 @@ export function defaultOptions(): RgOptions {
   return {
     patterns: [], patternFiles: [], paths: [], fixed: false, word: false, lineRegexp: false, caseMode: "sensitive",
     lineNumber: undefined, column: false, mode: "lines", quiet: false, invert: false, onlyMatching: false,
-    before: 0, after: 0, passthru: false, globs: [], caselessGlobs: new Set(), globCaseInsensitive: false, types: [], typesNot: [], ignoreFiles: [], hidden: false,
+    before: 0, after: 0, passthru: false, globs: [], caselessGlobs: new Set(), globCaseInsensitive: false, types: [], typesNot: [], typeChanges: [], ignoreFiles: [], hidden: false,
     noIgnore: false, noIgnoreDot: false, noIgnoreVcs: false, noIgnoreExclude: false, noIgnoreParent: false, noIgnoreFiles: false, text: false, binary: false, maxCount: undefined, maxDepth: undefined, maxFilesize: undefined,
     maxColumns: undefined, maxColumnsPreview: false, withFilename: undefined, heading: false, noMessages: false,
     replace: undefined, nullAfterPath: false, fieldMatchSep: ":", fieldContextSep: "-", contextSep: "--",

@@ -14,7 +14,7 @@ import { JsonPrinter } from "./rg-json.ts";
 import { parallelFits, searchParallel } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
-import { typeList, typeMatcher } from "./rg-types.ts";
+import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
 import { rootHandle, walkFiles, type WalkOptions } from "./walk.ts";
 
@@ -138,8 +138,10 @@ function sorted(all: Subject[], o: RgOptions): Subject[] {
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
 export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   const started = performance.now();
+  const table = typeTable(o.typeChanges);
+  if (typeof table === "string") return fail(env, table);
   if (o.mode === "type-list") {
-    for (const line of typeList()) env.out.line(line);
+    for (const line of typeList(table)) env.out.line(line);
     return 0;
   }
   let pat: CompiledPattern | undefined;
@@ -150,7 +152,7 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     if (typeof compiled === "string") return fail(env, compiled);
     pat = compiled;
   }
-  const types = typeMatcher(o.types, o.typesNot);
+  const types = typeMatcher(o.types, o.typesNot, table);
   if (!types.ok) return fail(env, types.message);
   const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
   const walk: WalkOptions = {
