@@ -5,13 +5,13 @@
 import { readFileSync, statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import ignore from "ignore";
-import { loadIgnoreFile, type Verdict } from "./ignore-rules.ts";
+import { loadIgnoreFile } from "./ignore-rules.ts";
+import { caseless, globVerdict } from "./rg-globs.ts";
 import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
 import { JsonPrinter } from "./rg-json.ts";
-import { parallelFits, searchParallel } from "./rg-parallel.ts";
+import { parallelFits, searchParallel, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
@@ -30,53 +30,6 @@ export interface RgEnv {
   readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number };
 }
 
-/** Expands `{a,b}` alternatives, which ripgrep's globs have and gitignore syntax lacks. */
-export function expandBraces(glob: string): string[] {
-  const m = /\{([^{}]*)\}/.exec(glob);
-  if (!m) return [glob];
-  const [head, tail] = [glob.slice(0, m.index), glob.slice(m.index + m[0].length)];
-  return m[1]!.split(",").flatMap((alt) => expandBraces(head + alt + tail));
-}
-
-/** A glob matching regardless of case (--iglob, --glob-case-insensitive): each letter becomes `[xX]`. */
-export function caseless(glob: string): string {
-  let out = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === "\\") {
-      out += glob.slice(i, i + 2);
-      i++;
-    } else if (c === "[") {
-      const end = glob.indexOf("]", i + 2);
-      const cls = end < 0 ? glob.slice(i) : glob.slice(i, end + 1);
-      out += cls.replace(/\p{L}/gu, (l) => l.toLowerCase() + l.toUpperCase());
-      i += cls.length - 1;
-    } else {
-      const lo = c.toLowerCase();
-      const up = c.toUpperCase();
-      out += lo === up ? c : `[${lo}${up}]`;
-    }
-  }
-  return out;
-}
-
-/** ripgrep's -g: a match of a glob keeps the path, of a `!glob` drops it; with any plain glob, other files drop. */
-export function globVerdict(globs: readonly string[]): ((path: string, isDir: boolean) => Verdict) | undefined {
-  if (globs.length === 0) return undefined;
-  const ig = ignore({ ignorecase: false }).add(globs.flatMap(expandBraces));
-  const anyPlain = globs.some((g) => !g.startsWith("!"));
-  return (path, isDir) => {
-    let r: ReturnType<typeof ig.test>;
-    try {
-      r = ig.test(isDir ? `${path}/` : path);
-    } catch {
-      return undefined;
-    }
-    if (r.ignored) return "whitelist";
-    if (r.unignored) return "ignore";
-    return anyPlain && !isDir ? "ignore" : undefined;
-  };
-}
 
 const NOTHING_SEARCHED =
   "No files were searched, which means ripgrep probably applied a filter you didn't expect.\n" +
@@ -135,6 +88,54 @@ function sorted(all: Subject[], o: RgOptions): Subject[] {
   return keyed.map(([, s]) => s);
 }
 
+/** The compiled patterns (-e, positional, -f files), or the message that says why they cannot be. */
+function compileFor(o: RgOptions, env: RgEnv): CompiledPattern | string {
+  const patterns = patternsFrom(o, env);
+  if (typeof patterns === "string") return patterns;
+  return compilePatterns({ ...o, patterns, multilineDotall: o.multiline && o.multilineDotall });
+}
+
+function walkOptionsFor(o: RgOptions, env: RgEnv, types: WalkOptions["types"]): WalkOptions {
+  const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
+  const globs = o.globs.map((g, i) => (o.globCaseInsensitive || o.caselessGlobs.has(i) ? caseless(g) : g));
+  return {
+    hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(globs), types,
+    explicitIgnores: extra.length > 0 ? extra : undefined,
+    sources: { dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
+  };
+}
+
+/** A path that could not be searched: an error, said unless --no-messages. */
+function failed(run: FileSearch, o: RgOptions, env: RgEnv, sub: Subject): void {
+  run.errored = true;
+  if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
+}
+
+/** Searches the subjects on this thread; true when there was at least one. */
+function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, env: RgEnv): boolean {
+  let searched = false;
+  for (const sub of list) {
+    searched = true;
+    if (run.done) break;
+    if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
+    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit);
+    else failed(run, o, env, sub);
+  }
+  return searched;
+}
+
+/** Searches the subjects on worker threads (see rg-parallel.ts), folding their outcome into `run`. */
+async function searchOnWorkers(all: Subject[], run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "files" | "o" | "out" | "warn">): Promise<void> {
+  const files: ParallelJob["files"][number][] = [];
+  for (const sub of all) {
+    if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
+    else failed(run, o, env, sub);
+  }
+  const r = await searchParallel({ ...job, o, files, out: env.out, warn: env.warn });
+  run.matched ||= r.matched;
+  run.errored ||= r.errored;
+}
+
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
 export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   const started = performance.now();
@@ -144,35 +145,19 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     for (const line of typeList(table)) env.out.line(line);
     return 0;
   }
-  let pat: CompiledPattern | undefined;
-  if (o.mode !== "files") {
-    const patterns = patternsFrom(o, env);
-    if (typeof patterns === "string") return fail(env, patterns);
-    const compiled = compilePatterns({ ...o, patterns, multilineDotall: o.multiline && o.multilineDotall });
-    if (typeof compiled === "string") return fail(env, compiled);
-    pat = compiled;
-  }
+  const pat = o.mode === "files" ? undefined : compileFor(o, env);
+  if (typeof pat === "string") return fail(env, pat);
   const types = typeMatcher(o.types, o.typesNot, table);
   if (!types.ok) return fail(env, types.message);
-  const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
-  const walk: WalkOptions = {
-    hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(o.globs.map((g, i) => (o.globCaseInsensitive || o.caselessGlobs.has(i) ? caseless(g) : g))), types: types.verdict,
-    explicitIgnores: extra.length > 0 ? extra : undefined,
-    sources: { dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
-  };
-  const readsStdin = o.patternFiles.includes("-");
-  const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files" && !readsStdin;
+  const walk = walkOptionsFor(o, env, types.verdict);
+  const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files" && !o.patternFiles.includes("-");
   const paths = o.paths.length > 0 ? o.paths : useStdin ? ["-"] : [""];
   const firstKind = paths[0] === "-" ? "stdin" : statOf(resolve(env.cwd, paths[0]!));
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
-  const printer = new Printer(env.out, printOptionsFor(o, withFilename));
   const json = o.json ? new JsonPrinter(env.out) : undefined;
-  const run = new FileSearch(o, pat, printer, env.warn, env.maxFileBytes, () => env.out.capped, json);
-  const stop = () => run.done;
-  let list: Iterable<Subject> = subjects(o, env, walk, paths, stop);
+  const run = new FileSearch(o, pat, new Printer(env.out, printOptionsFor(o, withFilename)), env.warn, env.maxFileBytes, () => env.out.capped, json);
+  let list: Iterable<Subject> = subjects(o, env, walk, paths, () => run.done);
   if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
-  // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
-  const workers = () => Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
   const finish = (searched: boolean) => {
     if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
       run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
@@ -183,38 +168,17 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
     return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
   };
-  if (env.parallel && pat && parallelFits(o) && !useStdin && !paths.includes("-") && workers() > 1) {
+  // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
+  const workers = () => Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
+  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() > 1) {
     const all = [...list];
     if (all.length >= env.parallel.minFiles) {
-      const files: [string, string, boolean][] = [];
-      for (const sub of all) {
-        if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
-        else {
-          run.errored = true;
-          if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
-        }
-      }
-      const job = { o, patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, files, workers: workers(), batchFiles: env.parallel.batchFiles, out: env.out, warn: env.warn };
-      return searchParallel(job).then((r) => {
-        run.matched ||= r.matched;
-        run.errored ||= r.errored;
-        return finish(true);
-      });
+      const job = { patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), batchFiles: env.parallel.batchFiles };
+      return searchOnWorkers(all, run, o, env, job).then(() => finish(true));
     }
     list = all;
   }
-  let searched = false;
-  for (const sub of list) {
-    searched = true;
-    if (run.done) break;
-    if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
-    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit);
-    else {
-      run.errored = true;
-      if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
-    }
-  }
-  return finish(searched);
+  return finish(searchInline(list, run, o, env));
 }
 
 /** ripgrep's --stats block, after the results. */
