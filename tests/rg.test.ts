@@ -60,6 +60,11 @@ beforeAll(() => {
   write("cfg/extra.ignore", "*.py\ncount.txt\n");
   write("long.txt", `short foo\n${"x".repeat(60)} foo ${"y".repeat(40)} foo\nctx\n`);
   write("utf16.txt", Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("hello foo\nbar\nfoo end\n", "utf16le")]));
+  write("linked/real/x.txt", "foo linked\n");
+  symlinkSync("real", join(root, "linked", "to-real"));
+  symlinkSync("nowhere", join(root, "linked", "broken"));
+  symlinkSync("..", join(root, "linked", "real", "loop"));
+  symlinkSync("real/x.txt", join(root, "linked", "file-link"));
   write("docs/count.txt", Array.from({ length: 30 }, (_, i) => `line ${i} ${i % 3 === 0 ? "foo" : "bar"}`).join("\n") + "\n");
 });
 
@@ -127,6 +132,7 @@ const NEW_CASES: string[][] = [
   ["--trim", "-n", "foo", "src"], ["--trim", "-C1", "let", "src/main.rs"], ["--trim", "-o", "fo+", "src/main.rs"],
   ["--type-add", "web:*.{md,ts}", "-t", "web", "-l", "foo"], ["--type-add=src:include:rust,py", "-tsrc", "foo"],
   ["--type-clear", "md", "--type-add", "md:*.txt", "-t", "md", "-l", "foo"], ["--type-add", "bad", "foo"],
+  ["-L", "foo", "linked"], ["-L", "--files", "linked"], ["--follow", "-c", "foo", "linked"], ["foo", "linked"], ["-L", "-l", "linked"],
   ["--json", "foo", "src"], ["--json", "-C1", "foo", "docs/read me.md"], ["--json", "-n", "foo", "uni.txt", "crlf.txt"],
   ["-e", "("], ["-t", "nope", "x"], ["-f", "nofile.txt"], ["foo", "nonexist", "src/lib.ts"], ["--stats", "-q", "foo", "src"],
 ];
@@ -152,7 +158,7 @@ describe("rg shim", () => {
   });
 
   test("a ripgrep flag the built-in lacks is refused by name with exit 2, never answered differently", () => {
-    for (const flag of ["--pcre2", "-P", "--follow", "-L", "--search-zip", "--byte-offset", "--encoding=latin1"]) {
+    for (const flag of ["--pcre2", "-P", "--search-zip", "-z", "--byte-offset", "--encoding=latin1"]) {
       const r = shim([flag, "foo"]);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe("");

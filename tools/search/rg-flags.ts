@@ -33,6 +33,7 @@ export interface RgOptions {
   typeChanges: TypeChange[];
   ignoreFiles: string[];
   hidden: boolean;
+  follow: boolean;
   noIgnore: boolean;
   noIgnoreDot: boolean;
   noIgnoreVcs: boolean;
@@ -165,6 +166,8 @@ export const FLAGS: Flag[] = [
   { long: "max-columns-preview", apply: (o) => { o.maxColumnsPreview = true; } },
   { long: "no-max-columns-preview", apply: (o) => { o.maxColumnsPreview = false; } },
   { long: "hidden", short: ".", apply: (o) => { o.hidden = true; } },
+  { long: "follow", short: "L", apply: (o) => { o.follow = true; } },
+  { long: "no-follow", apply: (o) => { o.follow = false; } },
   { long: "no-hidden", apply: (o) => { o.hidden = false; } },
   { long: "no-ignore", apply: (o) => { o.noIgnore = true; } },
   { long: "ignore", apply: (o) => { o.noIgnore = false; } },
@@ -247,19 +250,19 @@ function pathSeparator(v: string): string {
 
 /** ripgrep 13's flags the built-in does not implement; they fail by name instead of answering differently. */
 export const REFUSED_LONG = new Set(
-  ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine follow " +
+  ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine " +
     "ignore-file-case-insensitive no-pcre2-unicode no-require-git no-unicode unicode null-data one-file-system " +
     "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip " +
-    "no-search-zip no-follow no-byte-offset no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
+    "no-search-zip no-byte-offset no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
     .split(" "),
 );
-export const REFUSED_SHORT: Record<string, string> = { b: "byte-offset", E: "encoding", L: "follow", P: "pcre2", p: "pretty", z: "search-zip" };
+export const REFUSED_SHORT: Record<string, string> = { b: "byte-offset", E: "encoding", P: "pcre2", p: "pretty", z: "search-zip" };
 
 export function defaultOptions(): RgOptions {
   return {
     patterns: [], patternFiles: [], paths: [], fixed: false, word: false, lineRegexp: false, caseMode: "sensitive",
     lineNumber: undefined, column: false, mode: "lines", quiet: false, invert: false, onlyMatching: false,
-    before: 0, after: 0, passthru: false, globs: [], caselessGlobs: new Set(), globCaseInsensitive: false, types: [], typesNot: [], typeChanges: [], ignoreFiles: [], hidden: false,
+    before: 0, after: 0, passthru: false, globs: [], caselessGlobs: new Set(), globCaseInsensitive: false, types: [], typesNot: [], typeChanges: [], ignoreFiles: [], hidden: false, follow: false,
     noIgnore: false, noIgnoreDot: false, noIgnoreVcs: false, noIgnoreExclude: false, noIgnoreParent: false, noIgnoreFiles: false, text: false, binary: false, maxCount: undefined, maxDepth: undefined, maxFilesize: undefined,
     maxColumns: undefined, maxColumnsPreview: false, withFilename: undefined, heading: false, noMessages: false,
     replace: undefined, nullAfterPath: false, fieldMatchSep: ":", fieldContextSep: "-", contextSep: "--",

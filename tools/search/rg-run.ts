@@ -56,7 +56,10 @@ interface Subject {
   display: string;
   explicit: boolean;
   stdin?: boolean;
+  /** Why it cannot be searched: printed after its path. */
   error?: string;
+  /** A whole message instead (-L's broken links and loops). */
+  message?: string;
 }
 
 /** Every file to search, in ripgrep's order; collected first only when a sort needs them all. */
@@ -67,7 +70,9 @@ function* subjects(o: RgOptions, env: RgEnv, walk: WalkOptions, paths: string[],
     const kind = p === "-" ? "stdin" : statOf(abs);
     if (kind === "stdin") yield { abs, display: "<stdin>", explicit: true, stdin: true };
     else if (kind === "dir") {
-      for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) yield { abs: e.abs, display: e.display, explicit: false };
+      for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) {
+        yield { abs: e.abs, display: e.display, explicit: false, ...(e.message === undefined ? {} : { error: e.message, message: e.message }) };
+      }
     } else if (kind === "file") yield { abs, display: p, explicit: true };
     else yield { abs, display: p, explicit: true, error: kind };
   }
@@ -102,13 +107,14 @@ function walkOptionsFor(o: RgOptions, env: RgEnv, types: WalkOptions["types"]): 
     hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(globs), types,
     explicitIgnores: extra.length > 0 ? extra : undefined,
     sources: { dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
+    follow: o.follow,
   };
 }
 
 /** A path that could not be searched: an error, said unless --no-messages. */
 function failed(run: FileSearch, o: RgOptions, env: RgEnv, sub: Subject): void {
   run.errored = true;
-  if (!o.noMessages) env.warn(`${sub.display}: ${sub.error}`);
+  if (!o.noMessages) env.warn(sub.message ?? `${sub.display}: ${sub.error}`);
 }
 
 /** Searches the subjects on this thread; true when there was at least one. */

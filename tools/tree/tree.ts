@@ -4,7 +4,7 @@
 import { readlinkSync } from "node:fs";
 import { FileReader } from "../search/file-bytes.ts";
 import type { ShimOutput } from "../search/shim-output.ts";
-import { readDir, rootHandle, type DirHandle, type WalkOptions } from "../search/walk.ts";
+import { readDir, rootHandle, type DirHandle, type EntryKind, type WalkOptions } from "../search/walk.ts";
 
 export interface TreeOptions {
   /** Deepest level drawn (children of the root are level 1); totals still cover everything below. */
@@ -23,7 +23,7 @@ export interface TreeOptions {
 
 interface Node {
   name: string;
-  kind: "file" | "dir" | "symlink" | "other";
+  kind: EntryKind;
   /** Line count (files), or total lines below (directories). */
   lines: number;
   files: number;
