@@ -28,7 +28,9 @@ const FILES = [".rgignore", ".ignore", ".gitignore"] as const;
 
 /** Which ignore files count (ripgrep's --no-ignore-dot, --no-ignore-vcs, --no-ignore-exclude, --no-ignore-parent). */
 export interface IgnoreSources {
-  /** `.ignore` and `.rgignore`. */
+  /** `.rgignore` (ripgrep reads it even with --no-ignore-dot). */
+  readonly custom: boolean;
+  /** `.ignore`. */
   readonly dot: boolean;
   /** `.gitignore` and `.git/info/exclude`. */
   readonly vcs: boolean;
@@ -37,8 +39,8 @@ export interface IgnoreSources {
   readonly parent: boolean;
 }
 
-export const ALL_SOURCES: IgnoreSources = { dot: true, vcs: true, exclude: true, parent: true };
-const NO_SOURCES: IgnoreSources = { dot: false, vcs: false, exclude: false, parent: false };
+export const ALL_SOURCES: IgnoreSources = { custom: true, dot: true, vcs: true, exclude: true, parent: true };
+const NO_SOURCES: IgnoreSources = { custom: false, dot: false, vcs: false, exclude: false, parent: false };
 
 function load(path: string): Ignore | undefined {
   let text: string;
@@ -86,7 +88,7 @@ export function frameFor(
 ): RuleFrame {
   const has = (n: string) => (names ? names.has(n) : existsSync(join(abs, n)));
   const hasGit = has(".git");
-  const wanted = [use.dot, use.dot, use.vcs];
+  const wanted = [use.custom, use.dot, use.vcs];
   const [custom, dotIgnore, git] = FILES.map((f, i) => (wanted[i] && has(f) ? load(join(abs, f)) : undefined));
   const exclude = hasGit && use.vcs && use.exclude ? load(join(gitCommonDir(join(abs, ".git")), "info", "exclude")) : undefined;
   return {

@@ -7,6 +7,12 @@ export type { CaseMode, OutputMode, RgOptions } from "./rg-flags.ts";
 export { defaultOptions } from "./rg-flags.ts";
 export type ParseResult = { ok: true; options: RgOptions } | { ok: false; message: string };
 
+/** ripgrep 13 refuses --json with these output modes. */
+const JSON_CONFLICTS: Partial<Record<RgOptions["mode"], string>> = {
+  count: "--count", "count-matches": "--count-matches", files: "--files",
+  "files-with-matches": "--files-with-matches", "files-without-match": "--files-without-match",
+};
+
 const BY_LONG = new Map(FLAGS.map((f) => [f.long, f]));
 const BY_SHORT = new Map(FLAGS.filter((f) => f.short).map((f) => [f.short!, f]));
 
@@ -107,6 +113,9 @@ export function parseRgArgs(args: readonly string[]): ParseResult {
     positional.push(arg);
   }
   if (o.vimgrep) o.withFilename ??= true;
+  if (o.json && JSON_CONFLICTS[o.mode]) {
+    return { ok: false, message: `error: The argument '${JSON_CONFLICTS[o.mode]}' cannot be used with '--json'` };
+  }
   if (o.help || o.version || o.mode === "files" || o.mode === "type-list" || state.explicitPattern) {
     o.paths = positional;
     return { ok: true, options: o };

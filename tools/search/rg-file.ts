@@ -91,9 +91,13 @@ export class FileSearch {
       return;
     }
     let s = noMatch ? "" : decode(buf);
-    this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length; // ripgrep counts the transcoded bytes
-    if (nul >= 0 && !noMatch) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
-    const spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
+    const nulAt = nul >= 0 ? s.indexOf("\0") : -1; // in the text, where `nul` counts bytes
+    if (nulAt >= 0) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
+    let spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
+    // ripgrep's line-by-line search under --passthru stops at a binary file's first NUL.
+    if (o.passthru && nulAt >= 0) spans = spans.filter((sp) => sp.start < nulAt);
+    // ripgrep counts the transcoded bytes, and none of a file -m stopped early.
+    if (spans.length < this.limit || o.invert) this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length;
     this.report(s, spans, display, nul);
   }
 
@@ -115,7 +119,7 @@ export class FileSearch {
       return;
     }
     if (spans.length === 0) {
-      if (o.passthru && o.mode === "lines" && !o.quiet && !o.json && nul < 0) emitAll(s, display, this.p);
+      if (o.passthru && o.mode === "lines" && !o.quiet && nul < 0) this.passAll(s, display);
       if (o.includeZero && !o.quiet && (o.mode === "count" || o.mode === "count-matches")) this.p.count(display, 0);
       return;
     }
@@ -131,6 +135,14 @@ export class FileSearch {
       emitLines(s, spans, display, this.pat!, { ...this.emitOptions(spans.length >= this.limit), onlyMatching: false }, this.json);
       this.json.end({ matches, matchedLines: spans.length, bytes: Buffer.byteLength(s) });
     } else emitLines(s, spans, display, this.pat!, this.emitOptions(spans.length >= this.limit), this.p);
+  }
+
+  /** --passthru on a file without a match: all of it, as context. */
+  private passAll(s: string, display: string): void {
+    if (!this.json) return emitAll(s, display, this.p);
+    this.json.begin(display, s, this.pat!);
+    emitAll(s, display, this.json);
+    this.json.end({ matches: 0, matchedLines: 0, bytes: Buffer.byteLength(s) });
   }
 
   /** `atLimit`: -m stopped the search, which ends --passthru at the last match. */

@@ -191,9 +191,10 @@ export const FLAGS: Flag[] = [
       if (s.unrestricted >= 3) o.binary = true;
     },
   },
-  { long: "text", short: "a", apply: (o) => { o.text = true; } },
+  // -a and --binary override each other (the later wins), as in ripgrep 13.
+  { long: "text", short: "a", apply: (o) => { o.text = true; o.binary = false; } },
   { long: "no-text", apply: (o) => { o.text = false; } },
-  { long: "binary", apply: (o) => { o.binary = true; } },
+  { long: "binary", apply: (o) => { o.binary = true; o.text = false; } },
   { long: "no-binary", apply: (o) => { o.binary = false; } },
   { long: "with-filename", short: "H", apply: (o) => { o.withFilename = true; } },
   { long: "no-filename", short: "I", apply: (o) => { o.withFilename = false; } },

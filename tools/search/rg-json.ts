@@ -26,7 +26,7 @@ function elapsed(ms: number, sorted = false) {
 export class JsonPrinter implements LineSink {
   private file: FileState | undefined;
   /** ripgrep's summary adds up the files that printed an `end` message only. */
-  private readonly total = { printed: 0, bytes: 0, matchedLines: 0, matches: 0, searches: 0, ms: 0 };
+  private readonly total = { printed: 0, bytes: 0, matchedLines: 0, matches: 0, searches: 0, withMatch: 0, ms: 0 };
 
   constructor(private readonly out: ShimOutput) {}
 
@@ -67,10 +67,11 @@ export class JsonPrinter implements LineSink {
     const f = this.file!;
     const ms = performance.now() - f.started;
     const t = this.total;
-    [t.printed, t.bytes, t.matchedLines, t.matches, t.searches, t.ms] =
-      [t.printed + f.printed, t.bytes + st.bytes, t.matchedLines + st.matchedLines, t.matches + st.matches, t.searches + 1, t.ms + ms];
+    const hit = st.matchedLines > 0 ? 1 : 0; // --passthru prints files without a match too
+    [t.printed, t.bytes, t.matchedLines, t.matches, t.searches, t.withMatch, t.ms] =
+      [t.printed + f.printed, t.bytes + st.bytes, t.matchedLines + st.matchedLines, t.matches + st.matches, t.searches + 1, t.withMatch + hit, t.ms + ms];
     const stats = {
-      elapsed: elapsed(ms), searches: 1, searches_with_match: 1, bytes_searched: st.bytes,
+      elapsed: elapsed(ms), searches: 1, searches_with_match: hit, bytes_searched: st.bytes,
       bytes_printed: f.printed, matched_lines: st.matchedLines, matches: st.matches,
     };
     this.out.line(JSON.stringify({ type: "end", data: { path: { text: f.display }, binary_offset: null, stats } }));
@@ -81,7 +82,7 @@ export class JsonPrinter implements LineSink {
     const t = this.total;
     const stats = {
       bytes_printed: t.printed, bytes_searched: t.bytes, elapsed: elapsed(t.ms, true), matched_lines: t.matchedLines,
-      matches: t.matches, searches: t.searches, searches_with_match: t.searches,
+      matches: t.matches, searches: t.searches, searches_with_match: t.withMatch,
     };
     this.out.line(JSON.stringify({ data: { elapsed_total: elapsed(totalMs, true), stats }, type: "summary" }));
   }

@@ -120,7 +120,7 @@ export class Printer implements LineSink {
   private head(display: string): void {
     if (this.headingFor === display) return;
     if (this.anyHeading) this.out.line("");
-    this.out.line(this.shown(display), this.eol);
+    this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : this.eol);
     this.headingFor = display;
     this.anyHeading = true;
     this.printedGroup = false; // ripgrep separates files by the blank line alone

@@ -106,7 +106,7 @@ function walkOptionsFor(o: RgOptions, env: RgEnv, types: WalkOptions["types"]): 
   return {
     hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(globs), types,
     explicitIgnores: extra.length > 0 ? extra : undefined,
-    sources: { dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
+    sources: { custom: true, dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
     follow: o.follow,
   };
 }
