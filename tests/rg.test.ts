@@ -180,7 +180,8 @@ describe("rg shim", () => {
 
   test("worker threads in the compiled binary print what one thread prints, in the same order", () => {
     const many = { TENDRIL_RG_PARALLEL_MIN_FILES: "1", TENDRIL_RG_BATCH_FILES: "2" };
-    for (const args of [["-n", "foo"], ["-C1", "foo"], ["--heading", "-n", "foo"], ["-c", "foo"], ["-l", "o"], ["--files-without-match", "foo"]]) {
+    const cases = [["-n", "foo"], ["-C1", "foo"], ["--heading", "-n", "foo"], ["-c", "foo"], ["-l", "o"], ["--files-without-match", "foo"], ["--crlf", "-C1", "foo"]];
+    for (const args of cases) {
       const one = shim(["-j1", ...args]);
       const par = shim(["-j3", ...args], many);
       expect(par.stdout).toBe(one.stdout);

@@ -11,6 +11,8 @@ export interface EmitOptions {
   /** Context after the last match, when it differs from `after`. */
   readonly afterLast?: number;
   readonly onlyMatching: boolean;
+  /** -v -o: context lines print their matches only. */
+  readonly matchesOfContext?: boolean;
   /** -m stopped the search: after-context lines that match print as matches (ripgrep 13). */
   readonly limitReached?: boolean;
   readonly replace?: string;
@@ -58,8 +60,13 @@ export function emitAll(s: string, display: string, p: LineSink): void {
 /** Prints the lines of one file; false once the output is full. */
 export function emitLines(s: string, spans: readonly LineSpan[], display: string, pat: CompiledPattern, o: EmitOptions, p: LineSink): boolean {
   const lines = new LineCounter(s);
-  const ctx = (start: number, end: number, kind: LineKind = "context") =>
-    p.line(display, lines.at(start), kind, s.slice(start, end), undefined, end < s.length, start);
+  const ctx = (start: number, end: number, kind: LineKind = "context") => {
+    // -v -o: a context line is one that matches, and ripgrep prints its matches alone.
+    const ms = o.matchesOfContext ? matchesIn(s, { start, end }, pat) : [];
+    if (ms.length === 0) return p.line(display, lines.at(start), kind, s.slice(start, end), undefined, end < s.length, start);
+    for (const m of ms) p.line(display, lines.at(start), kind, m[0], undefined, false, start);
+    return !p.full;
+  };
   let lastEnd = -1; // end of the last printed line of this file
   for (let k = 0; k < spans.length; k++) {
     const span = spans[k]!;

@@ -153,6 +153,7 @@ export class FileSearch {
     return {
       before: ctx(o.before), after: ctx(o.after), afterLast, limitReached: atLimit && !o.invert,
       onlyMatching: o.onlyMatching && !o.invert, // ripgrep prints -v -o lines whole
+      matchesOfContext: o.onlyMatching && o.invert,
       replace: o.replace, column: o.column, vimgrep: o.vimgrep, crlf: o.crlf,
     };
   }

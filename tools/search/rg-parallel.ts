@@ -94,6 +94,7 @@ export function searchParallel(job: ParallelJob): Promise<{ matched: boolean; er
 /** What ripgrep prints between two files' lines: a blank line under --heading, else the context separator. */
 function separate(job: ParallelJob): void {
   const o = job.o;
-  if (o.heading && job.withFilename) job.out.line("");
-  else if ((o.before > 0 || o.after > 0) && o.contextSep !== undefined) job.out.line(o.contextSep);
+  const eol = o.crlf ? "\r\n" : "\n";
+  if (o.heading && job.withFilename) job.out.line("", eol);
+  else if ((o.before > 0 || o.after > 0) && o.contextSep !== undefined) job.out.line(o.contextSep, eol);
 }

@@ -45,7 +45,6 @@ export interface LineSink {
 
 export class Printer implements LineSink {
   private printedGroup = false;
-  private groupFile: string | undefined;
   private headingFor: string | undefined;
   private anyHeading = false;
   private readonly matchSep: string;
@@ -68,11 +67,8 @@ export class Printer implements LineSink {
   /** Starts a group of adjacent lines of `display`: its heading, or the separator after an earlier group. */
   group(display: string): void {
     if (this.o.withFilename && this.o.heading) this.head(display);
-    // ripgrep ends a separator inside one file with the --crlf terminator, one between files with "\n".
-    const end = this.groupFile === display ? this.eol : "\n";
-    if (this.o.contextEnabled && this.printedGroup && this.o.contextSep !== undefined) this.out.line(this.o.contextSep, end);
+    if (this.o.contextEnabled && this.printedGroup && this.o.contextSep !== undefined) this.out.line(this.o.contextSep, this.eol);
     this.printedGroup = true;
-    this.groupFile = display;
   }
 
   /** A match or context line; `column` is 1-based in bytes; `terminated`: a newline follows it in the file. */
@@ -119,7 +115,7 @@ export class Printer implements LineSink {
 
   private head(display: string): void {
     if (this.headingFor === display) return;
-    if (this.anyHeading) this.out.line("");
+    if (this.anyHeading) this.out.line("", this.eol);
     this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : this.eol);
     this.headingFor = display;
     this.anyHeading = true;
