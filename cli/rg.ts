@@ -1,7 +1,7 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
 // the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
 import { spawn } from "node:child_process";
-import { accessSync, constants, fstatSync, realpathSync } from "node:fs";
+import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
 
@@ -76,14 +76,25 @@ function stdinIsReadable(): boolean {
   }
 }
 
+/** The text of ripgrep's config file (RIPGREP_CONFIG_PATH) unless --no-config; ripgrep ignores a missing one. */
+function readConfig(path: string | undefined, args: readonly string[]): string {
+  if (!path || args.includes("--no-config")) return "";
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
 export async function run(args: string[]): Promise<number> {
   if (process.env.TENDRIL_RG_BUILTIN !== "1") {
     const real = findRealRg();
     if (real) return execReal(real, args);
   }
   const { loadLimits } = await import("../core/limits.ts");
-  const { parseRgArgs } = await import("../tools/search/rg-args.ts");
-  const parsed = parseRgArgs(args);
+  const { configArgs, parseRgArgs } = await import("../tools/search/rg-args.ts");
+  const config = readConfig(process.env.RIPGREP_CONFIG_PATH, args);
+  const parsed = parseRgArgs([...configArgs(config), ...args]);
   if (!parsed.ok) {
     process.stderr.write(parsed.message + "\n");
     return 2;
@@ -103,8 +114,9 @@ export async function run(args: string[]): Promise<number> {
   }
   const { ShimOutput } = await import("../tools/search/shim-output.ts");
   const { runRg } = await import("../tools/search/rg-run.ts");
-  const maxFileBytes = 512 * 1024 * 1024;
-  const wantsStdin = o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list" && stdinIsReadable();
+  const maxFileBytes = limits.RG_MAX_FILE_BYTES;
+  const wantsStdin =
+    (o.patternFiles.includes("-") || (o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list")) && stdinIsReadable();
   const stdin = wantsStdin ? await readStdin(maxFileBytes) : undefined;
   let broken = false;
   process.stdout.on("error", () => (broken = true)); // a closed pipe (`rg x | head -1`) ends output quietly
@@ -113,7 +125,14 @@ export async function run(args: string[]): Promise<number> {
   };
   const out = new ShimOutput(emit, { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES }, "rg", HINT);
   const warn = (line: string) => process.stderr.write(line + "\n");
-  const code = runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes });
+  const parallel = { minFiles: limits.RG_PARALLEL_MIN_FILES, maxWorkers: limits.RG_MAX_WORKERS, batchFiles: limits.RG_BATCH_FILES };
+  let code: number;
+  try {
+    code = await runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes, parallel });
+  } catch (err) {
+    warn(err instanceof Error ? err.message : String(err));
+    code = 2;
+  }
   out.finish();
   await new Promise<void>((r) => (broken ? r() : process.stdout.write("", () => r())));
   return code;

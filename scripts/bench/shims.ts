@@ -1,13 +1,15 @@
 // Benchmark: the built-in `rg` and `tree` shims against ripgrep and `tree` + `wc -l` on a generated tree of
-// 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository).
+// 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository),
+// and rg on a small tree (200 files) where start-up and the walk are the whole cost.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareCommands, which } from "./harness.ts";
 
 const ROOT = "/tmp/tendril-bench-tree";
+const SMALL_ROOT = "/tmp/tendril-bench-small";
+const SMALL_FILES = 200;
 const FILES = 20_000;
 const FILE_BYTES = 10_000;
-const STAMP = join(ROOT, ".complete");
 
 const WORDS = ("the of and to in is it that for on with as was at by be this have from or one had not but what all " +
   "were when we there can an your which their said if do will each about how up out them then she many some so " +
@@ -49,41 +51,50 @@ function makeFile(rand: () => number, pool: string[], index: number): string {
   return lines.join("\n") + "\n";
 }
 
-export function ensureTree(): void {
-  if (existsSync(STAMP)) return;
-  console.log(`\n(generating ${FILES} files under ${ROOT}, once)`);
+/** Writes `files` generated files under `root` once (a stamp file marks a complete tree). */
+export function ensureTree(root = ROOT, files = FILES): void {
+  const stamp = join(root, ".complete");
+  if (existsSync(stamp)) return;
+  console.log(`\n(generating ${files} files under ${root}, once)`);
   const rand = rng(42);
   const pool = makeLinePool(rand);
   const exts = [".rs", ".ts", ".py", ".md", ".txt"];
-  for (let i = 0; i < FILES; i++) {
-    const dir = join(ROOT, `d${Math.floor(i / 1000)}`, `s${Math.floor(i / 100) % 10}`);
+  for (let i = 0; i < files; i++) {
+    const dir = join(root, `d${Math.floor(i / 1000)}`, `s${Math.floor(i / 100) % 10}`);
     if (i % 100 === 0) mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `f${i}${exts[i % exts.length]}`), makeFile(rand, pool, i));
   }
-  writeFileSync(join(ROOT, ".gitignore"), "*.log\n");
-  mkdirSync(join(ROOT, ".git"), { recursive: true });
-  writeFileSync(STAMP, "");
+  writeFileSync(join(root, ".gitignore"), "*.log\n");
+  mkdirSync(join(root, ".git"), { recursive: true });
+  writeFileSync(stamp, "");
 }
 
 export async function run(): Promise<void> {
   ensureTree();
+  ensureTree(SMALL_ROOT, SMALL_FILES);
   const self = process.execPath;
   const builtin = { cwd: ROOT, env: { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" } };
   const main = join(process.cwd(), "main.ts");
   const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
   const tendril = binary ? { cmd: binary, pre: [] as string[] } : { cmd: self, pre: [main] };
   const rg = which("rg");
-  for (const [label, args] of [
+  for (const [label, args, ...rest] of [
     ["literal `needle_value`", ["-n", "needle_value"]],
     ["regex `fn \\w+_\\d+\\(` (required literal `fn ` skips files)", ["-n", "fn \\w+_\\d+\\("]],
     ["regex `\\w+_\\d+\\(` (no literal: every file decoded and scanned)", ["-n", "\\w+_\\d+\\("]],
     ["case-insensitive `-i NEEDLE_VALUE`", ["-n", "-i", "NEEDLE_VALUE"]],
     ["dense: `-c the` (most lines match)", ["-c", "the"]],
+    ["context: `-C 2 needle_value`", ["-C", "2", "needle_value"]],
+    ["words, any case: `-w -i needle_value`", ["-w", "-i", "needle_value"]],
+    ["`--files` (the walk alone)", ["--files"]],
+    ["small tree: `-n needle_value`", ["-n", "needle_value"], SMALL_ROOT],
   ] as const) {
+    const cwd = (rest[0] as string | undefined) ?? ROOT;
     const cases = [];
-    if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd: ROOT } });
-    cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: builtin });
-    compareCommands(`rg shim: ${label} over ${FILES} files (ratio against ripgrep)`, cases, 7);
+    if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd } });
+    cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
+    const files = cwd === ROOT ? FILES : SMALL_FILES;
+    compareCommands(`rg shim: ${label} over ${files} files (ratio against ripgrep)`, cases, 7);
   }
   const treeCases = [];
   if (which("tree")) {

@@ -4,7 +4,8 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 
 const CHUNK = 1 << 20;
 
-function message(err: unknown): string {
+/** ripgrep's wording of a file system error. */
+export function errorText(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === "ENOENT") return "No such file or directory (os error 2)";
   if (e?.code === "EACCES") return "Permission denied (os error 13)";
@@ -21,7 +22,7 @@ export class FileReader {
     try {
       fd = openSync(path, "r");
     } catch (err) {
-      return message(err);
+      return errorText(err);
     }
     try {
       const size = fstatSync(fd).size;
@@ -42,7 +43,7 @@ export class FileReader {
       }
       return this.buf.subarray(0, n);
     } catch (err) {
-      return message(err);
+      return errorText(err);
     } finally {
       closeSync(fd);
     }
@@ -57,7 +58,7 @@ export class FileReader {
     try {
       fd = openSync(path, "r");
     } catch (err) {
-      return message(err);
+      return errorText(err);
     }
     try {
       let lines = 0;
@@ -81,7 +82,7 @@ export class FileReader {
       // A last line without its newline still counts, as an editor shows it.
       return { lines: lines + (!partial && last !== 10 ? 1 : 0), bytes, partial };
     } catch (err) {
-      return message(err);
+      return errorText(err);
     } finally {
       closeSync(fd);
     }

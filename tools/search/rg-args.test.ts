@@ -10,7 +10,7 @@ function ok(args: string[]) {
 
 test("bundled short flags, attached values and --flag=value read as ripgrep reads them", () => {
   const o = ok(["-inC2", "-A3", "--max-count=4", "-gsrc/**", "pat", "a", "b"]);
-  expect([o.caseMode, o.lineNumber, o.before, o.after, o.maxCount]).toEqual(["insensitive", true, 2, 3, 4]);
+  expect([o.caseMode, o.lineNumber, o.before, o.after, o.maxCount]).toEqual(["insensitive", true, 0, 3, 4]); // -A after -C replaces it
   expect(o.globs).toEqual(["src/**"]);
   expect(o.patterns).toEqual(["pat"]);
   expect(o.paths).toEqual(["a", "b"]);
@@ -20,7 +20,7 @@ test("with -e every positional is a path; after -- flags are text", () => {
   expect(ok(["-e", "x", "-e", "y", "dir"]).paths).toEqual(["dir"]);
   const o = ok(["--", "-n", "file"]);
   expect(o.patterns).toEqual(["-n"]);
-  expect(o.lineNumber).toBe(false);
+  expect(o.lineNumber).toBeUndefined();
 });
 
 test("the later of -i/-S/-s wins", () => {
@@ -39,4 +39,12 @@ test("errors name the flag: unknown flags with the nearest one, bad numbers, mis
   expect(!missing.ok && missing.message).toContain("-g needs a GLOB value");
   const none = parseRgArgs([]);
   expect(!none.ok && none.message).toContain("no pattern given");
+});
+
+test("-A or -B after -C replaces the context whole, as ripgrep 13's overrides do; -C after them wins", () => {
+  const c = (args: string[]) => [ok(args).before, ok(args).after];
+  expect(c(["-C1", "-A2", "x"])).toEqual([0, 2]);
+  expect(c(["-C3", "-B1", "x"])).toEqual([1, 0]);
+  expect(c(["-A2", "-B1", "x"])).toEqual([1, 2]);
+  expect(c(["-A2", "-C1", "x"])).toEqual([1, 1]);
 });

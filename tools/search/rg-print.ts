@@ -1,63 +1,136 @@
-// Owns ripgrep's non-terminal output format: `path:line:text` for matches, `path-line-text` for context,
-// `--` between context groups (across files too), `--heading` blocks, and the -l/-c/--files lines.
-// Does not decide what matches (rg-search.ts); writes only through the capped ShimOutput.
+// Owns ripgrep's non-terminal output format: `path:line:col:text` for matches, `path-line-text` for context
+// (separators configurable, `--null` after paths, `--path-separator`), the context separator between groups
+// (across files too), `--heading` blocks, `-M` long-line omission, and the -l/-c/--files lines.
+// Does not decide what matches (rg-search.ts, rg-emit.ts); writes only through the capped ShimOutput.
+import type { RgOptions } from "./rg-flags.ts";
 import type { ShimOutput } from "./shim-output.ts";
 
 export interface PrintOptions {
   readonly withFilename: boolean;
   readonly lineNumber: boolean;
+  readonly column: boolean;
   readonly heading: boolean;
   readonly contextEnabled: boolean;
+  /** undefined: no separator between context groups (--no-context-separator). */
+  readonly contextSep?: string;
+  readonly matchSep?: string;
+  readonly ctxSep?: string;
+  readonly nullAfterPath?: boolean;
+  readonly pathSep?: string;
+  readonly maxColumns?: number;
+  readonly maxColumnsPreview?: boolean;
+  readonly trim?: boolean;
+  /** --crlf: lines ripgrep ends itself (counts, paths, -o) end in `\r\n`. */
+  readonly crlf?: boolean;
 }
 
-export class Printer {
+/** The print options rg's flags ask for. */
+export function printOptionsFor(o: RgOptions, withFilename: boolean): PrintOptions {
+  return {
+    withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
+    contextEnabled: (o.before > 0 || o.after > 0) && !o.passthru, // passthru prints no separators
+    contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep, nullAfterPath: o.nullAfterPath,
+    pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview, crlf: o.crlf, trim: o.trim,
+  };
+}
+
+export type LineKind = "match" | "context";
+
+/** What prints a file's lines: the plain Printer or the --json one. `at` is the line's index in the text. */
+export interface LineSink {
+  readonly full: boolean;
+  group(display: string): void;
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated?: boolean, at?: number, matches?: number): boolean;
+}
+
+export class Printer implements LineSink {
   private printedGroup = false;
   private headingFor: string | undefined;
   private anyHeading = false;
+  private readonly matchSep: string;
+  private readonly ctxSep: string;
+  private readonly eol: string;
 
   constructor(
     private readonly out: ShimOutput,
     private readonly o: PrintOptions,
-  ) {}
+  ) {
+    this.matchSep = o.matchSep ?? ":";
+    this.ctxSep = o.ctxSep ?? "-";
+    this.eol = o.crlf ? "\r\n" : "\n";
+  }
 
   get full(): boolean {
     return this.out.capped;
   }
 
-  /** Starts a group of adjacent lines of `display`: its heading, or `--` after an earlier group. */
+  /** Starts a group of adjacent lines of `display`: its heading, or the separator after an earlier group. */
   group(display: string): void {
     if (this.o.withFilename && this.o.heading) this.head(display);
-    if (this.o.contextEnabled && this.printedGroup) this.out.line("--");
+    if (this.o.contextEnabled && this.printedGroup && this.o.contextSep !== undefined) this.out.line(this.o.contextSep, this.eol);
     this.printedGroup = true;
   }
 
-  /** A match (`sep` ":") or context (`sep` "-") line. */
-  line(display: string, lineNo: number, sep: ":" | "-", text: string): boolean {
+  /** A match or context line; `column` is 1-based in bytes; `terminated`: a newline follows it in the file. */
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated = true, _at?: number, matches?: number): boolean {
+    const sep = kind === "match" ? this.matchSep : this.ctxSep;
     let prefix = "";
-    if (this.o.withFilename && !this.o.heading) prefix = display + sep;
+    if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
-    return this.out.line(prefix + text);
+    if (this.o.column && column !== undefined) prefix += column + sep;
+    const shown = this.o.trim ? text.replace(/^[\t\n\v\f\r ]+/, "") : text;
+    return this.out.line(prefix + this.clip(shown, kind, terminated, matches), terminated ? "\n" : this.eol);
   }
 
+  /** A path alone (-l, --files-without-match, --files). */
   path(display: string): boolean {
-    return this.out.line(display);
+    return this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : this.eol);
   }
 
   count(display: string, n: number): boolean {
-    return this.out.line(this.o.withFilename ? `${display}:${n}` : String(n));
+    if (!this.o.withFilename) return this.out.line(String(n), this.eol);
+    return this.out.line(this.shown(display) + (this.o.nullAfterPath ? "\0" : this.matchSep) + n, this.eol);
   }
 
   binaryMatch(display: string, offset: number): boolean {
-    const prefix = this.o.withFilename ? `${display}: ` : "";
+    const prefix = this.o.withFilename ? `${this.shown(display)}: ` : "";
     return this.out.line(`${prefix}binary file matches (found "\\0" byte around offset ${offset})`);
+  }
+
+  /** A path as printed: `--path-separator` replaces `/`. */
+  shown(display: string): string {
+    const sep = this.o.pathSep;
+    return sep === undefined || sep === "/" ? display : display.replaceAll("/", sep);
+  }
+
+  /** -M: ripgrep measures the line with its terminator. */
+  private clip(text: string, kind: LineKind, terminated: boolean, matches: number | undefined): string {
+    const max = this.o.maxColumns;
+    if (max === undefined || Buffer.byteLength(text) + (terminated ? 1 : 0) <= max) return text;
+    if (this.o.maxColumnsPreview) return `${previewOf(text, max)} [... omitted end of long line]`;
+    if (kind === "context") return "[Omitted long context line]";
+    // ripgrep counts the matches only when it located them (for --column).
+    return this.o.column ? `[Omitted long line with ${matches ?? 0} matches]` : "[Omitted long matching line]";
   }
 
   private head(display: string): void {
     if (this.headingFor === display) return;
-    if (this.anyHeading) this.out.line("");
-    this.out.line(display);
+    if (this.anyHeading) this.out.line("", this.eol);
+    this.out.line(this.shown(display), this.o.nullAfterPath ? "\0" : this.eol);
     this.headingFor = display;
     this.anyHeading = true;
     this.printedGroup = false; // ripgrep separates files by the blank line alone
   }
+}
+
+/** The first `max` bytes of `text`, never cutting a character. */
+function previewOf(text: string, max: number): string {
+  let bytes = 0;
+  let i = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > max) break;
+    i += ch.length;
+  }
+  return text.slice(0, i);
 }

@@ -1,7 +1,7 @@
 // Owns turning rg patterns (Rust regex syntax, -F, -w, -i/-S) into one JavaScript RegExp with the `u`
 // flag that finds matches in a whole file at once: `.`/`^`/`$` stay inside a line, `\w`/`\d`/`\b` are
 // Unicode-aware as in Rust. Does not split lines or search files (rg-search.ts).
-import type { CaseMode } from "./rg-args.ts";
+import type { CaseMode } from "./rg-flags.ts";
 
 export interface CompiledPattern {
   /** Global, for finding the lines with a match in a whole file (may match less text than `exact`). */
@@ -12,6 +12,8 @@ export interface CompiledPattern {
   readonly line: RegExp;
   /** When every match must contain one of these exact strings (case-sensitive), files without them are skipped unread. */
   readonly literals: readonly string[] | undefined;
+  /** The patterns it was compiled from (a worker thread compiles them again). */
+  readonly patterns: string[];
 }
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
@@ -110,13 +112,24 @@ function bracket(s: string, i: number): [string, number] {
   return [out + "]", j + 1];
 }
 
+/** `$` as ripgrep reads it: before a newline or the end; with --crlf also before `\r\n`. */
+const lineEnd = (crlf: boolean) => (crlf ? "\\r?(?![^\\n])" : "(?![^\\n])");
+
+export interface TranslateOptions {
+  /** --multiline-dotall: `.` matches a newline too. */
+  readonly dotall?: boolean;
+  readonly crlf?: boolean;
+}
+
 /** Translates one Rust-syntax pattern; a leading `(?i)` (or `(?s)`, `(?m)`, `(?u)`) becomes a flag. */
-export function translate(pattern: string): { source: string; ignoreCase: boolean } {
+export function translate(pattern: string, t: TranslateOptions = {}): { source: string; ignoreCase: boolean } {
   let s = pattern;
   let ignoreCase = false;
+  let dotall = t.dotall ?? false;
   const lead = /^\(\?([imsuU]+)\)/.exec(s);
   if (lead) {
     ignoreCase = lead[1]!.includes("i");
+    dotall ||= lead[1]!.includes("s");
     s = s.slice(lead[0].length);
   }
   let out = "";
@@ -130,14 +143,21 @@ export function translate(pattern: string): { source: string; ignoreCase: boolea
       const [t, next] = bracket(s, i);
       out += t;
       i = next;
+    } else if (c === "{") {
+      const rep = /^\{\d+(,\d*)?\}/.exec(s.slice(i, i + 24))?.[0];
+      out += rep ?? "\\{"; // a repetition, or a literal as Rust reads a brace that starts none
+      i += rep ? rep.length : 1;
+    } else if (c === "}" || c === "]") {
+      out += `\\${c}`; // a literal in Rust outside a repetition or class; an error in JavaScript's `u` mode
+      i++;
     } else if (c === ".") {
-      out += "[^\\n]";
+      out += dotall ? "[^]" : t.crlf ? "[^\\r\\n]" : "[^\\n]";
       i++;
     } else if (c === "^") {
       out += "(?<![^\\n])";
       i++;
     } else if (c === "$") {
-      out += "(?![^\\n])";
+      out += lineEnd(t.crlf ?? false);
       i++;
     } else if (s.startsWith("(?P<", i)) {
       out += "(?<";
@@ -190,29 +210,34 @@ export interface PatternOptions {
   patterns: readonly string[];
   fixed: boolean;
   word: boolean;
+  lineRegexp?: boolean;
   caseMode: CaseMode;
+  crlf?: boolean;
+  multilineDotall?: boolean;
 }
 
 /** The search regex for rg's options, or the reason the patterns cannot be compiled. */
 export function compilePatterns(o: PatternOptions): CompiledPattern | string {
   try {
-    const parts = o.patterns.map((p) => (o.fixed ? { source: escapeLiteral(p), ignoreCase: false } : translate(p)));
+    const t = { dotall: o.multilineDotall, crlf: o.crlf };
+    const parts = o.patterns.map((p) => (o.fixed ? { source: escapeLiteral(p), ignoreCase: false } : translate(p, t)));
     const insensitive =
       o.caseMode === "insensitive" ||
       (o.caseMode === "smart" && !o.patterns.some(hasUppercase)) ||
       parts.some((p) => p.ignoreCase);
     const flags = insensitive ? "iu" : "u";
     const join = (xs: string[]) => (xs.length === 1 ? xs[0]! : xs.map((x) => `(?:${x})`).join("|"));
-    let source = join(parts.map((p) => p.source));
+    let source = parts.length === 0 ? "(?!)" : join(parts.map((p) => p.source)); // no pattern (empty -f) matches nothing
     if (o.word) source = `(?<![${WORD}])(?:${source})(?![${WORD}])`;
-    const canRewrite = !o.fixed && !o.word && o.patterns.every((p) => !p.includes("|"));
+    if (o.lineRegexp) source = `(?<![^\\n])(?:${source})${lineEnd(o.crlf ?? false)}`;
+    const canRewrite = !o.fixed && !o.word && !o.lineRegexp && parts.length > 0 && o.patterns.every((p) => !p.includes("|"));
     const scan = canRewrite ? join(parts.map((p) => leadingRun(p.source, flags) ?? p.source)) : source;
     const required = o.patterns.map((p) => (o.fixed ? p : requiredLiteral(p)));
-    const literals = !insensitive && required.every((l) => l) ? (required as string[]) : undefined;
-    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals };
+    const literals = !insensitive && required.length > 0 && required.every((l) => l) ? (required as string[]) : undefined;
+    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals, patterns: [...o.patterns] };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return `rg: regex parse error in ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
+    return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
   }
 }
 

@@ -1,17 +1,20 @@
 // Owns one built-in rg run: which paths are searched and how they print (ripgrep's rules for explicit
-// files, directories, stdin and `./`), binary files, the output modes and the exit code (0 match, 1 none,
-// 2 error). Does not parse arguments (rg-args.ts) nor own the process (cli/rg.ts).
-import { isAscii } from "node:buffer";
-import { statSync } from "node:fs";
+// files, directories, stdin and `./`), -f pattern files, --ignore-file, --sort/--sortr, --stats and the
+// exit code (0 match, 1 none, 2 error). Does not parse arguments (rg-args.ts), search a file (rg-file.ts)
+// nor own the process (cli/rg.ts).
+import { readFileSync, statSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import ignore from "ignore";
-import type { Verdict } from "./ignore-rules.ts";
-import type { RgOptions } from "./rg-args.ts";
-import { FileReader } from "./file-bytes.ts";
-import { Printer } from "./rg-print.ts";
+import { loadIgnoreFile } from "./ignore-rules.ts";
+import { caseless, globVerdict } from "./rg-globs.ts";
+import type { RgOptions } from "./rg-flags.ts";
+import { errorText } from "./file-bytes.ts";
+import { FileSearch, type SearchStats } from "./rg-file.ts";
+import { JsonPrinter } from "./rg-json.ts";
+import { parallelFits, searchParallel, type ParallelJob } from "./rg-parallel.ts";
+import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
-import { emitLines, matchedLines, unmatchedLines } from "./rg-search.ts";
-import { typeList, typeMatcher } from "./rg-types.ts";
+import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
 import { rootHandle, walkFiles, type WalkOptions } from "./walk.ts";
 
@@ -23,143 +26,183 @@ export interface RgEnv {
   readonly warn: (line: string) => void;
   /** Files larger than this are skipped with a message. */
   readonly maxFileBytes: number;
+  /** A walk of at least `minFiles` files is searched on up to `maxWorkers` threads, `batchFiles` at a time. */
+  readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number };
 }
 
-/** Expands `{a,b}` alternatives, which ripgrep's globs have and gitignore syntax lacks. */
-export function expandBraces(glob: string): string[] {
-  const m = /\{([^{}]*)\}/.exec(glob);
-  if (!m) return [glob];
-  const [head, tail] = [glob.slice(0, m.index), glob.slice(m.index + m[0].length)];
-  return m[1]!.split(",").flatMap((alt) => expandBraces(head + alt + tail));
-}
 
-/** ripgrep's -g: a match of a glob keeps the path, of a `!glob` drops it; with any plain glob, other files drop. */
-export function globVerdict(globs: readonly string[]): ((path: string, isDir: boolean) => Verdict) | undefined {
-  if (globs.length === 0) return undefined;
-  const ig = ignore({ ignorecase: false }).add(globs.flatMap(expandBraces));
-  const anyPlain = globs.some((g) => !g.startsWith("!"));
-  return (path, isDir) => {
-    let r: ReturnType<typeof ig.test>;
+const NOTHING_SEARCHED =
+  "No files were searched, which means ripgrep probably applied a filter you didn't expect.\n" +
+  "Running with --debug will show why files are being skipped.";
+
+/** Patterns from -f files, one a line (`-` reads standard input), or why one could not be read. */
+function patternsFrom(o: RgOptions, env: RgEnv): string[] | string {
+  const out = [...o.patterns];
+  for (const f of o.patternFiles) {
+    let text: string;
     try {
-      r = ig.test(isDir ? `${path}/` : path);
-    } catch {
-      return undefined;
+      text = f === "-" ? (env.stdin ?? Buffer.alloc(0)).toString("utf8") : readFileSync(resolve(env.cwd, f), "utf8");
+    } catch (err) {
+      return `${f}: ${errorText(err)}`;
     }
-    if (r.ignored) return "whitelist";
-    if (r.unignored) return "ignore";
-    return anyPlain && !isDir ? "ignore" : undefined;
+    if (text.endsWith("\n")) text = text.slice(0, -1);
+    if (text !== "") out.push(...text.split("\n").map((l) => l.replace(/\r$/, "")));
+  }
+  return out;
+}
+
+interface Subject {
+  abs: string;
+  display: string;
+  explicit: boolean;
+  stdin?: boolean;
+  /** Why it cannot be searched: printed after its path. */
+  error?: string;
+  /** A whole message instead (-L's broken links and loops). */
+  message?: string;
+}
+
+/** Every file to search, in ripgrep's order; collected first only when a sort needs them all. */
+function* subjects(o: RgOptions, env: RgEnv, walk: WalkOptions, paths: string[], stop: () => boolean): Generator<Subject> {
+  for (const p of paths) {
+    if (stop()) return;
+    const abs = resolve(env.cwd, p);
+    const kind = p === "-" ? "stdin" : statOf(abs);
+    if (kind === "stdin") yield { abs, display: "<stdin>", explicit: true, stdin: true };
+    else if (kind === "dir") {
+      for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) {
+        yield { abs: e.abs, display: e.display, explicit: false, ...(e.message === undefined ? {} : { error: e.message, message: e.message }) };
+      }
+    } else if (kind === "file") yield { abs, display: p, explicit: true };
+    else yield { abs, display: p, explicit: true, error: kind };
+  }
+}
+
+function sorted(all: Subject[], o: RgOptions): Subject[] {
+  const key = (s: Subject): number | string => {
+    if (o.sort === "path") return s.display;
+    try {
+      const st = statSync(s.abs);
+      return (o.sort === "modified" ? st.mtimeMs : o.sort === "accessed" ? st.atimeMs : st.birthtimeMs) || 0;
+    } catch {
+      return 0;
+    }
+  };
+  const keyed = all.map((s) => [key(s), s] as const);
+  keyed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0) * (o.sortReverse ? -1 : 1));
+  return keyed.map(([, s]) => s);
+}
+
+/** The compiled patterns (-e, positional, -f files), or the message that says why they cannot be. */
+function compileFor(o: RgOptions, env: RgEnv): CompiledPattern | string {
+  const patterns = patternsFrom(o, env);
+  if (typeof patterns === "string") return patterns;
+  return compilePatterns({ ...o, patterns, multilineDotall: o.multiline && o.multilineDotall });
+}
+
+function walkOptionsFor(o: RgOptions, env: RgEnv, types: WalkOptions["types"]): WalkOptions {
+  const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
+  const globs = o.globs.map((g, i) => (o.globCaseInsensitive || o.caselessGlobs.has(i) ? caseless(g) : g));
+  return {
+    hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(globs), types,
+    explicitIgnores: extra.length > 0 ? extra : undefined,
+    sources: { custom: true, dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
+    follow: o.follow,
   };
 }
 
-function decode(buf: Buffer): string {
-  if (isAscii(buf)) return buf.toString("latin1"); // one byte per char: the fastest string to build and scan
-  const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
-  return buf.toString("utf8", bom);
+/** A path that could not be searched: an error, said unless --no-messages. */
+function failed(run: FileSearch, o: RgOptions, env: RgEnv, sub: Subject): void {
+  run.errored = true;
+  if (!o.noMessages) env.warn(sub.message ?? `${sub.display}: ${sub.error}`);
 }
 
-class Run {
-  matched = false;
-  errored = false;
-  private readonly reader = new FileReader();
-  private readonly limit: number;
-
-  constructor(
-    private readonly o: RgOptions,
-    private readonly env: RgEnv,
-    private readonly pat: CompiledPattern | undefined,
-    private readonly p: Printer,
-  ) {
-    this.limit = o.maxCount ?? Infinity;
+/** Searches the subjects on this thread; true when there was at least one. */
+function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, env: RgEnv): boolean {
+  let searched = false;
+  for (const sub of list) {
+    searched = true;
+    if (run.done) break;
+    if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
+    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit);
+    else failed(run, o, env, sub);
   }
+  return searched;
+}
 
-  get done(): boolean {
-    return this.env.out.capped || (this.o.quiet && this.matched);
+/** Searches the subjects on worker threads (see rg-parallel.ts), folding their outcome into `run`. */
+async function searchOnWorkers(all: Subject[], run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "files" | "o" | "out" | "warn">): Promise<void> {
+  const files: ParallelJob["files"][number][] = [];
+  for (const sub of all) {
+    if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
+    else failed(run, o, env, sub);
   }
-
-  file(path: string, display: string, explicit: boolean): void {
-    if (this.o.mode === "files") {
-      this.matched = true;
-      if (!this.o.quiet) this.p.path(display);
-      return;
-    }
-    const buf = this.reader.read(path, this.env.maxFileBytes);
-    if (typeof buf === "string") {
-      this.errored = true;
-      if (!this.o.noMessages) this.env.warn(`${display}: ${buf}`);
-      return;
-    }
-    this.bytes(buf, display, explicit);
-  }
-
-  bytes(buf: Buffer, display: string, explicit: boolean): void {
-    const o = this.o;
-    const pat = this.pat!;
-    const prefiltered = pat.literals && !o.invert && !pat.literals.some((l) => buf.indexOf(l) >= 0);
-    const nul = prefiltered && o.mode !== "files-without-match" ? -1 : buf.indexOf(0);
-    if (nul >= 0 && !explicit) return; // ripgrep quits on binary files it finds by walking
-    const s = prefiltered ? "" : decode(buf);
-    const want = o.mode === "files-with-matches" || o.mode === "files-without-match" || o.quiet ? 1 : this.limit;
-    const spans = prefiltered || this.limit === 0 ? [] : o.invert ? unmatchedLines(s, pat, want) : matchedLines(s, pat, want);
-    if (o.mode === "files-without-match") {
-      if (spans.length === 0) {
-        this.matched = true;
-        if (!o.quiet) this.p.path(display);
-      }
-      return;
-    }
-    if (spans.length === 0) return;
-    this.matched = true;
-    if (o.quiet) return;
-    if (o.mode === "files-with-matches") this.p.path(display);
-    else if (o.mode === "count") this.p.count(display, spans.length);
-    else if (nul >= 0) this.p.binaryMatch(display, nul);
-    else emitLines(s, spans, display, pat, o, this.p);
-  }
+  const r = await searchParallel({ ...job, o, files, out: env.out, warn: env.warn });
+  run.matched ||= r.matched;
+  run.errored ||= r.errored;
 }
 
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
-export function runRg(o: RgOptions, env: RgEnv): number {
+export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
+  const started = performance.now();
+  const table = typeTable(o.typeChanges);
+  if (typeof table === "string") return fail(env, table);
   if (o.mode === "type-list") {
-    for (const line of typeList()) env.out.line(line);
+    for (const line of typeList(table)) env.out.line(line);
     return 0;
   }
-  let pat: CompiledPattern | undefined;
-  if (o.mode !== "files") {
-    const compiled = compilePatterns(o);
-    if (typeof compiled === "string") return fail(env, compiled);
-    pat = compiled;
-  }
-  const types = typeMatcher(o.types, o.typesNot);
+  const pat = o.mode === "files" ? undefined : compileFor(o, env);
+  if (typeof pat === "string") return fail(env, pat);
+  const types = typeMatcher(o.types, o.typesNot, table);
   if (!types.ok) return fail(env, types.message);
-  const walk: WalkOptions = { hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(o.globs), types: types.verdict };
-  const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files";
+  const walk = walkOptionsFor(o, env, types.verdict);
+  const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files" && !o.patternFiles.includes("-");
   const paths = o.paths.length > 0 ? o.paths : useStdin ? ["-"] : [""];
-  const stats = paths.map((p) => (p === "-" ? "stdin" : statOf(resolve(env.cwd, p))));
-  const withFilename = o.withFilename ?? (paths.length > 1 || stats[0] === "dir");
-  const contextEnabled = (o.before > 0 || o.after > 0) && !o.onlyMatching;
-  const printer = new Printer(env.out, { withFilename, lineNumber: o.lineNumber, heading: o.heading, contextEnabled });
-  const run = new Run(o, env, pat, printer);
-  paths.forEach((p, i) => {
-    if (run.done) return;
-    const abs = resolve(env.cwd, p);
-    if (stats[i] === "stdin") run.bytes(env.stdin ?? Buffer.alloc(0), "<stdin>", true);
-    else if (stats[i] === "dir") {
-      for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, () => run.done)) run.file(e.abs, e.display, false);
-    } else if (stats[i] === "file") run.file(abs, p, true);
-    else {
-      run.errored = true;
-      if (!o.noMessages) env.warn(`${p}: ${stats[i]}`);
+  const firstKind = paths[0] === "-" ? "stdin" : statOf(resolve(env.cwd, paths[0]!));
+  const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
+  const json = o.json ? new JsonPrinter(env.out) : undefined;
+  const run = new FileSearch(o, pat, new Printer(env.out, printOptionsFor(o, withFilename)), env.warn, env.maxFileBytes, () => env.out.capped, json);
+  let list: Iterable<Subject> = subjects(o, env, walk, paths, () => run.done);
+  if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
+  const finish = (searched: boolean) => {
+    if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
+      run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
+      if (!o.noMessages) env.warn(NOTHING_SEARCHED);
     }
-  });
-  return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
+    const ms = performance.now() - started;
+    if (json) json.summary(ms);
+    else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
+    return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
+  };
+  // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
+  const workers = () => Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
+  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() > 1) {
+    const all = [...list];
+    if (all.length >= env.parallel.minFiles) {
+      const job = { patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), batchFiles: env.parallel.batchFiles };
+      return searchOnWorkers(all, run, o, env, job).then(() => finish(true));
+    }
+    list = all;
+  }
+  return finish(searchInline(list, run, o, env));
+}
+
+/** ripgrep's --stats block, after the results. */
+function printStats(out: ShimOutput, st: SearchStats, ms: number): void {
+  const secs = (ms / 1000).toFixed(6);
+  const printed = out.written;
+  for (const line of [
+    "", `${st.matches} matches`, `${st.matchedLines} matched lines`, `${st.filesWithMatch} files contained matches`,
+    `${st.filesSearched} files searched`, `${printed} bytes printed`, `${st.bytesSearched} bytes searched`,
+    `${secs} seconds spent searching`, `${secs} seconds`,
+  ]) out.line(line);
 }
 
 function statOf(abs: string): "dir" | "file" | string {
   try {
     return statSync(abs).isDirectory() ? "dir" : "file";
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? "No such file or directory (os error 2)" : code === "EACCES" ? "Permission denied (os error 13)" : String(err);
+    return errorText(err);
   }
 }
 

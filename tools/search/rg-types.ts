@@ -1,5 +1,6 @@
 // Owns the file types of the built-in rg's -t/-T: a table of common languages with ripgrep's names and
-// globs (matched against the file name), and the type verdict for the walk. Not user-definable types.
+// globs (matched against the file name), --type-add/--type-clear changes to it, and the type verdict for
+// the walk.
 import picomatch from "picomatch";
 import type { Verdict } from "./ignore-rules.ts";
 
@@ -51,19 +52,45 @@ export const FILE_TYPES: Readonly<Record<string, readonly string[]>> = {
   zig: ["*.zig"],
 };
 
+export type TypeTable = Readonly<Record<string, readonly string[]>>;
+
+/** One --type-add (`name:glob` or `name:include:a,b`) or --type-clear (`name`), in command-line order. */
+export interface TypeChange {
+  readonly kind: "add" | "clear";
+  readonly value: string;
+}
+
+/** The table after the changes, or the error ripgrep gives for a malformed definition. */
+export function typeTable(changes: readonly TypeChange[]): TypeTable | string {
+  const table: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(FILE_TYPES)) table[k] = [...v];
+  for (const c of changes) {
+    if (c.kind === "clear") {
+      delete table[c.value];
+      continue;
+    }
+    const m = /^([^:]+):(?:include:(.+)|(.+))$/.exec(c.value);
+    if (!m) return `invalid definition (format is type:glob, e.g., html:*.html): ${c.value}`;
+    const globs = m[2] !== undefined ? m[2].split(",").flatMap((t) => table[t] ?? []) : [m[3]!];
+    if (m[2] !== undefined && m[2].split(",").some((t) => !table[t])) return `unrecognized file type: ${m[2]}`;
+    table[m[1]!] = [...(table[m[1]!] ?? []), ...globs];
+  }
+  return table;
+}
+
 /** The -t/-T verdict on a file name, or an error naming the unknown type. */
 export function typeMatcher(
   select: readonly string[],
   negate: readonly string[],
+  table: TypeTable = FILE_TYPES,
 ): { ok: true; verdict: ((name: string, isDir: boolean) => Verdict) | undefined } | { ok: false; message: string } {
   if (select.length === 0 && negate.length === 0) return { ok: true, verdict: undefined };
   for (const t of [...select, ...negate]) {
     if (t === "all") continue;
-    if (!FILE_TYPES[t]) return { ok: false, message: `rg: unrecognized file type: ${t} (see rg --type-list)` };
+    if (!table[t]) return { ok: false, message: `unrecognized file type: ${t} (see rg --type-list)` };
   }
-  const globsOf = (ts: readonly string[]) =>
-    ts.flatMap((t) => (t === "all" ? Object.values(FILE_TYPES).flat() : FILE_TYPES[t]!));
-  const opts = { dot: true, nobrace: true };
+  const globsOf = (ts: readonly string[]) => ts.flatMap((t) => (t === "all" ? Object.values(table).flat() : table[t]!));
+  const opts = { dot: true };
   const yes = select.length > 0 ? picomatch(globsOf(select), opts) : undefined;
   const no = negate.length > 0 ? picomatch(globsOf(negate), opts) : undefined;
   return {
@@ -77,6 +104,9 @@ export function typeMatcher(
   };
 }
 
-export function typeList(): string[] {
-  return Object.entries(FILE_TYPES).map(([name, globs]) => `${name}: ${globs.join(", ")}`);
+export function typeList(table: TypeTable = FILE_TYPES): string[] {
+  return Object.entries(table)
+    .filter(([, globs]) => globs.length > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, globs]) => `${name}: ${[...globs].sort().join(", ")}`);
 }

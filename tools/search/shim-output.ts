@@ -28,16 +28,21 @@ export class ShimOutput {
     return this.reason !== undefined;
   }
 
-  /** Writes `text` and a newline; false (and nothing written) once the cap is reached. */
-  line(text: string): boolean {
+  /** Bytes written so far (before the marker). */
+  get written(): number {
+    return this.bytes;
+  }
+
+  /** Writes `text` and a newline (or `end`); false (and nothing written) once the cap is reached. */
+  line(text: string, end = "\n"): boolean {
     if (this.reason) return false;
-    const size = Buffer.byteLength(text) + 1;
+    const size = Buffer.byteLength(text) + end.length;
     if (this.lines + 1 > this.cap.maxLines) this.reason = `${this.cap.maxLines} lines`;
     else if (this.bytes + size > this.cap.maxBytes) this.reason = `${formatBytes(this.cap.maxBytes)}`;
     if (this.reason) return false;
     this.lines++;
     this.bytes += size;
-    this.parts.push(text, "\n");
+    this.parts.push(text, end);
     this.pending += size;
     if (this.pending >= FLUSH_AT) this.flush();
     return true;

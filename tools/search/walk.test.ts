@@ -48,9 +48,10 @@ test("gitignore rules: nested negation, anchored patterns, directories, exclude,
   expect(files("repo")).toEqual(["repo/sub/again.log", "repo/sub/top-only", "repo/wanted.log"]);
 });
 
-test("hidden names need --hidden, and .git is skipped even then; links are not followed", () => {
+test("hidden names need --hidden, which lists .git as ripgrep 13 does (tree skips it); links are not followed", () => {
+  expect(files("repo", { hidden: true, skipGitDir: true })).not.toContain("repo/.git/info/exclude");
   expect(files("repo", { hidden: true })).toEqual([
-    "repo/.gitignore", "repo/.hdir/f", "repo/.hidden", "repo/.ignore",
+    "repo/.git/info/exclude", "repo/.gitignore", "repo/.hdir/f", "repo/.hidden", "repo/.ignore",
     "repo/sub/.gitignore", "repo/sub/again.log", "repo/sub/top-only", "repo/wanted.log",
   ]);
 });
@@ -63,6 +64,17 @@ test("--no-ignore lists what the rules hid", () => {
 
 test("outside a git repository only .ignore files count", () => {
   expect(files("plain")).toEqual(["plain/a.txt"]);
+});
+
+test("a worktree's .git file is followed to the main repository's info/exclude", () => {
+  mkdirSync(join(base, "main", ".git", "worktrees", "wt"), { recursive: true });
+  mkdirSync(join(base, "main", ".git", "info"), { recursive: true });
+  write("main/.git/info/exclude", "secret.txt\n");
+  write("main/.git/worktrees/wt/commondir", "../..\n");
+  write("wt/.git", `gitdir: ${join(base, "main", ".git", "worktrees", "wt")}\n`);
+  write("wt/secret.txt");
+  write("wt/kept.txt");
+  expect(files("wt")).toEqual(["wt/kept.txt"]);
 });
 
 test("rules of directories above the walk root still apply", () => {

@@ -1,11 +1,13 @@
 // Owns the gitignore-aware directory walk shared by the rg and tree shims: ripgrep's filter order
-// (globs, then ignore files, then types, then hidden), `.git` and /proc, /sys, /dev always skipped,
-// symbolic links reported but never followed. Does not read files or decide what to print.
-import { lstatSync, readdirSync, type Dirent } from "node:fs";
+// (globs, then ignore files, then types, then hidden), /proc, /sys, /dev always skipped (`.git` for tree),
+// symbolic links reported but not followed unless asked (ripgrep's -L, with its loop and broken-link errors).
+// Does not read files or decide what to print.
+import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { errorText } from "./file-bytes.ts";
 import { relative } from "node:path";
-import { ancestorFrames, frameFor, ruleVerdict, type RuleFrame, type Verdict } from "./ignore-rules.ts";
+import { ancestorFrames, frameFor, ruleVerdict, type IgnoreSources, type RuleFrame, type Verdict } from "./ignore-rules.ts";
 
-export type EntryKind = "file" | "dir" | "symlink" | "other";
+export type EntryKind = "file" | "dir" | "symlink" | "other" | "error";
 
 export interface WalkOptions {
   /** Include names starting with a dot. */
@@ -18,6 +20,14 @@ export interface WalkOptions {
   readonly override?: (path: string, isDir: boolean) => Verdict;
   /** After ignore files, before the hidden rule (ripgrep's -t): gets the file name. */
   readonly types?: (name: string, isDir: boolean) => Verdict;
+  /** --ignore-file rules: below every ignore file, in force even with noIgnore; get the absolute path. */
+  readonly explicitIgnores?: readonly ((abs: string, isDir: boolean) => Verdict)[];
+  /** Which ignore files count; all unless ripgrep's --no-ignore-dot/-vcs/-exclude/-parent say otherwise. */
+  readonly sources?: IgnoreSources;
+  /** Follow symbolic links (ripgrep's -L): a link to a file is a file, to a directory is walked. */
+  readonly follow?: boolean;
+  /** Never list `.git` (tree); ripgrep lists it with --hidden. */
+  readonly skipGitDir?: boolean;
 }
 
 /** A directory to list: where it is, how to print it, and the rules in force above it. */
@@ -31,6 +41,9 @@ export interface DirHandle {
   readonly globPath: string;
   readonly depth: number;
   readonly frame: RuleFrame | undefined;
+  /** With `follow`: the directory's real path and its parent's handle, to find links that loop. */
+  readonly real?: string;
+  readonly up?: DirHandle;
 }
 
 export interface WalkEntry {
@@ -41,6 +54,8 @@ export interface WalkEntry {
   readonly depth: number;
   /** Set for directories: the handle to list it with. */
   readonly dir?: DirHandle;
+  /** Set for kind "error" (a broken link or a loop under `follow`): ripgrep's message. */
+  readonly message?: string;
 }
 
 const PSEUDO_FS = new Set(["/proc", "/sys", "/dev"]);
@@ -60,7 +75,8 @@ export function rootHandle(abs: string, display: string, cwd: string, opts: Walk
     display,
     globPath: inside ? fromCwd : "",
     depth: 0,
-    frame: opts.noIgnore ? undefined : ancestorFrames(abs),
+    frame: opts.noIgnore ? undefined : ancestorFrames(abs, opts.sources),
+    real: opts.follow ? realOf(abs) : undefined,
   };
 }
 
@@ -77,24 +93,51 @@ function kindOf(d: Dirent, abs: string): EntryKind {
   }
 }
 
-function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, isDir: boolean, opts: WalkOptions): boolean {
+function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: string, isDir: boolean, opts: WalkOptions): boolean {
   const rel = h.rel ? `${h.rel}/${name}` : name;
   if (opts.override) {
     const v = opts.override(h.globPath ? `${h.globPath}/${name}` : name, isDir);
     if (v) return v === "whitelist";
   }
-  let whitelisted = false;
-  if (frame) {
-    const v = ruleVerdict(frame, rel, isDir);
-    if (v === "ignore") return false;
-    whitelisted = v === "whitelist";
-  }
+  let v = frame ? ruleVerdict(frame, rel, isDir) : undefined;
+  for (const ig of opts.explicitIgnores ?? []) v ??= ig(abs, isDir);
+  if (v === "ignore") return false;
+  let whitelisted = v === "whitelist";
   if (opts.types) {
     const v = opts.types(name, isDir);
     if (v === "ignore") return false;
     whitelisted ||= v === "whitelist";
   }
   return whitelisted || opts.hidden || name.charCodeAt(0) !== 46; // "."
+}
+
+function realOf(abs: string): string {
+  try {
+    return realpathSync(abs);
+  } catch {
+    return abs;
+  }
+}
+
+/** What a link points to under -L, or ripgrep's message for a broken link or one to an ancestor. */
+function followLink(h: DirHandle, abs: string, display: string): EntryKind | { message: string } {
+  let root = h;
+  while (root.up) root = root.up;
+  // ripgrep names paths under the implicit root `./…` in these messages.
+  const shownInError = (d: string) => (root.display === "" ? `./${d}` : d);
+  let isDir: boolean;
+  try {
+    const st = statSync(abs);
+    if (!st.isDirectory()) return st.isFile() ? "file" : "other";
+    isDir = true;
+  } catch (err) {
+    return { message: `${shownInError(display)}: ${errorText(err)}` };
+  }
+  const real = realOf(abs);
+  for (let a: DirHandle | undefined = h; isDir && a; a = a.up) {
+    if (a.real === real) return { message: `File system loop found: ${shownInError(display)} points to an ancestor ${shownInError(a.display)}` };
+  }
+  return "dir";
 }
 
 /** The kept children of a directory, sorted by name; unreadable directories list as empty. */
@@ -106,29 +149,37 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
     return [];
   }
   const names = new Set(dirents.map((d) => d.name));
-  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names);
+  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names, opts.sources);
   const depth = h.depth + 1;
   const out: WalkEntry[] = [];
   for (const d of dirents) {
     const name = d.name;
     const abs = h.abs === "/" ? `/${name}` : `${h.abs}/${name}`;
-    if (name === ".git" || PSEUDO_FS.has(abs)) continue;
-    const kind = kindOf(d, abs);
-    if (!keep(h, frame, name, kind === "dir", opts)) continue;
+    if ((name === ".git" && opts.skipGitDir) || PSEUDO_FS.has(abs)) continue;
+    let kind = kindOf(d, abs);
     const display = joinDisplay(h.display, name);
+    if (kind === "symlink" && opts.follow) {
+      const target = followLink(h, abs, display);
+      if (typeof target !== "string") {
+        out.push({ name, kind: "error", abs, display, depth, message: target.message });
+        continue;
+      }
+      kind = target;
+    }
+    if (!keep(h, frame, name, abs, kind === "dir", opts)) continue;
     if (kind !== "dir") {
       out.push({ name, kind, abs, display, depth });
       continue;
     }
     const rel = h.rel ? `${h.rel}/${name}` : name;
     const globPath = h.globPath ? `${h.globPath}/${name}` : name;
-    const dir: DirHandle = { abs, rel, display, globPath, depth, frame };
+    const dir: DirHandle = { abs, rel, display, globPath, depth, frame, real: opts.follow ? realOf(abs) : undefined, up: h };
     out.push({ name, kind, abs, display, depth, dir });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Every kept regular file below `root`, depth first in name order; `stop()` ends the walk early. */
+/** Every kept regular file below `root` (and -L's errors), depth first in name order; `stop()` ends the walk early. */
 export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
   const stack: WalkEntry[][] = [readDir(root, opts)];
   const index: number[] = [0];
@@ -143,7 +194,7 @@ export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => bool
     }
     index[index.length - 1] = i + 1;
     const e = level[i]!;
-    if (e.kind === "file") yield e;
+    if (e.kind === "file" || e.kind === "error") yield e;
     else if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
       stack.push(readDir(e.dir, opts));
       index.push(0);

@@ -4,7 +4,7 @@
 import { readlinkSync } from "node:fs";
 import { FileReader } from "../search/file-bytes.ts";
 import type { ShimOutput } from "../search/shim-output.ts";
-import { readDir, rootHandle, type DirHandle, type WalkOptions } from "../search/walk.ts";
+import { readDir, rootHandle, type DirHandle, type EntryKind, type WalkOptions } from "../search/walk.ts";
 
 export interface TreeOptions {
   /** Deepest level drawn (children of the root are level 1); totals still cover everything below. */
@@ -23,7 +23,7 @@ export interface TreeOptions {
 
 interface Node {
   name: string;
-  kind: "file" | "dir" | "symlink" | "other";
+  kind: EntryKind;
   /** Line count (files), or total lines below (directories). */
   lines: number;
   files: number;
@@ -118,7 +118,7 @@ function readlinkOr(abs: string): string {
 
 /** Walks `abs` (printed as `display`) within the budgets of `o`. */
 export function buildTree(abs: string, display: string, cwd: string, o: TreeOptions): TreeResult {
-  const walk: WalkOptions = { hidden: o.all, noIgnore: o.noIgnore };
+  const walk: WalkOptions = { hidden: o.all, noIgnore: o.noIgnore, skipGitDir: true };
   const t = new TreeWalk(o, walk, o.now ?? (() => performance.now()));
   const root: Node = { name: display, kind: "dir", lines: 0, files: 0, dirs: 0, partial: false };
   t.dir(rootHandle(abs, display, cwd, walk), root);

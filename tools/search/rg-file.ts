@@ -1,0 +1,181 @@
+// Owns searching one file or stdin as ripgrep does: decoding (UTF-8 BOM dropped, UTF-16 with a BOM
+// transcoded), binary files (skipped when walked, reported when named, -a/--binary/-uuu), --max-filesize,
+// the output modes, and the counts --stats prints. Does not walk, sort or decide exit codes (rg-run.ts).
+import { isAscii } from "node:buffer";
+import { statSync } from "node:fs";
+import type { RgOptions } from "./rg-flags.ts";
+import { FileReader } from "./file-bytes.ts";
+import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
+import type { JsonPrinter } from "./rg-json.ts";
+import type { Printer } from "./rg-print.ts";
+import type { CompiledPattern } from "./rg-regex.ts";
+import { matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
+
+export interface SearchStats {
+  matches: number;
+  matchedLines: number;
+  filesWithMatch: number;
+  filesSearched: number;
+  bytesSearched: number;
+}
+
+const isUtf16 = (buf: Buffer) => (buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff);
+
+/** The file's text: UTF-16 with a BOM transcoded, a UTF-8 BOM dropped, invalid UTF-8 as U+FFFD. */
+export function decode(buf: Buffer): string {
+  if (isUtf16(buf)) return new TextDecoder(buf[0] === 0xff ? "utf-16le" : "utf-16be").decode(buf.subarray(2));
+  if (isAscii(buf)) return buf.toString("latin1"); // one byte per char: fastest to build and scan
+  const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+  return buf.toString("utf8", bom);
+}
+
+export class FileSearch {
+  matched = false;
+  errored = false;
+  readonly stats: SearchStats = { matches: 0, matchedLines: 0, filesWithMatch: 0, filesSearched: 0, bytesSearched: 0 };
+  private readonly reader = new FileReader();
+  private readonly limit: number;
+  /** The required literals as bytes, encoded once rather than on every file. */
+  private readonly literalBytes: readonly Buffer[] | undefined;
+
+  constructor(
+    private readonly o: RgOptions,
+    private readonly pat: CompiledPattern | undefined,
+    private p: Printer,
+    private readonly warn: (line: string) => void,
+    private readonly maxFileBytes: number,
+    private readonly isDone: () => boolean,
+    private readonly json?: JsonPrinter,
+  ) {
+    this.limit = o.maxCount ?? Infinity;
+    this.literalBytes = pat?.literals?.map((l) => Buffer.from(l));
+  }
+
+  /** Prints through `p` from now on (a parallel worker starts each batch of files on a fresh printer). */
+  usePrinter(p: Printer): void {
+    this.p = p;
+  }
+
+  get done(): boolean {
+    return this.isDone() || (this.o.quiet && this.matched && !this.o.stats);
+  }
+
+  file(path: string, display: string, explicit: boolean): void {
+    if (this.o.mode === "files") {
+      this.matched = true;
+      if (!this.o.quiet) this.p.path(display);
+      return;
+    }
+    if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
+    const buf = this.reader.read(path, this.maxFileBytes);
+    if (typeof buf === "string") {
+      this.errored = true;
+      if (!this.o.noMessages) this.warn(`${display}: ${buf}`);
+      return;
+    }
+    this.bytes(buf, display, explicit);
+  }
+
+  bytes(buf: Buffer, display: string, explicit: boolean): void {
+    const o = this.o;
+    const pat = this.pat!;
+    this.stats.filesSearched++;
+    const utf16 = isUtf16(buf);
+    const lits = this.literalBytes;
+    const noMatch = !utf16 && lits !== undefined && !o.invert && !o.passthru && !lits.some((l) => buf.indexOf(l) >= 0);
+    const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
+    const nul = checkNul ? buf.indexOf(0) : -1;
+    if (nul >= 0 && !explicit && !o.binary) {
+      // ripgrep quits on binary files it finds by walking; one it quit counts as without a match, unprinted.
+      if (o.mode === "files-without-match") this.matched = true;
+      return;
+    }
+    let s = noMatch ? "" : decode(buf);
+    const nulAt = nul >= 0 ? s.indexOf("\0") : -1; // in the text, where `nul` counts bytes
+    if (nulAt >= 0) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
+    let spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
+    // ripgrep's line-by-line search under --passthru stops at a binary file's first NUL.
+    if (o.passthru && nulAt >= 0) spans = spans.filter((sp) => sp.start < nulAt);
+    // ripgrep counts the transcoded bytes, and none of a file -m stopped early.
+    if (spans.length < this.limit || o.invert) this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length;
+    this.report(s, spans, display, nul);
+  }
+
+  private spans(s: string, pat: CompiledPattern): LineSpan[] {
+    const o = this.o;
+    const one = o.mode === "files-with-matches" || o.mode === "files-without-match" || (o.quiet && !o.stats);
+    const want = one ? 1 : this.limit;
+    return o.invert ? unmatchedLines(s, pat, want, o.multiline) : matchedLines(s, pat, want, o.multiline);
+  }
+
+  private report(s: string, spans: LineSpan[], display: string, nul: number): void {
+    const o = this.o;
+    const countMatches = o.mode === "count-matches" || (o.mode === "count" && o.onlyMatching);
+    const matches = countMatches || o.stats || this.json ? this.countMatches(s, spans) : 0;
+    if (o.mode === "files-without-match") {
+      if (spans.length > 0) return this.tally(spans, s, matches);
+      this.matched = true;
+      if (!o.quiet) this.p.path(display);
+      return;
+    }
+    if (spans.length === 0) {
+      if (o.passthru && o.mode === "lines" && !o.quiet && nul < 0) this.passAll(s, display);
+      if (o.includeZero && !o.quiet && (o.mode === "count" || o.mode === "count-matches")) this.p.count(display, 0);
+      return;
+    }
+    this.matched = true;
+    this.tally(spans, s, matches);
+    if (o.quiet) return;
+    if (o.mode === "files-with-matches") this.p.path(display);
+    else if (countMatches) this.p.count(display, matches);
+    else if (o.mode === "count") this.p.count(display, spans.length);
+    else if (nul >= 0) this.p.binaryMatch(display, nul);
+    else if (this.json) {
+      this.json.begin(display, s, this.pat!);
+      emitLines(s, spans, display, this.pat!, { ...this.emitOptions(spans.length >= this.limit), onlyMatching: false }, this.json);
+      this.json.end({ matches, matchedLines: spans.length, bytes: Buffer.byteLength(s) });
+    } else emitLines(s, spans, display, this.pat!, this.emitOptions(spans.length >= this.limit), this.p);
+  }
+
+  /** --passthru on a file without a match: all of it, as context. */
+  private passAll(s: string, display: string): void {
+    if (!this.json) return emitAll(s, display, this.p);
+    this.json.begin(display, s, this.pat!);
+    emitAll(s, display, this.json);
+    this.json.end({ matches: 0, matchedLines: 0, bytes: Buffer.byteLength(s) });
+  }
+
+  /** `atLimit`: -m stopped the search, which ends --passthru at the last match. */
+  private emitOptions(atLimit: boolean): EmitOptions {
+    const o = this.o;
+    const ctx = (n: number) => (o.passthru ? Infinity : n);
+    const afterLast = o.passthru && atLimit ? 0 : ctx(o.after);
+    return {
+      before: ctx(o.before), after: ctx(o.after), afterLast, limitReached: atLimit && !o.invert,
+      onlyMatching: o.onlyMatching && !o.invert, // ripgrep prints -v -o lines whole
+      matchesOfContext: o.onlyMatching && o.invert,
+      replace: o.replace, column: o.column, vimgrep: o.vimgrep, crlf: o.crlf,
+    };
+  }
+
+  private countMatches(s: string, spans: readonly LineSpan[]): number {
+    if (this.o.invert) return spans.length;
+    let n = 0;
+    for (const sp of spans) n += matchesIn(s, sp, this.pat!).length;
+    return n;
+  }
+
+  private tally(spans: readonly LineSpan[], s: string, matches: number): void {
+    this.stats.filesWithMatch++;
+    this.stats.matches += matches;
+    this.stats.matchedLines += this.o.multiline ? splitLines(s, spans).length : spans.length;
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0; // the read reports the error
+  }
+}

@@ -1,0 +1,52 @@
+// Owns ripgrep's -g/--iglob globs: `{a,b}` alternatives, case-insensitive globs, and the override verdict
+// (a match of a glob keeps a path, of a `!glob` drops it). Does not walk (walk.ts applies the verdict first).
+import ignore from "ignore";
+import type { Verdict } from "./ignore-rules.ts";
+
+/** Expands `{a,b}` alternatives, which ripgrep's globs have and gitignore syntax lacks. */
+export function expandBraces(glob: string): string[] {
+  const m = /\{([^{}]*)\}/.exec(glob);
+  if (!m) return [glob];
+  const [head, tail] = [glob.slice(0, m.index), glob.slice(m.index + m[0].length)];
+  return m[1]!.split(",").flatMap((alt) => expandBraces(head + alt + tail));
+}
+
+/** A glob matching regardless of case (--iglob, --glob-case-insensitive): each letter becomes `[xX]`. */
+export function caseless(glob: string): string {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === "\\") {
+      out += glob.slice(i, i + 2);
+      i++;
+    } else if (c === "[") {
+      const end = glob.indexOf("]", i + 2);
+      const cls = end < 0 ? glob.slice(i) : glob.slice(i, end + 1);
+      out += cls.replace(/\p{L}/gu, (l) => l.toLowerCase() + l.toUpperCase());
+      i += cls.length - 1;
+    } else {
+      const lo = c.toLowerCase();
+      const up = c.toUpperCase();
+      out += lo === up ? c : `[${lo}${up}]`;
+    }
+  }
+  return out;
+}
+
+/** ripgrep's -g: a match of a glob keeps the path, of a `!glob` drops it; with any plain glob, other files drop. */
+export function globVerdict(globs: readonly string[]): ((path: string, isDir: boolean) => Verdict) | undefined {
+  if (globs.length === 0) return undefined;
+  const ig = ignore({ ignorecase: false }).add(globs.flatMap(expandBraces));
+  const anyPlain = globs.some((g) => !g.startsWith("!"));
+  return (path, isDir) => {
+    let r: ReturnType<typeof ig.test>;
+    try {
+      r = ig.test(isDir ? `${path}/` : path);
+    } catch {
+      return undefined;
+    }
+    if (r.ignored) return "whitelist";
+    if (r.unignored) return "ignore";
+    return anyPlain && !isDir ? "ignore" : undefined;
+  };
+}
