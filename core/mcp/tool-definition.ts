@@ -36,9 +36,16 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolD
   return def as unknown as ToolDefinition;
 }
 
+/** Schemas are module constants shared by every session's tools: each is converted once. */
+const jsonSchemas = new WeakMap<z.ZodObject, Record<string, unknown>>();
+
 /** The tool as `tools/list` shows it: the JSON Schema the MCP server SDK derives (draft-7, input side). */
 export function listedTool(def: ToolDefinition): RawTool {
-  const inputSchema = z.toJSONSchema(def.inputSchema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+  let inputSchema = jsonSchemas.get(def.inputSchema);
+  if (!inputSchema) {
+    inputSchema = z.toJSONSchema(def.inputSchema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+    jsonSchemas.set(def.inputSchema, inputSchema);
+  }
   return {
     name: def.name,
     ...(def.title ? { title: def.title } : {}),
