@@ -3,6 +3,7 @@
 // it cares about, adds MCP servers to `session/new`, opens sub-sessions on its successor and drives
 // them, and answers permission requests of the sessions it owns. Speaks whichever dialect the
 // conductor initializes it in. Does not spawn anything or touch process stdio (callers pass a HopIo).
+import { logFailure } from "../log.ts";
 import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { type Dialect, dialectOfInitialize, initializeAnswerFor, isObject, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
 import { Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
@@ -145,7 +146,7 @@ export class Proxy {
       cancel: () => this.successor.notify("session/cancel", { sessionId }),
       close: async () => {
         // Owned until the successor answers: updates of the ending turn must not reach the predecessor.
-        await this.successor.request("session/close", { sessionId }).catch(() => {});
+        await this.successor.request("session/close", { sessionId }).catch(logFailure("closing a sub-session"));
         this.#owned.delete(sessionId);
       },
     };

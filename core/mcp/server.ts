@@ -3,7 +3,7 @@
 // pass the streams in and decide what happens once `closed` settles (kill children, exit).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Readable, Writable } from "node:stream";
-import { log } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import { LineServerTransport } from "./server-transport.ts";
 import { replyOf, type ToolDefinition } from "./tool-definition.ts";
 import { errorResponse, INVALID_PARAMS } from "../wire/jsonrpc.ts";
@@ -144,7 +144,7 @@ export async function serveMcp(opts: ServeOptions): Promise<McpServing> {
     close: async () => {
       settle({ why: "closed", clean: true });
       await server.close().catch((err: unknown) => log.debug("mcp server close failed", { error: err }));
-      await transport.flush().catch(() => {});
+      await transport.flush().catch(logFailure("flushing the MCP server's output"));
     },
   };
 }

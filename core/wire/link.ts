@@ -2,6 +2,7 @@
 // classifier, one callback per message in arrival order (synchronously, so the router keeps order),
 // messages out through the one serialized writer, and the trace hook on both directions.
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
+import { logFailure } from "../log.ts";
 import { readLines } from "./ndjson.ts";
 import { type Classified, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
@@ -62,7 +63,7 @@ export class Link {
   /** Resolves when everything queued so far is written (or the sink failed). */
   async flush(): Promise<void> {
     this.#flushBatch();
-    await this.#writer.flush().catch(() => {});
+    await this.#writer.flush().catch(logFailure("flushing a connection"));
   }
 
   #batch = "";

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Limits } from "../../core/limits.ts";
-import { log } from "../../core/log.ts";
+import { log, logFailure } from "../../core/log.ts";
 import { type CargoLock, findCargoLock, type LockedPackage, lockedVersion } from "./cargo-lock.ts";
 import { parseCrateSpec, type CrateRequest } from "./crate-spec.ts";
 import { asCrateError, CrateError } from "./errors.ts";
@@ -120,7 +120,7 @@ export class CrateFetcher {
       if (hit) return result(locked?.name ?? req.name, pin, hit, req.exact ? undefined : "locked by Cargo.lock");
     }
     // A custom registry's config.json (the download template) is asked for alongside the index file.
-    this.registry.template(signal).catch(() => {});
+    this.registry.template(signal).catch(logFailure("reading the registry config ahead"));
     let index: IndexAnswer | undefined;
     try {
       index = await this.registry.versions(req.name, signal);

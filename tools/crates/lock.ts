@@ -7,7 +7,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, wri
 import { utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
-import { log } from "../../core/log.ts";
+import { log, logFailure } from "../../core/log.ts";
 
 export interface LockOptions {
   staleS: number;
@@ -78,7 +78,7 @@ function tryCreate(path: string, content: string): boolean {
 async function holdWhile<T>(path: string, mine: string, staleS: number, fn: () => Promise<T>): Promise<T> {
   const beat = setInterval(() => {
     const now = new Date();
-    utimes(path, now, now).catch(() => {});
+    utimes(path, now, now).catch(logFailure("refreshing a download lock"));
   }, (staleS * 1000) / 3);
   beat.unref?.();
   try {

@@ -2,6 +2,7 @@
 // never a mix: temp file in the same (pinned) directory, fsync, rename over, fsync the directory; and
 // sweeping the temp files that interrupted writes left behind.
 // Does not decide whether the path is allowed (callers pin a directory inside the root first).
+import { logFailure } from "../../core/log.ts";
 import { randomBytes } from "node:crypto";
 import { constants as fsc } from "node:fs";
 import { lstat, open, readdir, rename, rm } from "node:fs/promises";
@@ -33,7 +34,7 @@ export async function writeFileAtomic(dir: PinnedDir, name: string, data: string
       // Both names resolve inside the pinned directory: a symlink at `name` is replaced, never followed.
       await rename(tmp, dir.path(name));
     } catch (err) {
-      await fh.close().catch(() => {});
+      await fh.close().catch(logFailure("closing a temp file"));
       await rm(tmp, { force: true });
       throw err;
     }
@@ -41,7 +42,7 @@ export async function writeFileAtomic(dir: PinnedDir, name: string, data: string
     inFlight.delete(tmpName);
   }
   // some filesystems refuse fsync on a directory; the rename itself is already atomic
-  await dir.sync().catch(() => {});
+  await dir.sync().catch(logFailure("syncing the edited directory"));
 }
 
 /**

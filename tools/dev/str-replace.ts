@@ -3,6 +3,7 @@
 // and written only through its pinned parent directory, so a symlink swapped into the path mid-edit
 // cannot redirect the write outside the root. Does not search or read files for the model; edits of
 // one file are serialised here.
+import { logFailure } from "../../core/log.ts";
 import { constants as fsc } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
@@ -88,7 +89,7 @@ export class StrReplaceTool {
       const name = basename(real);
       return exists ? await this.edit(dir, name, shown, args) : await this.create(dir, name, shown, args);
     } finally {
-      await dir.close().catch(() => {});
+      await dir.close().catch(logFailure("closing the edited directory"));
     }
   }
 
@@ -115,7 +116,7 @@ export class StrReplaceTool {
       content = decodeText(await fh.readFile(), shown);
       mode = st.mode & 0o7777;
     } finally {
-      await fh.close().catch(() => {});
+      await fh.close().catch(logFailure("closing the edited file"));
     }
     const edit = this.replaced(content, args, shown);
     this.checkSize(Buffer.byteLength(edit.next), shown);
