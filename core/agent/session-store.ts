@@ -132,6 +132,8 @@ export class SessionStore {
 /** One session's file, open for appending. Writes are whole lines; sync() is the turn-end fsync. */
 export class SessionFile {
   #fd: number | undefined;
+  /** Closed, yet a turn that was cancelled by the close may still owe its last events. */
+  #closed = false;
 
   constructor(readonly path: string) {}
 
@@ -141,6 +143,7 @@ export class SessionFile {
     try {
       this.#fd ??= openSync(this.path, "a", 0o600);
       writeSync(this.#fd, text);
+      if (this.#closed) this.close();
     } catch (err) {
       // Losing persistence must not lose the turn: say so and keep serving.
       log.warn("could not write the session file; this session may not load completely", { file: this.path, error: err });
@@ -157,6 +160,7 @@ export class SessionFile {
   }
 
   close(): void {
+    this.#closed = true;
     if (this.#fd === undefined) return;
     this.sync();
     closeSync(this.#fd);
