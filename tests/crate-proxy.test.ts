@@ -77,7 +77,17 @@ function chain(name: string, env: Record<string, string> = {}): { a: TestAgent; 
     },
   });
   running.push(a);
-  const trace = () => readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  // The conductor writes its trace through a buffered stream: a read may end inside the last line.
+  const trace = () =>
+    readFileSync(file, "utf8")
+      .split("\n")
+      .flatMap((l) => {
+        try {
+          return [JSON.parse(l)];
+        } catch {
+          return [];
+        }
+      });
   return { a, dir, trace };
 }
 
@@ -113,9 +123,13 @@ test("rust_crate_query: a research session reads the crate (auto-approved shell)
   expect(JSON.stringify(a.permissions[0]!.request.toolCall)).toContain("rust_crate_query");
   expect(a.updates.every((u) => u.sessionId === sessionId)).toBe(true);
   // the research session was closed on the agent before the answer came back
+  expect(await waitFor(() => closedOnAgent(trace()).length > 0, 5000)).toBe(true);
   const closed = closedOnAgent(trace());
   expect(closed.length).toBe(1);
   expect(closed[0]).not.toBe(sessionId);
+  const closeAnswer = trace().find((r) => r.hop === 1 && r.dir === "in" && r.message.result !== undefined && r.message.id === trace().find((c) => c.hop === 1 && c.dir === "out" && c.message.method === "session/close")?.message.id);
+  const turnEnd = trace().find((r) => r.hop === "client" && r.dir === "out" && r.message.result?.stopReason !== undefined);
+  expect(closeAnswer.t).toBeLessThan(turnEnd.t);
   // the research session did ask (for its shell call), and the proxy answered it with an allow
   const asked = trace().filter((r) => r.hop === 1 && r.dir === "in" && r.message.method === "session/request_permission");
   expect(asked.map((r) => r.message.params.sessionId).sort()).toEqual([closed[0], sessionId].sort());
@@ -141,6 +155,7 @@ test("a research query that does not answer within RESEARCH_TIMEOUT_S fails with
   expect(Date.now() - t0).toBeLessThan(15_000);
   const failed = a.ofKind("tool_call_update").find((u) => u.status === "failed");
   expect(JSON.stringify(failed)).toContain("research on slowcrate timed out after 1 s without an answer (RESEARCH_TIMEOUT_S)");
+  expect(await waitFor(() => closedOnAgent(trace()).length > 0, 5000)).toBe(true);
   expect(closedOnAgent(trace()).length).toBe(1);
   const pid = Number(readFileSync(join(dir, "sleep.pid"), "utf8"));
   expect(pid).toBeGreaterThan(0);
