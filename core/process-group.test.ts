@@ -2,7 +2,7 @@
 // registry, and the watchdog that takes a group down when its owner dies by SIGKILL.
 import { expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
@@ -67,6 +67,42 @@ setInterval(() => {}, 1000);`,
   expect(pidAlive(sleeper)).toBe(true);
   proc.kill("SIGKILL");
   expect(await waitFor(() => !pidAlive(sleeper), 5000)).toBe(true);
+}, 30_000);
+
+test("one watchdog serves every group of an owner; groups still listed die with it, a dealt-with one is not touched", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
+  const owner = join(dir, "owner.ts");
+  const pg = JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname);
+  writeFileSync(
+    owner,
+    `import { spawnGroup, killGroup } from ${pg};
+import { writeFileSync } from "node:fs";
+const env = { PATH: process.env.PATH };
+const kids = [0, 1, 2].map((i) => spawnGroup({ label: "t" + i, command: "sleep", args: ["30"], env, stdin: "ignore" }));
+await killGroup(kids[1].pid, 5000);
+writeFileSync(${JSON.stringify(join(dir, "pids"))}, kids.map((k) => k.pid).join(" "));
+setInterval(() => {}, 1000);`,
+  );
+  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
+  const pidsFile = join(dir, "pids");
+  expect(await waitFor(() => { try { return readFileSync(pidsFile, "utf8").length > 0; } catch { return false; } }, 5000)).toBe(true);
+  const [a, b, c] = readFileSync(pidsFile, "utf8").split(" ").map(Number) as [number, number, number];
+  expect(pidAlive(b)).toBe(false);
+  expect(pidAlive(a) && pidAlive(c)).toBe(true);
+  // One watchdog: the owner's only child besides its groups' leaders.
+  const dogs = readdirSync("/proc").filter((e) => {
+    if (!/^\d+$/.test(e)) return false;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      return ppid === proc.pid && ![a, b, c].includes(Number(e));
+    } catch {
+      return false;
+    }
+  });
+  expect(dogs.length).toBe(1);
+  proc.kill("SIGKILL");
+  expect(await waitFor(() => !pidAlive(a) && !pidAlive(c), 5000)).toBe(true);
 }, 30_000);
 
 test("a command that ends on its own leaves an empty group: the ladder returns at once", async () => {

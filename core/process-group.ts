@@ -23,18 +23,33 @@ export class SpawnError extends Error {
   override name = "SpawnError";
 }
 
-// The watchdog: a tiny process outside the group (its own session, so a terminal's Ctrl-C and a kill
-// of our own group miss it) whose stdin is a pipe from us. When we die, however we die, the kernel
-// closes the pipe, its `read` sees EOF, and it kills the group. On the normal path we kill it first.
-// It is not a member of the group, so the group empties (no orphaned zombie) when the command ends.
-const WATCHDOG = 'read _ ; kill -9 "-$0" 2>/dev/null';
-// The command itself waits for a go on fd 3, sent once its watchdog runs: there is no moment in
-// which the command runs unwatched. If we die before the go, it exits without running at all.
+// The watchdog: one tiny `sh` per owner process, outside every group (its own session, so a
+// terminal's Ctrl-C and a kill of our own group miss it), whose stdin is a pipe from us. We tell it
+// `+PGID` when a group starts (it answers the PGID on its stdout once the group is on its list) and
+// `-PGID` when the group is dealt with; when we die, however we die, the kernel closes the pipe, its
+// `read` sees EOF, and it kills every group still on its list. It is not a member of any group, so a
+// group empties (no orphaned zombie) when its command ends.
+const WATCHDOG = [
+  'groups=" "',
+  'while read -r line; do',
+  '  case "$line" in',
+  '    +*) groups="$groups${line#+} "; echo "${line#+}" ;;',
+  '    -*) kept=" "; for g in $groups; do [ "$g" = "${line#-}" ] || kept="$kept$g "; done; groups=$kept ;;',
+  "  esac",
+  "done",
+  'for g in $groups; do kill -9 "-$g" 2>/dev/null; done',
+].join("\n");
+// The command itself waits for a go on fd 3, sent once the watchdog has answered for its group:
+// there is no moment in which the command runs unwatched. If we die before the go, it exits
+// without running at all.
 const GATE = 'read _ <&3 || exit 125; exec 3<&-; exec "$0" "$@"';
 const POLL_MS = 10;
 
-/** Live groups (pgid → label and watchdog). A group stays here until killGroup has finished with it. */
-const live = new Map<number, { label: string; watchdog: ChildProcess }>();
+/** Live groups (pgid → label). A group stays here until killGroup has finished with it. */
+const live = new Map<number, string>();
+let watchdog: ChildProcess | undefined;
+/** Groups told to the watchdog and not yet answered for (pgid → what to do on the answer). */
+const awaiting = new Map<number, (ok: boolean) => void>();
 let graceMs: number = DEFAULT_LIMITS.KILL_GRACE_MS;
 
 /** Sets the SIGTERM → SIGKILL grace of the ladder (cli/ passes the limits in force). */
@@ -91,39 +106,76 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     child.once("error", () => {});
     throw refused();
   }
-  const watchdog = startWatchdog(child.pid);
-  if (watchdog.pid === undefined) {
-    signalGroup(child.pid, "SIGKILL");
+  const pgid = child.pid;
+  const gate = child.stdio[3] as (NodeJS.WritableStream & { destroy?: () => void }) | null;
+  gate?.on("error", () => {});
+  // The go waits until the watchdog's list holds the group (the write reached the pipe): were we
+  // killed in between, the command would otherwise run with nobody to take it down.
+  const listed = watch(pgid, (ok) => {
+    if (ok) gate?.end("go\n");
+    else {
+      gate?.destroy?.();
+      signalGroup(pgid, "SIGKILL");
+    }
+  });
+  if (!listed) {
+    signalGroup(pgid, "SIGKILL");
     throw refused();
   }
-  live.set(child.pid, { label: spec.label, watchdog });
-  const gate = child.stdio[3] as NodeJS.WritableStream | null;
-  gate?.on("error", () => {});
-  gate?.end("go\n");
+  live.set(pgid, spec.label);
   return child;
 }
 
-function startWatchdog(pgid: number): ChildProcess {
-  const dog = spawn("/bin/sh", ["-c", WATCHDOG, String(pgid)], { detached: true, stdio: ["pipe", "ignore", "ignore"], env: {} });
-  dog.once("error", () => {});
-  dog.stdin?.on("error", () => {});
-  // Neither keeps us alive: the group's owner decides when we exit.
-  dog.unref();
-  (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
-  return dog;
+/**
+ * Puts a group on the watchdog's list, starting the watchdog (again, if it died) when needed;
+ * `then` learns whether the watchdog answered for it. False: no watchdog could start.
+ */
+function watch(pgid: number, then: (ok: boolean) => void): boolean {
+  if (watchdog === undefined || watchdog.exitCode !== null || watchdog.signalCode !== null) {
+    const dog = spawn("/bin/sh", ["-c", WATCHDOG], { detached: true, stdio: ["pipe", "pipe", "ignore"], env: {} });
+    if (dog.pid === undefined) return false;
+    dog.once("error", () => {});
+    dog.stdin?.on("error", () => {});
+    let partial = "";
+    dog.stdout?.setEncoding("utf8");
+    dog.stdout?.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) answered(Number(line), true);
+    });
+    const gone = () => {
+      if (watchdog === dog) watchdog = undefined;
+      for (const g of [...awaiting.keys()]) answered(g, false);
+    };
+    dog.stdout?.once("close", gone);
+    dog.once("exit", gone);
+    // None of it keeps us alive: the owner decides when it exits.
+    dog.unref();
+    for (const stream of [dog.stdin, dog.stdout]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    watchdog = dog;
+    // A new watchdog knows nothing yet: tell it every group still alive.
+    for (const g of live.keys()) dog.stdin?.write(`+${g}\n`);
+  }
+  const pipe = watchdog.stdin;
+  if (!pipe) return false;
+  awaiting.set(pgid, then);
+  pipe.write(`+${pgid}\n`, (err) => {
+    if (err) answered(pgid, false);
+  });
+  return true;
 }
 
-/** Stops a group's watchdog without letting it act (the group is dealt with). */
+function answered(pgid: number, ok: boolean): void {
+  const then = awaiting.get(pgid);
+  if (!then) return; // a group re-told to a new watchdog, or one already settled
+  awaiting.delete(pgid);
+  then(ok);
+}
+
+/** Takes a group off the watchdog's list (it is dealt with). */
 function dropWatchdog(pgid: number): void {
-  const entry = live.get(pgid);
   live.delete(pgid);
-  if (entry?.watchdog.pid !== undefined) {
-    try {
-      process.kill(entry.watchdog.pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
+  watchdog?.stdin?.write(`-${pgid}\n`);
 }
 
 /** Sends `sig` to every process of group `pgid`; false when the group is gone (or not ours). */
