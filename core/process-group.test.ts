@@ -105,6 +105,51 @@ setInterval(() => {}, 1000);`,
   expect(await waitFor(() => !pidAlive(a) && !pidAlive(c), 5000)).toBe(true);
 }, 30_000);
 
+test("a watchdog killed while its owner lives is started again with the next group and told every live group", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
+  const owner = join(dir, "owner.ts");
+  const pg = JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname);
+  const first = join(dir, "first");
+  const next = join(dir, "next");
+  const second = join(dir, "second");
+  writeFileSync(
+    owner,
+    `import { spawnGroup } from ${pg};
+import { existsSync, writeFileSync } from "node:fs";
+const env = { PATH: process.env.PATH };
+const a = spawnGroup({ label: "a", command: "sleep", args: ["30"], env, stdin: "ignore" });
+writeFileSync(${JSON.stringify(first)}, String(a.pid));
+const poll = setInterval(() => {
+  if (!existsSync(${JSON.stringify(next)})) return;
+  clearInterval(poll);
+  const b = spawnGroup({ label: "b", command: "sleep", args: ["30"], env, stdin: "ignore" });
+  writeFileSync(${JSON.stringify(second)}, String(b.pid));
+}, 10);
+setInterval(() => {}, 1000);`,
+  );
+  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
+  const a = await readPidFile(first, 5000);
+  const dogsOf = (skip: number[]) =>
+    readdirSync("/proc").filter((e) => {
+      if (!/^\d+$/.test(e) || skip.includes(Number(e))) return false;
+      try {
+        const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return Number(fields[1]) === proc.pid && fields[0] !== "Z";
+      } catch {
+        return false;
+      }
+    });
+  expect(await waitFor(() => dogsOf([a]).length === 1, 5000)).toBe(true);
+  process.kill(Number(dogsOf([a])[0]), "SIGKILL");
+  expect(pidAlive(a)).toBe(true); // a dead watchdog kills nothing
+  writeFileSync(next, "");
+  const b = await readPidFile(second, 5000);
+  expect(await waitFor(() => dogsOf([a, b]).length === 1, 5000)).toBe(true);
+  proc.kill("SIGKILL");
+  expect(await waitFor(() => !pidAlive(a) && !pidAlive(b), 5000)).toBe(true);
+}, 30_000);
+
 test("a command that ends on its own leaves an empty group: the ladder returns at once", async () => {
   const child = spawnGroup({ label: "t", command: "true", env, stdin: "pipe" });
   await new Promise((r) => child.once("exit", r));

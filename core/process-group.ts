@@ -48,8 +48,8 @@ const POLL_MS = 10;
 /** Live groups (pgid → label). A group stays here until killGroup has finished with it. */
 const live = new Map<number, string>();
 let watchdog: ChildProcess | undefined;
-/** Groups told to the watchdog and not yet answered for (pgid → what to do on the answer). */
-const awaiting = new Map<number, (ok: boolean) => void>();
+/** Groups told to a watchdog and not yet answered for (pgid → that watchdog, what to do on the answer). */
+const awaiting = new Map<number, { dog: ChildProcess; then: (ok: boolean) => void }>();
 let graceMs: number = DEFAULT_LIMITS.KILL_GRACE_MS;
 
 /** Sets the SIGTERM → SIGKILL grace of the ladder (cli/ passes the limits in force). */
@@ -109,8 +109,8 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
   const pgid = child.pid;
   const gate = child.stdio[3] as (NodeJS.WritableStream & { destroy?: () => void }) | null;
   gate?.on("error", () => {});
-  // The go waits until the watchdog's list holds the group (the write reached the pipe): were we
-  // killed in between, the command would otherwise run with nobody to take it down.
+  // The go waits until the watchdog has answered for the group: were we killed in between, the
+  // command would otherwise run with nobody to take it down.
   const listed = watch(pgid, (ok) => {
     if (ok) gate?.end("go\n");
     else {
@@ -145,7 +145,7 @@ function watch(pgid: number, then: (ok: boolean) => void): boolean {
     });
     const gone = () => {
       if (watchdog === dog) watchdog = undefined;
-      for (const g of [...awaiting.keys()]) answered(g, false);
+      for (const [g, wait] of [...awaiting]) if (wait.dog === dog) answered(g, false);
     };
     dog.stdout?.once("close", gone);
     dog.once("exit", gone);
@@ -158,7 +158,7 @@ function watch(pgid: number, then: (ok: boolean) => void): boolean {
   }
   const pipe = watchdog.stdin;
   if (!pipe) return false;
-  awaiting.set(pgid, then);
+  awaiting.set(pgid, { dog: watchdog, then });
   pipe.write(`+${pgid}\n`, (err) => {
     if (err) answered(pgid, false);
   });
@@ -166,10 +166,10 @@ function watch(pgid: number, then: (ok: boolean) => void): boolean {
 }
 
 function answered(pgid: number, ok: boolean): void {
-  const then = awaiting.get(pgid);
-  if (!then) return; // a group re-told to a new watchdog, or one already settled
+  const wait = awaiting.get(pgid);
+  if (!wait) return; // a group re-told to a new watchdog, or one already settled
   awaiting.delete(pgid);
-  then(ok);
+  wait.then(ok);
 }
 
 /** Takes a group off the watchdog's list (it is dealt with). */
