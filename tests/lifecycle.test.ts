@@ -194,10 +194,8 @@ test("with no `models` configured, the provider's own list is offered; a switch 
   }
 });
 
-test("regression: Ctrl-C lost the turn; now the first SIGINT cancels running turns and the agent serves on, a second exits 130", async () => {
-  const ws = join(work, "ws-sigint");
-  mkdirSync(ws, { recursive: true });
-  const a = agent();
+/** Ctrl-C as a terminal sends it: the first SIGINT cancels the hung turn and `a` serves on; at idle, a second exits 130. */
+async function sigintCancelsThenStops(a: TestAgent, ws: string): Promise<void> {
   await a.initialize();
   const { sessionId } = await a.newSession(ws);
   fake.script([{ fault: { hang: true } }]);
@@ -210,6 +208,13 @@ test("regression: Ctrl-C lost the turn; now the first SIGINT cancels running tur
   const exited = new Promise((resolve) => a.child.once("exit", (code, sig) => resolve(code ?? sig)));
   a.child.kill("SIGINT"); // idle: stops
   expect(await exited).toBe(130);
+}
+
+test("regression: Ctrl-C lost the turn; now the first SIGINT cancels running turns and the agent serves on, a second exits 130", async () => {
+  const ws = join(work, "ws-sigint");
+  mkdirSync(ws, { recursive: true });
+  const a = agent();
+  await sigintCancelsThenStops(a, ws);
 });
 
 test("MCP client capabilities: roots name the session's workspace; progress shows as the call's content", async () => {
@@ -250,18 +255,7 @@ test("conductor: the first SIGINT cancels the client's running turn and the chai
   mkdirSync(ws, { recursive: true });
   const a = startAgent({ command: BIN, args: ["conductor", "agent", `${BIN} agent`], env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo" } });
   running.push(a);
-  await a.initialize();
-  const { sessionId } = await a.newSession(ws);
-  fake.script([{ fault: { hang: true } }]);
-  const turn = a.prompt(sessionId, "think forever");
-  await waitFor(() => fake.remaining() === 0, 5000);
-  a.child.kill("SIGINT");
-  expect((await turn).stopReason).toBe("cancelled");
-  fake.script([{ text: "still here" }]);
-  expect((await a.prompt(sessionId, "you there?")).stopReason).toBe("end_turn");
-  const exited = new Promise((resolve) => a.child.once("exit", (code, sig) => resolve(code ?? sig)));
-  a.child.kill("SIGINT");
-  expect(await exited).toBe(130);
+  await sigintCancelsThenStops(a, ws);
 });
 
 test("MCP elicitation: a server's question during a call is asked of the user; a form this client cannot show is declined", async () => {
