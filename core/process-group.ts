@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { DEFAULT_LIMITS } from "./limits.ts";
+import { logFailure } from "./log.ts";
 
 export interface GroupSpawn {
   /** What the group is, for error messages: `MCP server fs`, `agent`, `shell command`. */
@@ -134,8 +135,8 @@ function watch(pgid: number, then: (ok: boolean) => void): boolean {
   if (watchdog === undefined || watchdog.exitCode !== null || watchdog.signalCode !== null) {
     const dog = spawn("/bin/sh", ["-c", WATCHDOG], { detached: true, stdio: ["pipe", "pipe", "ignore"], env: {} });
     if (dog.pid === undefined) return false;
-    dog.once("error", () => {});
-    dog.stdin?.on("error", () => {});
+    dog.once("error", logFailure("the watchdog"));
+    dog.stdin?.on("error", logFailure("a write to the watchdog")); // it died: the next group starts another
     let partial = "";
     dog.stdout?.setEncoding("utf8");
     dog.stdout?.on("data", (chunk: string) => {
