@@ -3,7 +3,7 @@
 // (it pulls in zod, diff and the tools); the process and the exit path stay in dev-mcp.ts.
 import { join } from "node:path";
 import type { Limits } from "../core/limits.ts";
-import { defineTool, type ToolDefinition } from "../core/mcp/server.ts";
+import { defineTool, type ToolDefinition } from "../core/mcp/tool-definition.ts";
 import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";

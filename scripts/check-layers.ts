@@ -20,6 +20,8 @@ const ADAPTERS: Record<string, string[]> = {
 interface Imp {
   spec: string;
   typeOnly: boolean;
+  /** `import("…")`: loaded when the code runs, not when the importing module loads. */
+  dynamic: boolean;
 }
 
 function files(p: string): string[] {
@@ -33,19 +35,30 @@ function files(p: string): string[] {
 function importsOf(text: string): Imp[] {
   const out: Imp[] = [];
   const re = /(?:^|[;\n])\s*(import|export)\s+(type\s+)?(?:[^"';]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
-  for (const m of text.matchAll(re)) out.push({ spec: (m[3] ?? m[4])!, typeOnly: !!m[2] });
+  for (const m of text.matchAll(re)) out.push({ spec: (m[3] ?? m[4])!, typeOnly: !!m[2], dynamic: m[4] !== undefined });
   return out;
 }
 
+/** Modules every agent session loads with the default tools, and the SDKs their static imports must
+ *  not reach (the MCP SDK loads only when a session declares an external server or dev-mcp runs). */
+const LEAN_ENTRIES = ["cli/agent-dev-tools.ts", "cli/dev-mcp-tools.ts", "core/acp/agent-server.ts", "core/agent/loop.ts", "core/mcp/pool.ts"];
+const LAZY_SDKS = ["@modelcontextprotocol/sdk"];
+
 const problems: string[] = [];
 const graph = new Map<string, string[]>();
+/** Static (load-time) relative imports and package imports, per file. */
+const staticEdges = new Map<string, string[]>();
+const staticPackages = new Map<string, string[]>();
 const all = DIRS.filter((d) => existsSync(join(ROOT, d))).flatMap(files).filter((f) => !f.endsWith(".d.ts"));
 
 for (const file of all) {
   const isTest = file.endsWith(".test.ts");
   const layer = file === "main.ts" ? "main" : file.split("/")[0]!;
   const edges: string[] = [];
-  for (const { spec, typeOnly } of importsOf(readFileSync(join(ROOT, file), "utf8"))) {
+  const loadEdges: string[] = [];
+  const packages: string[] = [];
+  for (const { spec, typeOnly, dynamic } of importsOf(readFileSync(join(ROOT, file), "utf8"))) {
+    if (!typeOnly && !dynamic) (spec.startsWith(".") ? loadEdges.push(normalize(join(dirname(file), spec))) : packages.push(spec));
     if (spec.startsWith(".")) {
       const target = normalize(join(dirname(file), spec));
       const tlayer = target === "main.ts" ? "main" : target.split("/")[0]!;
@@ -66,6 +79,25 @@ for (const file of all) {
     }
   }
   graph.set(file, edges);
+  staticEdges.set(file, loadEdges);
+  staticPackages.set(file, packages);
+}
+
+// what loads with the lean entries must not pull in a lazily loaded SDK
+for (const entry of LEAN_ENTRIES) {
+  const seen = new Set<string>();
+  const path = new Map<string, string>([[entry, entry]]);
+  const todo = [entry];
+  while (todo.length > 0) {
+    const f = todo.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    for (const pkg of staticPackages.get(f) ?? []) {
+      const sdk = LAZY_SDKS.find((p) => pkg === p || pkg.startsWith(p + "/"));
+      if (sdk) problems.push(`${entry} loads ${pkg} at start-up (${path.get(f)}); import it with await import() where it is needed`);
+    }
+    for (const t of staticEdges.get(f) ?? []) if (!seen.has(t)) (path.set(t, `${path.get(f)} → ${t}`), todo.push(t));
+  }
 }
 
 // cycle detection over run-time relative imports
