@@ -4,13 +4,14 @@
 // No top-level await: the compiled binary is bytecode-cached, which needs a CommonJS-shaped entry.
 import { basename } from "node:path";
 import { quickAnswer, shimCall } from "./cli/quick.ts";
+import { writeStdoutNow } from "./cli/stdio.ts";
 
 const invokedAs = basename(process.argv0 || "tendril");
 const args = process.argv.slice(2);
 const quick = quickAnswer(args);
 const run =
   shimCall(invokedAs, args) ??
-  (quick !== undefined ? Promise.resolve(process.stdout.write(quick)).then(() => 0) : import("./cli/program.ts").then((p) => p.runProgram(args)));
+  (quick !== undefined ? Promise.resolve(writeStdoutNow(quick)).then(() => 0) : import("./cli/program.ts").then((p) => p.runProgram(args)));
 run.then(
   (code) => process.exit(code),
   (err: unknown) => {

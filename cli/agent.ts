@@ -70,7 +70,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { chunksOf }, { nodeSink }, { startDevTools }, { VERSION }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { stdinChunks, stdoutSink }, { startDevTools }, { VERSION }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
@@ -78,8 +78,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
       import("../core/agent/session-store.ts"),
       import("../core/policy/approvals.ts"),
       import("../core/acp/agent-server.ts"),
-      import("../core/wire/link.ts"),
-      import("../core/wire/writer.ts"),
+      import("./stdio.ts"),
       import("./agent-dev-tools.ts"),
       import("../core/version.ts"),
     ]);
@@ -114,7 +113,10 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     home: process.env.HOME,
   });
   const mcpCapabilities = { http: true, sse: true, acp: true };
-  const io = { input: chunksOf(process.stdin), sink: nodeSink(process.stdout), maxLineBytes: cfg.limits.MAX_LINE_BYTES };
+  let stopSignal: (why: string) => void = () => {};
+  const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
+  const sink = stdoutSink((err) => stopSignal(`stdout: ${err.message}`));
+  const io = { input: stdinChunks(), sink, maxLineBytes: cfg.limits.MAX_LINE_BYTES };
   const conn = serveAgent(io, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
   process.on("uncaughtException", (err) =>
     void dieOfUncaught(err, {
@@ -126,8 +128,6 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     }),
   );
 
-  let stopSignal: (why: string) => void = () => {};
-  const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
   process.once("SIGTERM", () => stopSignal("SIGTERM"));
   // A client started from a terminal shares its process group with us, so its Ctrl-C reaches us too:
   // the first one cancels the running turns (each answers `cancelled`) and we keep serving; a second
@@ -143,7 +143,6 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     }
     stopSignal("SIGINT");
   });
-  process.stdout.on("error", (err) => stopSignal(`stdout: ${err.message}`));
 
   const end = await Promise.race([conn.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
   if (end.reason === "oversize") log.error("input line over MAX_LINE_BYTES; closing the connection", { bytes: end.bytes, limit: cfg.limits.MAX_LINE_BYTES });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Limits, type LimitName, LIMIT_SPECS, loadLimits, parseLimit } from "./limits.ts";
 import { isLogLevel, type LogLevel } from "./log.ts";
 import { type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
-import { describeIssue } from "./zod-issue.ts";
+import { describeIssue, lazySchema } from "./zod-issue.ts";
 import { z } from "zod";
 import { type McpServerEntry, mcpEntrySchema } from "./mcp-entry.ts";
 import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.ts";
@@ -114,26 +114,32 @@ function pickProvider(raw: string | undefined, env: Env): ProviderName {
 }
 
 /** Every key config.toml may hold; anything else is refused, never silently ignored. */
-const fileSchema = z.strictObject({
-  provider: z.string().optional(),
-  model: z.string().optional(),
-  models: z.array(z.string().min(1)).optional(),
-  max_tokens: z.number().optional(),
-  context_window: z.number().optional(),
-  mcp_hook_servers: z.string().optional(),
-  mode: z.string().optional(),
-  log: z.string().optional(),
-  system_prompt: z.string().optional(),
-  rules: z.unknown().optional(),
-  mcp: z.array(mcpEntrySchema).optional(),
-  limits: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
-});
-type ConfigFile = z.infer<typeof fileSchema>;
+const fileSchema = lazySchema(() =>
+  z.strictObject({
+    provider: z.string().optional(),
+    model: z.string().optional(),
+    models: z.array(z.string().min(1)).optional(),
+    max_tokens: z.number().optional(),
+    context_window: z.number().optional(),
+    mcp_hook_servers: z.string().optional(),
+    mode: z.string().optional(),
+    log: z.string().optional(),
+    system_prompt: z.string().optional(),
+    rules: z.unknown().optional(),
+    mcp: z.array(mcpEntrySchema()).optional(),
+    limits: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+  }),
+);
+type ConfigFile = z.infer<ReturnType<typeof fileSchema>>;
 
-export const CONFIG_FILE_KEYS = Object.keys(fileSchema.shape) as (keyof ConfigFile)[];
+/** The keys config.toml may hold. */
+export function configFileKeys(): (keyof ConfigFile)[] {
+  return Object.keys(fileSchema().shape) as (keyof ConfigFile)[];
+}
 
 function validateFile(table: FileTable, where: string): ConfigFile {
-  const r = fileSchema.safeParse(table);
+  if (Object.keys(table).length === 0) return {}; // no file, or an empty one: nothing to check
+  const r = fileSchema().safeParse(table);
   if (!r.success) throw new ConfigError(describeIssue(r.error, where));
   return r.data;
 }

@@ -1,17 +1,19 @@
 // Owns the `[[mcp]]` table a config file or a profile declares a server with: its schema (stdio by
 // `command`, or `url` with `type` http/sse) and its plain value. Does not start servers.
 import { z } from "zod";
+import { lazySchema } from "./zod-issue.ts";
 
-export const mcpEntrySchema = z
-  .strictObject({
-    name: z.string().min(1),
-    type: z.enum(["stdio", "http", "sse"]).optional(),
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-    url: z.string().min(1).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
-  })
-  .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" });
+export const mcpEntrySchema = lazySchema(() =>
+  z.strictObject({
+      name: z.string().min(1),
+      type: z.enum(["stdio", "http", "sse"]).optional(),
+      command: z.string().min(1).optional(),
+      args: z.array(z.string()).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+      url: z.string().min(1).optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+    })
+    .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" }),
+);
 
-export type McpServerEntry = z.infer<typeof mcpEntrySchema>;
+export type McpServerEntry = z.infer<ReturnType<typeof mcpEntrySchema>>;

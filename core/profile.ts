@@ -6,34 +6,36 @@ import { parse as parseToml } from "smol-toml";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { z } from "zod";
 import { mcpEntrySchema } from "./mcp-entry.ts";
+import { lazySchema } from "./zod-issue.ts";
 
 export class ProfileError extends Error {
   override name = "ProfileError";
 }
 
-const profileSchema = z
-  .strictObject({
-    description: z.string().optional(),
-    provider: z.enum(["anthropic", "openai", "replay"]).optional(),
-    model: z.string().min(1).optional(),
-    models: z.array(z.string().min(1)).optional(),
-    max_tokens: z.number().int().positive().optional(),
-    context_window: z.number().int().positive().optional(),
-    mode: z.enum(["ask", "auto-edit", "yolo", "read-only"]).optional(),
-    system_prompt: z.string().optional(),
-    /** A file beside the profile (or absolute) whose text is the system prompt. */
-    system_prompt_file: z.string().optional(),
-    /** Include the default `dev` tools (shell, str_replace, todo); default true. */
-    dev: z.boolean().optional(),
-    rules: z.array(z.unknown()).optional(),
-    mcp: z.array(mcpEntrySchema).optional(),
-  })
-  .refine((p) => p.system_prompt === undefined || p.system_prompt_file === undefined, {
-    message: "give system_prompt or system_prompt_file, not both",
-    path: ["system_prompt_file"],
-  });
+const profileSchema = lazySchema(() =>
+  z.strictObject({
+      description: z.string().optional(),
+      provider: z.enum(["anthropic", "openai", "replay"]).optional(),
+      model: z.string().min(1).optional(),
+      models: z.array(z.string().min(1)).optional(),
+      max_tokens: z.number().int().positive().optional(),
+      context_window: z.number().int().positive().optional(),
+      mode: z.enum(["ask", "auto-edit", "yolo", "read-only"]).optional(),
+      system_prompt: z.string().optional(),
+      /** A file beside the profile (or absolute) whose text is the system prompt. */
+      system_prompt_file: z.string().optional(),
+      /** Include the default `dev` tools (shell, str_replace, todo); default true. */
+      dev: z.boolean().optional(),
+      rules: z.array(z.unknown()).optional(),
+      mcp: z.array(mcpEntrySchema()).optional(),
+    })
+    .refine((p) => p.system_prompt === undefined || p.system_prompt_file === undefined, {
+      message: "give system_prompt or system_prompt_file, not both",
+      path: ["system_prompt_file"],
+    }),
+);
 
-export type ProfileFile = z.infer<typeof profileSchema>;
+export type ProfileFile = z.infer<ReturnType<typeof profileSchema>>;
 
 export interface Profile extends Omit<ProfileFile, "system_prompt_file"> {
   /** Where it was read from, for messages (`denied by policy: FILE rules[0]`). */
@@ -57,7 +59,7 @@ export function loadProfile(file: string, readFile: (path: string) => string | u
   } catch (err) {
     throw new ProfileError(`${file}: ${(err as Error).message.split("\n")[0]}`);
   }
-  const parsed = profileSchema.safeParse(raw);
+  const parsed = profileSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;

@@ -78,6 +78,16 @@ describe("wire", () => {
     expect((await a.response(2)).result.protocolVersion).toBe(0);
   });
 
+  test("a client that stops reading the agent's output ends the agent (its next answer meets a closed pipe)", async () => {
+    const a = raw({ TENDRIL_LOG: "info" });
+    a.writeLine(INIT(1, 1));
+    await a.response(1);
+    a.child.stdout.destroy();
+    for (let i = 2; i < 6; i++) a.writeLine(INIT(i, 1));
+    expect(await a.exited(10_000)).toBe(1);
+    expect(a.stderr()).toContain("reason=signal");
+  });
+
   test("relative cwd is refused with -32602 naming the problem", async () => {
     const a = raw();
     a.writeLine(INIT(1, 1));

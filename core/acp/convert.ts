@@ -5,6 +5,7 @@ import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { z } from "zod";
+import { lazySchema } from "../zod-issue.ts";
 import type { UserPart } from "../llm/types.ts";
 import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
@@ -152,13 +153,15 @@ export function checkCwd(cwd: unknown): string {
   return cwd;
 }
 
-const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose());
-const serverSchema = z.union([
-  z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
-  z.object({ name: z.string(), command: z.string().min(1), args: z.array(z.string()), env: pairs }).loose(),
-  // MCP-over-ACP (unstable schema; the SDK's stable types do not know it)
-  z.object({ type: z.literal("acp"), name: z.string(), serverId: z.string().min(1) }).loose(),
-]);
+const serverSchema = lazySchema(() => {
+  const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose());
+  return z.union([
+    z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
+    z.object({ name: z.string(), command: z.string().min(1), args: z.array(z.string()), env: pairs }).loose(),
+    // MCP-over-ACP (unstable schema; the SDK's stable types do not know it)
+    z.object({ type: z.literal("acp"), name: z.string(), serverId: z.string().min(1) }).loose(),
+  ]);
+});
 
 export interface NewSessionParams {
   cwd: string;
@@ -173,7 +176,7 @@ export function parseNewSession(raw: unknown): NewSessionParams {
   const list = p.mcpServers ?? [];
   if (!Array.isArray(list)) throw new AcpError(INVALID_PARAMS, "mcpServers must be an array");
   const mcpServers = list.map((s, i) => {
-    const r = serverSchema.safeParse(s);
+    const r = serverSchema().safeParse(s);
     if (!r.success) {
       throw new AcpError(INVALID_PARAMS, `mcpServers[${i}] must be {name, command, args, env}, {type: "http"|"sse", name, url, headers} or {type: "acp", name, serverId}`);
     }

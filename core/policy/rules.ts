@@ -4,7 +4,7 @@
 import picomatch from "picomatch";
 import { isAbsolute, relative, resolve } from "node:path";
 import { z } from "zod";
-import { describeIssue } from "../zod-issue.ts";
+import { describeIssue, lazySchema } from "../zod-issue.ts";
 
 export interface RuleCondition {
   arg: string;
@@ -69,28 +69,30 @@ export function firstMatch(rules: readonly PermissionRule[], names: readonly str
   return rules.find((r) => r.matches(names, input, workspace));
 }
 
-const conditionSchema = z
-  .strictObject({
-    arg: z.string().min(1),
-    prefix: z.string().optional(),
-    glob: z.string().optional(),
-    regex: z.string().optional(),
-    inside_workspace: z.boolean().optional(),
-  })
-  .refine((c) => c.prefix !== undefined || c.glob !== undefined || c.regex !== undefined || c.inside_workspace !== undefined, {
-    message: "when needs one of prefix, glob, regex, inside_workspace",
+const rulesSchema = lazySchema(() => {
+  const condition = z
+    .strictObject({
+      arg: z.string().min(1),
+      prefix: z.string().optional(),
+      glob: z.string().optional(),
+      regex: z.string().optional(),
+      inside_workspace: z.boolean().optional(),
+    })
+    .refine((c) => c.prefix !== undefined || c.glob !== undefined || c.regex !== undefined || c.inside_workspace !== undefined, {
+      message: "when needs one of prefix, glob, regex, inside_workspace",
+    });
+  const rule = z.strictObject({
+    tool: z.string().min(1),
+    decision: z.enum(["allow", "deny", "ask"], { error: "decision must be allow, deny or ask" }),
+    when: condition.optional(),
   });
-
-const ruleSchema = z.strictObject({
-  tool: z.string().min(1),
-  decision: z.enum(["allow", "deny", "ask"], { error: "decision must be allow, deny or ask" }),
-  when: conditionSchema.optional(),
+  return z.array(rule);
 });
 
 /** Validates and compiles `[[rules]]` tables from `where` (a file name). Throws RuleError naming the problem. */
 export function parseRules(raw: unknown, where: string): PermissionRule[] {
   if (raw === undefined) return [];
-  const parsed = z.array(ruleSchema).safeParse(raw);
+  const parsed = rulesSchema().safeParse(raw);
   if (!parsed.success) throw new RuleError(describeIssue(parsed.error, `${where}: rules`));
   return parsed.data.map((r, i) => {
     const spec: RuleSpec = { tool: r.tool, decision: r.decision, label: `${where} rules[${i}] (${r.tool} ${r.decision})` };

@@ -1,0 +1,70 @@
+// Owns the protocol modes' stdin and stdout as byte streams. Under Bun they are its native file
+// readers and writers: Node's stream classes cost ~10 ms to load, more than the rest of a start-up.
+// Elsewhere (deno run main.ts) they are process.stdin/stdout through the wire adapters.
+// Does not frame lines or own the writer's order (core/wire/).
+import { writeSync } from "node:fs";
+import { chunksOf } from "../core/wire/link.ts";
+import { type ByteSink, nodeSink } from "../core/wire/writer.ts";
+
+interface BunFileSink {
+  write(chunk: Uint8Array): number;
+  flush(): number | Promise<number>;
+}
+
+interface BunStdio {
+  stdin: { stream(): ReadableStream<Uint8Array> };
+  stdout: { writer(): BunFileSink };
+}
+
+const bun = (globalThis as { Bun?: BunStdio }).Bun;
+
+/** stdin as chunks, in order, ending at EOF. */
+export function stdinChunks(): AsyncIterable<Uint8Array> {
+  return bun ? bun.stdin.stream() : chunksOf(process.stdin);
+}
+
+/**
+ * stdout as a sink that respects backpressure: a write resolves once the bytes are handed to the
+ * kernel or buffered within the writer's bound, and rejects when the reader is gone (EPIPE), which
+ * `onBroken` also hears (once).
+ */
+export function stdoutSink(onBroken: (err: Error) => void = () => {}): ByteSink {
+  let told = false;
+  const tell = (err: unknown): void => {
+    if (!told) (told = true), onBroken(err instanceof Error ? err : new Error(String(err)));
+  };
+  const broken = (err: unknown): never => {
+    tell(err);
+    throw err;
+  };
+  if (!bun) {
+    process.stdout.on("error", tell);
+    const sink = nodeSink(process.stdout);
+    return { write: (chunk) => sink.write(chunk).catch(broken) };
+  }
+  const w = bun.stdout.writer();
+  return {
+    write(chunk) {
+      try {
+        w.write(chunk);
+        const flushed = w.flush();
+        return typeof flushed === "number" ? Promise.resolve() : flushed.then(() => undefined, broken);
+      } catch (err) {
+        return Promise.reject(err).catch(broken);
+      }
+    },
+  };
+}
+
+/** Writes short text to stdout at once (a version line, a help text) without loading streams. */
+export function writeStdoutNow(text: string): void {
+  const bytes = Buffer.from(text);
+  for (let off = 0; off < bytes.length; ) {
+    try {
+      off += writeSync(1, bytes, off);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue; // a non-blocking pipe that is full
+      return; // a closed stdout: nothing left to tell
+    }
+  }
+}
