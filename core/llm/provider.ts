@@ -32,6 +32,33 @@ async function loadReplay(cfg: Config, readFile: ReadFile): Promise<LlmProvider>
 }
 
 /**
+ * A provider whose SDK adapter loads on first use, one event-loop turn later: loading an SDK costs
+ * ~10 ms, which `initialize` (answered before any session asks for a model) should not wait for.
+ */
+function deferred(name: string, load: () => Promise<LlmProvider>): LlmProvider {
+  let loaded: Promise<LlmProvider> | undefined;
+  const get = () => (loaded ??= new Promise<void>((r) => setTimeout(r, 0)).then(load));
+  return {
+    name,
+    async *stream(req) {
+      let p: LlmProvider;
+      try {
+        p = await get();
+      } catch (err) {
+        yield { type: "error", error: { kind: "transport", message: `the ${name} adapter could not load: ${(err as Error).message}` } };
+        return;
+      }
+      yield* p.stream(req);
+    },
+    async listModels(signal) {
+      const p = await get();
+      if (!p.listModels) return [];
+      return p.listModels(signal);
+    },
+  };
+}
+
+/**
  * The provider the configuration asks for; recording-wrapped when `cfg.record` is set.
  * Rejects with a ConfigError (naming the variable to fix) when replay has no usable cassette;
  * credential problems surface later as `auth` error events, so `tendril agent` can still start.
@@ -40,13 +67,13 @@ export async function createProvider(cfg: Config, readFile: ReadFile): Promise<L
   let provider: LlmProvider;
   switch (cfg.provider) {
     case "anthropic": {
-      const { anthropicProvider } = await import("./anthropic.ts");
-      provider = anthropicProvider(sdkOptions(cfg, cfg.anthropic));
+      const opts = sdkOptions(cfg, cfg.anthropic);
+      provider = deferred("anthropic", async () => (await import("./anthropic.ts")).anthropicProvider(opts));
       break;
     }
     case "openai": {
-      const { openaiProvider } = await import("./openai.ts");
-      provider = openaiProvider(sdkOptions(cfg, cfg.openai));
+      const opts = sdkOptions(cfg, cfg.openai);
+      provider = deferred("openai", async () => (await import("./openai.ts")).openaiProvider(opts));
       break;
     }
     case "replay":
