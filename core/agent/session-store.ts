@@ -134,6 +134,8 @@ export class SessionFile {
   #fd: number | undefined;
   /** Closed, yet a turn that was cancelled by the close may still owe its last events. */
   #closed = false;
+  /** Lines written since the last fsync (a close right after a turn's fsync needs none). */
+  #unsynced = false;
 
   constructor(readonly path: string) {}
 
@@ -143,6 +145,7 @@ export class SessionFile {
     try {
       this.#fd ??= openSync(this.path, "a", 0o600);
       writeSync(this.#fd, text);
+      this.#unsynced = true;
       if (this.#closed) this.close();
     } catch (err) {
       // Losing persistence must not lose the turn: say so and keep serving.
@@ -151,9 +154,10 @@ export class SessionFile {
   }
 
   sync(): void {
-    if (this.#fd === undefined) return;
+    if (this.#fd === undefined || !this.#unsynced) return;
     try {
       fsyncSync(this.#fd);
+      this.#unsynced = false;
     } catch (err) {
       log.warn("could not fsync the session file", { file: this.path, error: err });
     }
