@@ -2,6 +2,8 @@
 // on stdio; process-level safety nets (unhandled rejections, signals) and the exit path, which always
 // kills every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
+import type { Config } from "../core/config.ts";
+import type { LlmProvider } from "../core/llm/types.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { describeApprovals } from "./approvals.ts";
 import { dieOfUncaught } from "./fatal.ts";
@@ -28,7 +30,7 @@ Configuration (flag > environment > config file > default):
 Permission rules go in the config file as [[rules]] tables (tool glob, decision allow|deny|ask, optional
 when = {arg, prefix|glob|regex|inside_workspace}). stdout carries only ACP messages; logs go to stderr.`;
 
-interface AgentFlags {
+export interface AgentFlags {
   model?: string;
   provider?: string;
   mode?: string;
@@ -54,75 +56,44 @@ export function describeAgent(program: Command, exit: ExitBox): void {
   describeApprovals(agent, exit);
 }
 
+/** Config and provider for an agent; a problem the user must fix is a ConfigError-like error. */
+export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider }> {
+  const { loadConfig } = await import("../core/config.ts");
+  const { setLogLevel } = await import("../core/log.ts");
+  const cfg = loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
+  setLogLevel(cfg.logLevel);
+  const { createProvider } = await import("../core/llm/provider.ts");
+  return { cfg, provider: await createProvider(cfg, readFileOrUndefined) };
+}
+
+/** True for the errors that mean "fix your flags, environment or config" (exit 2). */
+export function isSetupError(err: unknown): err is Error {
+  return err instanceof Error && (err.name === "ConfigError" || err.name === "LimitError");
+}
+
 async function runAgent(flags: AgentFlags): Promise<number> {
-  const { loadConfig, ConfigError } = await import("../core/config.ts");
-  const { log, logFailure, setLogLevel, setLogScope } = await import("../core/log.ts");
+  const { log, setLogScope } = await import("../core/log.ts");
   setLogScope("tendril agent");
-  let cfg;
-  let provider;
+  let setup;
   try {
-    cfg = loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
-    setLogLevel(cfg.logLevel);
-    const { createProvider } = await import("../core/llm/provider.ts");
-    provider = await createProvider(cfg, readFileOrUndefined);
+    setup = await agentSetup(flags);
   } catch (err) {
-    if (!(err instanceof ConfigError) && !(err instanceof Error && err.name === "LimitError")) throw err;
+    if (!isSetupError(err)) throw err;
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { stdinChunks, stdoutSink }, { startDevTools }, { VERSION }] =
-    await Promise.all([
-      import("../core/mcp/pool.ts"),
-      import("../core/process-group.ts"),
-      import("../core/acp/session.ts"),
-      import("../core/agent/session-store.ts"),
-      import("../core/policy/approvals.ts"),
-      import("../core/acp/agent-server.ts"),
-      import("./stdio.ts"),
-      import("./agent-dev-tools.ts"),
-      import("../core/version.ts"),
-    ]);
-  setKillGrace(cfg.limits.KILL_GRACE_MS);
-  const dev = cfg.dev ? await startDevTools(cfg.limits, cfg.paths.cacheDir) : undefined;
-  // Last-resort exit: whatever else happens, no tool process outlives the agent, and no shim folder.
-  process.on("exit", () => {
-    killAllGroups();
-    dev?.dispose();
-  });
+  const { cfg, provider } = setup;
+  const [{ openAgent }, { stdinChunks, stdoutSink }] = await Promise.all([import("./agent-runtime.ts"), import("./stdio.ts")]);
   process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
-
-  const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
-  const acpRelay = new AcpMcpRelay();
-  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay });
-  const sessions = new SessionManager({
-    pool,
-    provider,
-    model: cfg.model,
-    maxTokens: cfg.maxTokens,
-    contextWindow: cfg.contextWindow,
-    mode: cfg.mode,
-    rules: cfg.rules,
-    systemPrompt: cfg.systemPrompt,
-    limits: cfg.limits,
-    devServer: dev?.spec,
-    configServers: cfg.mcp,
-    models: cfg.models,
-    hookServers: cfg.hookServers,
-    store: new SessionStore(cfg.paths.stateDir),
-    approvals: new ApprovalStore(cfg.paths.stateDir),
-    home: process.env.HOME,
-  });
-  const mcpCapabilities = { http: true, sse: true, acp: true };
   let stopSignal: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
   const sink = stdoutSink((err) => stopSignal(`stdout: ${err.message}`));
-  const io = { input: stdinChunks(), sink, maxLineBytes: cfg.limits.MAX_LINE_BYTES };
-  const conn = serveAgent(io, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
+  const agent = await openAgent(cfg, provider, { input: stdinChunks(), sink });
   process.on("uncaughtException", (err) =>
     void dieOfUncaught(err, {
       logError: (m, f) => log.error(m, f),
-      killAllGroups,
-      flush: () => conn.flush(),
+      killAllGroups: agent.killAllGroups,
+      flush: () => agent.flush(),
       flushBoundMs: 500,
       exit: (code) => process.exit(code),
     }),
@@ -137,29 +108,22 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     const now = Date.now();
     const repeated = now - lastInterrupt < cfg.limits.INTERRUPT_REPEAT_S * 1000;
     lastInterrupt = now;
-    if (!repeated && sessions.cancelAll() > 0) {
+    if (!repeated && agent.cancelAll() > 0) {
       log.warn("interrupted: running turns cancelled; interrupt again to stop the agent");
       return;
     }
     stopSignal("SIGINT");
   });
 
-  const end = await Promise.race([conn.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
+  const end = await Promise.race([agent.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
   if (end.reason === "oversize") log.error("input line over MAX_LINE_BYTES; closing the connection", { bytes: end.bytes, limit: cfg.limits.MAX_LINE_BYTES });
   log.info("shutting down", { reason: end.reason });
   // Bounded cleanup: a wedged server must not keep the agent alive (SPEC: exit within 5 s of an over-long line).
   const deadline = setTimeout(() => {
-    killAllGroups();
+    agent.killAllGroups();
     process.exit(end.reason === "eof" ? 0 : 1);
   }, cfg.limits.SHUTDOWN_DEADLINE_S * 1000);
-  // Turns the EOF cancelled still owe their answers; they are queued within a moment.
-  if (end.reason === "eof") await Promise.race([conn.settled(), new Promise((r) => setTimeout(r, 200))]);
-  conn.close();
-  await sessions.closeAll().catch(logFailure("closing sessions"));
-  await pool.closeAll().catch(logFailure("closing the MCP pool"));
-  killAllGroups();
-  dev?.dispose();
-  await Promise.race([conn.flush().catch(logFailure("flushing stdout")), new Promise((r) => setTimeout(r, 500))]);
+  await agent.close(end.reason === "eof");
   clearTimeout(deadline);
   if (end.reason === "signal") return end.why === "SIGINT" ? 130 : end.why === "SIGTERM" ? 143 : 1;
   return end.reason === "eof" ? 0 : 1;

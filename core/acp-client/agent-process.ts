@@ -1,9 +1,26 @@
 // Owns one spawned ACP agent process: its own process group, stdio pipes, forwarded stderr with a
-// bounded tail for error messages, and a shutdown that always ends with the whole group killed.
-// Does not speak ACP: the client runner wraps stdin/stdout in a protocol stream.
+// bounded tail for error messages, and a shutdown that always ends with the whole group killed; and
+// the AgentEnd shape that an agent run in the same process also takes.
+// Does not speak ACP: the client runner wraps the byte streams in a protocol stream.
 import type { ChildProcess } from "node:child_process";
 import { killGroup, signalGroup, spawnGroup } from "../process-group.ts";
 import { StderrTail } from "../stderr-tail.ts";
+import { chunksOf } from "../wire/link.ts";
+import { type ByteSink, nodeSink } from "../wire/writer.ts";
+
+/** What the client runner needs of an agent: its byte streams, its end, and a way to end it. */
+export interface AgentEnd {
+  /** What the agent writes (its stdout). */
+  readonly output: AsyncIterable<Uint8Array>;
+  /** What the agent reads (its stdin). */
+  readonly input: ByteSink;
+  /** Resolves once the agent has ended and its output is drained. */
+  readonly exited: Promise<AgentExit>;
+  /** The last lines the agent wrote on stderr, for an error that names why it died. */
+  stderrTail(): string[];
+  /** Ends the agent: its input closed, `graceMs` to finish, then whatever is left killed. */
+  shutdown(graceMs: number): Promise<void>;
+}
 
 export interface AgentSpawn {
   command: string;
@@ -23,8 +40,10 @@ export interface AgentExit {
 const TAIL_LINES = 20;
 const TAIL_BYTES = 4096;
 
-export class AgentProcess {
+export class AgentProcess implements AgentEnd {
   readonly child: ChildProcess;
+  readonly output: AsyncIterable<Uint8Array>;
+  readonly input: ByteSink;
   /** Resolves once the process has exited and its stdout is drained (or 300 ms passed). */
   readonly exited: Promise<AgentExit>;
   private readonly tail = new StderrTail(TAIL_BYTES, () => {});
@@ -35,6 +54,8 @@ export class AgentProcess {
     // group's watchdog takes it down if we die without a chance to kill it.
     this.child = spawnGroup({ label: "the agent", command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd, stdin: "pipe" });
     this.child.stdin!.on("error", () => {}); // EPIPE after the agent died: reported through `exited`
+    this.output = chunksOf(this.child.stdout!);
+    this.input = nodeSink(this.child.stdin!);
     this.child.stderr!.setEncoding("utf8");
     this.child.stderr!.on("data", (text: string) => {
       this.tail.push(text);

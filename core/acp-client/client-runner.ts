@@ -3,12 +3,10 @@
 // app validating every update, and an update kind it does not know still reaches the output.
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import type * as acp from "@agentclientprotocol/sdk";
-import { chunksOf } from "../wire/link.ts";
-import { nodeSink } from "../wire/writer.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
-import { AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
+import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 
-export type { AgentSpawn } from "./agent-process.ts";
+export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
 export type { PermissionOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export interface McpStdioServer {
@@ -34,7 +32,9 @@ export interface ToolCallView {
 export type PermissionOutcome = acp.RequestPermissionOutcome;
 
 export interface RunPromptOptions {
-  agent: AgentSpawn;
+  /** A command to spawn, or an agent that starts in this process (AgentSpawn.env still says which
+   *  variables are set, for authentication). */
+  agent: AgentSpawn & { start?: () => AgentEnd };
   /** Absolute; the session's cwd (the agent process itself starts where `agent.cwd` says). */
   cwd: string;
   mcpServers: McpStdioServer[];
@@ -145,10 +145,10 @@ interface RunState {
   lastUsage?: acp.UsageUpdate;
 }
 
-function connect(proc: AgentProcess, opts: RunPromptOptions, state: RunState): RpcPeer {
+function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPeer {
   return new RpcPeer({
-    input: chunksOf(proc.child.stdout!),
-    sink: nodeSink(proc.child.stdin!),
+    input: proc.output,
+    sink: proc.input,
     maxLineBytes: opts.maxLineBytes,
     onNotification(method, raw) {
       if (method !== "session/update") return;
@@ -244,9 +244,9 @@ async function newSession(
 /** Runs one prompt against an agent command and always leaves the agent's process group dead. */
 export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
   const state: RunState = { table: new ToolCallTable(), step: "initialize" };
-  let proc: AgentProcess;
+  let proc: AgentEnd;
   try {
-    proc = new AgentProcess(opts.agent, opts.onStderr);
+    proc = opts.agent.start ? opts.agent.start() : new AgentProcess(opts.agent, opts.onStderr);
   } catch (err) {
     return { outcome: { kind: "died", message: (err as Error).message, stderrTail: [] }, toolCalls: [] };
   }
@@ -275,7 +275,7 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
 
 interface SettleContext {
   conversation: Promise<acp.PromptResponse>;
-  proc: AgentProcess;
+  proc: AgentEnd;
   conn: RpcPeer;
   state: RunState;
   waits: RunPromptOptions["waits"];
@@ -313,7 +313,7 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   return died(first.exit, cx.proc, cx.state.step);
 }
 
-function died(exit: AgentExit, proc: AgentProcess, step: string): RunOutcome {
+function died(exit: AgentExit, proc: AgentEnd, step: string): RunOutcome {
   return { kind: "died", message: `the agent ${describeExit(exit)} during ${step}`, stderrTail: proc.stderrTail() };
 }
 

@@ -1,38 +1,10 @@
 // Owns in-memory hops for routing tests and the benchmark: a byte pipe pair standing in for a
 // component's stdio, with a line-level peer on the far end (send a message, await the next one).
 // Not used by the product at run time.
-import type { ByteSink } from "../wire/writer.ts";
+import { bytePipe } from "../wire/byte-pipe.ts";
 import type { HopIo } from "./router.ts";
 
-/** A one-way byte pipe: what is written to `sink` comes out of `input`, in order. */
-export function bytePipe(): { input: AsyncIterable<Uint8Array>; sink: ByteSink; close(): void } {
-  const queue: Uint8Array[] = [];
-  let wake: (() => void) | undefined;
-  let closed = false;
-  return {
-    input: {
-      async *[Symbol.asyncIterator]() {
-        for (;;) {
-          while (queue.length > 0) yield queue.shift()!;
-          if (closed) return;
-          await new Promise<void>((r) => (wake = r));
-          wake = undefined;
-        }
-      },
-    },
-    sink: {
-      write(chunk) {
-        queue.push(chunk);
-        wake?.();
-        return Promise.resolve();
-      },
-    },
-    close() {
-      closed = true;
-      wake?.();
-    },
-  };
-}
+export { bytePipe } from "../wire/byte-pipe.ts";
 
 export interface MemoryPeer {
   /** The conductor's side of this hop. */

@@ -1,0 +1,92 @@
+// Owns one running agent over a pair of byte streams: the MCP pool, the in-process `dev` tools, the
+// sessions and the ACP server, and the one close sequence (turns settled, sessions saved, servers
+// and process groups stopped, output flushed). `tendril agent` runs it on stdio; `tendril prompt`
+// runs it in its own process over an in-memory pipe (no second process to start).
+// Does not read flags, install signal handlers or exit the process (agent.ts, prompt.ts).
+import type { Config } from "../core/config.ts";
+import type { LlmProvider } from "../core/llm/types.ts";
+import type { LinkEnd } from "../core/wire/link.ts";
+import type { ByteSink } from "../core/wire/writer.ts";
+
+export interface AgentIo {
+  input: AsyncIterable<Uint8Array>;
+  sink: ByteSink;
+}
+
+export interface OpenAgent {
+  /** Resolves when the client's input ends or breaks. */
+  readonly ended: Promise<LinkEnd>;
+  /** Cancels every running turn; returns how many there were. */
+  cancelAll(): number;
+  /** The close sequence; `eof` gives turns the client's EOF cancelled a moment to send their answers. */
+  close(eof: boolean): Promise<void>;
+  /** Kills every process group at once (the last resort of every exit path). */
+  killAllGroups(): void;
+  /** Flushes what is queued for the client (bounded by the caller). */
+  flush(): Promise<void>;
+}
+
+const SETTLE_AFTER_EOF_MS = 200; // cancelled turns' answers are queued within a moment of the EOF
+const FLUSH_BOUND_MS = 500;
+
+export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo): Promise<OpenAgent> {
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools }, { VERSION }, { logFailure }] =
+    await Promise.all([
+      import("../core/mcp/pool.ts"),
+      import("../core/process-group.ts"),
+      import("../core/acp/session.ts"),
+      import("../core/agent/session-store.ts"),
+      import("../core/policy/approvals.ts"),
+      import("../core/acp/agent-server.ts"),
+      import("./agent-dev-tools.ts"),
+      import("../core/version.ts"),
+      import("../core/log.ts"),
+    ]);
+  setKillGrace(cfg.limits.KILL_GRACE_MS);
+  const dev = cfg.dev ? await startDevTools(cfg.limits, cfg.paths.cacheDir) : undefined;
+  // Last-resort exit: whatever else happens, no tool process outlives the agent, and no shim folder.
+  process.on("exit", () => {
+    killAllGroups();
+    dev?.dispose();
+  });
+  const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
+  const acpRelay = new AcpMcpRelay();
+  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay });
+  const sessions = new SessionManager({
+    pool,
+    provider,
+    model: cfg.model,
+    maxTokens: cfg.maxTokens,
+    contextWindow: cfg.contextWindow,
+    mode: cfg.mode,
+    rules: cfg.rules,
+    systemPrompt: cfg.systemPrompt,
+    limits: cfg.limits,
+    devServer: dev?.spec,
+    configServers: cfg.mcp,
+    models: cfg.models,
+    hookServers: cfg.hookServers,
+    store: new SessionStore(cfg.paths.stateDir),
+    approvals: new ApprovalStore(cfg.paths.stateDir),
+    home: process.env.HOME,
+  });
+  const mcpCapabilities = { http: true, sse: true, acp: true };
+  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
+  let closing: Promise<void> | undefined;
+  return {
+    ended: conn.ended,
+    cancelAll: () => sessions.cancelAll(),
+    killAllGroups,
+    flush: () => conn.flush(),
+    close: (eof) =>
+      (closing ??= (async () => {
+        if (eof) await Promise.race([conn.settled(), new Promise((r) => setTimeout(r, SETTLE_AFTER_EOF_MS))]);
+        conn.close();
+        await sessions.closeAll().catch(logFailure("closing sessions"));
+        await pool.closeAll().catch(logFailure("closing the MCP pool"));
+        killAllGroups();
+        dev?.dispose();
+        await Promise.race([conn.flush().catch(logFailure("flushing the connection")), new Promise((r) => setTimeout(r, FLUSH_BOUND_MS))]);
+      })()),
+  };
+}
