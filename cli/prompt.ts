@@ -181,6 +181,8 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
     },
     { timeoutS: setup.timeoutS },
   );
+  // Without --agent, `tendril agent` runs inside this process: one process start per CI step, not two.
+  const inProcess = flags.agent === undefined ? await import("./prompt-agent.ts") : undefined;
   const interrupt = new AbortController();
   const onSignal = () => interrupt.abort();
   // Kept for the whole run: a second Ctrl-C must not kill this process before the agent's group is dead
@@ -189,7 +191,7 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   process.on("SIGTERM", onSignal);
   try {
     const result = await runPrompt({
-      agent: setup.agent,
+      agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text)) } : setup.agent,
       cwd: setup.cwd,
       mcpServers: setup.mcpServers,
       prompt: setup.prompt,

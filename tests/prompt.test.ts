@@ -35,6 +35,8 @@ interface RunOpts {
   input?: string;
   env?: Record<string, string>;
   cwd?: string;
+  /** Sees the child once it is started (to signal it). */
+  onSpawn?: (child: ReturnType<typeof spawn>) => void;
 }
 
 /** Runs the binary without blocking this process (the fake LLM answers from here). */
@@ -55,6 +57,7 @@ function runAsync(argv: string[], opts: RunOpts = {}): Promise<Run> {
   child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
   child.stdin.on("error", () => {});
   child.stdin.end(opts.input ?? "");
+  opts.onSpawn?.(child);
   const guard = setTimeout(() => child.kill("SIGKILL"), 25_000);
   return new Promise((resolve) => {
     child.on("close", (code) => {
@@ -75,6 +78,16 @@ function running(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Resolves once `file` exists and is not empty (5 s bound). */
+async function waitForFile(file: string): Promise<void> {
+  const end = Date.now() + 5000;
+  while (Date.now() < end) {
+    if (existsSync(file) && readFileSync(file, "utf8").trim() !== "") return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`${file} did not appear`);
 }
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {
@@ -330,6 +343,30 @@ describe.skipIf(!agentBuilt)("against tendril agent and the fake LLM", () => {
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("goodbye\n");
     expect(r.stdout).toBe("Edited.\n");
     expect(r.stderr).toMatch(/^tool .*a\.txt … completed\n$/);
+  });
+
+  // The default agent runs inside the prompt's process: its tools' process groups must still die on
+  // every way out, and the session it saved must load in a separate `tendril agent`.
+  const hang = (dir: string) => ({ name: "dev__shell", input: { command: `echo $$ > ${join(dir, "pid")}; exec sleep 300` } });
+
+  test("--timeout: the default agent's hanging shell command is killed, exit 124, within the bound", async () => {
+    const dir = freshDir();
+    fake.script([{ toolCalls: [hang(dir)] }]);
+    const r = await prompt(["--cwd", dir, "--approve", "all", "--timeout", "1", "wait forever"], { env: llmEnv() });
+    expect(r.code).toBe(124);
+    expect(r.ms).toBeLessThan(10_000);
+    const pid = Number(readFileSync(join(dir, "pid"), "utf8"));
+    expect(await waitGone(pid, 2000)).toBe(true);
+  });
+
+  test("Ctrl-C: the default agent's shell command is killed and the prompt exits 130", async () => {
+    const dir = freshDir();
+    fake.script([{ toolCalls: [hang(dir)] }]);
+    const run = prompt(["--cwd", dir, "--approve", "all", "wait forever"], { env: llmEnv(), onSpawn: (child) => void waitForFile(join(dir, "pid")).then(() => child.kill("SIGINT")) });
+    const r = await run;
+    expect(r.code).toBe(130);
+    const pid = Number(readFileSync(join(dir, "pid"), "utf8"));
+    expect(await waitGone(pid, 2000)).toBe(true);
   });
 
   test("an LLM failure exits 1 with the agent's message", async () => {

@@ -1,0 +1,62 @@
+// Owns `tendril prompt`'s default agent: `tendril agent` run inside the prompt's own process over an
+// in-memory pipe, behind the same AgentEnd a spawned agent has. A CI step then costs one process
+// start, not two (and no pipes or watchdog hand-shake). Its log lines go through the prompt's output
+// like a spawned agent's stderr. Shutting it down is its close sequence; whatever does not finish
+// within the grace has its process groups killed.
+import type { AgentEnd, AgentExit } from "../core/acp-client/client-runner.ts";
+import { bytePipe } from "../core/wire/byte-pipe.ts";
+import { agentSetup, isSetupError } from "./agent.ts";
+import type { OpenAgent } from "./agent-runtime.ts";
+
+const TAIL_LINES = 20;
+
+export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
+  const toAgent = bytePipe();
+  const fromAgent = bytePipe();
+  const tail: string[] = [];
+  const say = (line: string) => {
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
+    stderr(`${line}\n`);
+  };
+  let agent: OpenAgent | undefined;
+  let settle!: (exit: AgentExit) => void;
+  const exited = new Promise<AgentExit>((resolve) => (settle = resolve));
+  void (async (): Promise<AgentExit> => {
+    const { setLogSink } = await import("../core/log.ts");
+    setLogSink((line) => say(line.replace(/\n$/, "")));
+    try {
+      const { cfg, provider } = await agentSetup({});
+      const { openAgent } = await import("./agent-runtime.ts");
+      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink });
+    } catch (err) {
+      if (!isSetupError(err)) throw err;
+      say(`tendril agent: ${err.message}`);
+      return { code: 2, signal: null };
+    }
+    const end = await agent.ended;
+    await agent.close(end.reason === "eof");
+    return { code: end.reason === "eof" ? 0 : 1, signal: null };
+  })()
+    .catch((err: unknown) => {
+      say(`tendril agent: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      return { code: 1, signal: null };
+    })
+    .then((exit) => {
+      fromAgent.close();
+      settle(exit);
+    });
+  return {
+    output: fromAgent.input,
+    input: toAgent.sink,
+    exited,
+    stderrTail: () => [...tail],
+    async shutdown(graceMs) {
+      toAgent.close();
+      let timer: Parameters<typeof clearTimeout>[0];
+      const done = await Promise.race([exited, new Promise<undefined>((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      if (done === undefined) agent?.killAllGroups();
+    },
+  };
+}
