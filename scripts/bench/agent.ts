@@ -89,6 +89,13 @@ async function startup(runs = 10): Promise<void> {
   if (!peer) console.log("  (no published ACP agent installed; set TENDRIL_BENCH_PEER_ACP or add @agentclientprotocol/claude-agent-acp)");
 }
 
+/** User + system CPU time a process has used so far, from /proc (Linux). */
+function cpuTimeMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
 async function roundTrips(runs = 5): Promise<void> {
   const { startFakeLlm } = await import("../../tests/fake-llm.ts");
   const { startAgent } = await import("../../tests/acp-client.ts");
@@ -133,13 +140,18 @@ async function roundTrips(runs = 5): Promise<void> {
         for await (const _ of llm.stream({ model: cfg.model, system: "s", messages, tools, maxTokens: 100, signal })) void _;
       }
     });
+    const cpuMs: number[] = [];
     await measure(`agent turn, ${ROUND_TRIPS} LLM→tool round trips (per trip)`, async () => {
+      const before = cpuTimeMs(agent.child.pid!);
       await agent.prompt(sessionId, "loop");
+      cpuMs.push((cpuTimeMs(agent.child.pid!) - before) / ROUND_TRIPS);
     });
     report("tool round trip through the agent vs the tool alone", rows);
     const [mcp, alone, agentRow] = rows as [Row, Row, Row];
     const overhead = agentRow.medianMs - mcp.medianMs - alone.medianMs;
-    console.log(`  agent overhead per round trip beyond the tool and the LLM exchange: ${overhead.toFixed(2)} ms (goal ≤ 3 ms)`);
+    console.log(`  agent overhead per round trip beyond the tool and the LLM exchange: ${overhead.toFixed(2)} ms wall (goal ≤ 1.5 ms)`);
+    cpuMs.sort((a, b) => a - b);
+    console.log(`  the agent process's own CPU time per round trip: ${cpuMs[Math.floor(cpuMs.length / 2)]!.toFixed(2)} ms median (history grows by one trip each time)`);
     await direct.close();
   } finally {
     await agent.close(3000).catch(() => {});

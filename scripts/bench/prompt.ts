@@ -1,6 +1,6 @@
-// Benchmark: `tendril prompt` end to end (spawn the agent, initialize, session/new with the dev-mcp
-// server, one LLM turn from a zero-latency fake LLM, shutdown) — the floor of a CI step — against the
-// process floor (`dist/tendril --version`) and the client alone driving a minimal third-party agent.
+// Benchmark: `tendril prompt` end to end (the agent in-process or spawned, initialize, session/new with
+// the dev tools, one LLM turn from a zero-latency fake LLM, shutdown) — the floor of a CI step — against
+// the process floor (`dist/tendril --version`) and the client alone driving a minimal third-party agent.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,7 +51,11 @@ export async function run(): Promise<void> {
           name: "prompt --agent echo-agent.ts (client + bun agent)",
           fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${process.execPath}' '${ECHO_AGENT}'`, "say ok"], env),
         },
-        { name: "prompt → tendril agent + dev-mcp + fake LLM", fn: () => runOnce(["prompt", "--cwd", home, "say ok"], env) },
+        { name: "prompt, its agent in-process + fake LLM", fn: () => runOnce(["prompt", "--cwd", home, "say ok"], env) },
+        {
+          name: "prompt --agent 'tendril agent' (spawned)",
+          fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${BIN}' agent`, "say ok"], env),
+        },
       ],
       15,
     );
