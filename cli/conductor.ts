@@ -107,7 +107,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
   if (flags.trace !== undefined) {
     const { openTrace } = await import("../core/conductor/trace.ts");
     try {
-      trace = await openTrace(flags.trace);
+      trace = await openTrace(flags.trace, specs.map((s) => s.name));
     } catch (err) {
       return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
     }
@@ -158,8 +158,9 @@ async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
   try {
     // Two passes: the first finds the hops (the diagram's lanes), the second prints as it reads.
     const hops = new Set<number>();
-    for await (const r of traceRecords(file, { count: 0 })) if (typeof r.hop === "number") hops.add(r.hop);
-    const printer = new TracePrinter([...hops], { session: flags.session, method: flags.method, color });
+    const meta = {};
+    for await (const r of traceRecords(file, { count: 0 }, meta)) if (typeof r.hop === "number") hops.add(r.hop);
+    const printer = new TracePrinter([...hops], { session: flags.session, method: flags.method, color, ...meta });
     const write = (lines: string[]) => lines.length > 0 && process.stdout.write(lines.join("\n") + "\n");
     write([printer.header()]);
     for await (const r of traceRecords(file, skipped)) write(printer.push(r));

@@ -320,7 +320,8 @@ describe("trace", () => {
     for (let i = 0; i < 4; i++) await r.nextMessage();
     r.child.stdin.end();
     expect(await r.exited()).toBe(0);
-    const records = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const [meta, ...records] = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(meta).toEqual({ components: ["raw-proxy.ts", "burst-agent.ts"] });
     for (const rec of records) {
       expect(typeof rec.t).toBe("number");
       expect(["in", "out"]).toContain(rec.dir);
@@ -333,7 +334,8 @@ describe("trace", () => {
     const printed = runBin(["conductor", "trace", file]);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toContain("client");
-    expect(printed.stdout).toContain("#1");
+    expect(printed.stdout.split("\n")[0]).toMatch(/#0 raw-prox\s+#1 burst-ag$/);
+    expect(printed.stderr).toBe("");
     expect(printed.stdout).toMatch(/●─+▶[\s│]+session\/prompt #2\s+"hello trace"/);
     expect(printed.stdout).toMatch(/session\/update \[as proxy\/successor\]  agent_message_chunk "1"/);
     expect(printed.stdout).toMatch(/session\/prompt #\d+ \[from proxy\/successor\]/);

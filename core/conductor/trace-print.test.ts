@@ -25,6 +25,12 @@ test("one arrow per routed message, answers named after their request with the t
   expect(lines[4]).toContain("↩ session/prompt  stopReason=end_turn  (2.00 ms)");
 });
 
+test("lanes carry the components' names when the trace names them, cut to the lane's width", () => {
+  const header = printTrace(TRACE, { components: ["a-very-long-proxy-name.ts"] }).split("\n")[0]!;
+  expect(header).toMatch(/client\s+conductor\s+#0 a-very-l$/);
+  expect(printTrace(TRACE).split("\n")[0]).toMatch(/conductor\s+#0$/);
+});
+
 test("filters by session and method glob keep the matching requests' answers; colour only when asked", () => {
   const a = printTrace(TRACE, { session: "a" });
   expect(a).not.toContain("plan");

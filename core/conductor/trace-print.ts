@@ -12,6 +12,8 @@ export interface PrintOptions {
   session?: string;
   method?: string;
   color?: boolean;
+  /** The components' short names, by hop (the trace's first line): lanes read `#1 proxy.ts`. */
+  components?: string[];
 }
 
 const LANE = 12;
@@ -113,7 +115,12 @@ export class TracePrinter {
   }
 
   header(): string {
-    return "     t ms  " + this.#lanes.map((l) => (typeof l === "number" ? `#${l}` : l).padEnd(LANE)).join("").trimEnd();
+    const name = (l: Hop | "conductor") => {
+      if (typeof l !== "number") return l;
+      const given = this.opts.components?.[l];
+      return (given ? `#${l} ${given}` : `#${l}`).slice(0, LANE - 1);
+    };
+    return "     t ms  " + this.#lanes.map((l) => name(l).padEnd(LANE)).join("").trimEnd();
   }
 
   push(r: TraceRecord): string[] {

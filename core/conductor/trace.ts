@@ -1,7 +1,7 @@
-// Owns the trace file format: one JSON line per message of every hop, `{"t", "hop", "dir", "message"}`
-// (t = ms since the chain started, hop = component index or "client", dir = "in" to the conductor or
-// "out" from it), written through one buffered stream, and read back leniently, line by line. Printing is
-// trace-print.ts.
+// Owns the trace file format: a first line `{"components": [names]}` (hop N is components[N]), then one
+// JSON line per message of every hop, `{"t", "hop", "dir", "message"}` (t = ms since the chain started,
+// hop = component index or "client", dir = "in" to the conductor or "out" from it), written through one
+// buffered stream, and read back leniently, line by line. Printing is trace-print.ts.
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Hop } from "./router.ts";
@@ -18,14 +18,20 @@ export interface TraceWriter {
   close(): Promise<void>;
 }
 
-/** Opens FILE for writing (truncating it); throws when it cannot be created. */
-export function openTrace(path: string, now: () => number = () => performance.now()): Promise<TraceWriter> {
+/** What a trace says besides its records: the components' short names, by hop. */
+export interface TraceMeta {
+  components?: string[];
+}
+
+/** Opens FILE for writing (truncating it) and writes the component names; throws when it cannot be created. */
+export function openTrace(path: string, components: string[], now: () => number = () => performance.now()): Promise<TraceWriter> {
   const start = now();
   const out = createWriteStream(path, { flags: "w" });
   return new Promise((resolve, reject) => {
     out.once("error", reject);
     out.once("open", () => {
       out.on("error", () => {}); // a full disk must not take the chain down; the trace just stops
+      out.write(JSON.stringify({ components }) + "\n");
       resolve({
         record(hop, dir, message) {
           const t = Math.round((now() - start) * 1000) / 1000;
@@ -37,14 +43,28 @@ export function openTrace(path: string, now: () => number = () => performance.no
   });
 }
 
-/** The records of a trace file, streamed; lines that are not records are skipped and counted in `skipped`. */
-export async function* traceRecords(path: string, skipped: { count: number }): AsyncGenerator<TraceRecord> {
+/**
+ * The records of a trace file, streamed; lines that are not records are skipped and counted in
+ * `skipped`; the components line, when there is one, fills `meta`.
+ */
+export async function* traceRecords(path: string, skipped: { count: number }, meta: TraceMeta = {}): AsyncGenerator<TraceRecord> {
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
   for await (const line of lines) {
     if (line.trim() === "") continue;
     const r = parseRecord(line);
     if (r) yield r;
-    else skipped.count++;
+    else if (!readMeta(line, meta)) skipped.count++;
+  }
+}
+
+function readMeta(line: string, meta: TraceMeta): boolean {
+  try {
+    const m = JSON.parse(line) as { components?: unknown };
+    if (!Array.isArray(m.components) || !m.components.every((c) => typeof c === "string")) return false;
+    meta.components = m.components;
+    return true;
+  } catch {
+    return false;
   }
 }
 
