@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 // Entry point: choose the mode (argv0 basename `rg`/`tree` → that shim, else the subcommand), run it, exit.
 // Owns nothing else: every mode lives in cli/, and heavy modules load only when their mode runs.
-// No top-level await: the compiled binary is bytecode-cached, which needs a CommonJS-shaped entry.
+// The compiled binary is ESM split into chunks: this entry chunk stays small, so every mode loads only its own code.
 import { basename } from "node:path";
 import { quickAnswer, shimCall } from "./cli/quick.ts";
 import { writeStdoutNow } from "./cli/stdio.ts";
