@@ -112,10 +112,9 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
       return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
     }
   }
-  const [{ runChain }, { nodeSink }, { chunksOf }, { selfCommand }] = await Promise.all([
+  const [{ runChain }, { stdinChunks, stdoutSink }, { selfCommand }] = await Promise.all([
     import("../core/conductor/runner.ts"),
-    import("../core/wire/writer.ts"),
-    import("../core/wire/link.ts"),
+    import("./stdio.ts"),
     import("./self.ts"),
   ]);
   process.on("exit", () => killAllGroupsNow());
@@ -133,11 +132,11 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     });
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
-  process.stdout.on("error", () => {}); // a gone client shows up as stdin EOF
   const code = await runChain({
     mode,
     specs,
-    client: { input: chunksOf(process.stdin), sink: nodeSink(process.stdout) },
+    // a gone client shows up as stdin EOF; a failed write only stops further writes
+    client: { input: stdinChunks(), sink: stdoutSink() },
     env,
     limits,
     stderrLine: (line) => void process.stderr.write(line + "\n"),

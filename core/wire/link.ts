@@ -3,7 +3,7 @@
 // messages out through the one serialized writer, and the trace hook on both directions.
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
 import { logFailure } from "../log.ts";
-import { readLines } from "./ndjson.ts";
+import { readLineBatches } from "./ndjson.ts";
 import { type Classified, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
 
@@ -82,16 +82,18 @@ export class Link {
 
 async function pump(opts: LinkOptions): Promise<LinkEnd> {
   try {
-    for await (const event of readLines(opts.input, opts.maxLineBytes)) {
-      if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
-      const c = classifyLine(event.text);
-      if (c.kind === "malformed") {
-        opts.trace?.("in", { malformed: event.text.slice(0, 200) });
-        if (opts.onMalformed?.(c, event.text)) continue;
-        return { reason: "garbage", line: event.text, error: c.error };
+    for await (const batch of readLineBatches(opts.input, opts.maxLineBytes)) {
+      for (const event of batch) {
+        if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
+        const c = classifyLine(event.text);
+        if (c.kind === "malformed") {
+          opts.trace?.("in", { malformed: event.text.slice(0, 200) });
+          if (opts.onMalformed?.(c, event.text)) continue;
+          return { reason: "garbage", line: event.text, error: c.error };
+        }
+        opts.trace?.("in", c.message);
+        opts.onMessage(c, event.text);
       }
-      opts.trace?.("in", c.message);
-      opts.onMessage(c, event.text);
     }
     return { reason: "eof" };
   } catch (error) {

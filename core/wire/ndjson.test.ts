@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { type LineEvent, readLines } from "./ndjson.ts";
+import { type LineEvent, readLineBatches, readLines } from "./ndjson.ts";
 
 const enc = new TextEncoder();
 
@@ -63,4 +63,26 @@ test("many lines in one chunk", async () => {
   const events = await collect(readLines(chunks(text), 1024));
   expect(events.length).toBe(1000);
   expect(events[999]).toEqual({ type: "line", text: '{"i":999}' });
+});
+
+test("lines inside one chunk: CRLF, blank and whitespace-only lines, and multi-byte text, split exactly", async () => {
+  const text = '{"a":"é"}\r\n\n \t \r\n{"b":"日本"}\n  {"c":3}\n{"d"';
+  const events = await collect(readLines(chunks(text, ":4}\n"), 1024));
+  expect(events.map((e) => (e.type === "line" ? e.text : "?"))).toEqual(['{"a":"é"}', '{"b":"日本"}', '  {"c":3}', '{"d":4}']);
+});
+
+test("an over-long line in the middle of a chunk is reported after the lines before it", async () => {
+  const text = '{"a":1}\n{"b":2}\n' + "x".repeat(40) + '\n{"c":3}\n';
+  const events = await collect(readLines(chunks(text), 32));
+  expect(events).toEqual([
+    { type: "line", text: '{"a":1}' },
+    { type: "line", text: '{"b":2}' },
+    { type: "oversize", bytes: 40 },
+  ]);
+});
+
+test("batches: one per chunk read, holding the lines that chunk completed", async () => {
+  const batches: LineEvent[][] = [];
+  for await (const b of readLineBatches(chunks('{"a":1}\n{"b"', ':2}\n{"c":3}\n'), 1024)) batches.push(b);
+  expect(batches.map((b) => b.length)).toEqual([1, 2]);
 });
