@@ -23,7 +23,9 @@ export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
   let settle!: (exit: AgentExit) => void;
   const exited = new Promise<AgentExit>((resolve) => (settle = resolve));
   void (async (): Promise<AgentExit> => {
-    const { setLogSink } = await import("../core/log.ts");
+    const { setLogScope, setLogSink } = await import("../core/log.ts");
+    // Log lines read as they did from a spawned agent (the prompt itself reports through its output).
+    setLogScope("tendril agent");
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
       const { cfg, provider } = await agentSetup({});
