@@ -3,10 +3,10 @@
 // within MCP_INIT_TIMEOUT_S; tool calls with timeout and cancellation; list_changed refreshes.
 // Does not restart, share or name anything (shared-server.ts and pool.ts do).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import { pathToFileURL } from "node:url";
 import { basename } from "node:path";
 import type { Limits } from "../limits.ts";
@@ -52,7 +52,29 @@ export interface McpConnection {
 const CLIENT_INFO = { name: "tendril", version: VERSION };
 const HTTP_CLOSE_BUDGET_MS = 300;
 
-function makeTransport(spec: McpServerSpec, opts: ConnectOptions): { transport: Transport; stdio?: StdioTransport } {
+/** The HTTP and SSE transports, loaded with the first http or sse server (stdio servers never need them). */
+interface HttpTransports {
+  sse: typeof import("@modelcontextprotocol/sdk/client/sse.js");
+  streamable: typeof import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+}
+let httpTransports: HttpTransports | undefined;
+
+async function loadHttpTransports(): Promise<HttpTransports> {
+  if (!httpTransports) {
+    const [sse, streamable] = await Promise.all([import("@modelcontextprotocol/sdk/client/sse.js"), import("@modelcontextprotocol/sdk/client/streamableHttp.js")]);
+    httpTransports = { sse, streamable };
+  }
+  return httpTransports;
+}
+
+/**
+ * What a tools/call answer must be for the SDK to hand it over: an object. toCallResult reads every
+ * field tolerantly (unknown content kinds kept as text), so the SDK's full result schema, parsed on
+ * every call, would only add time.
+ */
+const anyResult = z.looseObject({}) as unknown as typeof CallToolResultSchema; // the SDK reads the same fields either way
+
+async function makeTransport(spec: McpServerSpec, opts: ConnectOptions): Promise<{ transport: Transport; stdio?: StdioTransport }> {
   if (spec.transport === "stdio") {
     // The pool checked the spec (checkSpec): a stdio spec has a command here.
     const stdio = new StdioTransport({
@@ -77,10 +99,11 @@ function makeTransport(spec: McpServerSpec, opts: ConnectOptions): { transport: 
     throw new McpStartError(spec.name, `an ${spec.transport} server needs a valid url, got ${JSON.stringify(spec.url)}`);
   }
   const requestInit = { headers: spec.headers ?? {} };
+  const { sse, streamable } = await loadHttpTransports();
   const transport =
     spec.transport === "http"
-      ? new StreamableHTTPClientTransport(url, { requestInit })
-      : new SSEClientTransport(url, { requestInit });
+      ? new streamable.StreamableHTTPClientTransport(url, { requestInit })
+      : new sse.SSEClientTransport(url, { requestInit });
   return { transport };
 }
 
@@ -113,7 +136,7 @@ async function listAllTools(client: Client, deadline: number, maxTools: number, 
 /** Connects one server: rejects with McpStartError (the stdio group already killed) when it cannot. */
 export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions): Promise<McpConnection> {
   const log = opts.log ?? defaultLog;
-  const { transport, stdio } = makeTransport(spec, opts);
+  const { transport, stdio } = await makeTransport(spec, opts);
   // roots: the server's working directory is the session's workspace (one server, one directory:
   // the fingerprint includes it, so the list never changes). Elicitation: a question during a call
   // goes to the session that made it. No sampling.
@@ -166,7 +189,7 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
     call: (tool, args, callOpts) => callTool(client, tool, args, callOpts, () => lost),
     async close() {
       closing = true;
-      if (transport instanceof StreamableHTTPClientTransport) {
+      if (httpTransports && transport instanceof httpTransports.streamable.StreamableHTTPClientTransport) {
         const budget = new Promise((r) => setTimeout(r, HTTP_CLOSE_BUDGET_MS).unref?.());
         await Promise.race([transport.terminateSession().catch(logFailure("MCP HTTP session termination")), budget]);
       }
@@ -198,7 +221,8 @@ function serialRefresh(job: () => Promise<void>, onError: (err: unknown) => void
 function isLinkFailure(err: unknown, lost: boolean): boolean {
   if (lost) return true;
   if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
-  return err instanceof StreamableHTTPError || err instanceof SseError || err instanceof TypeError;
+  const http = httpTransports;
+  return err instanceof TypeError || (http !== undefined && (err instanceof http.streamable.StreamableHTTPError || err instanceof http.sse.SseError));
 }
 
 async function callTool(
@@ -210,7 +234,7 @@ async function callTool(
 ): Promise<McpCallResult> {
   if (opts.signal?.aborted) return errorResult("cancelled");
   try {
-    const res = await client.callTool({ name: tool, arguments: args }, undefined, {
+    const res = await client.callTool({ name: tool, arguments: args }, anyResult, {
       signal: opts.signal,
       timeout: opts.timeoutMs,
       ...(opts.onProgress ? { onprogress: opts.onProgress } : {}),
