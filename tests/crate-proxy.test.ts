@@ -122,8 +122,10 @@ test("rust_crate_query: a research session reads the crate (auto-approved shell)
   expect(a.permissions.map((p) => p.request.sessionId)).toEqual([sessionId]);
   expect(JSON.stringify(a.permissions[0]!.request.toolCall)).toContain("rust_crate_query");
   expect(a.updates.every((u) => u.sessionId === sessionId)).toBe(true);
-  // the research session was closed on the agent before the answer came back
-  expect(await waitFor(() => closedOnAgent(trace()).length > 0, 5000)).toBe(true);
+  // the research session was closed on the agent before the answer came back (the trace is written
+  // through a buffer: wait until it holds both the close's answer and the turn's end)
+  const turnEnded = (records: any[]) => records.some((r) => r.hop === "client" && r.dir === "out" && r.message.result?.stopReason !== undefined);
+  expect(await waitFor(() => closedOnAgent(trace()).length > 0 && turnEnded(trace()), 5000)).toBe(true);
   const closed = closedOnAgent(trace());
   expect(closed.length).toBe(1);
   expect(closed[0]).not.toBe(sessionId);
