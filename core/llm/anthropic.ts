@@ -8,6 +8,7 @@ import {
   errorText,
   parseToolInput,
   type SdkProviderOptions,
+  RunRouter,
   sdkClientOptions,
   streamThroughSdk,
 } from "./http-edge.ts";
@@ -158,6 +159,8 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
   const ep: Endpoint = { keyVar: "ANTHROPIC_API_KEY", baseVar: "ANTHROPIC_BASE_URL", baseUrl: opts.baseUrl ?? DEFAULT_BASE_URL };
   // Local gateways often need no key; the official endpoint always does.
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
+  const router = new RunRouter();
+  let client: Anthropic | undefined; // one for the provider's life, built on first use
   return {
     name: "anthropic",
     stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
@@ -167,8 +170,7 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
           ? undefined
           : "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)",
         fold: new StreamFold(),
-        open: (run) =>
-          new Anthropic(sdkClientOptions(apiKey ?? "", ep, opts, run)).messages.create(toAnthropicBody(req), { signal: run.signal }),
+        open: (run) => (client ??= new Anthropic(sdkClientOptions(apiKey ?? "", ep, opts, router))).messages.create(toAnthropicBody(req), router.requestOptions(run)),
         failureOf: (err) => failureOf(err, ep),
       });
     },

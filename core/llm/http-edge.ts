@@ -1,5 +1,6 @@
 // Owns what the two SDK adapters share at the HTTP edge: their options, one request's abort/timeout/
-// byte-count state (a counting fetch), tool-input parsing, and failures → LlmError with advice.
+// byte-count state (a counting fetch) and the router that lets one SDK client serve every request,
+// tool-input parsing, and failures → LlmError with advice.
 // Does not import either SDK: adapters pass the facts (status, error class) in.
 import type { LlmError, LlmEvent, LlmRequest, ToolCall } from "./types.ts";
 
@@ -62,6 +63,14 @@ export class RequestRun {
     clearTimeout(this.timer);
     this.caller.removeEventListener("abort", this.onCallerAbort);
     this.controller.abort(); // ends a stream the consumer stopped reading
+    for (const f of this.#onDispose.splice(0)) f();
+  }
+
+  readonly #onDispose: (() => void)[] = [];
+
+  /** Runs `f` when the run is disposed. */
+  onDispose(f: () => void): void {
+    this.#onDispose.push(f);
   }
 
   /** A fetch whose response bodies are counted; over the bound, the request is aborted. */
@@ -173,9 +182,40 @@ export interface SdkStreamPlan<C> {
   failureOf(err: unknown): LlmError;
 }
 
-/** The SDK client options both adapters use: key, endpoint, retries, per-attempt timeout, counting fetch. */
-export function sdkClientOptions(apiKey: string, ep: Endpoint, opts: SdkProviderOptions, run: RequestRun) {
-  return { apiKey, baseURL: ep.baseUrl, maxRetries: opts.maxRetries, timeout: opts.timeoutS * 1000, fetch: run.fetch };
+/** The header that tells the shared client's fetch which run a request belongs to (removed before sending). */
+const RUN_HEADER = "x-tendril-run";
+
+/**
+ * What lets one SDK client per provider serve every request: its fetch finds each request's run (the
+ * counting fetch, the abort) by a header the request carries, so no client is built per request.
+ */
+export class RunRouter {
+  readonly #runs = new Map<string, RequestRun>();
+  #next = 0;
+
+  /** The fetch to give the SDK client. A request without a known run goes out as it is. */
+  readonly fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const headers = new Headers(init?.headers);
+    const id = headers.get(RUN_HEADER);
+    const run = id === null ? undefined : this.#runs.get(id);
+    if (!run) return fetch(input, init);
+    headers.delete(RUN_HEADER);
+    return run.fetch(input, { ...init, headers });
+  };
+
+  /** The per-request options that route a request to `run` (its signal and header); the run is
+   *  forgotten when it is disposed. */
+  requestOptions(run: RequestRun): { signal: AbortSignal; headers: Record<string, string> } {
+    const id = String(++this.#next);
+    this.#runs.set(id, run);
+    run.onDispose(() => this.#runs.delete(id));
+    return { signal: run.signal, headers: { [RUN_HEADER]: id } };
+  }
+}
+
+/** The SDK client options both adapters use: key, endpoint, retries, per-attempt timeout, the routed fetch. */
+export function sdkClientOptions(apiKey: string, ep: Endpoint, opts: SdkProviderOptions, router: RunRouter) {
+  return { apiKey, baseURL: ep.baseUrl, maxRetries: opts.maxRetries, timeout: opts.timeoutS * 1000, fetch: router.fetch };
 }
 
 /**

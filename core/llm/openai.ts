@@ -8,6 +8,7 @@ import {
   errorText,
   parseToolInput,
   type SdkProviderOptions,
+  RunRouter,
   sdkClientOptions,
   streamThroughSdk,
 } from "./http-edge.ts";
@@ -174,6 +175,8 @@ export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
   const ep: Endpoint = { keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL", baseUrl: opts.baseUrl ?? DEFAULT_BASE_URL };
   // Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
+  const router = new RunRouter();
+  let client: OpenAI | undefined; // one for the provider's life, built on first use
   return {
     name: "openai",
     stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
@@ -184,9 +187,10 @@ export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
           : "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic",
         fold: new ChunkFold(),
         open: (run) =>
-          new OpenAI(sdkClientOptions(apiKey ?? "", ep, opts, run)).chat.completions.create(toOpenAiBody(req, opts.baseUrl === undefined), {
-            signal: run.signal,
-          }),
+          (client ??= new OpenAI(sdkClientOptions(apiKey ?? "", ep, opts, router))).chat.completions.create(
+            toOpenAiBody(req, opts.baseUrl === undefined),
+            router.requestOptions(run),
+          ),
         failureOf: (err) => failureOf(err, ep),
       });
     },

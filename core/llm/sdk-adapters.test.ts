@@ -180,6 +180,16 @@ for (const c of cases) {
       expect(err.message).toContain("MAX_LLM_RESPONSE_BYTES");
     });
 
+    test("one provider serves request after request: each keeps its own byte bound, and no internal header is sent", async () => {
+      const p = c.make({ maxResponseBytes: 3000 });
+      fake.script([{ text: "word ".repeat(400) }, { text: "short" }, { text: "again" }]);
+      expect(errorOf(await collect(p.stream(request()))).kind).toBe("too_large");
+      expect(text(await collect(p.stream(request()))).join("")).toBe("short");
+      expect(text(await collect(p.stream(request()))).join("")).toBe("again");
+      expect(fake.requests.length).toBe(3);
+      for (const r of fake.requests) expect(Object.keys(r.headers).some((h) => h.toLowerCase().startsWith("x-tendril"))).toBe(false);
+    });
+
     test("no key and no base URL → auth error naming the variable, no request made", async () => {
       const p = c.name === "anthropic"
         ? anthropicProvider({ maxResponseBytes: 1000, timeoutS: 5, maxRetries: 0 })
