@@ -13,12 +13,14 @@ const BUN = process.execPath;
 const PROXY = `DIALECT=sacp ${BUN} ${join(ROOT, "tests", "fixtures", "raw-proxy.ts")}`;
 const AGENT = `${BUN} ${join(ROOT, "tests", "fixtures", "burst-agent.ts")}`;
 const PEER = join(import.meta.dir, "peers", "thinkwell-conductor.ts");
+const RELAY = join(import.meta.dir, "peers", "byte-relay.ts");
 const BURST = Number(process.env.TENDRIL_BENCH_BURST ?? 50_000);
 const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 2000);
 const RUNS = Number(process.env.TENDRIL_BENCH_RUNS ?? 3);
 
 interface Subject {
   name: string;
+  /** Proxies in the chain; -1 the raw pipe, -2 the byte relay. */
   proxies: number;
   argv: string[];
 }
@@ -88,7 +90,11 @@ function median(xs: number[]): number {
 
 export async function run(): Promise<void> {
   const chain = (n: number) => Array.from({ length: n }, () => PROXY);
-  const subjects: Subject[] = [{ name: "raw pipe (floor)", proxies: -1, argv: ["sh", "-c", `exec ${AGENT}`] }];
+  const subjects: Subject[] = [
+    { name: "raw pipe (floor)", proxies: -1, argv: ["sh", "-c", `exec ${AGENT}`] },
+    // one process that only copies bytes, in front of the agent: the floor of any extra hop
+    { name: "byte relay (floor of one hop)", proxies: -2, argv: [BUN, RELAY, ...AGENT.split(" ")] },
+  ];
   for (const n of [0, 1, 3]) subjects.push({ name: `tendril conductor, ${n} prox${n === 1 ? "y" : "ies"}`, proxies: n, argv: [BIN, "conductor", "agent", ...chain(n), AGENT] });
   let peer = true;
   try {
@@ -123,8 +129,9 @@ export async function run(): Promise<void> {
     const rtt = median(acc.rtt);
     const family = s.name.split(",")[0]!;
     if (s.proxies === 0) zero.set(family, rtt);
-    const base = s.proxies > 0 ? zero.get(family) : s.proxies === 0 ? floorRtt : undefined;
-    const perHop = base === undefined ? "" : `  added ${((rtt - base) / Math.max(1, s.proxies)).toFixed(3)} ms/hop${s.proxies === 0 ? " (conductor)" : ""}`;
+    const base = s.proxies > 0 ? zero.get(family) : s.proxies === 0 || s.proxies === -2 ? floorRtt : undefined;
+    const what = s.proxies === 0 ? " (conductor)" : s.proxies === -2 ? " (one process)" : "";
+    const perHop = base === undefined ? "" : `  added ${((rtt - base) / Math.max(1, s.proxies)).toFixed(3)} ms/hop${what}`;
     console.log(
       `  ${s.name.padEnd(36)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
     );
