@@ -60,7 +60,21 @@ function oneLine(err: CommanderError, program: Command, args: string[]): string 
   return hint ? `${text} (did you mean ${hint}?)` : text;
 }
 
-export function buildProgram(exit: ExitBox): Command {
+/** Each mode's name (and aliases) → what describes it on the command line. */
+const MODES: { names: string[]; describe: (program: Command, exit: ExitBox) => void }[] = [
+  { names: ["shims"], describe: describeShims },
+  { names: ["agent"], describe: describeAgent },
+  { names: ["prompt", "yopo"], describe: describePrompt },
+  { names: ["dev-mcp"], describe: describeDevMcp },
+  { names: ["crate-fetch"], describe: describeCrateFetch },
+  { names: ["conductor"], describe: describeConductor },
+];
+
+/**
+ * The command line. With `mode` (the first argument, when it names a mode) only that mode is
+ * described: building every mode's flags and help costs a start-up ~2 ms that running one never needs.
+ */
+export function buildProgram(exit: ExitBox, mode?: string): Command {
   const program = new Command("tendril")
     .description("A small, fast kit for coding agents on ACP and MCP.")
     .version(VERSION, "-V, --version", "print the version")
@@ -70,12 +84,8 @@ export function buildProgram(exit: ExitBox): Command {
     .configureOutput({ writeErr: () => {} });
   program.command("rg").description("search files (ripgrep when installed, else the built-in search)").helpOption(false);
   program.command("tree").description("directory tree with line counts, gitignore-aware").helpOption(false);
-  describeShims(program, exit);
-  describeAgent(program, exit);
-  describePrompt(program, exit);
-  describeDevMcp(program, exit);
-  describeCrateFetch(program, exit);
-  describeConductor(program, exit);
+  const only = MODES.find((m) => mode !== undefined && m.names.includes(mode));
+  for (const m of only ? [only] : MODES) m.describe(program, exit);
   program.addHelpText("after", "\nRun `tendril help MODE` for a mode's flags. Invoked as `rg` or `tree`, the binary is that shim.");
   return program;
 }
@@ -83,7 +93,7 @@ export function buildProgram(exit: ExitBox): Command {
 export async function runProgram(args: string[]): Promise<number> {
   if (args[0] === "rg" || args[0] === "tree") return runShim(args[0], args.slice(1));
   const exit: ExitBox = { code: 0 };
-  const program = buildProgram(exit);
+  const program = buildProgram(exit, args[0]);
   if (args.length === 0) {
     process.stdout.write(program.helpInformation());
     return 0;
