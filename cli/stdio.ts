@@ -56,15 +56,19 @@ export function stdoutSink(onBroken: (err: Error) => void = () => {}): ByteSink 
   };
 }
 
+const FULL_PIPE_WAIT_MS = 1000; // a reader that takes no byte for this long gets no more
+
 /** Writes short text to stdout at once (a version line, a help text) without loading streams. */
 export function writeStdoutNow(text: string): void {
   const bytes = Buffer.from(text);
-  for (let off = 0; off < bytes.length; ) {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let off = 0, waited = 0; off < bytes.length; ) {
     try {
       off += writeSync(1, bytes, off);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue; // a non-blocking pipe that is full
-      return; // a closed stdout: nothing left to tell
+      // a non-blocking pipe that is full: wait for the reader a millisecond at a time, within a bound
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN" || ++waited > FULL_PIPE_WAIT_MS) return;
+      Atomics.wait(pause, 0, 0, 1);
     }
   }
 }
