@@ -29,7 +29,13 @@ export interface OpenAgent {
 const SETTLE_AFTER_EOF_MS = 200; // cancelled turns' answers are queued within a moment of the EOF
 const FLUSH_BOUND_MS = 500;
 
-export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo): Promise<OpenAgent> {
+export interface OpenOptions {
+  /** Ask the provider which models it offers when the config lists none (default true). A client
+   *  that never switches models (tendril prompt) is spared the request: the current model is offered. */
+  askProviderForModels?: boolean;
+}
+
+export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo, opts: OpenOptions = {}): Promise<OpenAgent> {
   const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools }, { VERSION }, { logFailure }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
@@ -64,7 +70,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo)
     limits: cfg.limits,
     devServer: dev?.spec,
     configServers: cfg.mcp,
-    models: cfg.models,
+    models: cfg.models.length === 0 && opts.askProviderForModels === false ? [cfg.model] : cfg.models,
     hookServers: cfg.hookServers,
     store: new SessionStore(cfg.paths.stateDir),
     approvals: new ApprovalStore(cfg.paths.stateDir),

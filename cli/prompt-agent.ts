@@ -30,7 +30,7 @@ export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
     try {
       const { cfg, provider } = await agentSetup({});
       const { openAgent } = await import("./agent-runtime.ts");
-      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink });
+      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false });
     } catch (err) {
       if (!isSetupError(err)) throw err;
       say(`tendril agent: ${err.message}`);
