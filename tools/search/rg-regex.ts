@@ -18,7 +18,8 @@ export interface CompiledPattern {
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
 const SYNTAX = new Set("^$\\.*+?()[]{}|/");
-const POSIX: Record<string, string> = {
+/** POSIX bracket classes (`[[:digit:]]`) as class contents; gitignore globs use them too (ignore-rules.ts). */
+export const POSIX: Record<string, string> = {
   alnum: "0-9A-Za-z", alpha: "A-Za-z", ascii: "\\x00-\\x7F", blank: "\\t ", cntrl: "\\x00-\\x1F\\x7F",
   digit: "0-9", graph: "!-~", lower: "a-z", print: " -~", punct: "!-\\/:-@\\[-`{-~", space: "\\t\\n\\v\\f\\r ",
   upper: "A-Z", word: "0-9A-Za-z_", xdigit: "0-9A-Fa-f",

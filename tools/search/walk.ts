@@ -140,6 +140,15 @@ function followLink(h: DirHandle, abs: string, display: string): EntryKind | { m
   return "dir";
 }
 
+const RULE_NAMES = new Set([".git", ".rgignore", ".ignore", ".gitignore"]);
+
+/** The names in a listing that bear on ignore rules (only these are asked about). */
+function ruleFileNames(dirents: readonly Dirent[]): Set<string> {
+  const found = new Set<string>();
+  for (const d of dirents) if (d.name.charCodeAt(0) === 46 && RULE_NAMES.has(d.name)) found.add(d.name);
+  return found;
+}
+
 /** The kept children of a directory, sorted by name; unreadable directories list as empty. */
 export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   let dirents: Dirent[];
@@ -148,8 +157,7 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   } catch {
     return [];
   }
-  const names = new Set(dirents.map((d) => d.name));
-  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names, opts.sources);
+  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, ruleFileNames(dirents), opts.sources);
   const depth = h.depth + 1;
   const out: WalkEntry[] = [];
   for (const d of dirents) {
