@@ -125,7 +125,7 @@ export async function run(args: string[]): Promise<number> {
   };
   const out = new ShimOutput(emit, { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES }, "rg", HINT);
   const warn = (line: string) => process.stderr.write(line + "\n");
-  const parallel = { minFiles: limits.RG_PARALLEL_MIN_FILES, maxWorkers: limits.RG_MAX_WORKERS, batchFiles: limits.RG_BATCH_FILES };
+  const parallel = { minFiles: limits.RG_PARALLEL_MIN_FILES, maxWorkers: limits.RG_MAX_WORKERS, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE };
   let code: number;
   try {
     code = await runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes, parallel });

@@ -11,7 +11,7 @@ import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
 import { JsonPrinter } from "./rg-json.ts";
-import { parallelFits, searchParallel, type ParallelJob } from "./rg-parallel.ts";
+import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
@@ -26,8 +26,11 @@ export interface RgEnv {
   readonly warn: (line: string) => void;
   /** Files larger than this are skipped with a message. */
   readonly maxFileBytes: number;
-  /** A walk of at least `minFiles` files is searched on up to `maxWorkers` threads, `batchFiles` at a time. */
-  readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number };
+  /**
+   * A walk of more than `minFiles` files is searched on this thread and up to `maxWorkers` worker threads,
+   * `batchFiles` at a time, each worker holding `workerQueue` batches.
+   */
+  readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number; readonly workerQueue: number };
 }
 
 
@@ -130,16 +133,41 @@ function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, en
   return searched;
 }
 
-/** Searches the subjects on worker threads (see rg-parallel.ts), folding their outcome into `run`. */
-async function searchOnWorkers(all: Subject[], run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "files" | "o" | "out" | "warn">): Promise<void> {
-  const files: ParallelJob["files"][number][] = [];
-  for (const sub of all) {
-    if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
-    else failed(run, o, env, sub);
+/**
+ * Searches the first `minFiles` subjects on this thread; when the walk finds more, the rest are searched
+ * in batches shared with worker threads (see rg-parallel.ts), their outcome folded into `run`.
+ */
+async function searchLarge(list: Iterable<Subject>, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn" | "printedBefore">): Promise<boolean> {
+  const { minFiles, batchFiles } = env.parallel!;
+  const it = list[Symbol.iterator]();
+  const first: Subject[] = [];
+  for (let r = it.next(); !r.done; r = it.next()) {
+    first.push(r.value);
+    if (first.length >= minFiles) break;
   }
-  const r = await searchParallel({ ...job, o, files, out: env.out, warn: env.warn });
+  const searched = searchInline(first, run, o, env);
+  const batch = (): FileRef[] | undefined => {
+    const files: FileRef[] = [];
+    while (files.length < batchFiles && !run.done) {
+      const r = it.next();
+      if (r.done) break;
+      const sub = r.value;
+      if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
+      else failed(run, o, env, sub);
+    }
+    return files.length > 0 ? files : undefined;
+  };
+  let pending = first.length < minFiles || run.done ? undefined : batch();
+  if (!pending) return searched; // the walk ended: no worker is worth starting
+  const nextBatch = () => {
+    const files = pending ?? batch();
+    pending = undefined;
+    return files;
+  };
+  const r = await searchParallel({ ...job, o, nextBatch, out: env.out, warn: env.warn, printedBefore: env.out.written > 0 });
   run.matched ||= r.matched;
   run.errored ||= r.errored;
+  return true;
 }
 
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
@@ -174,15 +202,11 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
     return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
   };
-  // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
-  const workers = () => Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
-  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() > 1) {
-    const all = [...list];
-    if (all.length >= env.parallel.minFiles) {
-      const job = { patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), batchFiles: env.parallel.batchFiles };
-      return searchOnWorkers(all, run, o, env, job).then(() => finish(true));
-    }
-    list = all;
+  // -j N counts this thread, which walks, prints and searches too.
+  const workers = () => Math.min((o.threads ?? availableParallelism()) - 1, env.parallel?.maxWorkers ?? 0);
+  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() >= 1) {
+    const job = { pat, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), workerQueue: env.parallel.workerQueue };
+    return searchLarge(list, run, o, env, job).then(finish);
   }
   return finish(searchInline(list, run, o, env));
 }
