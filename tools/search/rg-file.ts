@@ -67,7 +67,7 @@ export class FileSearch {
       return;
     }
     if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
-    const buf = this.reader.read(path, this.maxFileBytes);
+    const buf = this.reader.read(path, this.maxFileBytes, !explicit); // what the walk finds is a regular file
     if (typeof buf === "string") {
       this.errored = true;
       if (!this.o.noMessages) this.warn(`${display}: ${buf}`);
