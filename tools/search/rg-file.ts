@@ -82,7 +82,7 @@ export class FileSearch {
     this.stats.filesSearched++;
     const utf16 = isUtf16(buf);
     const lits = this.literalBytes;
-    const noMatch = !utf16 && lits !== undefined && !o.invert && !o.passthru && !lits.some((l) => buf.indexOf(l) >= 0);
+    const noMatch = !utf16 && !o.invert && !o.passthru && this.cannotMatch(buf, lits);
     const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
     const nul = checkNul ? buf.indexOf(0) : -1;
     if (nul >= 0 && !explicit && !o.binary) {
@@ -99,6 +99,13 @@ export class FileSearch {
     // ripgrep counts the transcoded bytes, and none of a file -m stopped early.
     if (spans.length < this.limit || o.invert) this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length;
     this.report(s, spans, display, nul);
+  }
+
+  /** True when the file lacks what every match needs: a probe byte of each pattern, or all the required literals. */
+  private cannotMatch(buf: Buffer, lits: readonly Buffer[] | undefined): boolean {
+    const probes = this.pat!.probes;
+    if (probes !== undefined && probes.every((bytes) => bytes.some((b) => buf.indexOf(b) < 0))) return true;
+    return lits !== undefined && !lits.some((l) => buf.indexOf(l) >= 0);
   }
 
   private spans(s: string, pat: CompiledPattern): LineSpan[] {

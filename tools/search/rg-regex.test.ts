@@ -1,6 +1,6 @@
 // Unit: Rust-regex translation, -w/-F/smart case, line-bounded matching and the scan shortcuts.
 import { expect, test } from "bun:test";
-import { compilePatterns, hasUppercase, requiredLiteral, translate } from "./rg-regex.ts";
+import { compilePatterns, hasUppercase, probeBytes, requiredLiteral, translate } from "./rg-regex.ts";
 import { matchedLines } from "./rg-search.ts";
 
 function lines(pattern: string, text: string, extra: Partial<Parameters<typeof compilePatterns>[0]> = {}): string[] {
@@ -48,4 +48,15 @@ test("a leading run (`\\w+…`, `.*…`) selects the same lines through the fast
   const pat = compilePatterns({ patterns: ["\\w+_\\d+"], fixed: false, word: false, caseMode: "sensitive" });
   if (typeof pat === "string") throw new Error(pat);
   expect("go handler_12 now".match(pat.exact)).toEqual(["handler_12"]);
+});
+
+test("probe bytes are ones every match holds: any byte of the literal, or under -i its ASCII non-letters", () => {
+  const chars = (bs: number[]) => bs.map((b) => String.fromCharCode(b)).join("");
+  expect(chars(probeBytes("needle_value", false))).toHaveLength(2);
+  expect(chars(probeBytes("needle_value", true))).toBe("_");
+  expect(probeBytes("Straße", true)).toEqual([]); // ẞ folds to ß: no byte of it is certain
+  expect(chars(probeBytes("a\nb.c", true))).toBe("."); // a binary file's NULs are read as newlines
+  const pat = compilePatterns({ patterns: ["foo", "x_y"], fixed: false, word: false, caseMode: "insensitive" });
+  if (typeof pat === "string") throw new Error(pat);
+  expect(pat.probes).toBeUndefined(); // `foo` under -i has no certain byte, so no file can be skipped by bytes
 });

@@ -12,6 +12,11 @@ export interface CompiledPattern {
   readonly line: RegExp;
   /** When every match must contain one of these exact strings (case-sensitive), files without them are skipped unread. */
   readonly literals: readonly string[] | undefined;
+  /**
+   * Per pattern, bytes every match of it contains whatever the case: a file lacking one of each pattern's
+   * is skipped before the slower literal search or decoding (see `probeBytes`).
+   */
+  readonly probes: readonly (readonly number[])[] | undefined;
   /** The patterns it was compiled from (a worker thread compiles them again). */
   readonly patterns: string[];
 }
@@ -235,11 +240,42 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     const scan = canRewrite ? join(parts.map((p) => leadingRun(p.source, flags) ?? p.source)) : source;
     const required = o.patterns.map((p) => (o.fixed ? p : requiredLiteral(p)));
     const literals = !insensitive && required.length > 0 && required.every((l) => l) ? (required as string[]) : undefined;
-    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals, patterns: [...o.patterns] };
+    const probed = required.map((l) => (l === undefined ? [] : probeBytes(l, insensitive)));
+    const probes = required.length > 0 && probed.every((b) => b.length > 0) ? probed : undefined;
+    return {
+      scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
+      literals, probes, patterns: [...o.patterns],
+    };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
   }
+}
+
+/** Bytes from most to least common in source code and prose (a rough order, not measured counts). */
+const COMMON = " e\ntaoinsrlcdhupm.(),;f=_g\"ybwv-/:'{}0k1x>[]*<2#\tEj!SATRCI&|DqLNOPM+FzB3$U4H5%6789GWV?@KYXJQZ^~`\\\r";
+
+function rarity(b: number): number {
+  const at = b < 0x80 ? COMMON.indexOf(String.fromCharCode(b)) : -1;
+  return at >= 0 ? at : b < 0x80 ? COMMON.length + 1 : COMMON.length; // control bytes rarest, then non-ASCII
+}
+
+/** Probe bytes looked for per pattern: the rarest two, so one misjudged as rare costs a short scan only. */
+const PROBES = 2;
+
+/**
+ * Bytes of a required literal's UTF-8 form that a file must hold to match, rarest first. Under case
+ * folding only ASCII bytes that are not letters qualify (no other character folds to them). Never NUL or
+ * a newline: a binary file is searched with its NULs read as newlines.
+ */
+export function probeBytes(literal: string, caseless: boolean): number[] {
+  const bytes = new Set<number>();
+  for (const b of Buffer.from(literal)) {
+    if (b === 0 || b === 0x0a) continue;
+    if (caseless && (b >= 0x80 || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a))) continue;
+    bytes.add(b);
+  }
+  return [...bytes].sort((a, b) => rarity(b) - rarity(a)).slice(0, PROBES);
 }
 
 /** Index after a bracket class starting at `p[i] === "["`. */
