@@ -240,8 +240,9 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     const scan = canRewrite ? join(parts.map((p) => leadingRun(p.source, flags) ?? p.source)) : source;
     const required = o.patterns.map((p) => (o.fixed ? p : requiredLiteral(p)));
     const literals = !insensitive && required.length > 0 && required.every((l) => l) ? (required as string[]) : undefined;
-    const probed = required.map((l) => (l === undefined ? [] : probeBytes(l, insensitive)));
-    const probes = required.length > 0 && probed.every((b) => b.length > 0) ? probed : undefined;
+    // Every required character counts for probes, not only the longest run: `\w+_\d+\(` needs `_` and `(`.
+    const probed = o.patterns.map((p) => probeBytes(o.fixed ? p : (requiredRuns(p) ?? []).join(""), insensitive));
+    const probes = probed.length > 0 && probed.every((b) => b.length > 0) ? probed : undefined;
     return {
       scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
       literals, probes, patterns: [...o.patterns],
@@ -283,20 +284,23 @@ function skipClass(p: string, i: number): number {
   let j = i + 1;
   if (p[j] === "^") j++;
   if (p[j] === "]") j++;
-  while (j < p.length && p[j] !== "]") j += p[j] === "\\" ? 2 : 1;
+  while (j < p.length && p[j] !== "]") {
+    const posix = p.startsWith("[:", j) ? p.indexOf(":]", j + 2) : -1;
+    j = posix >= 0 ? posix + 2 : j + (p[j] === "\\" ? 2 : 1); // `[[:digit:]]` ends at its second `]`
+  }
   return j + 1;
 }
 
 /**
- * The longest run of plain characters every match of `pattern` contains, so files without it are skipped
- * before they are decoded. Gives up (undefined) on alternation; stops reading at the first group.
+ * The runs of plain characters every match of `pattern` contains, in order. Gives up (undefined) on
+ * alternation; stops reading at the first group.
  */
-export function requiredLiteral(pattern: string): string | undefined {
+export function requiredRuns(pattern: string): string[] | undefined {
   if (pattern.includes("|") || pattern.startsWith("(?")) return undefined;
-  let best = "";
+  const runs: string[] = [];
   let run = "";
   const end = () => {
-    if (run.length > best.length) best = run;
+    if (run !== "") runs.push(run);
     run = "";
   };
   for (let i = 0; i < pattern.length; ) {
@@ -306,7 +310,7 @@ export function requiredLiteral(pattern: string): string | undefined {
     let next = i + 1;
     if (c === "\\") {
       const e = pattern[i + 1] ?? "";
-      if (e === "p" || e === "P" || e === "x") break;
+      if ("pPxuU".includes(e)) break; // a class or code point whose spelling is no literal text
       if (/[^A-Za-z0-9]/.test(e)) lit = e;
       next = i + 2;
     } else if (c === "[") {
@@ -328,5 +332,11 @@ export function requiredLiteral(pattern: string): string | undefined {
     i = next;
   }
   end();
+  return runs;
+}
+
+/** The longest required run (see `requiredRuns`), so files without it are skipped before they are decoded. */
+export function requiredLiteral(pattern: string): string | undefined {
+  const best = (requiredRuns(pattern) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
   return best.length >= 2 ? best : undefined;
 }
