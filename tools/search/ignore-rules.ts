@@ -179,10 +179,15 @@ export class RuleSet {
   /** Directories seen so far: whether they or an ancestor are ignored. */
   private readonly dirs = new Map<string, boolean>();
 
-  constructor(text: string) {
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    if (text.endsWith("\r")) text = text.slice(0, -1);
-    for (const line of text.split(/\r?\n/)) {
+  /** An ignore file's text, or (an array) one rule per entry, as -g globs come. */
+  constructor(text: string | readonly string[]) {
+    let lines: readonly string[];
+    if (typeof text === "string") {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (text.endsWith("\r")) text = text.slice(0, -1);
+      lines = text.split(/\r?\n/);
+    } else lines = text;
+    for (const line of lines) {
       const rule = parseRule(line);
       if (rule) this.rules.push(rule);
     }
