@@ -178,6 +178,9 @@ export class RuleSet {
   private readonly rules: Rule[] = [];
   /** Directories seen so far: whether they or an ancestor are ignored. */
   private readonly dirs = new Map<string, boolean>();
+  /** The last directory asked about and its answer: a walk asks about one directory's files in a row. */
+  private lastDir = "";
+  private lastIgnored = false;
 
   /** An ignore file's text, or (an array) one rule per entry, as -g globs come. */
   constructor(text: string | readonly string[]) {
@@ -195,7 +198,14 @@ export class RuleSet {
 
   verdict(path: string, isDir: boolean): Verdict {
     const cut = path.lastIndexOf("/");
-    if (cut > 0 && this.dirIgnored(path.slice(0, cut))) return "ignore";
+    if (cut > 0) {
+      const same = cut === this.lastDir.length && path.startsWith(this.lastDir);
+      if (!same) {
+        this.lastDir = path.slice(0, cut);
+        this.lastIgnored = this.dirIgnored(this.lastDir);
+      }
+      if (this.lastIgnored) return "ignore";
+    }
     return this.own(path, cut, isDir);
   }
 
@@ -297,7 +307,7 @@ export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: bo
       sawGit ||= f.hasGit;
       continue;
     }
-    const path = f.strip === 0 ? f.prefix + rel : f.prefix + rel.slice(f.strip);
+    const path = f.strip === 0 ? (f.prefix === "" ? rel : f.prefix + rel) : f.prefix + rel.slice(f.strip);
     custom ??= f.custom?.verdict(path, isDir);
     dotIgnore ??= f.dotIgnore?.verdict(path, isDir);
     if (useGit && !sawGit) {

@@ -94,13 +94,12 @@ function kindOf(d: Dirent, abs: string): EntryKind {
 }
 
 function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: string, isDir: boolean, opts: WalkOptions): boolean {
-  const rel = h.rel ? `${h.rel}/${name}` : name;
   if (opts.override) {
     const v = opts.override(h.globPath ? `${h.globPath}/${name}` : name, isDir);
     if (v) return v === "whitelist";
   }
-  let v = frame ? ruleVerdict(frame, rel, isDir) : undefined;
-  for (const ig of opts.explicitIgnores ?? []) v ??= ig(abs, isDir);
+  let v = frame ? ruleVerdict(frame, h.rel ? `${h.rel}/${name}` : name, isDir) : undefined;
+  if (opts.explicitIgnores) for (const ig of opts.explicitIgnores) v ??= ig(abs, isDir);
   if (v === "ignore") return false;
   let whitelisted = v === "whitelist";
   if (opts.types) {
@@ -163,7 +162,7 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   for (const d of dirents) {
     const name = d.name;
     const abs = h.abs === "/" ? `/${name}` : `${h.abs}/${name}`;
-    if ((name === ".git" && opts.skipGitDir) || PSEUDO_FS.has(abs)) continue;
+    if ((name === ".git" && opts.skipGitDir) || (h.abs === "/" && PSEUDO_FS.has(abs))) continue;
     let kind = kindOf(d, abs);
     const display = joinDisplay(h.display, name);
     if (kind === "symlink" && opts.follow) {
