@@ -92,3 +92,24 @@ test("generated patterns: every text a pattern matches holds its probe bytes and
   }
   expect(missed).toEqual([]);
 });
+
+test("a plain pattern finds by string search the lines the regex finds", () => {
+  let s = 7;
+  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0), s / 2 ** 32);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const bits = ["a", "b", "ab", "\n", " ", "é", "😀", "\r\n", "-", "#"];
+  for (const [pattern, fixed] of [["ab", false], ["a", false], ["b a", false], ["é😀", false], ["a.b", true], ["#-", false], ["a\r", false]] as const) {
+    const pat = compilePatterns({ patterns: [pattern], fixed, word: false, caseMode: "sensitive" });
+    if (typeof pat === "string") throw new Error(pat);
+    expect(pat.plain).toBe(pattern);
+    for (let t = 0; t < 300; t++) {
+      const text = Array.from({ length: Math.floor(rand() * 30) }, () => pick(bits)).join("");
+      for (const limit of [Infinity, 1, 2]) expect(matchedLines(text, pat, limit)).toEqual(matchedLines(text, { ...pat, plain: undefined }, limit));
+    }
+  }
+  for (const [pattern, fixed, caseMode] of [["a.b", false, "sensitive"], ["ab", false, "insensitive"], ["a\nb", true, "sensitive"]] as const) {
+    const pat = compilePatterns({ patterns: [pattern], fixed, word: false, caseMode });
+    if (typeof pat === "string") throw new Error(pat);
+    expect(pat.plain).toBeUndefined();
+  }
+});

@@ -17,6 +17,8 @@ export interface CompiledPattern {
    * is skipped before the slower literal search or decoding (see `probeBytes`).
    */
   readonly probes: readonly (readonly number[])[] | undefined;
+  /** Set when the one pattern is plain text matched case-sensitively: lines are found by string search. */
+  readonly plain?: string;
   /** The patterns it was compiled from (a worker thread compiles them again). */
   readonly patterns: string[];
 }
@@ -243,9 +245,11 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     // Every required character counts for probes, not only the longest run: `\w+_\d+\(` needs `_` and `(`.
     const probed = o.patterns.map((p) => probeBytes(o.fixed ? p : (requiredRuns(p) ?? []).join(""), insensitive));
     const probes = probed.length > 0 && probed.every((b) => b.length > 0) ? probed : undefined;
+    const only = o.patterns.length === 1 ? o.patterns[0]! : "";
+    const plain = !insensitive && !o.word && !o.lineRegexp && only !== "" && !only.includes("\n") && (o.fixed || ![...only].some((c) => SYNTAX.has(c)));
     return {
       scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
-      literals, probes, patterns: [...o.patterns],
+      literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns],
     };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
