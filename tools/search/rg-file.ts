@@ -104,8 +104,19 @@ export class FileSearch {
   /** True when the file lacks what every match needs: a probe byte of each pattern, or all the required literals. */
   private cannotMatch(buf: Buffer, lits: readonly Buffer[] | undefined): boolean {
     const probes = this.pat!.probes;
-    if (probes !== undefined && probes.every((bytes) => bytes.some((b) => buf.indexOf(b) < 0))) return true;
-    return lits !== undefined && !lits.some((l) => buf.indexOf(l) >= 0);
+    if (probes !== undefined) {
+      let some = false; // plain loops: this runs once per file, mostly before any code is optimised
+      for (let i = 0; i < probes.length && !some; i++) {
+        const bytes = probes[i]!;
+        let all = true;
+        for (let j = 0; j < bytes.length && all; j++) all = buf.indexOf(bytes[j]!) >= 0;
+        some = all;
+      }
+      if (!some) return true;
+    }
+    if (lits === undefined) return false;
+    for (let i = 0; i < lits.length; i++) if (buf.indexOf(lits[i]!) >= 0) return false;
+    return true;
   }
 
   private spans(s: string, pat: CompiledPattern): LineSpan[] {

@@ -74,7 +74,8 @@ function* subjects(o: RgOptions, env: RgEnv, walk: WalkOptions, paths: string[],
     if (kind === "stdin") yield { abs, display: "<stdin>", explicit: true, stdin: true };
     else if (kind === "dir") {
       for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) {
-        yield { abs: e.abs, display: e.display, explicit: false, ...(e.message === undefined ? {} : { error: e.message, message: e.message }) };
+        const { abs, display, message } = e;
+        yield message === undefined ? { abs, display, explicit: false } : { abs, display, explicit: false, error: message, message };
       }
     } else if (kind === "file") yield { abs, display: p, explicit: true };
     else yield { abs, display: p, explicit: true, error: kind };
