@@ -90,6 +90,10 @@ export class FileSearch {
       if (o.mode === "files-without-match") this.matched = true;
       return;
     }
+    if (noMatch && o.mode !== "files-without-match" && !o.includeZero) {
+      if (this.limit > 0) this.stats.bytesSearched += buf.length;
+      return; // nothing to print for a file that cannot match (most files of a large search)
+    }
     let s = noMatch ? "" : decode(buf);
     const nulAt = nul >= 0 ? s.indexOf("\0") : -1; // in the text, where `nul` counts bytes
     if (nulAt >= 0) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
