@@ -21,7 +21,22 @@ export interface WorkerInit {
 export interface WorkerBatch {
   type: "batch";
   id: number;
-  files: FileRef[];
+  /** The files packed into one string (see `packFiles`): copying one string to a thread is far cheaper. */
+  files: string;
+}
+
+/** Files as `abs\0display\0flag\0…`: no path holds a NUL. */
+export function packFiles(files: readonly FileRef[]): string {
+  let out = "";
+  for (const [abs, display, explicit] of files) out += `${abs}\0${display}\0${explicit ? "1" : ""}\0`;
+  return out;
+}
+
+export function unpackFiles(packed: string): FileRef[] {
+  const parts = packed.split("\0");
+  const files: FileRef[] = [];
+  for (let i = 0; i + 2 < parts.length; i += 3) files.push([parts[i]!, parts[i + 1]!, parts[i + 2] === "1"]);
+  return files;
 }
 
 export interface BatchResult {
@@ -135,7 +150,7 @@ export async function searchParallel(job: ParallelJob): Promise<{ matched: boole
     while (slot.queued < job.workerQueue) {
       const files = take();
       if (!files) return;
-      const batch: WorkerBatch = { type: "batch", id: sent++, files };
+      const batch: WorkerBatch = { type: "batch", id: sent++, files: packFiles(files) };
       slot.queued++;
       inFlight++;
       slot.w.postMessage(batch);

@@ -1,7 +1,7 @@
 // Owns one worker thread of the parallel built-in rg: it compiles the patterns once, then searches each
 // batch of files it is sent and answers with the batch's text, warnings and counts (rg-parallel.ts).
 // Does not walk, order batches or apply the output cap.
-import { BatchSearcher, type WorkerBatch, type WorkerInit } from "./rg-parallel.ts";
+import { BatchSearcher, unpackFiles, type WorkerBatch, type WorkerInit } from "./rg-parallel.ts";
 import { compilePatterns } from "./rg-regex.ts";
 
 declare const self: { onmessage: ((e: MessageEvent) => void) | null; postMessage(msg: unknown): void };
@@ -17,5 +17,5 @@ self.onmessage = (e: MessageEvent) => {
     searcher = new BatchSearcher(o, pat, msg.withFilename, msg.maxFileBytes);
     return;
   }
-  self.postMessage(searcher!.run(msg.id, msg.files));
+  self.postMessage(searcher!.run(msg.id, unpackFiles(msg.files)));
 };
