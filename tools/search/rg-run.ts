@@ -55,9 +55,10 @@ function patternsFrom(o: RgOptions, env: RgEnv): string[] | string {
 }
 
 interface Subject {
-  abs: string;
-  display: string;
-  explicit: boolean;
+  readonly abs: string;
+  readonly display: string;
+  /** Named on the command line (absent: found by walking). */
+  readonly explicit?: boolean;
   stdin?: boolean;
   /** Why it cannot be searched: printed after its path. */
   error?: string;
@@ -74,8 +75,8 @@ function* subjects(o: RgOptions, env: RgEnv, walk: WalkOptions, paths: string[],
     if (kind === "stdin") yield { abs, display: "<stdin>", explicit: true, stdin: true };
     else if (kind === "dir") {
       for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) {
-        const { abs, display, message } = e;
-        yield message === undefined ? { abs, display, explicit: false } : { abs, display, explicit: false, error: message, message };
+        // The walk's own entry serves (no copy per file); only its errors need the subject's fields.
+        yield e.message === undefined ? e : { abs: e.abs, display: e.display, error: e.message, message: e.message };
       }
     } else if (kind === "file") yield { abs, display: p, explicit: true };
     else yield { abs, display: p, explicit: true, error: kind };
@@ -128,7 +129,7 @@ function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, en
     searched = true;
     if (run.done) break;
     if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
-    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit);
+    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit === true);
     else failed(run, o, env, sub);
   }
   return searched;
@@ -153,7 +154,7 @@ async function searchLarge(list: Iterable<Subject>, run: FileSearch, o: RgOption
       const r = it.next();
       if (r.done) break;
       const sub = r.value;
-      if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
+      if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit === true]);
       else failed(run, o, env, sub);
     }
     return files.length > 0 ? files : undefined;
