@@ -23,6 +23,8 @@ export interface RuleFrame {
   readonly dotIgnore: RuleSet | undefined;
   readonly git: RuleSet | undefined;
   readonly exclude: RuleSet | undefined;
+  /** Filled on first use: the frames from here up with rules to ask. */
+  steps?: readonly Step[];
 }
 
 const FILES = [".rgignore", ".ignore", ".gitignore"] as const;
@@ -297,26 +299,42 @@ export function ancestorFrames(rootAbs: string, use: IgnoreSources = ALL_SOURCES
 }
 
 
+/** One frame that has rules to ask, from a given frame up, and whether its git rules apply there. */
+interface Step {
+  readonly f: RuleFrame;
+  readonly git: boolean;
+}
+
+/** The frames from `frame` up that have rules to ask (git rules only inside a repository, never above its root). */
+function stepsFrom(frame: RuleFrame): readonly Step[] {
+  const steps: Step[] = [];
+  const useGit = frame.anyGit;
+  let sawGit = false;
+  for (let f: RuleFrame | undefined = frame; f; f = f.parent) {
+    const git = useGit && !sawGit && (f.git !== undefined || f.exclude !== undefined);
+    if (f.custom || f.dotIgnore || git) steps.push({ f, git });
+    sawGit ||= f.hasGit;
+  }
+  return steps;
+}
+
 /** The verdict of all ignore files in force at `frame` on walk-relative path `rel`. */
 export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: boolean): Verdict {
-  let custom: Verdict, dotIgnore: Verdict, git: Verdict, exclude: Verdict;
-  const useGit = frame?.anyGit ?? false;
-  let sawGit = false;
-  for (let f = frame; f; f = f.parent) {
-    if (!f.custom && !f.dotIgnore && !(useGit && !sawGit && (f.git || f.exclude))) {
-      sawGit ||= f.hasGit;
-      continue;
-    }
+  if (!frame) return undefined;
+  const steps = (frame.steps ??= stepsFrom(frame)); // the same for every entry of a directory
+  let dotIgnore: Verdict, git: Verdict, exclude: Verdict;
+  for (let i = 0; i < steps.length; i++) {
+    const { f, git: useGit } = steps[i]!;
     const path = f.strip === 0 ? (f.prefix === "" ? rel : f.prefix + rel) : f.prefix + rel.slice(f.strip);
-    custom ??= f.custom?.verdict(path, isDir);
+    const custom = f.custom?.verdict(path, isDir);
+    if (custom !== undefined) return custom; // the deepest .rgignore with a say beats every other file
     dotIgnore ??= f.dotIgnore?.verdict(path, isDir);
-    if (useGit && !sawGit) {
+    if (useGit) {
       git ??= f.git?.verdict(path, isDir);
       exclude ??= f.exclude?.verdict(path, isDir);
     }
-    sawGit ||= f.hasGit;
   }
-  return custom ?? dotIgnore ?? git ?? exclude;
+  return dotIgnore ?? git ?? exclude;
 }
 
 /** An --ignore-file: its rules, matched relative to its own directory (by name for paths outside it). */
