@@ -159,12 +159,15 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, ruleFileNames(dirents), opts.sources);
   const depth = h.depth + 1;
   const out: WalkEntry[] = [];
+  const atRoot = h.abs === "/";
+  const absBase = atRoot ? "/" : `${h.abs}/`;
+  const displayBase = joinDisplay(h.display, ""); // "", or the directory with one trailing "/"
   for (const d of dirents) {
     const name = d.name;
-    const abs = h.abs === "/" ? `/${name}` : `${h.abs}/${name}`;
-    if ((name === ".git" && opts.skipGitDir) || (h.abs === "/" && PSEUDO_FS.has(abs))) continue;
+    const abs = absBase + name;
+    if ((name === ".git" && opts.skipGitDir) || (atRoot && PSEUDO_FS.has(abs))) continue;
     let kind = kindOf(d, abs);
-    const display = joinDisplay(h.display, name);
+    const display = displayBase + name;
     if (kind === "symlink" && opts.follow) {
       const target = followLink(h, abs, display);
       if (typeof target !== "string") {
