@@ -67,7 +67,10 @@ export class FileSearch {
       return;
     }
     if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
-    const buf = this.reader.read(path, this.maxFileBytes, !explicit); // what the walk finds is a regular file
+    // What the walk finds is a regular file, whose first short read is its end; not so under /proc or /sys,
+    // whose files come a piece at a time.
+    const regular = !explicit && !path.startsWith("/proc/") && !path.startsWith("/sys/");
+    const buf = this.reader.read(path, this.maxFileBytes, regular);
     if (typeof buf === "string") {
       this.errored = true;
       if (!this.o.noMessages) this.warn(`${display}: ${buf}`);
