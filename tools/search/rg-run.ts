@@ -16,7 +16,7 @@ import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
-import { rootHandle, walkFiles, type WalkOptions } from "./walk.ts";
+import { FileWalk, rootHandle, type WalkOptions } from "./walk.ts";
 
 export interface RgEnv {
   readonly cwd: string;
@@ -66,21 +66,53 @@ interface Subject {
   message?: string;
 }
 
-/** Every file to search, in ripgrep's order; collected first only when a sort needs them all. */
-function* subjects(o: RgOptions, env: RgEnv, walk: WalkOptions, paths: string[], stop: () => boolean): Generator<Subject> {
-  for (const p of paths) {
-    if (stop()) return;
-    const abs = resolve(env.cwd, p);
-    const kind = p === "-" ? "stdin" : statOf(abs);
-    if (kind === "stdin") yield { abs, display: "<stdin>", explicit: true, stdin: true };
-    else if (kind === "dir") {
-      for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) {
+/** Subjects one at a time: `next()` gives undefined at the end. */
+interface SubjectSource {
+  next(): Subject | undefined;
+}
+
+/** Every file to search, in ripgrep's order, one per `next()`; collected first only when a sort needs them all. */
+class Subjects implements SubjectSource {
+  private i = 0;
+  private walking: FileWalk | undefined;
+
+  constructor(
+    private readonly env: RgEnv,
+    private readonly walk: WalkOptions,
+    private readonly paths: readonly string[],
+    private readonly stop: () => boolean,
+  ) {}
+
+  next(): Subject | undefined {
+    for (;;) {
+      if (this.walking) {
+        const e = this.walking.next();
         // The walk's own entry serves (no copy per file); only its errors need the subject's fields.
-        yield e.message === undefined ? e : { abs: e.abs, display: e.display, error: e.message, message: e.message };
+        if (e) return e.message === undefined ? e : { abs: e.abs, display: e.display, error: e.message, message: e.message };
+        this.walking = undefined;
       }
-    } else if (kind === "file") yield { abs, display: p, explicit: true };
-    else yield { abs, display: p, explicit: true, error: kind };
+      if (this.i >= this.paths.length || this.stop()) return undefined;
+      const p = this.paths[this.i++]!;
+      const abs = resolve(this.env.cwd, p);
+      const kind = p === "-" ? "stdin" : statOf(abs);
+      if (kind === "stdin") return { abs, display: "<stdin>", explicit: true, stdin: true };
+      if (kind === "file") return { abs, display: p, explicit: true };
+      if (kind !== "dir") return { abs, display: p, explicit: true, error: kind };
+      this.walking = new FileWalk(rootHandle(abs, p, this.env.cwd, this.walk), this.walk, this.stop);
+    }
   }
+}
+
+/** The subjects of an array, in its order. */
+function arraySource(all: readonly Subject[]): SubjectSource {
+  let i = 0;
+  return { next: () => all[i++] };
+}
+
+function drain(source: SubjectSource): Subject[] {
+  const all: Subject[] = [];
+  for (let s = source.next(); s; s = source.next()) all.push(s);
+  return all;
 }
 
 function sorted(all: Subject[], o: RgOptions): Subject[] {
@@ -123,9 +155,9 @@ function failed(run: FileSearch, o: RgOptions, env: RgEnv, sub: Subject): void {
 }
 
 /** Searches the subjects on this thread; true when there was at least one. */
-function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, env: RgEnv): boolean {
+function searchInline(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv): boolean {
   let searched = false;
-  for (const sub of list) {
+  for (let sub = list.next(); sub; sub = list.next()) {
     searched = true;
     if (run.done) break;
     if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
@@ -139,21 +171,19 @@ function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, en
  * Searches the first `minFiles` subjects on this thread; when the walk finds more, the rest are searched
  * in batches shared with worker threads (see rg-parallel.ts), their outcome folded into `run`.
  */
-async function searchLarge(list: Iterable<Subject>, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn" | "printedBefore">): Promise<boolean> {
+async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn" | "printedBefore">): Promise<boolean> {
   const { minFiles, batchFiles } = env.parallel!;
-  const it = list[Symbol.iterator]();
   const first: Subject[] = [];
-  for (let r = it.next(); !r.done; r = it.next()) {
-    first.push(r.value);
+  for (let sub = list.next(); sub; sub = list.next()) {
+    first.push(sub);
     if (first.length >= minFiles) break;
   }
-  const searched = searchInline(first, run, o, env);
+  const searched = searchInline(arraySource(first), run, o, env);
   const batch = (): FileRef[] | undefined => {
     const files: FileRef[] = [];
     while (files.length < batchFiles && !run.done) {
-      const r = it.next();
-      if (r.done) break;
-      const sub = r.value;
+      const sub = list.next();
+      if (!sub) break;
       if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit === true]);
       else failed(run, o, env, sub);
     }
@@ -192,8 +222,8 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
   const json = o.json ? new JsonPrinter(env.out) : undefined;
   const run = new FileSearch(o, pat, new Printer(env.out, printOptionsFor(o, withFilename)), env.warn, env.maxFileBytes, () => env.out.capped, json);
-  let list: Iterable<Subject> = subjects(o, env, walk, paths, () => run.done);
-  if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
+  let list: SubjectSource = new Subjects(env, walk, paths, () => run.done);
+  if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = arraySource(sorted(drain(list), o));
   const finish = (searched: boolean) => {
     if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
       run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error

@@ -189,25 +189,52 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Every kept regular file below `root` (and -L's errors), depth first in name order; `stop()` ends the walk early. */
-export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
-  const stack: WalkEntry[][] = [readDir(root, opts)];
-  const index: number[] = [0];
-  while (stack.length > 0) {
-    if (stop?.()) return;
-    const level = stack[stack.length - 1]!;
-    const i = index[index.length - 1]!;
-    if (i >= level.length) {
-      stack.pop();
-      index.pop();
-      continue;
-    }
-    index[index.length - 1] = i + 1;
-    const e = level[i]!;
-    if (e.kind === "file" || e.kind === "error") yield e;
-    else if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
-      stack.push(readDir(e.dir, opts));
-      index.push(0);
-    }
+/**
+ * Every kept regular file below `root` (and -L's errors), depth first in name order, one per `next()`
+ * (undefined at the end); `stop()` ends the walk early. A class rather than a generator: a large search
+ * takes tens of thousands of files from it, and each generator step costs more.
+ */
+export class FileWalk {
+  private readonly stack: WalkEntry[][];
+  private readonly index: number[] = [0];
+
+  constructor(
+    root: DirHandle,
+    private readonly opts: WalkOptions,
+    private readonly stop?: () => boolean,
+  ) {
+    this.stack = [readDir(root, opts)];
   }
+
+  next(): WalkEntry | undefined {
+    const { stack, index, opts } = this;
+    while (stack.length > 0) {
+      if (this.stop?.()) {
+        stack.length = 0;
+        return undefined;
+      }
+      const top = stack.length - 1;
+      const level = stack[top]!;
+      const i = index[top]!;
+      if (i >= level.length) {
+        stack.pop();
+        index.pop();
+        continue;
+      }
+      index[top] = i + 1;
+      const e = level[i]!;
+      if (e.kind === "file" || e.kind === "error") return e;
+      if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
+        stack.push(readDir(e.dir, opts));
+        index.push(0);
+      }
+    }
+    return undefined;
+  }
+}
+
+/** The files of a `FileWalk` as an iterable. */
+export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
+  const walk = new FileWalk(root, opts, stop);
+  for (let e = walk.next(); e; e = walk.next()) yield e;
 }
