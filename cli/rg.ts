@@ -1,6 +1,5 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
 // the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
-import { spawn } from "node:child_process";
 import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
@@ -33,7 +32,8 @@ export function findRealRg(env: Record<string, string | undefined> = process.env
   return undefined;
 }
 
-function execReal(path: string, args: string[]): Promise<number> {
+async function execReal(path: string, args: string[]): Promise<number> {
+  const { spawn } = await import("node:child_process"); // loaded only here: the built-in search never needs it
   return new Promise((resolvePromise) => {
     // The marker stops a wrapper script that calls this shim again from looping back to it.
     const child = spawn(path, args, { stdio: "inherit", env: { ...process.env, TENDRIL_RG_BUILTIN: "1" } });
@@ -125,7 +125,7 @@ export async function run(args: string[]): Promise<number> {
   };
   const out = new ShimOutput(emit, { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES }, "rg", HINT);
   const warn = (line: string) => process.stderr.write(line + "\n");
-  const parallel = { minFiles: limits.RG_PARALLEL_MIN_FILES, maxWorkers: limits.RG_MAX_WORKERS, batchFiles: limits.RG_BATCH_FILES };
+  const parallel = { minFiles: limits.RG_PARALLEL_MIN_FILES, maxWorkers: limits.RG_MAX_WORKERS, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE };
   let code: number;
   try {
     code = await runRg(o, { cwd: process.cwd(), stdin, out, warn, maxFileBytes, parallel });

@@ -81,6 +81,7 @@ export const LIMIT_SPECS = {
   RG_PARALLEL_MIN_FILES: { value: 2000, unit: "count", why: "files a built-in rg walk finds before it searches them on worker threads" },
   RG_MAX_WORKERS: { value: 8, unit: "count", why: "worker threads of one built-in rg search (-j N asks for fewer)" },
   RG_BATCH_FILES: { value: 128, unit: "count", why: "files sent to a built-in rg worker at a time" },
+  RG_WORKER_QUEUE: { value: 2, unit: "count", why: "batches a built-in rg worker holds at once: one it searches, the rest waiting" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;

@@ -1,6 +1,7 @@
 // Benchmark: the built-in `rg` and `tree` shims against ripgrep and `tree` + `wc -l` on a generated tree of
 // 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository),
-// and rg on a small tree (200 files) where start-up and the walk are the whole cost.
+// and rg on a small tree (200 files) where start-up and the walk are the whole cost. The first search also
+// runs with -j1, beside the default threads.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareCommands, which } from "./harness.ts";
@@ -78,6 +79,7 @@ export async function run(): Promise<void> {
   const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
   const tendril = binary ? { cmd: binary, pre: [] as string[] } : { cmd: self, pre: [main] };
   const rg = which("rg");
+  const SINGLE_THREAD_ROW = "literal `needle_value`";
   for (const [label, args, ...rest] of [
     ["literal `needle_value`", ["-n", "needle_value"]],
     ["regex `fn \\w+_\\d+\\(` (required literal `fn ` skips files)", ["-n", "fn \\w+_\\d+\\("]],
@@ -93,6 +95,8 @@ export async function run(): Promise<void> {
     const cases = [];
     if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd } });
     cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
+    // The first search also runs on one thread, to show what the worker threads add.
+    if (label === SINGLE_THREAD_ROW) cases.push({ name: "built-in rg -j1 (one thread)", cmd: tendril.cmd, args: [...tendril.pre, "rg", "-j1", ...args], options: { ...builtin, cwd } });
     const files = cwd === ROOT ? FILES : SMALL_FILES;
     compareCommands(`rg shim: ${label} over ${files} files (ratio against ripgrep)`, cases, 7);
   }

@@ -16,8 +16,12 @@ export function errorText(err: unknown): string {
 export class FileReader {
   private buf = Buffer.allocUnsafe(CHUNK);
 
-  /** The whole file as a view that stays valid until the next call, or why it could not be read. */
-  read(path: string, maxBytes: number): Buffer | string {
+  /**
+   * The whole file as a view that stays valid until the next call, or why it could not be read.
+   * `regular`: the walk found a regular file, where a read shorter than asked for ends the file, so a
+   * file smaller than the buffer costs one read and no fstat.
+   */
+  read(path: string, maxBytes: number, regular = false): Buffer | string {
     let fd: number;
     try {
       fd = openSync(path, "r");
@@ -25,10 +29,18 @@ export class FileReader {
       return errorText(err);
     }
     try {
+      let n = 0;
+      if (regular) {
+        n = readSync(fd, this.buf, 0, this.buf.length, null);
+        if (n < this.buf.length) return n > maxBytes ? `larger than ${maxBytes} bytes, skipped` : this.buf.subarray(0, n);
+      }
       const size = fstatSync(fd).size;
       if (size > maxBytes) return `larger than ${maxBytes} bytes, skipped`;
-      if (size + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(size + CHUNK);
-      let n = 0;
+      if (size + 1 > this.buf.length) {
+        const bigger = Buffer.allocUnsafe(size + CHUNK);
+        this.buf.copy(bigger, 0, 0, n);
+        this.buf = bigger;
+      }
       for (;;) {
         if (n === this.buf.length) {
           if (n >= maxBytes) return `larger than ${maxBytes} bytes, skipped`;

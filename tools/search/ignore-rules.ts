@@ -1,10 +1,11 @@
 // Owns ignore-file rules as ripgrep applies them: `.rgignore` over `.ignore` over `.gitignore` over
 // `.git/info/exclude` (a worktree's `.git` file followed to it), the deepest directory with a matching rule
 // wins, git rules only inside a repository and never above its root, then --ignore-file rules.
+// Rules are compiled once per file; a directory's ignored state is kept for the files under it.
 // Does not walk directories (walk.ts) nor read git's global excludes file.
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import { POSIX } from "./rg-regex.ts";
 
 /** A rule's say on a path: skip it, keep it despite later rules, or no opinion. */
 export type Verdict = "ignore" | "whitelist" | undefined;
@@ -18,10 +19,12 @@ export interface RuleFrame {
   /** Turns a walk-relative path into one relative to this directory: prefix + path.slice(strip). */
   readonly prefix: string;
   readonly strip: number;
-  readonly custom: Ignore | undefined;
-  readonly dotIgnore: Ignore | undefined;
-  readonly git: Ignore | undefined;
-  readonly exclude: Ignore | undefined;
+  readonly custom: RuleSet | undefined;
+  readonly dotIgnore: RuleSet | undefined;
+  readonly git: RuleSet | undefined;
+  readonly exclude: RuleSet | undefined;
+  /** Filled on first use: the frames from here up with rules to ask. */
+  steps?: readonly Step[];
 }
 
 const FILES = [".rgignore", ".ignore", ".gitignore"] as const;
@@ -42,15 +45,193 @@ export interface IgnoreSources {
 export const ALL_SOURCES: IgnoreSources = { custom: true, dot: true, vcs: true, exclude: true, parent: true };
 const NO_SOURCES: IgnoreSources = { custom: false, dot: false, vcs: false, exclude: false, parent: false };
 
-function load(path: string): Ignore | undefined {
+function load(path: string): RuleSet | undefined {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch {
     return undefined; // unreadable rules are skipped, as git does
   }
-  // Case-sensitive like git on Linux; the package's default folds case.
-  return ignore({ ignorecase: false }).add(text);
+  return new RuleSet(text);
+}
+
+interface Rule {
+  readonly re: RegExp;
+  readonly negative: boolean;
+  /** A trailing `/`: only directories match. */
+  readonly dirOnly: boolean;
+  /** No `/` inside: matched against the last path component, at any depth. */
+  readonly basename: boolean;
+}
+
+const inClass = (c: string) => ("\\]^-[".includes(c) ? `\\${c}` : c);
+const outsideClass = (c: string) => ("\\^$.*+?()[]{}|/".includes(c) ? `\\${c}` : c);
+
+/** A bracket expression at `p[i] === "["` as a regex class and the index after it, or undefined when unclosed. */
+function bracketClass(p: string, i: number): [string, number] | undefined {
+  let j = i + 1;
+  const negated = p[j] === "!" || p[j] === "^";
+  if (negated) j++;
+  let body = "";
+  for (let first = true; j < p.length; first = false) {
+    let c = p[j]!;
+    if (c === "]" && !first) return [negated ? `[^/${body}]` : `[${body}]`, j + 1];
+    if (c === "[" && p[j + 1] === ":") {
+      const end = p.indexOf(":]", j + 2);
+      const cls = end > 0 ? POSIX[p.slice(j + 2, end)] : undefined;
+      if (cls !== undefined) {
+        body += cls;
+        j = end + 2;
+        continue;
+      }
+    }
+    if (c === "\\" && j + 1 < p.length) c = p[++j]!;
+    if (p[j + 1] === "-" && p[j + 2] !== undefined && p[j + 2] !== "]") {
+      let hi = p[j + 2]!;
+      let next = j + 3;
+      if (hi === "\\" && j + 3 < p.length) hi = p[j + 3]!, next = j + 4;
+      body += `${inClass(c)}-${inClass(hi)}`;
+      j = next;
+      continue;
+    }
+    body += inClass(c);
+    j++;
+  }
+  return undefined;
+}
+
+/** One gitignore glob (without its `!`, anchoring `/` and trailing `/`) as an anchored regex source. */
+function globSource(p: string): string {
+  let out = "";
+  for (let i = 0; i < p.length; ) {
+    const c = p[i]!;
+    if (c === "*") {
+      let j = i;
+      while (p[j] === "*") j++;
+      const delimited = j - i >= 2 && (i === 0 || p[i - 1] === "/") && (j === p.length || p[j] === "/");
+      if (!delimited) out += "[^/]*";
+      else if (j === p.length) out += ".*";
+      else {
+        out += "(?:.*/)?"; // `**/`: any number of directories, none included
+        j++;
+      }
+      i = j;
+    } else if (c === "?") {
+      out += "[^/]";
+      i++;
+    } else if (c === "[") {
+      const cls = bracketClass(p, i);
+      out += cls ? cls[0] : "\\[";
+      i = cls ? cls[1] : i + 1;
+    } else if (c === "\\") {
+      out += outsideClass(p[i + 1] ?? "");
+      i += 2;
+    } else {
+      out += outsideClass(c);
+      i++;
+    }
+  }
+  return `^${out}$`;
+}
+
+/** One line of an ignore file as a rule, or undefined for blanks, comments and lines git skips. */
+function parseRule(line: string): Rule | undefined {
+  if (line[0] === "#") return undefined;
+  let body = line;
+  const negative = body[0] === "!";
+  if (negative) body = body.slice(1);
+  // Trailing spaces go, unless the last is escaped by an odd run of backslashes (then one stays).
+  let end = body.length;
+  while (body[end - 1] === " ") end--;
+  if (end < body.length) {
+    let slashes = 0;
+    while (body[end - 1 - slashes] === "\\") slashes++;
+    body = slashes % 2 === 1 ? body.slice(0, end) + " " : body.slice(0, end);
+  }
+  let trailing = 0;
+  while (body[body.length - 1 - trailing] === "\\") trailing++;
+  if (body === "" || trailing % 2 === 1) return undefined; // nothing left, or a lone backslash at the end
+  // git reads `\/` inside a pattern as a slash; one at either end leaves a pattern that matches nothing.
+  let escapedSlash = false;
+  body = body.replace(/\\(.)/gs, (all, c: string, at: number) => {
+    if (c !== "/") return all;
+    escapedSlash ||= at === 0 || at + 2 === body.length;
+    return "/";
+  });
+  if (escapedSlash) return undefined;
+  const dirOnly = body.endsWith("/");
+  if (dirOnly) body = body.slice(0, -1);
+  const basename = !body.includes("/");
+  if (body.startsWith("/")) body = body.slice(1);
+  if (body === "") return undefined;
+  try {
+    return { re: new RegExp(globSource(body), "s"), negative, dirOnly, basename };
+  } catch {
+    return undefined; // e.g. a range out of order, which matches nothing in git
+  }
+}
+
+/**
+ * One ignore file's rules, compiled once: the last rule matching a path decides, and a path below a
+ * directory the rules ignore is ignored too (git cannot re-include it). Paths are relative to the file's
+ * directory, without a trailing slash.
+ */
+export class RuleSet {
+  private readonly rules: Rule[] = [];
+  /** Directories seen so far: whether they or an ancestor are ignored. */
+  private readonly dirs = new Map<string, boolean>();
+  /** The last directory asked about and its answer: a walk asks about one directory's files in a row. */
+  private lastDir = "";
+  private lastIgnored = false;
+
+  /** An ignore file's text, or (an array) one rule per entry, as -g globs come. */
+  constructor(text: string | readonly string[]) {
+    let lines: readonly string[];
+    if (typeof text === "string") {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (text.endsWith("\r")) text = text.slice(0, -1);
+      lines = text.split(/\r?\n/);
+    } else lines = text;
+    for (const line of lines) {
+      const rule = parseRule(line);
+      if (rule) this.rules.push(rule);
+    }
+  }
+
+  verdict(path: string, isDir: boolean): Verdict {
+    const cut = path.lastIndexOf("/");
+    if (cut > 0) {
+      const same = cut === this.lastDir.length && path.startsWith(this.lastDir);
+      if (!same) {
+        this.lastDir = path.slice(0, cut);
+        this.lastIgnored = this.dirIgnored(this.lastDir);
+      }
+      if (this.lastIgnored) return "ignore";
+    }
+    return this.own(path, cut, isDir);
+  }
+
+  /** The rules' say on the path itself, its ancestors aside. */
+  private own(path: string, cut: number, isDir: boolean): Verdict {
+    const rules = this.rules;
+    let name: string | undefined;
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const r = rules[i]!;
+      if (r.dirOnly && !isDir) continue;
+      if (r.re.test(r.basename ? (name ??= path.slice(cut + 1)) : path)) return r.negative ? "whitelist" : "ignore";
+    }
+    return undefined;
+  }
+
+  private dirIgnored(dir: string): boolean {
+    let known = this.dirs.get(dir);
+    if (known === undefined) {
+      const cut = dir.lastIndexOf("/");
+      known = (cut > 0 && this.dirIgnored(dir.slice(0, cut))) || this.own(dir, cut, true) === "ignore";
+      this.dirs.set(dir, known);
+    }
+    return known;
+  }
 }
 
 /**
@@ -117,37 +298,43 @@ export function ancestorFrames(rootAbs: string, use: IgnoreSources = ALL_SOURCES
   return frame;
 }
 
-function ask(ig: Ignore | undefined, path: string): Verdict {
-  if (!ig) return undefined;
-  let r: ReturnType<Ignore["test"]>;
-  try {
-    r = ig.test(path);
-  } catch {
-    return undefined; // names like `...` are not paths the package accepts; no rule can name them either
+
+/** One frame that has rules to ask, from a given frame up, and whether its git rules apply there. */
+interface Step {
+  readonly f: RuleFrame;
+  readonly git: boolean;
+}
+
+/** The frames from `frame` up that have rules to ask (git rules only inside a repository, never above its root). */
+function stepsFrom(frame: RuleFrame): readonly Step[] {
+  const steps: Step[] = [];
+  const useGit = frame.anyGit;
+  let sawGit = false;
+  for (let f: RuleFrame | undefined = frame; f; f = f.parent) {
+    const git = useGit && !sawGit && (f.git !== undefined || f.exclude !== undefined);
+    if (f.custom || f.dotIgnore || git) steps.push({ f, git });
+    sawGit ||= f.hasGit;
   }
-  return r.ignored ? "ignore" : r.unignored ? "whitelist" : undefined;
+  return steps;
 }
 
 /** The verdict of all ignore files in force at `frame` on walk-relative path `rel`. */
 export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: boolean): Verdict {
-  let custom: Verdict, dotIgnore: Verdict, git: Verdict, exclude: Verdict;
-  const useGit = frame?.anyGit ?? false;
-  let sawGit = false;
-  for (let f = frame; f; f = f.parent) {
-    if (!f.custom && !f.dotIgnore && !(useGit && !sawGit && (f.git || f.exclude))) {
-      sawGit ||= f.hasGit;
-      continue;
+  if (!frame) return undefined;
+  const steps = (frame.steps ??= stepsFrom(frame)); // the same for every entry of a directory
+  let dotIgnore: Verdict, git: Verdict, exclude: Verdict;
+  for (let i = 0; i < steps.length; i++) {
+    const { f, git: useGit } = steps[i]!;
+    const path = f.strip === 0 ? (f.prefix === "" ? rel : f.prefix + rel) : f.prefix + rel.slice(f.strip);
+    const custom = f.custom?.verdict(path, isDir);
+    if (custom !== undefined) return custom; // the deepest .rgignore with a say beats every other file
+    dotIgnore ??= f.dotIgnore?.verdict(path, isDir);
+    if (useGit) {
+      git ??= f.git?.verdict(path, isDir);
+      exclude ??= f.exclude?.verdict(path, isDir);
     }
-    const path = f.prefix + rel.slice(f.strip) + (isDir ? "/" : "");
-    custom ??= ask(f.custom, path);
-    dotIgnore ??= ask(f.dotIgnore, path);
-    if (useGit && !sawGit) {
-      git ??= ask(f.git, path);
-      exclude ??= ask(f.exclude, path);
-    }
-    sawGit ||= f.hasGit;
   }
-  return custom ?? dotIgnore ?? git ?? exclude;
+  return dotIgnore ?? git ?? exclude;
 }
 
 /** An --ignore-file: its rules, matched relative to its own directory (by name for paths outside it). */
@@ -157,6 +344,6 @@ export function loadIgnoreFile(path: string): (abs: string, isDir: boolean) => V
   return (abs, isDir) => {
     const rel = relative(base, abs);
     const p = rel.startsWith("..") || isAbsolute(rel) ? basename(abs) : rel;
-    return ask(ig, p + (isDir ? "/" : ""));
+    return ig?.verdict(p, isDir);
   };
 }

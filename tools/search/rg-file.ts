@@ -67,7 +67,10 @@ export class FileSearch {
       return;
     }
     if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
-    const buf = this.reader.read(path, this.maxFileBytes);
+    // What the walk finds is a regular file, whose first short read is its end; not so under /proc or /sys,
+    // whose files come a piece at a time.
+    const regular = !explicit && !path.startsWith("/proc/") && !path.startsWith("/sys/");
+    const buf = this.reader.read(path, this.maxFileBytes, regular);
     if (typeof buf === "string") {
       this.errored = true;
       if (!this.o.noMessages) this.warn(`${display}: ${buf}`);
@@ -82,13 +85,17 @@ export class FileSearch {
     this.stats.filesSearched++;
     const utf16 = isUtf16(buf);
     const lits = this.literalBytes;
-    const noMatch = !utf16 && lits !== undefined && !o.invert && !o.passthru && !lits.some((l) => buf.indexOf(l) >= 0);
+    const noMatch = !utf16 && !o.invert && !o.passthru && this.cannotMatch(buf, lits);
     const checkNul = !o.text && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
     const nul = checkNul ? buf.indexOf(0) : -1;
     if (nul >= 0 && !explicit && !o.binary) {
       // ripgrep quits on binary files it finds by walking; one it quit counts as without a match, unprinted.
       if (o.mode === "files-without-match") this.matched = true;
       return;
+    }
+    if (noMatch && o.mode !== "files-without-match" && !o.includeZero) {
+      if (this.limit > 0) this.stats.bytesSearched += buf.length;
+      return; // nothing to print for a file that cannot match (most files of a large search)
     }
     let s = noMatch ? "" : decode(buf);
     const nulAt = nul >= 0 ? s.indexOf("\0") : -1; // in the text, where `nul` counts bytes
@@ -99,6 +106,24 @@ export class FileSearch {
     // ripgrep counts the transcoded bytes, and none of a file -m stopped early.
     if (spans.length < this.limit || o.invert) this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length;
     this.report(s, spans, display, nul);
+  }
+
+  /** True when the file lacks what every match needs: a probe byte of each pattern, or all the required literals. */
+  private cannotMatch(buf: Buffer, lits: readonly Buffer[] | undefined): boolean {
+    const probes = this.pat!.probes;
+    if (probes !== undefined) {
+      let some = false; // plain loops: this runs once per file, mostly before any code is optimised
+      for (let i = 0; i < probes.length && !some; i++) {
+        const bytes = probes[i]!;
+        let all = true;
+        for (let j = 0; j < bytes.length && all; j++) all = buf.indexOf(bytes[j]!) >= 0;
+        some = all;
+      }
+      if (!some) return true;
+    }
+    if (lits === undefined) return false;
+    for (let i = 0; i < lits.length; i++) if (buf.indexOf(lits[i]!) >= 0) return false;
+    return true;
   }
 
   private spans(s: string, pat: CompiledPattern): LineSpan[] {

@@ -1,7 +1,6 @@
 // Owns ripgrep's -g/--iglob globs: `{a,b}` alternatives, case-insensitive globs, and the override verdict
 // (a match of a glob keeps a path, of a `!glob` drops it). Does not walk (walk.ts applies the verdict first).
-import ignore from "ignore";
-import type { Verdict } from "./ignore-rules.ts";
+import { RuleSet, type Verdict } from "./ignore-rules.ts";
 
 /** Expands `{a,b}` alternatives, which ripgrep's globs have and gitignore syntax lacks. */
 export function expandBraces(glob: string): string[] {
@@ -36,17 +35,12 @@ export function caseless(glob: string): string {
 /** ripgrep's -g: a match of a glob keeps the path, of a `!glob` drops it; with any plain glob, other files drop. */
 export function globVerdict(globs: readonly string[]): ((path: string, isDir: boolean) => Verdict) | undefined {
   if (globs.length === 0) return undefined;
-  const ig = ignore({ ignorecase: false }).add(globs.flatMap(expandBraces));
+  const rules = new RuleSet(globs.flatMap(expandBraces)); // gitignore syntax: a match "ignores", `!` "whitelists"
   const anyPlain = globs.some((g) => !g.startsWith("!"));
   return (path, isDir) => {
-    let r: ReturnType<typeof ig.test>;
-    try {
-      r = ig.test(isDir ? `${path}/` : path);
-    } catch {
-      return undefined;
-    }
-    if (r.ignored) return "whitelist";
-    if (r.unignored) return "ignore";
+    const v = rules.verdict(path, isDir);
+    if (v === "ignore") return "whitelist";
+    if (v === "whitelist") return "ignore";
     return anyPlain && !isDir ? "ignore" : undefined;
   };
 }

@@ -1,6 +1,6 @@
 // Unit: Rust-regex translation, -w/-F/smart case, line-bounded matching and the scan shortcuts.
 import { expect, test } from "bun:test";
-import { compilePatterns, hasUppercase, requiredLiteral, translate } from "./rg-regex.ts";
+import { compilePatterns, hasUppercase, probeBytes, requiredLiteral, requiredRuns, translate } from "./rg-regex.ts";
 import { matchedLines } from "./rg-search.ts";
 
 function lines(pattern: string, text: string, extra: Partial<Parameters<typeof compilePatterns>[0]> = {}): string[] {
@@ -39,6 +39,8 @@ test("the required literal is one every match contains, or none", () => {
   expect(requiredLiteral("\\.config")).toBe(".config");
   expect(requiredLiteral("a|b")).toBeUndefined();
   expect(requiredLiteral("a.*b")).toBeUndefined();
+  expect(requiredRuns("[[:digit:]]+x")).toEqual(["x"]);
+  expect(requiredRuns("\\u0041bc")).toEqual([]);
 });
 
 test("a leading run (`\\w+…`, `.*…`) selects the same lines through the faster scan", () => {
@@ -48,4 +50,66 @@ test("a leading run (`\\w+…`, `.*…`) selects the same lines through the fast
   const pat = compilePatterns({ patterns: ["\\w+_\\d+"], fixed: false, word: false, caseMode: "sensitive" });
   if (typeof pat === "string") throw new Error(pat);
   expect("go handler_12 now".match(pat.exact)).toEqual(["handler_12"]);
+});
+
+test("probe bytes are ones every match holds: any byte of the literal, or under -i its ASCII non-letters", () => {
+  const chars = (bs: number[]) => bs.map((b) => String.fromCharCode(b)).join("");
+  expect(chars(probeBytes("needle_value", false))).toHaveLength(2);
+  expect(chars(probeBytes("needle_value", true))).toBe("_");
+  expect(probeBytes("Straße", true)).toEqual([]); // ẞ folds to ß: no byte of it is certain
+  expect(chars(probeBytes("a\nb.c", true))).toBe("."); // a binary file's NULs are read as newlines
+  const pat = compilePatterns({ patterns: ["foo", "x_y"], fixed: false, word: false, caseMode: "insensitive" });
+  if (typeof pat === "string") throw new Error(pat);
+  expect(pat.probes).toBeUndefined(); // `foo` under -i has no certain byte, so no file can be skipped by bytes
+  const short = compilePatterns({ patterns: ["\\w+_\\d+\\("], fixed: false, word: false, caseMode: "sensitive" });
+  if (typeof short === "string") throw new Error(short);
+  expect(short.literals).toBeUndefined(); // no run of two characters...
+  expect(chars([...short.probes![0]!].sort())).toBe("(_"); // ...but `_` and `(` are both required
+});
+
+test("generated patterns: every text a pattern matches holds its probe bytes and one of its literals", () => {
+  let s = 15;
+  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0), s / 2 ** 32);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const atoms = ["a", "b", "_", "(", "\\(", "x", "[ab]", "[[:digit:]]", "[^a]", "\\d", "\\w", ".", "*", "+", "?", "{2}", "\\.", "-",
+    "A", "\\b", "^", "$", "(a|b)", "(?:ab)", "\\u0041", "\\x41", "\\pL", "[]a]", "1", " ", "é", "k", "S"];
+  const chars = ["a", "b", "_", "(", ")", "x", "1", "-", ".", "A", "B", " ", "é", "k", "K", "\u212a", "S", "\u017f", "\n", "ab", "]"];
+  const missed: string[] = [];
+  for (let t = 0; t < 3000; t++) {
+    const p = Array.from({ length: 1 + Math.floor(rand() * 5) }, () => pick(atoms)).join("");
+    const caseMode = pick(["sensitive", "insensitive", "smart"] as const);
+    const pat = compilePatterns({ patterns: [p], fixed: rand() < 0.15, word: rand() < 0.2, caseMode });
+    if (typeof pat === "string") continue;
+    for (let q = 0; q < 30; q++) {
+      const text = Array.from({ length: Math.floor(rand() * 8) }, () => pick(chars)).join("");
+      pat.exact.lastIndex = 0;
+      if (!pat.exact.test(text)) continue;
+      const buf = Buffer.from(text);
+      const probed = !pat.probes || pat.probes.some((bytes) => bytes.every((b) => buf.includes(b)));
+      const literal = !pat.literals || pat.literals.some((l) => buf.includes(l));
+      if (!probed || !literal) missed.push(`${caseMode} ${JSON.stringify(p)} matches ${JSON.stringify(text)}`);
+    }
+  }
+  expect(missed).toEqual([]);
+});
+
+test("a plain pattern finds by string search the lines the regex finds", () => {
+  let s = 7;
+  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0), s / 2 ** 32);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const bits = ["a", "b", "ab", "\n", " ", "é", "😀", "\r\n", "-", "#"];
+  for (const [pattern, fixed] of [["ab", false], ["a", false], ["b a", false], ["é😀", false], ["a.b", true], ["#-", false], ["a\r", false]] as const) {
+    const pat = compilePatterns({ patterns: [pattern], fixed, word: false, caseMode: "sensitive" });
+    if (typeof pat === "string") throw new Error(pat);
+    expect(pat.plain).toBe(pattern);
+    for (let t = 0; t < 300; t++) {
+      const text = Array.from({ length: Math.floor(rand() * 30) }, () => pick(bits)).join("");
+      for (const limit of [Infinity, 1, 2]) expect(matchedLines(text, pat, limit)).toEqual(matchedLines(text, { ...pat, plain: undefined }, limit));
+    }
+  }
+  for (const [pattern, fixed, caseMode] of [["a.b", false, "sensitive"], ["ab", false, "insensitive"], ["a\nb", true, "sensitive"]] as const) {
+    const pat = compilePatterns({ patterns: [pattern], fixed, word: false, caseMode });
+    if (typeof pat === "string") throw new Error(pat);
+    expect(pat.plain).toBeUndefined();
+  }
 });

@@ -12,13 +12,21 @@ export interface CompiledPattern {
   readonly line: RegExp;
   /** When every match must contain one of these exact strings (case-sensitive), files without them are skipped unread. */
   readonly literals: readonly string[] | undefined;
+  /**
+   * Per pattern, bytes every match of it contains whatever the case: a file lacking one of each pattern's
+   * is skipped before the slower literal search or decoding (see `probeBytes`).
+   */
+  readonly probes: readonly (readonly number[])[] | undefined;
+  /** Set when the one pattern is plain text matched case-sensitively: lines are found by string search. */
+  readonly plain?: string;
   /** The patterns it was compiled from (a worker thread compiles them again). */
   readonly patterns: string[];
 }
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
 const SYNTAX = new Set("^$\\.*+?()[]{}|/");
-const POSIX: Record<string, string> = {
+/** POSIX bracket classes (`[[:digit:]]`) as class contents; gitignore globs use them too (ignore-rules.ts). */
+export const POSIX: Record<string, string> = {
   alnum: "0-9A-Za-z", alpha: "A-Za-z", ascii: "\\x00-\\x7F", blank: "\\t ", cntrl: "\\x00-\\x1F\\x7F",
   digit: "0-9", graph: "!-~", lower: "a-z", print: " -~", punct: "!-\\/:-@\\[-`{-~", space: "\\t\\n\\v\\f\\r ",
   upper: "A-Z", word: "0-9A-Za-z_", xdigit: "0-9A-Fa-f",
@@ -234,11 +242,45 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     const scan = canRewrite ? join(parts.map((p) => leadingRun(p.source, flags) ?? p.source)) : source;
     const required = o.patterns.map((p) => (o.fixed ? p : requiredLiteral(p)));
     const literals = !insensitive && required.length > 0 && required.every((l) => l) ? (required as string[]) : undefined;
-    return { scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags), literals, patterns: [...o.patterns] };
+    // Every required character counts for probes, not only the longest run: `\w+_\d+\(` needs `_` and `(`.
+    const probed = o.patterns.map((p) => probeBytes(o.fixed ? p : (requiredRuns(p) ?? []).join(""), insensitive));
+    const probes = probed.length > 0 && probed.every((b) => b.length > 0) ? probed : undefined;
+    const only = o.patterns.length === 1 ? o.patterns[0]! : "";
+    const plain = !insensitive && !o.word && !o.lineRegexp && only !== "" && !only.includes("\n") && (o.fixed || ![...only].some((c) => SYNTAX.has(c)));
+    return {
+      scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
+      literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns],
+    };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
   }
+}
+
+/** Bytes from most to least common in source code and prose (a rough order, not measured counts). */
+const COMMON = " e\ntaoinsrlcdhupm.(),;f=_g\"ybwv-/:'{}0k1x>[]*<2#\tEj!SATRCI&|DqLNOPM+FzB3$U4H5%6789GWV?@KYXJQZ^~`\\\r";
+
+function rarity(b: number): number {
+  const at = b < 0x80 ? COMMON.indexOf(String.fromCharCode(b)) : -1;
+  return at >= 0 ? at : b < 0x80 ? COMMON.length + 1 : COMMON.length; // control bytes rarest, then non-ASCII
+}
+
+/** Probe bytes looked for per pattern: the rarest two, so one misjudged as rare costs a short scan only. */
+const PROBES = 2;
+
+/**
+ * Bytes of a required literal's UTF-8 form that a file must hold to match, rarest first. Under case
+ * folding only ASCII bytes that are not letters qualify (no other character folds to them). Never NUL or
+ * a newline: a binary file is searched with its NULs read as newlines.
+ */
+export function probeBytes(literal: string, caseless: boolean): number[] {
+  const bytes = new Set<number>();
+  for (const b of Buffer.from(literal)) {
+    if (b === 0 || b === 0x0a) continue;
+    if (caseless && (b >= 0x80 || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a))) continue;
+    bytes.add(b);
+  }
+  return [...bytes].sort((a, b) => rarity(b) - rarity(a)).slice(0, PROBES);
 }
 
 /** Index after a bracket class starting at `p[i] === "["`. */
@@ -246,20 +288,23 @@ function skipClass(p: string, i: number): number {
   let j = i + 1;
   if (p[j] === "^") j++;
   if (p[j] === "]") j++;
-  while (j < p.length && p[j] !== "]") j += p[j] === "\\" ? 2 : 1;
+  while (j < p.length && p[j] !== "]") {
+    const posix = p.startsWith("[:", j) ? p.indexOf(":]", j + 2) : -1;
+    j = posix >= 0 ? posix + 2 : j + (p[j] === "\\" ? 2 : 1); // `[[:digit:]]` ends at its second `]`
+  }
   return j + 1;
 }
 
 /**
- * The longest run of plain characters every match of `pattern` contains, so files without it are skipped
- * before they are decoded. Gives up (undefined) on alternation; stops reading at the first group.
+ * The runs of plain characters every match of `pattern` contains, in order. Gives up (undefined) on
+ * alternation; stops reading at the first group.
  */
-export function requiredLiteral(pattern: string): string | undefined {
+export function requiredRuns(pattern: string): string[] | undefined {
   if (pattern.includes("|") || pattern.startsWith("(?")) return undefined;
-  let best = "";
+  const runs: string[] = [];
   let run = "";
   const end = () => {
-    if (run.length > best.length) best = run;
+    if (run !== "") runs.push(run);
     run = "";
   };
   for (let i = 0; i < pattern.length; ) {
@@ -269,7 +314,7 @@ export function requiredLiteral(pattern: string): string | undefined {
     let next = i + 1;
     if (c === "\\") {
       const e = pattern[i + 1] ?? "";
-      if (e === "p" || e === "P" || e === "x") break;
+      if ("pPxuU".includes(e)) break; // a class or code point whose spelling is no literal text
       if (/[^A-Za-z0-9]/.test(e)) lit = e;
       next = i + 2;
     } else if (c === "[") {
@@ -291,5 +336,11 @@ export function requiredLiteral(pattern: string): string | undefined {
     i = next;
   }
   end();
+  return runs;
+}
+
+/** The longest required run (see `requiredRuns`), so files without it are skipped before they are decoded. */
+export function requiredLiteral(pattern: string): string | undefined {
+  const best = (requiredRuns(pattern) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
   return best.length >= 2 ? best : undefined;
 }

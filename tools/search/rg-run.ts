@@ -11,12 +11,12 @@ import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
 import { JsonPrinter } from "./rg-json.ts";
-import { parallelFits, searchParallel, type ParallelJob } from "./rg-parallel.ts";
+import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
-import { rootHandle, walkFiles, type WalkOptions } from "./walk.ts";
+import { FileWalk, rootHandle, type WalkOptions } from "./walk.ts";
 
 export interface RgEnv {
   readonly cwd: string;
@@ -26,8 +26,11 @@ export interface RgEnv {
   readonly warn: (line: string) => void;
   /** Files larger than this are skipped with a message. */
   readonly maxFileBytes: number;
-  /** A walk of at least `minFiles` files is searched on up to `maxWorkers` threads, `batchFiles` at a time. */
-  readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number };
+  /**
+   * A walk of more than `minFiles` files is searched on this thread and up to `maxWorkers` worker threads,
+   * `batchFiles` at a time, each worker holding `workerQueue` batches.
+   */
+  readonly parallel?: { readonly minFiles: number; readonly maxWorkers: number; readonly batchFiles: number; readonly workerQueue: number };
 }
 
 
@@ -52,9 +55,10 @@ function patternsFrom(o: RgOptions, env: RgEnv): string[] | string {
 }
 
 interface Subject {
-  abs: string;
-  display: string;
-  explicit: boolean;
+  readonly abs: string;
+  readonly display: string;
+  /** Named on the command line (absent: found by walking). */
+  readonly explicit?: boolean;
   stdin?: boolean;
   /** Why it cannot be searched: printed after its path. */
   error?: string;
@@ -62,20 +66,53 @@ interface Subject {
   message?: string;
 }
 
-/** Every file to search, in ripgrep's order; collected first only when a sort needs them all. */
-function* subjects(o: RgOptions, env: RgEnv, walk: WalkOptions, paths: string[], stop: () => boolean): Generator<Subject> {
-  for (const p of paths) {
-    if (stop()) return;
-    const abs = resolve(env.cwd, p);
-    const kind = p === "-" ? "stdin" : statOf(abs);
-    if (kind === "stdin") yield { abs, display: "<stdin>", explicit: true, stdin: true };
-    else if (kind === "dir") {
-      for (const e of walkFiles(rootHandle(abs, p, env.cwd, walk), walk, stop)) {
-        yield { abs: e.abs, display: e.display, explicit: false, ...(e.message === undefined ? {} : { error: e.message, message: e.message }) };
+/** Subjects one at a time: `next()` gives undefined at the end. */
+interface SubjectSource {
+  next(): Subject | undefined;
+}
+
+/** Every file to search, in ripgrep's order, one per `next()`; collected first only when a sort needs them all. */
+class Subjects implements SubjectSource {
+  private i = 0;
+  private walking: FileWalk | undefined;
+
+  constructor(
+    private readonly env: RgEnv,
+    private readonly walk: WalkOptions,
+    private readonly paths: readonly string[],
+    private readonly stop: () => boolean,
+  ) {}
+
+  next(): Subject | undefined {
+    for (;;) {
+      if (this.walking) {
+        const e = this.walking.next();
+        // The walk's own entry serves (no copy per file); only its errors need the subject's fields.
+        if (e) return e.message === undefined ? e : { abs: e.abs, display: e.display, error: e.message, message: e.message };
+        this.walking = undefined;
       }
-    } else if (kind === "file") yield { abs, display: p, explicit: true };
-    else yield { abs, display: p, explicit: true, error: kind };
+      if (this.i >= this.paths.length || this.stop()) return undefined;
+      const p = this.paths[this.i++]!;
+      const abs = resolve(this.env.cwd, p);
+      const kind = p === "-" ? "stdin" : statOf(abs);
+      if (kind === "stdin") return { abs, display: "<stdin>", explicit: true, stdin: true };
+      if (kind === "file") return { abs, display: p, explicit: true };
+      if (kind !== "dir") return { abs, display: p, explicit: true, error: kind };
+      this.walking = new FileWalk(rootHandle(abs, p, this.env.cwd, this.walk), this.walk, this.stop);
+    }
   }
+}
+
+/** The subjects of an array, in its order. */
+function arraySource(all: readonly Subject[]): SubjectSource {
+  let i = 0;
+  return { next: () => all[i++] };
+}
+
+function drain(source: SubjectSource): Subject[] {
+  const all: Subject[] = [];
+  for (let s = source.next(); s; s = source.next()) all.push(s);
+  return all;
 }
 
 function sorted(all: Subject[], o: RgOptions): Subject[] {
@@ -118,28 +155,51 @@ function failed(run: FileSearch, o: RgOptions, env: RgEnv, sub: Subject): void {
 }
 
 /** Searches the subjects on this thread; true when there was at least one. */
-function searchInline(list: Iterable<Subject>, run: FileSearch, o: RgOptions, env: RgEnv): boolean {
+function searchInline(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv): boolean {
   let searched = false;
-  for (const sub of list) {
+  for (let sub = list.next(); sub; sub = list.next()) {
     searched = true;
     if (run.done) break;
     if (sub.stdin) run.bytes(env.stdin ?? Buffer.alloc(0), sub.display, true);
-    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit);
+    else if (sub.error === undefined) run.file(sub.abs, sub.display, sub.explicit === true);
     else failed(run, o, env, sub);
   }
   return searched;
 }
 
-/** Searches the subjects on worker threads (see rg-parallel.ts), folding their outcome into `run`. */
-async function searchOnWorkers(all: Subject[], run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "files" | "o" | "out" | "warn">): Promise<void> {
-  const files: ParallelJob["files"][number][] = [];
-  for (const sub of all) {
-    if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit]);
-    else failed(run, o, env, sub);
+/**
+ * Searches the first `minFiles` subjects on this thread; when the walk finds more, the rest are searched
+ * in batches shared with worker threads (see rg-parallel.ts), their outcome folded into `run`.
+ */
+async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn" | "printedBefore">): Promise<boolean> {
+  const { minFiles, batchFiles } = env.parallel!;
+  const first: Subject[] = [];
+  for (let sub = list.next(); sub; sub = list.next()) {
+    first.push(sub);
+    if (first.length >= minFiles) break;
   }
-  const r = await searchParallel({ ...job, o, files, out: env.out, warn: env.warn });
+  const searched = searchInline(arraySource(first), run, o, env);
+  const batch = (): FileRef[] | undefined => {
+    const files: FileRef[] = [];
+    while (files.length < batchFiles && !run.done) {
+      const sub = list.next();
+      if (!sub) break;
+      if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit === true]);
+      else failed(run, o, env, sub);
+    }
+    return files.length > 0 ? files : undefined;
+  };
+  let pending = first.length < minFiles || run.done ? undefined : batch();
+  if (!pending) return searched; // the walk ended: no worker is worth starting
+  const nextBatch = () => {
+    const files = pending ?? batch();
+    pending = undefined;
+    return files;
+  };
+  const r = await searchParallel({ ...job, o, nextBatch, out: env.out, warn: env.warn, printedBefore: env.out.written > 0 });
   run.matched ||= r.matched;
   run.errored ||= r.errored;
+  return true;
 }
 
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
@@ -162,8 +222,8 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
   const json = o.json ? new JsonPrinter(env.out) : undefined;
   const run = new FileSearch(o, pat, new Printer(env.out, printOptionsFor(o, withFilename)), env.warn, env.maxFileBytes, () => env.out.capped, json);
-  let list: Iterable<Subject> = subjects(o, env, walk, paths, () => run.done);
-  if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = sorted([...list], o);
+  let list: SubjectSource = new Subjects(env, walk, paths, () => run.done);
+  if (o.sort !== "none" && (o.sort !== "path" || o.sortReverse)) list = arraySource(sorted(drain(list), o));
   const finish = (searched: boolean) => {
     if (!searched && o.paths.length === 0 && !useStdin && o.mode !== "files") {
       run.errored = true; // ripgrep 13: a search of the working directory that found no file at all is an error
@@ -174,15 +234,11 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
     return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
   };
-  // By default one core stays with this thread (it walks and prints): a 2-core machine searches in-line.
-  const workers = () => Math.min(o.threads ?? availableParallelism() - 1, env.parallel?.maxWorkers ?? 1);
-  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() > 1) {
-    const all = [...list];
-    if (all.length >= env.parallel.minFiles) {
-      const job = { patterns: pat.patterns, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), batchFiles: env.parallel.batchFiles };
-      return searchOnWorkers(all, run, o, env, job).then(() => finish(true));
-    }
-    list = all;
+  // -j N counts this thread, which walks, prints and searches too.
+  const workers = () => Math.min((o.threads ?? availableParallelism()) - 1, env.parallel?.maxWorkers ?? 0);
+  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() >= 1) {
+    const job = { pat, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), workerQueue: env.parallel.workerQueue };
+    return searchLarge(list, run, o, env, job).then(finish);
   }
   return finish(searchInline(list, run, o, env));
 }

@@ -11,6 +11,7 @@ export interface LineSpan {
 
 /** Lines holding a match, in order, at most `limit` of them; `multiline` lets a match span lines. */
 export function matchedLines(s: string, pat: CompiledPattern, limit: number, multiline = false): LineSpan[] {
+  if (pat.plain !== undefined && !multiline) return plainLines(s, pat.plain, limit);
   const out: LineSpan[] = [];
   const re = pat.scan;
   let pos = 0;
@@ -36,6 +37,21 @@ export function matchedLines(s: string, pat: CompiledPattern, limit: number, mul
       pos = i + 1;
       continue;
     }
+    out.push({ start, end });
+    pos = end + 1;
+  }
+  return out;
+}
+
+/** Lines holding `text` (a non-empty string without a newline), as `matchedLines` finds them by regex. */
+function plainLines(s: string, text: string, limit: number): LineSpan[] {
+  const out: LineSpan[] = [];
+  for (let pos = 0; out.length < limit; ) {
+    const i = s.indexOf(text, pos);
+    if (i < 0) break;
+    const start = i === 0 ? 0 : s.lastIndexOf("\n", i - 1) + 1;
+    let end = s.indexOf("\n", i + text.length);
+    if (end < 0) end = s.length;
     out.push({ start, end });
     pos = end + 1;
   }

@@ -94,13 +94,12 @@ function kindOf(d: Dirent, abs: string): EntryKind {
 }
 
 function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: string, isDir: boolean, opts: WalkOptions): boolean {
-  const rel = h.rel ? `${h.rel}/${name}` : name;
   if (opts.override) {
     const v = opts.override(h.globPath ? `${h.globPath}/${name}` : name, isDir);
     if (v) return v === "whitelist";
   }
-  let v = frame ? ruleVerdict(frame, rel, isDir) : undefined;
-  for (const ig of opts.explicitIgnores ?? []) v ??= ig(abs, isDir);
+  let v = frame ? ruleVerdict(frame, h.rel ? `${h.rel}/${name}` : name, isDir) : undefined;
+  if (opts.explicitIgnores) for (const ig of opts.explicitIgnores) v ??= ig(abs, isDir);
   if (v === "ignore") return false;
   let whitelisted = v === "whitelist";
   if (opts.types) {
@@ -140,6 +139,15 @@ function followLink(h: DirHandle, abs: string, display: string): EntryKind | { m
   return "dir";
 }
 
+const RULE_NAMES = new Set([".git", ".rgignore", ".ignore", ".gitignore"]);
+
+/** The names in a listing that bear on ignore rules (only these are asked about). */
+function ruleFileNames(dirents: readonly Dirent[]): Set<string> {
+  const found = new Set<string>();
+  for (const d of dirents) if (d.name.charCodeAt(0) === 46 && RULE_NAMES.has(d.name)) found.add(d.name);
+  return found;
+}
+
 /** The kept children of a directory, sorted by name; unreadable directories list as empty. */
 export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   let dirents: Dirent[];
@@ -148,16 +156,18 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   } catch {
     return [];
   }
-  const names = new Set(dirents.map((d) => d.name));
-  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, names, opts.sources);
+  const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, ruleFileNames(dirents), opts.sources);
   const depth = h.depth + 1;
   const out: WalkEntry[] = [];
+  const atRoot = h.abs === "/";
+  const absBase = atRoot ? "/" : `${h.abs}/`;
+  const displayBase = joinDisplay(h.display, ""); // "", or the directory with one trailing "/"
   for (const d of dirents) {
     const name = d.name;
-    const abs = h.abs === "/" ? `/${name}` : `${h.abs}/${name}`;
-    if ((name === ".git" && opts.skipGitDir) || PSEUDO_FS.has(abs)) continue;
+    const abs = absBase + name;
+    if ((name === ".git" && opts.skipGitDir) || (atRoot && PSEUDO_FS.has(abs))) continue;
     let kind = kindOf(d, abs);
-    const display = joinDisplay(h.display, name);
+    const display = displayBase + name;
     if (kind === "symlink" && opts.follow) {
       const target = followLink(h, abs, display);
       if (typeof target !== "string") {
@@ -179,25 +189,52 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Every kept regular file below `root` (and -L's errors), depth first in name order; `stop()` ends the walk early. */
-export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
-  const stack: WalkEntry[][] = [readDir(root, opts)];
-  const index: number[] = [0];
-  while (stack.length > 0) {
-    if (stop?.()) return;
-    const level = stack[stack.length - 1]!;
-    const i = index[index.length - 1]!;
-    if (i >= level.length) {
-      stack.pop();
-      index.pop();
-      continue;
-    }
-    index[index.length - 1] = i + 1;
-    const e = level[i]!;
-    if (e.kind === "file" || e.kind === "error") yield e;
-    else if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
-      stack.push(readDir(e.dir, opts));
-      index.push(0);
-    }
+/**
+ * Every kept regular file below `root` (and -L's errors), depth first in name order, one per `next()`
+ * (undefined at the end); `stop()` ends the walk early. A class rather than a generator: a large search
+ * takes tens of thousands of files from it, and each generator step costs more.
+ */
+export class FileWalk {
+  private readonly stack: WalkEntry[][];
+  private readonly index: number[] = [0];
+
+  constructor(
+    root: DirHandle,
+    private readonly opts: WalkOptions,
+    private readonly stop?: () => boolean,
+  ) {
+    this.stack = [readDir(root, opts)];
   }
+
+  next(): WalkEntry | undefined {
+    const { stack, index, opts } = this;
+    while (stack.length > 0) {
+      if (this.stop?.()) {
+        stack.length = 0;
+        return undefined;
+      }
+      const top = stack.length - 1;
+      const level = stack[top]!;
+      const i = index[top]!;
+      if (i >= level.length) {
+        stack.pop();
+        index.pop();
+        continue;
+      }
+      index[top] = i + 1;
+      const e = level[i]!;
+      if (e.kind === "file" || e.kind === "error") return e;
+      if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
+        stack.push(readDir(e.dir, opts));
+        index.push(0);
+      }
+    }
+    return undefined;
+  }
+}
+
+/** The files of a `FileWalk` as an iterable. */
+export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
+  const walk = new FileWalk(root, opts, stop);
+  for (let e = walk.next(); e; e = walk.next()) yield e;
 }
