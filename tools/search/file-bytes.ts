@@ -1,8 +1,10 @@
 // Owns reading files for the shims with one reused buffer (no allocation per file): whole files for
 // rg, and newline counting in chunks for tree. Returns error text instead of throwing.
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 const CHUNK = 1 << 20;
+/** The numeric flag: a string ("r") is parsed again on every open. */
+const READ_ONLY = constants.O_RDONLY;
 
 /** ripgrep's wording of a file system error. */
 export function errorText(err: unknown): string {
@@ -24,7 +26,7 @@ export class FileReader {
   read(path: string, maxBytes: number, regular = false): Buffer | string {
     let fd: number;
     try {
-      fd = openSync(path, "r");
+      fd = openSync(path, READ_ONLY);
     } catch (err) {
       return errorText(err);
     }
@@ -68,7 +70,7 @@ export class FileReader {
   countLines(path: string, stop?: () => boolean): { lines: number; bytes: number; partial: boolean } | "binary" | string {
     let fd: number;
     try {
-      fd = openSync(path, "r");
+      fd = openSync(path, READ_ONLY);
     } catch (err) {
       return errorText(err);
     }

@@ -9,7 +9,7 @@ import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
-import { matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
+import { countMatchedLines, matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
 
 export interface SearchStats {
   matches: number;
@@ -35,6 +35,7 @@ export class FileSearch {
   readonly stats: SearchStats = { matches: 0, matchedLines: 0, filesWithMatch: 0, filesSearched: 0, bytesSearched: 0 };
   private readonly reader = new FileReader();
   private readonly limit: number;
+  private readonly countOnly: boolean;
   /** The required literals as bytes, encoded once rather than on every file. */
   private readonly literalBytes: readonly Buffer[] | undefined;
 
@@ -48,6 +49,8 @@ export class FileSearch {
     private readonly json?: JsonPrinter,
   ) {
     this.limit = o.maxCount ?? Infinity;
+    // Plain -c needs only how many lines match, not where (nor the matches, unless --stats or --json count them).
+    this.countOnly = o.mode === "count" && !o.onlyMatching && !o.invert && !o.multiline && !o.passthru && !o.stats && !json;
     this.literalBytes = pat?.literals?.map((l) => Buffer.from(l));
   }
 
@@ -100,6 +103,11 @@ export class FileSearch {
     let s = noMatch ? "" : decode(buf);
     const nulAt = nul >= 0 ? s.indexOf("\0") : -1; // in the text, where `nul` counts bytes
     if (nulAt >= 0) s = s.replaceAll("\0", "\n"); // ripgrep searches a binary file with NUL as a line end
+    if (this.countOnly) {
+      const n = noMatch || this.limit === 0 ? 0 : countMatchedLines(s, pat, this.limit);
+      if (n < this.limit) this.stats.bytesSearched += utf16 ? Buffer.byteLength(s) : buf.length;
+      return this.reportCount(display, n);
+    }
     let spans = noMatch || this.limit === 0 ? [] : this.spans(s, pat);
     // ripgrep's line-by-line search under --passthru stops at a binary file's first NUL.
     if (o.passthru && nulAt >= 0) spans = spans.filter((sp) => sp.start < nulAt);
@@ -124,6 +132,18 @@ export class FileSearch {
     if (lits === undefined) return false;
     for (let i = 0; i < lits.length; i++) if (buf.indexOf(lits[i]!) >= 0) return false;
     return true;
+  }
+
+  /** -c as `report` prints it, from the number of matching lines alone. */
+  private reportCount(display: string, n: number): void {
+    if (n === 0) {
+      if (this.o.includeZero && !this.o.quiet) this.p.count(display, 0);
+      return;
+    }
+    this.matched = true;
+    this.stats.filesWithMatch++;
+    this.stats.matchedLines += n;
+    if (!this.o.quiet) this.p.count(display, n);
   }
 
   private spans(s: string, pat: CompiledPattern): LineSpan[] {

@@ -87,8 +87,6 @@ export interface ParallelJob {
   readonly workerQueue: number;
   readonly out: ShimOutput;
   readonly warn: (line: string) => void;
-  /** Whether output was printed before this search (a separator then precedes the first file's lines). */
-  readonly printedBefore: boolean;
 }
 
 /** Which runs may be split across workers: per-file output only, no run-wide state or early stop. */
@@ -119,7 +117,7 @@ export async function searchParallel(job: ParallelJob): Promise<{ matched: boole
   const local = new BatchSearcher(o, job.pat, job.withFilename, job.maxFileBytes);
   const init: WorkerInit = { type: "init", options: o, patterns: job.pat.patterns, withFilename: job.withFilename, maxFileBytes: job.maxFileBytes };
   const results = new Map<number, BatchResult>();
-  let [sent, next, inFlight, matched, errored, printedAny, walked] = [0, 0, 0, false, false, job.printedBefore, false];
+  let [sent, next, inFlight, matched, errored, printedAny, walked] = [0, 0, 0, false, false, false, false];
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
   const flush = () => {

@@ -1,7 +1,7 @@
 // Unit: Rust-regex translation, -w/-F/smart case, line-bounded matching and the scan shortcuts.
 import { expect, test } from "bun:test";
 import { compilePatterns, hasUppercase, probeBytes, requiredLiteral, requiredRuns, translate } from "./rg-regex.ts";
-import { matchedLines } from "./rg-search.ts";
+import { countMatchedLines, matchedLines } from "./rg-search.ts";
 
 function lines(pattern: string, text: string, extra: Partial<Parameters<typeof compilePatterns>[0]> = {}): string[] {
   const pat = compilePatterns({ patterns: [pattern], fixed: false, word: false, caseMode: "sensitive", ...extra });
@@ -104,7 +104,10 @@ test("a plain pattern finds by string search the lines the regex finds", () => {
     expect(pat.plain).toBe(pattern);
     for (let t = 0; t < 300; t++) {
       const text = Array.from({ length: Math.floor(rand() * 30) }, () => pick(bits)).join("");
-      for (const limit of [Infinity, 1, 2]) expect(matchedLines(text, pat, limit)).toEqual(matchedLines(text, { ...pat, plain: undefined }, limit));
+      for (const limit of [Infinity, 1, 2]) {
+        expect(matchedLines(text, pat, limit)).toEqual(matchedLines(text, { ...pat, plain: undefined }, limit));
+        expect(countMatchedLines(text, pat, limit)).toBe(matchedLines(text, pat, limit).length);
+      }
     }
   }
   for (const [pattern, fixed, caseMode] of [["a.b", false, "sensitive"], ["ab", false, "insensitive"], ["a\nb", true, "sensitive"]] as const) {

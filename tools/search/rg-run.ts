@@ -168,35 +168,45 @@ function searchInline(list: SubjectSource, run: FileSearch, o: RgOptions, env: R
 }
 
 /**
- * Searches the first `minFiles` subjects on this thread; when the walk finds more, the rest are searched
- * in batches shared with worker threads (see rg-parallel.ts), their outcome folded into `run`.
+ * Searches the subjects on this thread when the walk finds fewer than `minFiles`; else all of them in
+ * batches shared with worker threads (see rg-parallel.ts), their outcome folded into `run`. The workers
+ * start as soon as the walk has passed `minFiles`, so they start up while this thread searches the first batches.
  */
-async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn" | "printedBefore">): Promise<boolean> {
+async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn">): Promise<boolean> {
   const { minFiles, batchFiles } = env.parallel!;
   const first: Subject[] = [];
   for (let sub = list.next(); sub; sub = list.next()) {
     first.push(sub);
     if (first.length >= minFiles) break;
   }
-  const searched = searchInline(arraySource(first), run, o, env);
-  const batch = (): FileRef[] | undefined => {
+  const refs = (subs: readonly Subject[]): FileRef[] => {
     const files: FileRef[] = [];
-    while (files.length < batchFiles && !run.done) {
-      const sub = list.next();
-      if (!sub) break;
+    for (const sub of subs) {
       if (sub.error === undefined) files.push([sub.abs, sub.display, sub.explicit === true]);
       else failed(run, o, env, sub);
     }
-    return files.length > 0 ? files : undefined;
-  };
-  let pending = first.length < minFiles || run.done ? undefined : batch();
-  if (!pending) return searched; // the walk ended: no worker is worth starting
-  const nextBatch = () => {
-    const files = pending ?? batch();
-    pending = undefined;
     return files;
   };
-  const r = await searchParallel({ ...job, o, nextBatch, out: env.out, warn: env.warn, printedBefore: env.out.written > 0 });
+  const batch = (): FileRef[] | undefined => {
+    const subs: Subject[] = [];
+    while (subs.length < batchFiles && !run.done) {
+      const sub = list.next();
+      if (!sub) break;
+      subs.push(sub);
+    }
+    return subs.length > 0 ? refs(subs) : undefined;
+  };
+  const more = first.length < minFiles || run.done ? undefined : batch();
+  if (!more) return searchInline(arraySource(first), run, o, env); // a small walk: no worker is worth starting
+  const pending = [...refs(first), ...more];
+  let at = 0;
+  const nextBatch = (): FileRef[] | undefined => {
+    if (at >= pending.length) return batch();
+    const files = pending.slice(at, at + batchFiles);
+    at += files.length;
+    return files;
+  };
+  const r = await searchParallel({ ...job, o, nextBatch, out: env.out, warn: env.warn });
   run.matched ||= r.matched;
   run.errored ||= r.errored;
   return true;

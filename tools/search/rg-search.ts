@@ -43,6 +43,21 @@ export function matchedLines(s: string, pat: CompiledPattern, limit: number, mul
   return out;
 }
 
+/** How many lines hold a match, at most `limit`: `matchedLines(…).length` without the spans (-c). */
+export function countMatchedLines(s: string, pat: CompiledPattern, limit: number): number {
+  const text = pat.plain;
+  if (text === undefined) return matchedLines(s, pat, limit).length;
+  let n = 0;
+  for (let pos = 0; n < limit; n++) {
+    const i = s.indexOf(text, pos);
+    if (i < 0) break;
+    const end = s.indexOf("\n", i + text.length);
+    if (end < 0) return n + 1;
+    pos = end + 1;
+  }
+  return n;
+}
+
 /** Lines holding `text` (a non-empty string without a newline), as `matchedLines` finds them by regex. */
 function plainLines(s: string, text: string, limit: number): LineSpan[] {
   const out: LineSpan[] = [];
