@@ -4,10 +4,11 @@ import { expect, test } from "bun:test";
 import { createPolicy } from "../core/policy/policy.ts";
 import { decidePermission } from "../core/acp-client/approve.ts";
 import { parseRules } from "../core/config.ts";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { standInPool, standInTools } from "./in-memory.ts";
+import { runBin } from "./binary.ts";
 import type { McpServerSpec } from "../core/mcp/types.ts";
 import { createMcpPool } from "../core/mcp/pool.ts";
 import { loadLimits } from "../core/limits.ts";
@@ -258,4 +259,24 @@ test("regression-guard: a prompt's content blocks are checked before they are re
   }
   expect(a.provider.requests.length).toBe(0);
   await a.close();
+});
+
+test("regression: the binary read .env and bunfig.toml from the directory it ran in (a repository could set TENDRIL_* or preload code into rg)", () => {
+  const repo = mkdtempSync(join(tmpdir(), "tendril-hostile-repo-"));
+  writeFileSync(join(repo, ".env"), "TENDRIL_PROVIDER=from-the-repo\nTENDRIL_LOG=debug\n");
+  writeFileSync(join(repo, "bunfig.toml"), 'preload = ["./evil.ts"]\n');
+  writeFileSync(join(repo, "evil.ts"), 'require("node:fs").writeFileSync("PRELOADED", "yes"); console.error("PRELOADED");\n');
+  writeFileSync(join(repo, "f.txt"), "needle\n");
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: repo, ANTHROPIC_API_KEY: "k", TENDRIL_RG_BUILTIN: "1" };
+  const version = runBin(["--version"], { cwd: repo, env });
+  const rg = runBin(["rg", "-c", "needle", "f.txt"], { cwd: repo, env });
+  const init = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n';
+  const agent = runBin(["agent"], { cwd: repo, env, input: init });
+  expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  expect(rg.stdout).toBe("1\n");
+  // the repo's TENDRIL_PROVIDER would have been refused at start-up (exit 2) had it been read
+  expect(JSON.parse(agent.stdout.split("\n")[0]!).result.agentInfo.name).toBe("tendril");
+  expect(agent.code).toBe(0);
+  for (const r of [version, rg, agent]) expect(r.stderr).not.toContain("PRELOADED");
+  expect(existsSync(join(repo, "PRELOADED"))).toBe(false);
 });
