@@ -20,20 +20,31 @@ function tendrilSettings(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-export async function startDevTools(limits: Limits, cacheDir: string): Promise<AgentDevTools> {
-  const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
-  sweepStaleShimDirs();
-  const shimDir = await makeShimDir();
-  const base = childEnv(process.env, tendrilSettings(process.env));
-  // Lets the rg shim skip its own folder when it looks for a real ripgrep on PATH.
-  const env = { ...base, PATH: base.PATH ? `${shimDir}:${base.PATH}` : shimDir, TENDRIL_SHIM_DIR: shimDir };
+/**
+ * The agent's dev tools. The shim folder is made in the background (sweeping stale ones reads all of
+ * TMPDIR): `initialize` does not wait for it, a session's tools do.
+ */
+export function startDevTools(limits: Limits, cacheDir: string): AgentDevTools {
   let disposed = false;
+  let made: { dir: string; remove: (dir: string) => void } | undefined;
+  const ready = (async () => {
+    const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
+    sweepStaleShimDirs();
+    const shimDir = await makeShimDir();
+    made = { dir: shimDir, remove: removeShimDir };
+    if (disposed) removeShimDir(shimDir); // the agent ended while the folder was being made
+    const base = childEnv(process.env, tendrilSettings(process.env));
+    // Lets the rg shim skip its own folder when it looks for a real ripgrep on PATH.
+    return { ...base, PATH: base.PATH ? `${shimDir}:${base.PATH}` : shimDir, TENDRIL_SHIM_DIR: shimDir };
+  })();
+  ready.catch(() => {}); // reported by the session that needs the tools
   return {
     spec: (cwd) => ({
       name: "dev",
       transport: "local",
       private: true,
       local: async () => {
+        const env = await ready;
         const { buildDevTools } = await import("./dev-mcp-tools.ts");
         const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
@@ -42,7 +53,7 @@ export async function startDevTools(limits: Limits, cacheDir: string): Promise<A
     dispose: () => {
       if (disposed) return;
       disposed = true;
-      removeShimDir(shimDir);
+      if (made) made.remove(made.dir);
     },
   };
 }

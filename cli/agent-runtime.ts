@@ -49,7 +49,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
       import("../core/log.ts"),
     ]);
   setKillGrace(cfg.limits.KILL_GRACE_MS);
-  const dev = cfg.dev ? await startDevTools(cfg.limits, cfg.paths.cacheDir) : undefined;
+  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir) : undefined;
   // Last-resort exit: whatever else happens, no tool process outlives the agent, and no shim folder.
   process.on("exit", () => {
     killAllGroups();

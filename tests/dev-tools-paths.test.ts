@@ -27,7 +27,7 @@ function workspace(name: string): string {
 }
 
 async function inProcess(ws: string) {
-  const dev = await startDevTools(limits, join(work, "cache-a"));
+  const dev = startDevTools(limits, join(work, "cache-a"));
   const server = new LocalServer(dev.spec(ws));
   await server.ready;
   cleanups.push(() => server.stop(), () => dev.dispose());
