@@ -4,14 +4,14 @@
 // The compiled binary is ESM split into chunks: this entry chunk stays small, so every mode loads only its own code.
 import { basename } from "node:path";
 import { quickAnswer, shimCall } from "./cli/quick.ts";
-import { writeStdoutNow } from "./cli/stdio.ts";
+import { writeAll } from "./cli/stdio.ts";
 
 const invokedAs = basename(process.argv0 || "tendril");
 const args = process.argv.slice(2);
 const quick = quickAnswer(args);
 const run =
   shimCall(invokedAs, args) ??
-  (quick !== undefined ? Promise.resolve(writeStdoutNow(quick)).then(() => 0) : import("./cli/program.ts").then((p) => p.runProgram(args)));
+  (quick !== undefined ? Promise.resolve(writeAll(1, quick)).then(() => 0) : import("./cli/program.ts").then((p) => p.runProgram(args)));
 run.then(
   (code) => process.exit(code),
   (err: unknown) => {

@@ -1,8 +1,9 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
 // the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
-import { accessSync, constants, fstatSync, readFileSync, realpathSync, writeSync } from "node:fs";
+import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
+import { writeAll } from "./stdio.ts";
 
 const HINT = "narrow the search with -g/-t or a path";
 
@@ -96,20 +97,20 @@ export async function run(args: string[]): Promise<number> {
   const config = readConfig(process.env.RIPGREP_CONFIG_PATH, args);
   const parsed = parseRgArgs([...configArgs(config), ...args]);
   if (!parsed.ok) {
-    process.stderr.write(parsed.message + "\n");
+    writeAll(2, parsed.message + "\n");
     return 2;
   }
   const o = parsed.options;
   if (o.help || o.version) {
     const { RG_USAGE } = await import("../tools/search/rg-args.ts");
-    process.stdout.write(o.version ? "rg (tendril built-in search)\n" : RG_USAGE);
+    writeAll(1, o.version ? "rg (tendril built-in search)\n" : RG_USAGE);
     return 0;
   }
   let limits;
   try {
     limits = loadLimits(process.env);
   } catch (err) {
-    process.stderr.write(`rg: ${err instanceof Error ? err.message : String(err)}\n`);
+    writeAll(2, `rg: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
   const { ShimOutput } = await import("../tools/search/shim-output.ts");
@@ -136,20 +137,4 @@ export async function run(args: string[]): Promise<number> {
   }
   out.finish();
   return code;
-}
-
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-
-/** Writes all of `text` to descriptor `fd`; false when it cannot (a closed pipe). */
-function writeAll(fd: number, text: string): boolean {
-  const buf = Buffer.from(text);
-  for (let at = 0; at < buf.length; ) {
-    try {
-      at += writeSync(fd, buf, at, buf.length - at);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") return false;
-      Atomics.wait(PAUSE, 0, 0, 1); // a full non-blocking pipe: give its reader a moment
-    }
-  }
-  return true;
 }

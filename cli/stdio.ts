@@ -56,19 +56,22 @@ export function stdoutSink(onBroken: (err: Error) => void = () => {}): ByteSink 
   };
 }
 
-const FULL_PIPE_WAIT_MS = 1000; // a reader that takes no byte for this long gets no more
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
-/** Writes short text to stdout at once (a version line, a help text) without loading streams. */
-export function writeStdoutNow(text: string): void {
-  const bytes = Buffer.from(text);
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (let off = 0, waited = 0; off < bytes.length; ) {
+/**
+ * Writes text to a descriptor at once, without starting Node's streams (they cost more than a small
+ * `rg` search): a full non-blocking pipe is waited on a millisecond at a time, as a blocking write
+ * would wait. False when the reader is gone (a closed pipe: `rg x | head -1`).
+ */
+export function writeAll(fd: number, text: string): boolean {
+  const buf = Buffer.from(text);
+  for (let at = 0; at < buf.length; ) {
     try {
-      off += writeSync(1, bytes, off);
+      at += writeSync(fd, buf, at, buf.length - at);
     } catch (err) {
-      // a non-blocking pipe that is full: wait for the reader a millisecond at a time, within a bound
-      if ((err as NodeJS.ErrnoException).code !== "EAGAIN" || ++waited > FULL_PIPE_WAIT_MS) return;
-      Atomics.wait(pause, 0, 0, 1);
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") return false;
+      Atomics.wait(PAUSE, 0, 0, 1);
     }
   }
+  return true;
 }

@@ -2,6 +2,7 @@
 // line counts (tools/tree/tree.ts), capped by the shim output limits. Does not walk or count itself.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { writeAll } from "./stdio.ts";
 
 const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
 
@@ -31,12 +32,12 @@ export function parseTreeArgs(args: string[]): TreeArgs | string {
 
 export async function run(args: string[]): Promise<number> {
   if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(USAGE + "\n");
+    writeAll(1, USAGE + "\n");
     return 0;
   }
   const parsed = parseTreeArgs(args);
   if (typeof parsed === "string") {
-    process.stderr.write(parsed + "\n");
+    writeAll(2, parsed + "\n");
     return 2;
   }
   const { loadLimits } = await import("../core/limits.ts");
@@ -44,7 +45,7 @@ export async function run(args: string[]): Promise<number> {
   try {
     limits = loadLimits(process.env);
   } catch (err) {
-    process.stderr.write(`tree: ${err instanceof Error ? err.message : String(err)}\n`);
+    writeAll(2, `tree: ${err instanceof Error ? err.message : String(err)}\n`);
     return 2;
   }
   const cwd = process.cwd();
@@ -53,15 +54,15 @@ export async function run(args: string[]): Promise<number> {
     if (!statSync(abs).isDirectory()) throw new Error("not a directory");
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === "ENOENT" ? "no such directory" : (err as Error).message;
-    process.stderr.write(`tree: ${parsed.dir ?? "."}: ${why}\n`);
+    writeAll(2, `tree: ${parsed.dir ?? "."}: ${why}\n`);
     return 1;
   }
   const { ShimOutput } = await import("../tools/search/shim-output.ts");
   const { buildTree, renderTree } = await import("../tools/tree/tree.ts");
+  // Written straight to the descriptor, as rg's output is; a closed pipe (`tree | head`) ends it quietly.
   let broken = false;
-  process.stdout.on("error", () => (broken = true));
   const emit = (chunk: string) => {
-    if (!broken) process.stdout.write(chunk);
+    if (!broken) broken = !writeAll(1, chunk);
   };
   const cap = { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES };
   const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
@@ -72,6 +73,5 @@ export async function run(args: string[]): Promise<number> {
   });
   renderTree(tree, out);
   out.finish();
-  await new Promise<void>((r) => (broken ? r() : process.stdout.write("", () => r())));
   return 0;
 }
