@@ -1,6 +1,7 @@
-// Owns `tendril agent`: flags and environment → Config, the LLM provider, the MCP pool and the ACP server
-// on stdio; process-level safety nets (unhandled rejections, signals) and the exit path, which always
-// kills every process group the agent started. The agent itself lives in core/acp and core/agent.
+// Owns `tendril agent`: flags and environment → Config and the LLM provider (prompt's in-process agent
+// takes the same setup), the agent (agent-runtime.ts) on stdio, process-level safety nets (uncaught
+// errors, signals, a closed stdout) and the exit path, which always kills every process group the
+// agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
 import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
