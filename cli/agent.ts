@@ -72,7 +72,7 @@ export function isSetupError(err: unknown): err is Error {
   return err instanceof Error && (err.name === "ConfigError" || err.name === "LimitError");
 }
 
-async function runAgent(flags: AgentFlags): Promise<number> {
+export async function runAgent(flags: AgentFlags): Promise<number> {
   const { log, setLogScope } = await import("../core/log.ts");
   setLogScope("tendril agent");
   let setup;

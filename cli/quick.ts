@@ -1,6 +1,7 @@
-// Owns the paths that need no command line parser: `--version`, and the `rg`/`tree` shims (by argv0
-// or as `tendril rg …`). Neither loads commander or the modes, so the cheapest calls to the binary —
-// and every `rg` an agent's shell runs — stay close to a bare process start.
+// Owns the paths that need no command line parser: `--version`, the `rg`/`tree` shims (by argv0 or
+// as `tendril rg …`), and a bare `tendril agent` (what an editor runs: there are no flags to parse).
+// None loads commander, so the cheapest calls to the binary — every `rg` an agent's shell runs, every
+// agent an editor starts — stay close to a bare process start.
 import { VERSION } from "../core/version.ts";
 
 /** The text to print for `args` when no mode needs to run, else undefined. */
@@ -14,6 +15,12 @@ export function shimCall(invokedAs: string, args: readonly string[]): Promise<nu
   if (invokedAs === "rg" || invokedAs === "tree") return runShim(invokedAs, [...args]);
   if (args[0] === "rg" || args[0] === "tree") return runShim(args[0], args.slice(1));
   return undefined;
+}
+
+/** Runs `tendril agent` when it is called with no flags at all; else undefined. */
+export function bareAgentCall(args: readonly string[]): Promise<number> | undefined {
+  if (args.length !== 1 || args[0] !== "agent") return undefined;
+  return import("./agent.ts").then((m) => m.runAgent({}));
 }
 
 export async function runShim(name: "rg" | "tree", args: string[]): Promise<number> {
