@@ -3,7 +3,7 @@
 // Owns nothing else: every mode lives in cli/, and heavy modules load only when their mode runs.
 // The compiled binary is ESM split into chunks: this entry chunk stays small, so every mode loads only its own code.
 import { basename } from "node:path";
-import { bareAgentCall, quickAnswer, shimCall } from "./cli/quick.ts";
+import { modeCall, quickAnswer, shimCall } from "./cli/quick.ts";
 import { writeAll } from "./cli/stdio.ts";
 
 const invokedAs = basename(process.argv0 || "tendril");
@@ -11,8 +11,9 @@ const args = process.argv.slice(2);
 const quick = quickAnswer(args);
 const run =
   shimCall(invokedAs, args) ??
-  bareAgentCall(args) ??
-  (quick !== undefined ? Promise.resolve(writeAll(1, quick)).then(() => 0) : import("./cli/program.ts").then((p) => p.runProgram(args)));
+  (quick !== undefined
+    ? Promise.resolve(writeAll(1, quick)).then(() => 0)
+    : modeCall(args).then((code) => code ?? import("./cli/program.ts").then((p) => p.runProgram(args))));
 run.then(
   (code) => process.exit(code),
   (err: unknown) => {

@@ -1,8 +1,9 @@
 // Owns `tendril prompt` / `yopo`: flags, stdin prompt, environment and signals → one ACP client run.
 // Usage errors exit 2 with one line; the run itself (core/acp-client/client-runner.ts) sets every other code.
 // Does not speak ACP or render: core/acp does both; this file only wires values and the process.
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { statSync } from "node:fs";
+import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { VERSION } from "../core/version.ts";
 import type { AgentSpawn, McpStdioServer } from "../core/acp-client/client-runner.ts";
@@ -24,35 +25,74 @@ interface PromptFlags {
 
 class UsageError extends Error {}
 
+/** prompt's flags, the one table both the command line parser and the fast path read. */
+const FLAGS: { name: keyof PromptFlags; arg: string; help: string; default?: string; choices?: readonly string[]; repeatable?: boolean }[] = [
+  { name: "agent", arg: "<CMD>", help: "ACP agent command, shell-split; leading NAME=value words set env (default: tendril agent)" },
+  { name: "cwd", arg: "<DIR>", help: "workspace directory of the session (default: the current directory)" },
+  { name: "approve", arg: "<POLICY>", help: "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", default: "ask-deny" },
+  { name: "output", arg: "<FORMAT>", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: ["text", "json", "stream-json"] },
+  { name: "timeout", arg: "<S>", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
+  { name: "mcp", arg: "<NAME=CMD>", help: "add a stdio MCP server to the session (repeatable)", repeatable: true },
+];
+
 export function describePrompt(program: Command, exit: ExitBox): void {
-  program
+  const cmd = program
     .command("prompt")
     .alias("yopo")
     .description("send one prompt to an ACP agent, print the answer, exit 0 on end_turn (for CI)")
-    .argument("<PROMPT>", 'the prompt, or "-" to read it from stdin')
-    .option("--agent <CMD>", "ACP agent command, shell-split; leading NAME=value words set env (default: tendril agent)")
-    .option("--cwd <DIR>", "workspace directory of the session (default: the current directory)")
-    .option("--approve <POLICY>", "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", "ask-deny")
-    .addOption(
-      new Option("--output <FORMAT>", "text, json (one object) or stream-json (one line per update)")
-        .choices(["text", "json", "stream-json"])
-        .default("text"),
-    )
-    .option("--timeout <S>", "cancel the turn and stop the agent after S seconds (exit 124)")
-    .option("--mcp <NAME=CMD>", "add a stdio MCP server to the session (repeatable)", (v: string, all?: string[]) => [...(all ?? []), v])
+    .argument("<PROMPT>", 'the prompt, or "-" to read it from stdin');
+  for (const f of FLAGS) {
+    const option = cmd.createOption(`--${f.name} ${f.arg}`, f.help);
+    if (f.choices) option.choices(f.choices);
+    if (f.default !== undefined) option.default(f.default);
+    if (f.repeatable) option.argParser((v: string, all?: string[]) => [...(all ?? []), v]);
+    cmd.addOption(option);
+  }
+  cmd
     .addHelpText(
       "after",
       "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 124 timeout, 130 Ctrl-C.",
     )
     .action(async (prompt: string, flags: PromptFlags) => {
-      try {
-        exit.code = await runPromptMode(prompt, flags);
-      } catch (err) {
-        if (!(err instanceof UsageError)) throw err;
-        process.stderr.write(`tendril prompt: ${err.message}\n`);
-        exit.code = 2;
-      }
+      exit.code = await runPromptCommand(prompt, flags);
     });
+}
+
+/**
+ * `tendril prompt …` without the command line parser when the flags are plain (one prompt, known
+ * flags, known choices): a CI step should not pay for commander. Anything else — help, a mistake —
+ * is undefined: the full parser takes it and says what is wrong.
+ */
+export async function runPromptFast(args: string[]): Promise<number | undefined> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: Object.fromEntries(FLAGS.map((f) => [f.name, { type: "string" as const, ...(f.repeatable ? { multiple: true } : {}) }])),
+    });
+  } catch {
+    parsed = undefined;
+  }
+  const flags = parsed?.values as Partial<PromptFlags> | undefined;
+  const plain =
+    parsed !== undefined &&
+    parsed.positionals.length === 1 &&
+    FLAGS.every((f) => !f.choices || flags![f.name] === undefined || f.choices.includes(flags![f.name] as string));
+  if (!plain) return undefined;
+  const withDefaults = { ...Object.fromEntries(FLAGS.filter((f) => f.default !== undefined).map((f) => [f.name, f.default])), ...flags } as PromptFlags;
+  return runPromptCommand(parsed!.positionals[0]!, withDefaults);
+}
+
+async function runPromptCommand(prompt: string, flags: PromptFlags): Promise<number> {
+  try {
+    return await runPromptMode(prompt, flags);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`tendril prompt: ${err.message}\n`);
+    return 2;
+  }
 }
 
 function env(): Record<string, string> {

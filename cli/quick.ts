@@ -1,5 +1,6 @@
 // Owns the paths that need no command line parser: `--version`, the `rg`/`tree` shims (by argv0 or
-// as `tendril rg …`), and a bare `tendril agent` (what an editor runs: there are no flags to parse).
+// as `tendril rg …`), a bare `tendril agent` (what an editor runs: there are no flags to parse) and
+// `tendril prompt` with plain flags (what CI runs).
 // None loads commander, so the cheapest calls to the binary — every `rg` an agent's shell runs, every
 // agent an editor starts — stay close to a bare process start.
 import { VERSION } from "../core/version.ts";
@@ -17,10 +18,12 @@ export function shimCall(invokedAs: string, args: readonly string[]): Promise<nu
   return undefined;
 }
 
-/** Runs `tendril agent` when it is called with no flags at all; else undefined. */
-export function bareAgentCall(args: readonly string[]): Promise<number> | undefined {
-  if (args.length !== 1 || args[0] !== "agent") return undefined;
-  return import("./agent.ts").then((m) => m.runAgent({}));
+/** Runs `tendril agent` with no flags at all, or `tendril prompt` with plain flags, without commander;
+ *  resolves undefined when the full command line parser must take the call. */
+export function modeCall(args: readonly string[]): Promise<number | undefined> {
+  if (args.length === 1 && args[0] === "agent") return import("./agent.ts").then((m) => m.runAgent({}));
+  if (args[0] === "prompt" || args[0] === "yopo") return import("./prompt.ts").then((m) => m.runPromptFast(args.slice(1)));
+  return Promise.resolve(undefined);
 }
 
 export async function runShim(name: "rg" | "tree", args: string[]): Promise<number> {
