@@ -17,7 +17,7 @@ export interface DevToolsOptions {
   limits: Limits;
   cacheDir: string;
   /** Environment for shell commands (PATH starts with the shim dir). */
-  env: Record<string, string>;
+  env: Record<string, string> | (() => Promise<Record<string, string>>);
 }
 
 export interface DevTools {

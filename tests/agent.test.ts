@@ -3,7 +3,7 @@
 // caps and failures, each named after what a user would observe. One file over 400 lines on purpose:
 // every group shares one fake LLM and the same spawn helpers, and splitting would duplicate both.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
@@ -287,6 +287,24 @@ describe("tools", () => {
     expect(JSON.stringify(done.content)).toContain("hi-from-shell");
     expect(done.rawOutput).toBeDefined();
     expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).toContain("hi-from-shell");
+  });
+
+  test("the shim folder exists only from the first shell command to the agent's exit, with rg first on the command's PATH", async () => {
+    const tmp = workspace("shim-tmp");
+    const shims = () => readdirSync(tmp).filter((n) => n.startsWith("tendril-shims-"));
+    const a = agentWith({ env: { TENDRIL_MODE: "yolo", TMPDIR: tmp } });
+    await a.initialize();
+    const { sessionId } = await a.newSession(workspace("shim-ws"));
+    fake.script([{ text: "no tools" }]);
+    await a.prompt(sessionId, "just talk");
+    expect(shims()).toEqual([]);
+    fake.script([{ toolCalls: [{ id: "w1", name: "dev__shell", input: { command: "command -v rg" } }] }, { text: "found it" }]);
+    await a.prompt(sessionId, "where is rg");
+    expect(shims().length).toBe(1);
+    const done = a.ofKind("tool_call_update").find((u) => u.toolCallId === "w1" && u.status === "completed")!;
+    expect(JSON.stringify(done.content)).toContain(`${shims()[0]}/rg`);
+    expect(await a.close(5000)).toBe(0);
+    expect(shims()).toEqual([]);
   });
 
   test("reject_once: the command is not executed, the LLM hears `rejected by user`, the turn continues", async () => {

@@ -27,8 +27,9 @@ export type ShellArgs = z.infer<typeof shellInput>;
 export interface ShellOptions {
   /** Real path of the workspace root. */
   root: string;
-  /** The full environment for commands (PATH already starts with the shim dir). */
-  env: Record<string, string>;
+  /** The full environment for commands (PATH already starts with the shim dir), or how to get it
+   *  when the first command runs (the agent makes its shim folder only then). */
+  env: Record<string, string> | (() => Promise<Record<string, string>>);
   artifactDir: string;
   limits: CaptureLimits & { defaultTimeoutS: number; maxTimeoutS: number; artifacts: number; maxRunning: number };
 }
@@ -70,7 +71,8 @@ export class ShellTool {
       }
       const requested = args.timeout_s ?? this.opts.limits.defaultTimeoutS;
       const timeoutS = Math.min(requested, this.opts.limits.maxTimeoutS);
-      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal);
+      const env = typeof this.opts.env === "function" ? await this.opts.env() : this.opts.env;
+      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env);
       return formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
     } catch (err) {
       return { text: (err as Error).message, isError: true };
@@ -101,9 +103,9 @@ export class ShellTool {
    * Runs one command to completion (or its kill); resolves once its whole group is gone. The group
    * comes from core/process-group.ts, whose watchdog kills it even when this process is SIGKILLed.
    */
-  run(command: string, cwd: string, timeoutMs: number, signal?: AbortSignal): Promise<ShellOutcome> {
+  run(command: string, cwd: string, timeoutMs: number, signal: AbortSignal | undefined, env: Record<string, string>): Promise<ShellOutcome> {
     const capture = new OutputCapture(this.opts.limits, this.store);
-    const child = spawnGroup({ label: "shell command", command: "bash", args: ["-c", command], cwd, env: this.opts.env, stdin: "ignore" });
+    const child = spawnGroup({ label: "shell command", command: "bash", args: ["-c", command], cwd, env, stdin: "ignore" });
     const pgid = child.pid;
     if (pgid === undefined) {
       return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start bash: ${err.message}`))));
