@@ -11,6 +11,7 @@ import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";
 import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
 import { hookInput, TodoList, todoInput } from "../tools/dev/todo.ts";
+import listed from "../tools/dev/input-schemas.json" with { type: "json" };
 
 export interface DevToolsOptions {
   root: string;
@@ -66,6 +67,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       title: "Run a shell command",
       description: text.shell,
       inputSchema: shellInput,
+      listedSchema: listed.shell,
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       run: (args, signal) => shell.call(args, signal),
     }),
@@ -74,6 +76,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       title: "Edit a file",
       description: text.strReplace,
       inputSchema: strReplaceInput,
+      listedSchema: listed.str_replace,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
       run: (args) => editor.call(args),
     }),
@@ -83,6 +86,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       title: "Todo list",
       description: text.todo,
       inputSchema: todoInput,
+      listedSchema: listed.todo,
       annotations: { readOnlyHint: true, openWorldHint: false },
       run: async (args) => todo.update(args),
     }),
@@ -90,6 +94,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       name: "_Stop",
       description: text.stop,
       inputSchema: hookInput,
+      listedSchema: listed.hook,
       annotations: { readOnlyHint: true },
       run: async () => ({ text: todo.stopObjection() }),
     }),
@@ -97,6 +102,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       name: "_PostCompact",
       description: text.postCompact,
       inputSchema: hookInput,
+      listedSchema: listed.hook,
       annotations: { readOnlyHint: true },
       run: async () => ({ text: todo.afterCompaction() }),
     }),

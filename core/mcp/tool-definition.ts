@@ -26,6 +26,9 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   title?: string;
   description: string;
   inputSchema: S;
+  /** inputSchema as JSON Schema, computed ahead (inputJsonSchema at build time): listing then costs no
+   *  conversion. A test holds it equal to the conversion. */
+  listedSchema?: Record<string, unknown>;
   annotations?: ToolHints;
   /** `signal` aborts on cancellation and when the server closes. Throwing is allowed (→ isError). */
   run(args: z.infer<S>, signal: AbortSignal): Promise<ToolReply>;
@@ -39,11 +42,16 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolD
 /** Schemas are module constants shared by every session's tools: each is converted once. */
 const jsonSchemas = new WeakMap<z.ZodObject, Record<string, unknown>>();
 
-/** The tool as `tools/list` shows it: the JSON Schema the MCP server SDK derives (draft-7, input side). */
+/** A tool's input schema as `tools/list` shows it: the JSON Schema the MCP server SDK derives (draft-7, input side). */
+export function inputJsonSchema(schema: z.ZodObject): Record<string, unknown> {
+  return z.toJSONSchema(schema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+}
+
+/** The tool as `tools/list` shows it. */
 export function listedTool(def: ToolDefinition): RawTool {
-  let inputSchema = jsonSchemas.get(def.inputSchema);
+  let inputSchema = def.listedSchema ?? jsonSchemas.get(def.inputSchema);
   if (!inputSchema) {
-    inputSchema = z.toJSONSchema(def.inputSchema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+    inputSchema = inputJsonSchema(def.inputSchema);
     jsonSchemas.set(def.inputSchema, inputSchema);
   }
   return {
