@@ -2,7 +2,7 @@
 // registry, and the watchdog that takes a group down when its owner dies by SIGKILL.
 import { expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
@@ -147,6 +147,41 @@ setInterval(() => {}, 1000);`,
   const b = await readPidFile(second, 5000);
   expect(await waitFor(() => dogsOf([a, b]).length === 1, 5000)).toBe(true);
   proc.kill("SIGKILL");
+  expect(await waitFor(() => !pidAlive(a) && !pidAlive(b), 5000)).toBe(true);
+}, 30_000);
+
+test("regression: a group started just after the watchdog died (before its death was seen) was lost; now a new watchdog answers for it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
+  const owner = join(dir, "owner.ts");
+  const pg = JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname);
+  const ran = join(dir, "ran");
+  const pids = join(dir, "pids");
+  writeFileSync(
+    owner,
+    `import { spawnGroup } from ${pg};
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+const env = { PATH: process.env.PATH };
+const a = spawnGroup({ label: "a", command: "sleep", args: ["30"], env, stdin: "ignore" });
+await new Promise((r) => setTimeout(r, 300));
+const dog = readdirSync("/proc").find((e) => {
+  try {
+    const st = readFileSync("/proc/" + e + "/stat", "utf8");
+    return Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]) === process.pid && readFileSync("/proc/" + e + "/cmdline", "utf8").includes("groups=");
+  } catch {
+    return false;
+  }
+});
+process.kill(Number(dog), "SIGKILL");
+// the same turn of the event loop: the watchdog's death cannot have been seen yet
+const b = spawnGroup({ label: "b", command: "sh", args: ["-c", "echo ran > " + ${JSON.stringify(ran)} + "; exec sleep 30"], env, stdin: "ignore" });
+writeFileSync(${JSON.stringify(pids)}, a.pid + " " + b.pid);
+setInterval(() => {}, 1000);`,
+  );
+  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
+  expect(await waitFor(() => existsSync(ran), 5000)).toBe(true);
+  const [a, b] = readFileSync(pids, "utf8").split(" ").map(Number) as [number, number];
+  proc.kill("SIGKILL");
+  // the new watchdog was told both groups: the owner's death takes both down
   expect(await waitFor(() => !pidAlive(a) && !pidAlive(b), 5000)).toBe(true);
 }, 30_000);
 

@@ -49,8 +49,11 @@ const POLL_MS = 10;
 /** Live groups (pgid → label). A group stays here until killGroup has finished with it. */
 const live = new Map<number, string>();
 let watchdog: ChildProcess | undefined;
-/** Groups told to a watchdog and not yet answered for (pgid → that watchdog, what to do on the answer). */
-const awaiting = new Map<number, { dog: ChildProcess; then: (ok: boolean) => void }>();
+/** Groups told to a watchdog and not yet answered for (pgid → that watchdog, what to do on the answer,
+ *  how many watchdogs it has been told to). */
+const awaiting = new Map<number, { dog: ChildProcess; then: (ok: boolean) => void; tries: number }>();
+/** Watchdogs a group may be told to before it is given up: one that died unanswering, and a fresh one. */
+const WATCHDOG_TRIES = 3;
 let graceMs: number = DEFAULT_LIMITS.KILL_GRACE_MS;
 
 /** Sets the SIGTERM → SIGKILL grace of the ladder (cli/ passes the limits in force). */
@@ -131,7 +134,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
  * Puts a group on the watchdog's list, starting the watchdog (again, if it died) when needed;
  * `then` learns whether the watchdog answered for it. False: no watchdog could start.
  */
-function watch(pgid: number, then: (ok: boolean) => void): boolean {
+function watch(pgid: number, then: (ok: boolean) => void, tries = 1): boolean {
   if (watchdog === undefined || watchdog.exitCode !== null || watchdog.signalCode !== null) {
     const dog = spawn("/bin/sh", ["-c", WATCHDOG], { detached: true, stdio: ["pipe", "pipe", "ignore"], env: {} });
     if (dog.pid === undefined) return false;
@@ -144,9 +147,12 @@ function watch(pgid: number, then: (ok: boolean) => void): boolean {
       partial = lines.pop() ?? "";
       for (const line of lines) answered(Number(line), true);
     });
+    let wentAway = false;
     const gone = () => {
+      if (wentAway) return;
+      wentAway = true;
       if (watchdog === dog) watchdog = undefined;
-      for (const [g, wait] of [...awaiting]) if (wait.dog === dog) answered(g, false);
+      for (const g of [...awaiting.keys()]) retell(g, dog);
     };
     dog.stdout?.once("close", gone);
     dog.once("exit", gone);
@@ -157,13 +163,26 @@ function watch(pgid: number, then: (ok: boolean) => void): boolean {
     // A new watchdog knows nothing yet: tell it every group still alive.
     for (const g of live.keys()) dog.stdin?.write(`+${g}\n`);
   }
-  const pipe = watchdog.stdin;
+  const dog = watchdog;
+  const pipe = dog.stdin;
   if (!pipe) return false;
-  awaiting.set(pgid, { dog: watchdog, then });
+  awaiting.set(pgid, { dog, then, tries });
   pipe.write(`+${pgid}\n`, (err) => {
-    if (err) answered(pgid, false);
+    if (err) retell(pgid, dog);
   });
   return true;
+}
+
+/**
+ * A group `dog` never answered for because it died (killed, say, between our write and its echo): told
+ * to a new watchdog, so a watchdog's death costs no command; failed when no watchdog will answer.
+ */
+function retell(pgid: number, dog: ChildProcess): void {
+  const wait = awaiting.get(pgid);
+  if (!wait || wait.dog !== dog) return;
+  awaiting.delete(pgid);
+  if (watchdog === dog) watchdog = undefined;
+  if (wait.tries >= WATCHDOG_TRIES || !watch(pgid, wait.then, wait.tries + 1)) wait.then(false);
 }
 
 function answered(pgid: number, ok: boolean): void {
