@@ -3,20 +3,18 @@
 // start, not two (and no pipes or watchdog hand-shake). Its log lines go through the prompt's output
 // like a spawned agent's stderr. Shutting it down is its close sequence; whatever does not finish
 // within the grace has its process groups killed.
+import { AgentStderr } from "../core/acp-client/agent-process.ts";
 import type { AgentEnd, AgentExit } from "../core/acp-client/client-runner.ts";
 import { bytePipe } from "../core/wire/byte-pipe.ts";
 import { agentSetup, isSetupError } from "./agent.ts";
 import type { OpenAgent } from "./agent-runtime.ts";
 
-const TAIL_LINES = 20;
-
 export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
-  const tail: string[] = [];
+  const tail = new AgentStderr();
   const say = (line: string) => {
-    tail.push(line);
-    if (tail.length > TAIL_LINES) tail.shift();
+    tail.push(`${line}\n`);
     stderr(`${line}\n`);
   };
   let agent: OpenAgent | undefined;
@@ -52,7 +50,7 @@ export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
     output: fromAgent.input,
     input: toAgent.sink,
     exited,
-    stderrTail: () => [...tail],
+    stderrTail: () => tail.lines(),
     async shutdown(graceMs) {
       toAgent.close();
       let timer: Parameters<typeof clearTimeout>[0];

@@ -40,13 +40,26 @@ export interface AgentExit {
 const TAIL_LINES = 20;
 const TAIL_BYTES = 4096;
 
+/** What an agent wrote on stderr, kept for the error that says why it died: its last 20 lines / 4 KiB. */
+export class AgentStderr {
+  readonly #tail = new StderrTail(TAIL_BYTES, () => {});
+
+  push(text: string): void {
+    this.#tail.push(text);
+  }
+
+  lines(): string[] {
+    return this.#tail.lines().filter((l) => l.trim() !== "").slice(-TAIL_LINES);
+  }
+}
+
 export class AgentProcess implements AgentEnd {
   readonly child: ChildProcess;
   readonly output: AsyncIterable<Uint8Array>;
   readonly input: ByteSink;
   /** Resolves once the process has exited and its stdout is drained (or 300 ms passed). */
   readonly exited: Promise<AgentExit>;
-  private readonly tail = new StderrTail(TAIL_BYTES, () => {});
+  private readonly tail = new AgentStderr();
   private exit: AgentExit | undefined;
 
   constructor(spec: AgentSpawn, onStderr: (text: string) => void) {
@@ -85,7 +98,7 @@ export class AgentProcess implements AgentEnd {
 
   /** The last lines the agent wrote on stderr (at most 20 lines / 4 KiB). */
   stderrTail(): string[] {
-    return this.tail.lines().filter((l) => l.trim() !== "").slice(-TAIL_LINES);
+    return this.tail.lines();
   }
 
   /** Signals the whole process group; a group already gone is fine. */

@@ -4,8 +4,6 @@
 import { bytePipe } from "../wire/byte-pipe.ts";
 import type { HopIo } from "./router.ts";
 
-export { bytePipe } from "../wire/byte-pipe.ts";
-
 export interface MemoryPeer {
   /** The conductor's side of this hop. */
   readonly io: HopIo;

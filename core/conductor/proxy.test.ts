@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { Chain } from "./router.ts";
-import { bytePipe, memoryPeer } from "./memory-hop.ts";
+import { memoryPeer } from "./memory-hop.ts";
+import { bytePipe } from "../wire/byte-pipe.ts";
 import { Proxy } from "./proxy.ts";
 
 /** client → [our Proxy] → agent, all in memory. */

@@ -2,7 +2,8 @@
 import { expect, test } from "bun:test";
 import { z } from "zod";
 import { Chain } from "../conductor/router.ts";
-import { bytePipe, type MemoryPeer, memoryPeer } from "../conductor/memory-hop.ts";
+import { type MemoryPeer, memoryPeer } from "../conductor/memory-hop.ts";
+import { bytePipe } from "../wire/byte-pipe.ts";
 import { Proxy } from "../conductor/proxy.ts";
 import { defineTool } from "../mcp/tool-definition.ts";
 import { attachCrateResearch } from "./research-proxy.ts";
