@@ -7,7 +7,7 @@ import { dirname, join, normalize } from "node:path";
 const ROOT = process.argv[2] ?? process.cwd();
 const DIRS = ["main.ts", "cli", "core", "tools"];
 /** The leaf modules of core/ that tools/ may use (ARCHITECTURE.md rule 4). */
-const CORE_LEAVES = ["core/limits.ts", "core/log.ts", "core/process-group.ts", "core/text-bounds.ts"];
+const CORE_LEAVES = ["core/ids.ts", "core/limits.ts", "core/log.ts", "core/process-group.ts", "core/text-bounds.ts"];
 /** SDK import prefix → the one module allowed to load it at run time (per protocol side). */
 const ADAPTERS: Record<string, string[]> = {
   "@anthropic-ai/sdk": ["core/llm/anthropic.ts"],
@@ -39,10 +39,11 @@ function importsOf(text: string): Imp[] {
   return out;
 }
 
-/** Modules every agent session loads with the default tools, and the SDKs their static imports must
- *  not reach (the MCP SDK loads only when a session declares an external server or dev-mcp runs). */
+/** Modules every agent session loads with the default tools, and the packages their static imports must
+ *  not reach: the MCP SDK loads only when a session declares an external server or dev-mcp runs, and
+ *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use). */
 const LEAN_ENTRIES = ["cli/agent-dev-tools.ts", "cli/dev-mcp-tools.ts", "core/acp/agent-server.ts", "core/agent/loop.ts", "core/mcp/pool.ts"];
-const LAZY_SDKS = ["@modelcontextprotocol/sdk"];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto"];
 
 const problems: string[] = [];
 const graph = new Map<string, string[]>();
@@ -83,7 +84,7 @@ for (const file of all) {
   staticPackages.set(file, packages);
 }
 
-// what loads with the lean entries must not pull in a lazily loaded SDK
+// what loads with the lean entries must not pull in a lazily loaded package
 for (const entry of LEAN_ENTRIES) {
   const seen = new Set<string>();
   const path = new Map<string, string>([[entry, entry]]);
@@ -93,7 +94,7 @@ for (const entry of LEAN_ENTRIES) {
     if (seen.has(f)) continue;
     seen.add(f);
     for (const pkg of staticPackages.get(f) ?? []) {
-      const sdk = LAZY_SDKS.find((p) => pkg === p || pkg.startsWith(p + "/"));
+      const sdk = LAZY_PACKAGES.find((p) => pkg === p || pkg.startsWith(p + "/"));
       if (sdk) problems.push(`${entry} loads ${pkg} at start-up (${path.get(f)}); import it with await import() where it is needed`);
     }
     for (const t of staticEdges.get(f) ?? []) if (!seen.has(t)) (path.set(t, `${path.get(f)} → ${t}`), todo.push(t));

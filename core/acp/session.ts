@@ -2,7 +2,6 @@
 // prompt, policy, history), one prompt at a time per session, cancellation through a per-session
 // AbortController, modes, listing and closing, and recording each live session to its file.
 // Does not speak JSON-RPC (agent-server.ts), run the turn (agent/loop.ts) or start servers (session-open.ts).
-import { randomUUID } from "node:crypto";
 import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { PermissionMode, PermissionRule } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
@@ -11,6 +10,7 @@ import type { Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
 import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
+import { randomId } from "../ids.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
 import type { ApprovalStore } from "../policy/approvals.ts";
 import { emptyTotals, type Lifecycle, runTurn, TurnError, type TurnTotals } from "../agent/loop.ts";
@@ -110,7 +110,7 @@ export class SessionManager {
   /** session/new. */
   async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null) {
     checkCwd(cwd);
-    const s = await this.#open({ id: randomUUID(), cwd, servers, meta });
+    const s = await this.#open({ id: randomId(), cwd, servers, meta });
     const store = this.host.store;
     if (store) {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
+import { randomId } from "../ids.ts";
 import { errorResponse, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import { isObject, type Params } from "./dialect.ts";
@@ -131,7 +131,7 @@ export class McpBridge implements AgentEdge {
   }
 
   #relaySacp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
-    const proposed = randomUUID();
+    const proposed = randomId();
     let untrack = () => {};
     const connected = side.request("_mcp/connect", { connectionId: proposed, url: decl.id, acp_url: decl.id }).then((answer) => {
       const r = isObject(answer.result) ? answer.result : {};

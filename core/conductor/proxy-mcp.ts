@@ -2,7 +2,7 @@
 // connections are ours, the answers to their inner requests, progress notifications sent back for a
 // running tool call, and cancelling one (`notifications/cancelled`, or the conductor connection ending).
 // Does not route: proxy.ts hands it the messages addressed to our servers and sends what it asks.
-import { randomUUID } from "node:crypto";
+import { randomId } from "../ids.ts";
 import { type Flavour, answerMcp, declare, type McpCallContext, type McpToolServer } from "./mcp-over-acp.ts";
 import { isObject } from "./dialect.ts";
 
@@ -37,7 +37,7 @@ export class ProxyMcpHost {
   ) {}
 
   serve(name: string, server: McpToolServer): ServedMcp {
-    const id = randomUUID();
+    const id = randomId();
     this.#servers.set(id, { name, server });
     const stop = () => {
       this.#servers.delete(id);
@@ -57,7 +57,7 @@ export class ProxyMcpHost {
     if (method === "_mcp/connect") {
       const url = String(p.acp_url ?? p.url ?? "");
       if (!url.startsWith("acp:") || !this.#servers.has(url.slice(4))) return undefined;
-      const connectionId = randomUUID();
+      const connectionId = randomId();
       this.#connections.set(connectionId, url.slice(4));
       return Promise.resolve({ connectionId, connection_id: connectionId });
     }
@@ -65,7 +65,7 @@ export class ProxyMcpHost {
       const connectionId = String(p.connectionId ?? p.connection_id);
       const served = this.#servers.get(this.#connections.get(connectionId) ?? "");
       const send: Send = (m, params) => this.notify("_mcp/message", { connectionId, method: m, params });
-      const key = p.id === undefined ? randomUUID() : `${connectionId}\0${String(p.id)}`;
+      const key = p.id === undefined ? randomId() : `${connectionId}\0${String(p.id)}`;
       return (
         served &&
         this.#call(served, p, key, send).then((a) => {

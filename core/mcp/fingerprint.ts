@@ -1,6 +1,6 @@
 // Owns the structural identity of an MCP server: SHA-256 of canonical JSON (sorted keys, no undefined)
 // of what decides its behaviour. Names are labels and never part of it. Does not decide sharing (pool.ts does).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../ids.ts";
 import type { McpServerSpec } from "./types.ts";
 
 /** JSON with object keys sorted at every depth and undefined members dropped, so equal values hash equal. */
@@ -31,5 +31,5 @@ export function fingerprint(spec: McpServerSpec, sessionCwd: string): string {
     url: stdio ? undefined : spec.url,
     headers: stdio ? undefined : (spec.headers ?? {}),
   };
-  return createHash("sha256").update(canonicalJson(identity)).digest("hex");
+  return sha256Hex(canonicalJson(identity));
 }

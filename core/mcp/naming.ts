@@ -1,7 +1,7 @@
 // Owns the per-session tool namespace spelling: `server__tool`, only [A-Za-z0-9_-], at most 64 bytes,
 // unique within a session (a short hash suffix settles truncation and sanitising collisions).
 // Does not decide which tools are offered (catalog.ts does).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../ids.ts";
 
 export const MAX_QUALIFIED_NAME_BYTES = 64;
 const SEPARATOR = "__";
@@ -13,7 +13,7 @@ export function sanitizeName(name: string): string {
 }
 
 function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, HASH_CHARS);
+  return sha256Hex(text).slice(0, HASH_CHARS);
 }
 
 /**

@@ -2,10 +2,10 @@
 // append-only JSONL file in the state dir (a grant or a revocation per line, each one O_APPEND write,
 // so two agents granting at once lose neither), folded into the approvals in force, re-read only
 // when the file changed. Does not decide calls (policy.ts) or print anything (cli/).
-import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { log } from "../log.ts";
+import { randomHex } from "../ids.ts";
 
 export interface Approval {
   id: string;
@@ -31,7 +31,7 @@ export class ApprovalStore {
 
   /** Records an approval; a later one for the same workspace and scope replaces an earlier one. */
   add(a: Omit<Approval, "id" | "at">): Approval {
-    const approval: Approval = { id: randomBytes(4).toString("hex"), at: new Date().toISOString(), ...a };
+    const approval: Approval = { id: randomHex(4), at: new Date().toISOString(), ...a };
     this.#append({ type: "grant", ...approval });
     return approval;
   }

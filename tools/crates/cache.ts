@@ -1,7 +1,8 @@
 // Owns where crate sources live on disk: cargo's unpacked sources and downloaded .crate files under
 // $CARGO_HOME (read only), and tendril's cache `<cache>/crates/<registry>/NAME-VER`, filled atomically
 // (extract into `.tmp/`, then rename) so a folder that exists is complete. Does not download or resolve.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { randomHex } from "../../core/ids.ts";
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import semver from "semver";
@@ -125,7 +126,7 @@ export async function installCrate(
 ): Promise<string> {
   const top = `${name}-${version}`;
   const final = checkoutDir(store, name, version);
-  const tmp = join(store.root, ".tmp", `${top}.${process.pid}.${randomBytes(6).toString("hex")}`);
+  const tmp = join(store.root, ".tmp", `${top}.${process.pid}.${randomHex(6)}`);
   // Loaded here: a cache hit never needs the tar parser.
   const { CrateExtraction } = await import("./verify-extract.ts");
   let current: CrateExtraction | undefined;

@@ -1,7 +1,7 @@
 // Owns the on-disk copies of sparse-index files: the body plus the validators (ETag, Last-Modified) that
 // revalidation sends back, as cargo keeps them; written atomically. Read when the registry answers 304
 // or cannot be reached. Knows nothing about HTTP or what the lines mean.
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../../core/ids.ts";
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -44,7 +44,7 @@ export class IndexCache {
   /** Saves a copy (first line: the validators as JSON, then the body); a failure only costs the copy. */
   async write(path: string, entry: { body: string; etag?: string; lastModified?: string }): Promise<void> {
     const file = join(this.dir, path);
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    const tmp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
     const meta = JSON.stringify({ etag: entry.etag, last_modified: entry.lastModified });
     try {
       mkdirSync(dirname(file), { recursive: true });

@@ -2,7 +2,7 @@
 // refreshed while held; a lock whose holder died on this host, or that nobody refreshed for `staleS`,
 // is taken over. Waiters poll for the holder's result instead of downloading again, and past `maxWaitS`
 // go ahead without the lock (so the work must be safe to repeat).
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../../core/ids.ts";
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { utimes } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -26,7 +26,7 @@ const DEFAULT_POLL_MS = 25;
  */
 export async function withFileLock<T>(path: string, opts: LockOptions, done: () => Promise<T | undefined>, work: () => Promise<T>): Promise<T> {
   mkdirSync(dirname(path), { recursive: true });
-  const mine = `${process.pid} ${hostname()} ${randomBytes(8).toString("hex")}`;
+  const mine = `${process.pid} ${hostname()} ${randomHex(8)}`;
   const giveUpAt = Date.now() + opts.maxWaitS * 1000;
   for (;;) {
     opts.signal?.throwIfAborted();

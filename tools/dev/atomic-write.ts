@@ -3,7 +3,7 @@
 // sweeping the temp files that interrupted writes left behind.
 // Does not decide whether the path is allowed (callers pin a directory inside the root first).
 import { logFailure } from "../../core/log.ts";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../../core/ids.ts";
 import { constants as fsc } from "node:fs";
 import { lstat, open, readdir, rename, rm } from "node:fs/promises";
 import type { PinnedDir } from "./pinned-dir.ts";
@@ -14,7 +14,7 @@ const TEMP_NAME = /^\..+\.tendril-\d+-[0-9a-f]{8}\.tmp$/;
 const inFlight = new Set<string>();
 
 function tempName(name: string): string {
-  return `.${name}.tendril-${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
+  return `.${name}.tendril-${process.pid}-${randomHex(4)}.tmp`;
 }
 
 /** `mode` undefined: a new file with the default permissions (0666 less the umask). */

@@ -1,0 +1,22 @@
+import { expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { randomHex, randomId, sha256Hex } from "./ids.ts";
+
+test("random hex has two lower-case hex digits per byte and differs between calls", () => {
+  const a = randomHex(8);
+  expect(a).toMatch(/^[0-9a-f]{16}$/);
+  expect(randomHex(4)).toMatch(/^[0-9a-f]{8}$/);
+  expect(new Set(Array.from({ length: 50 }, () => randomHex(8))).size).toBe(50);
+});
+
+test("ids are version-4 UUIDs", () => {
+  expect(randomId()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(randomId()).not.toBe(randomId());
+});
+
+test("sha256Hex is node:crypto's SHA-256 of the UTF-8 text", () => {
+  for (const text of ["", "abc", "dev\0shell\0 0", "é✓"]) {
+    expect(sha256Hex(text)).toBe(createHash("sha256").update(text).digest("hex"));
+  }
+  expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+});
