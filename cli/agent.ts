@@ -61,7 +61,7 @@ export function describeAgent(program: Command, exit: ExitBox): void {
 export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider }> {
   const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel } = await import("../core/log.ts");
-  const cfg = loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
+  const cfg = await loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
   setLogLevel(cfg.logLevel);
   const { createProvider } = await import("../core/llm/provider.ts");
   return { cfg, provider: await createProvider(cfg, readFileOrUndefined) };

@@ -8,7 +8,7 @@ import { readFileOrUndefined } from "./optional-file.ts";
 async function store(configFlag?: string) {
   const { loadConfig } = await import("../core/config.ts");
   const { ApprovalStore } = await import("../core/policy/approvals.ts");
-  const cfg = loadConfig({ config: configFlag }, process.env, readFileOrUndefined);
+  const cfg = await loadConfig({ config: configFlag }, process.env, readFileOrUndefined);
   return new ApprovalStore(cfg.paths.stateDir);
 }
 

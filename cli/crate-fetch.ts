@@ -66,7 +66,7 @@ async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProg
   const { CRATES_IO_INDEX } = await import("../tools/crates/index-client.ts");
   const { VERSION } = await import("../core/version.ts");
   setLogScope("tendril crate-fetch");
-  const cfg = loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
+  const cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
   setLogLevel(cfg.logLevel);
   const env = process.env;
   const home = env.HOME ?? "";

@@ -3,14 +3,14 @@
 // (it pulls in zod, diff and the tools); the process and the exit path stay in dev-mcp.ts.
 import { join } from "node:path";
 import type { Limits } from "../core/limits.ts";
-import { defineTool, type ToolDefinition } from "../core/mcp/tool-definition.ts";
+import { defineTool, noInput, type ToolDefinition } from "../core/mcp/tool-definition.ts";
 import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
 import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";
 import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
-import { hookInput, TodoList, todoInput } from "../tools/dev/todo.ts";
+import { TodoList, todoInput } from "../tools/dev/todo.ts";
 import listed from "../tools/dev/input-schemas.json" with { type: "json" };
 
 export interface DevToolsOptions {
@@ -93,7 +93,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     defineTool({
       name: "_Stop",
       description: text.stop,
-      inputSchema: hookInput,
+      inputSchema: noInput,
       listedSchema: listed.hook,
       annotations: { readOnlyHint: true },
       run: async () => ({ text: todo.stopObjection() }),
@@ -101,7 +101,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     defineTool({
       name: "_PostCompact",
       description: text.postCompact,
-      inputSchema: hookInput,
+      inputSchema: noInput,
       listedSchema: listed.hook,
       annotations: { readOnlyHint: true },
       run: async () => ({ text: todo.afterCompaction() }),

@@ -48,7 +48,7 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   let cfg;
   let root: string;
   try {
-    cfg = loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
+    cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
     setLogLevel(cfg.logLevel);
     root = await resolveRoot(flags.root ?? process.cwd());
   } catch (err) {

@@ -189,7 +189,7 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     (await import("../core/process-group.ts")).setKillGrace(limits.KILL_GRACE_MS);
     const timeoutS = parseTimeout(flags.timeout);
     const cwd = workspace(flags.cwd);
-    const policy = parseApprovalPolicy(flags.approve, readFileOrUndefined);
+    const policy = await parseApprovalPolicy(flags.approve, readFileOrUndefined);
     const agent = agentSpawn(flags.agent, vars, cl, selfCommand());
     const mcpServers = (flags.mcp ?? []).map((spec) => mcpServer(spec, vars, cl));
     const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);

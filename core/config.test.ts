@@ -4,12 +4,12 @@ import { configFileKeys, ConfigError, loadConfig } from "./config.ts";
 const HOME = "/home/u";
 const files = (m: Record<string, string>) => (p: string) => m[p];
 
-test("XDG paths default under HOME and follow XDG_* variables", () => {
-  const c = loadConfig({}, { HOME }, files({}));
+test("XDG paths default under HOME and follow XDG_* variables", async () => {
+  const c = await loadConfig({}, { HOME }, files({}));
   expect(c.paths.configFile).toBe("/home/u/.config/tendril/config.toml");
   expect(c.paths.stateDir).toBe("/home/u/.local/state/tendril");
   expect(c.paths.cacheDir).toBe("/home/u/.cache/tendril");
-  const x = loadConfig({}, { HOME, XDG_CONFIG_HOME: "/c", XDG_STATE_HOME: "/s", XDG_CACHE_HOME: "/k" }, files({}));
+  const x = await loadConfig({}, { HOME, XDG_CONFIG_HOME: "/c", XDG_STATE_HOME: "/s", XDG_CACHE_HOME: "/k" }, files({}));
   expect([x.paths.configFile, x.paths.stateDir, x.paths.cacheDir]).toEqual([
     "/c/tendril/config.toml",
     "/s/tendril",
@@ -17,22 +17,22 @@ test("XDG paths default under HOME and follow XDG_* variables", () => {
   ]);
 });
 
-test("precedence: flag > environment > config file > default", () => {
+test("precedence: flag > environment > config file > default", async () => {
   const file = { "/home/u/.config/tendril/config.toml": 'model = "from-file"\nprovider = "openai"\nlog = "info"\n' };
-  expect(loadConfig({}, { HOME }, files({})).model).toBe("gpt-5.5");
-  expect(loadConfig({}, { HOME }, files(file)).model).toBe("from-file");
-  expect(loadConfig({}, { HOME, TENDRIL_MODEL: "from-env" }, files(file)).model).toBe("from-env");
-  expect(loadConfig({ model: "from-flag" }, { HOME, TENDRIL_MODEL: "from-env" }, files(file)).model).toBe("from-flag");
-  expect(loadConfig({}, { HOME }, files(file)).logLevel).toBe("info");
-  expect(loadConfig({}, { HOME, TENDRIL_LOG: "debug" }, files(file)).logLevel).toBe("debug");
+  expect((await loadConfig({}, { HOME }, files({}))).model).toBe("gpt-5.5");
+  expect((await loadConfig({}, { HOME }, files(file))).model).toBe("from-file");
+  expect((await loadConfig({}, { HOME, TENDRIL_MODEL: "from-env" }, files(file))).model).toBe("from-env");
+  expect((await loadConfig({ model: "from-flag" }, { HOME, TENDRIL_MODEL: "from-env" }, files(file))).model).toBe("from-flag");
+  expect((await loadConfig({}, { HOME }, files(file))).logLevel).toBe("info");
+  expect((await loadConfig({}, { HOME, TENDRIL_LOG: "debug" }, files(file))).logLevel).toBe("debug");
 });
 
-test("provider defaults to anthropic only when its key is set", () => {
-  expect(loadConfig({}, { HOME }, files({})).provider).toBe("openai");
-  expect(loadConfig({}, { HOME, ANTHROPIC_API_KEY: "k" }, files({})).provider).toBe("anthropic");
+test("provider defaults to anthropic only when its key is set", async () => {
+  expect((await loadConfig({}, { HOME }, files({}))).provider).toBe("openai");
+  expect((await loadConfig({}, { HOME, ANTHROPIC_API_KEY: "k" }, files({}))).provider).toBe("anthropic");
 });
 
-test("rules, mcp entries and limits come from the file", () => {
+test("rules, mcp entries and limits come from the file", async () => {
   const toml = `
 [[rules]]
 tool = "dev__shell"
@@ -48,30 +48,30 @@ env = { A = "1" }
 [limits]
 max_line_bytes = 1024
 `;
-  const c = loadConfig({ config: "/p.toml" }, { HOME }, files({ "/p.toml": toml }));
+  const c = await loadConfig({ config: "/p.toml" }, { HOME }, files({ "/p.toml": toml }));
   expect(c.rules).toEqual([
     { tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "rm " }, label: expect.any(String), matches: expect.any(Function) },
   ]);
   expect(c.mcp).toEqual([{ name: "fs", command: "/bin/fs-server", args: ["--x"], env: { A: "1" } }]);
   expect(c.limits.MAX_LINE_BYTES).toBe(1024);
   // the environment still wins over the file
-  expect(loadConfig({ config: "/p.toml" }, { HOME, TENDRIL_MAX_LINE_BYTES: "2048" }, files({ "/p.toml": toml })).limits
+  expect((await loadConfig({ config: "/p.toml" }, { HOME, TENDRIL_MAX_LINE_BYTES: "2048" }, files({ "/p.toml": toml }))).limits
     .MAX_LINE_BYTES).toBe(2048);
 });
 
-test("bad values are clear errors naming the file or the variable", () => {
-  expect(() => loadConfig({ config: "/nope.toml" }, { HOME }, files({}))).toThrow("config file not found: /nope.toml");
-  expect(() => loadConfig({ config: "/b.toml" }, { HOME }, files({ "/b.toml": "model = " }))).toThrow("/b.toml");
-  expect(() => loadConfig({}, { HOME, TENDRIL_PROVIDER: "gemini" }, files({}))).toThrow(ConfigError);
-  expect(() => loadConfig({}, { HOME, TENDRIL_LOG: "loud" }, files({}))).toThrow("log level");
-  expect(() => loadConfig({ mode: "wild" }, { HOME }, files({}))).toThrow("mode must be one of");
-  expect(() => loadConfig({}, { HOME, TENDRIL_MAX_TOKENS: "many" }, files({}))).toThrow("TENDRIL_MAX_TOKENS");
+test("bad values are clear errors naming the file or the variable", async () => {
+  await expect(loadConfig({ config: "/nope.toml" }, { HOME }, files({}))).rejects.toThrow("config file not found: /nope.toml");
+  await expect(loadConfig({ config: "/b.toml" }, { HOME }, files({ "/b.toml": "model = " }))).rejects.toThrow("/b.toml");
+  await expect(loadConfig({}, { HOME, TENDRIL_PROVIDER: "gemini" }, files({}))).rejects.toThrow(ConfigError);
+  await expect(loadConfig({}, { HOME, TENDRIL_LOG: "loud" }, files({}))).rejects.toThrow("log level");
+  await expect(loadConfig({ mode: "wild" }, { HOME }, files({}))).rejects.toThrow("mode must be one of");
+  await expect(loadConfig({}, { HOME, TENDRIL_MAX_TOKENS: "many" }, files({}))).rejects.toThrow("TENDRIL_MAX_TOKENS");
   const badRule = '[[rules]]\ntool = "x"\ndecision = "maybe"\n';
-  expect(() => loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).toThrow("r.toml: rules[0].decision: decision must be allow, deny or ask");
+  await expect(loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).rejects.toThrow("r.toml: rules[0].decision: decision must be allow, deny or ask");
 });
 
-test("regression: settings were accepted and ignored; every config key either takes effect or is refused", () => {
-  const cases: Record<string, [string, (c: ReturnType<typeof loadConfig>) => unknown, unknown]> = {
+test("regression: settings were accepted and ignored; every config key either takes effect or is refused", async () => {
+  const cases: Record<string, [string, (c: Awaited<ReturnType<typeof loadConfig>>) => unknown, unknown]> = {
     provider: ['provider = "replay"', (c) => c.provider, "replay"],
     model: ['model = "m1"', (c) => c.model, "m1"],
     models: ['models = ["a", "b"]', (c) => c.models, ["a", "b"]],
@@ -85,22 +85,22 @@ test("regression: settings were accepted and ignored; every config key either ta
     limits: ["[limits]\nmax_tools = 5", (c) => c.limits.MAX_TOOLS, 5],
     mcp_hook_servers: ['mcp_hook_servers = "dev, fs"', (c) => c.hookServers, ["dev", "fs"]],
   };
-  expect(Object.keys(cases).sort()).toEqual(configFileKeys().sort());
+  expect(Object.keys(cases).sort()).toEqual((await configFileKeys()).sort());
   for (const [key, [toml, read, want]] of Object.entries(cases)) {
     const load = () => loadConfig({ config: "/k.toml" }, { HOME }, files({ "/k.toml": toml }));
     if (want === "refused") {
-      expect(load).toThrow(`/k.toml: ${key}`);
+      await expect(load()).rejects.toThrow(`/k.toml: ${key}`);
       continue;
     }
-    expect([key, read(load())]).toEqual([key, want]);
+    expect([key, read(await load())]).toEqual([key, want]);
   }
   // Not built yet, so refused wherever they come from.
-  expect(loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({})).hookServers).toBe("*");
-  expect(loadConfig({}, { HOME }, files({})).hookServers).toEqual([]);
-  expect(() => loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
+  expect((await loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({}))).hookServers).toBe("*");
+  expect((await loadConfig({}, { HOME }, files({}))).hookServers).toEqual([]);
+  await expect(loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).rejects.toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
   // A key the file may not hold is named, not ignored.
-  expect(() => loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).toThrow(/u\.toml.*modle/);
-  expect(() => loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).toThrow(
+  await expect(loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).rejects.toThrow(/u\.toml.*modle/);
+  await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(
     "/m.toml.mcp[0].args",
   );
 });

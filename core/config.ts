@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { type Limits, type LimitName, LIMIT_SPECS, loadLimits, parseLimit } from "./limits.ts";
 import { isLogLevel, type LogLevel } from "./log.ts";
 import { type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
-import { describeIssue, lazySchema } from "./zod-issue.ts";
-import { z } from "zod";
+import { describeIssue, lazySchema, type SchemaOf } from "./zod-issue.ts";
+import type { z } from "zod";
 import { type McpServerEntry, mcpEntrySchema } from "./mcp-entry.ts";
 import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.ts";
 
@@ -114,7 +114,7 @@ function pickProvider(raw: string | undefined, env: Env): ProviderName {
 }
 
 /** Every key config.toml may hold; anything else is refused, never silently ignored. */
-const fileSchema = lazySchema(() =>
+const fileSchema = lazySchema((z) =>
   z.strictObject({
     provider: z.string().optional(),
     model: z.string().optional(),
@@ -126,20 +126,20 @@ const fileSchema = lazySchema(() =>
     log: z.string().optional(),
     system_prompt: z.string().optional(),
     rules: z.unknown().optional(),
-    mcp: z.array(mcpEntrySchema()).optional(),
+    mcp: z.array(mcpEntrySchema(z)).optional(),
     limits: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
   }),
 );
-type ConfigFile = z.infer<ReturnType<typeof fileSchema>>;
+type ConfigFile = z.infer<SchemaOf<typeof fileSchema>>;
 
 /** The keys config.toml may hold. */
-export function configFileKeys(): (keyof ConfigFile)[] {
-  return Object.keys(fileSchema().shape) as (keyof ConfigFile)[];
+export async function configFileKeys(): Promise<(keyof ConfigFile)[]> {
+  return Object.keys((await fileSchema()).shape) as (keyof ConfigFile)[];
 }
 
-function validateFile(table: FileTable, where: string): ConfigFile {
+async function validateFile(table: FileTable, where: string): Promise<ConfigFile> {
   if (Object.keys(table).length === 0) return {}; // no file, or an empty one: nothing to check
-  const r = fileSchema().safeParse(table);
+  const r = (await fileSchema()).safeParse(table);
   if (!r.success) throw new ConfigError(describeIssue(r.error, where));
   return r.data;
 }
@@ -150,11 +150,11 @@ function hookServers(raw: string | undefined): "*" | string[] {
   return (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
-function readProfile(flags: ConfigFlags, env: Env, paths: Paths, readFile: (path: string) => string | undefined): Profile | undefined {
+async function readProfile(flags: ConfigFlags, env: Env, paths: Paths, readFile: (path: string) => string | undefined): Promise<Profile | undefined> {
   const name = flags.profile ?? env.TENDRIL_PROFILE;
   if (name === undefined || name === "") return undefined;
   try {
-    return loadProfile(profilePath(name, paths.configDir, flags.cwd ?? "/"), readFile);
+    return await loadProfile(profilePath(name, paths.configDir, flags.cwd ?? "/"), readFile);
   } catch (err) {
     if (err instanceof ProfileError) throw new ConfigError(err.message);
     throw err;
@@ -162,9 +162,9 @@ function readProfile(flags: ConfigFlags, env: Env, paths: Paths, readFile: (path
 }
 
 /** `[[rules]]` of a config or policy file, compiled; a bad rule is a ConfigError naming file and rule. */
-export function parseRules(raw: unknown, where: string): PermissionRule[] {
+export async function parseRules(raw: unknown, where: string): Promise<PermissionRule[]> {
   try {
-    return parseRuleTables(raw, where);
+    return await parseRuleTables(raw, where);
   } catch (err) {
     if (err instanceof RuleError) throw new ConfigError(err.message);
     throw err;
@@ -182,13 +182,16 @@ function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, st
   return out;
 }
 
-/** Resolves the whole configuration. `readFile` returns undefined for a missing file. */
-export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string) => string | undefined): Config {
+/**
+ * Resolves the whole configuration. `readFile` returns undefined for a missing file. Asynchronous
+ * only because checking a file that exists loads the validator.
+ */
+export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string) => string | undefined): Promise<Config> {
   const paths = resolvePaths(env, flags.config ?? env.TENDRIL_CONFIG);
   const explicit = flags.config !== undefined || !!env.TENDRIL_CONFIG;
   const where = paths.configFile;
-  const file = validateFile(parseConfigFile(where, readFile(where), explicit), where);
-  const profile = readProfile(flags, env, paths, readFile);
+  const file = await validateFile(parseConfigFile(where, readFile(where), explicit), where);
+  const profile = await readProfile(flags, env, paths, readFile);
   const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? profile?.provider ?? file.provider, env);
   const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
   if (!isLogLevel(level)) throw new ConfigError(`log level must be error, warn, info or debug, got ${JSON.stringify(level)}`);
@@ -211,7 +214,7 @@ export function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: string
     hookServers: hookServers(env.TENDRIL_MCP_HOOK_SERVERS ?? file.mcp_hook_servers),
     mode: mode as PermissionMode,
     // A profile's rules are checked before the config file's: first match wins.
-    rules: [...parseRules(profile?.rules, profile?.file ?? ""), ...parseRules(file.rules, where)],
+    rules: [...(await parseRules(profile?.rules, profile?.file ?? "")), ...(await parseRules(file.rules, where))],
     mcp: [...(profile?.mcp ?? []), ...(file.mcp ?? [])],
     limits,
     paths,

@@ -1,10 +1,12 @@
 // Owns the `[[mcp]]` table a config file or a profile declares a server with: its schema (stdio by
 // `command`, or `url` with `type` http/sse) and its plain value. Does not start servers.
-import { z } from "zod";
-import { lazySchema } from "./zod-issue.ts";
+import type { z } from "zod";
+import type { Zod } from "./zod-issue.ts";
 
-export const mcpEntrySchema = lazySchema(() =>
-  z.strictObject({
+/** The entry's schema, built inside the config file's and the profile's own (lazy) schemas. */
+export function mcpEntrySchema(z: Zod) {
+  return z
+    .strictObject({
       name: z.string().min(1),
       type: z.enum(["stdio", "http", "sse"]).optional(),
       command: z.string().min(1).optional(),
@@ -13,7 +15,7 @@ export const mcpEntrySchema = lazySchema(() =>
       url: z.string().min(1).optional(),
       headers: z.record(z.string(), z.string()).optional(),
     })
-    .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" }),
-);
+    .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" });
+}
 
 export type McpServerEntry = z.infer<ReturnType<typeof mcpEntrySchema>>;

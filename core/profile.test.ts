@@ -29,33 +29,33 @@ url = "http://127.0.0.1:9/mcp"
 type = "sse"
 `;
 
-test("a profile by name is the whole agent: provider, model, mode, prompt, rules, servers, no dev tools", () => {
+test("a profile by name is the whole agent: provider, model, mode, prompt, rules, servers, no dev tools", async () => {
   const fs = files({ [`${AGENTS}/reviewer.toml`]: reviewer, [`${AGENTS}/reviewer.md`]: "You review code." });
-  const c = loadConfig({ profile: "reviewer" }, { HOME }, fs);
+  const c = await loadConfig({ profile: "reviewer" }, { HOME }, fs);
   expect([c.provider, c.model, c.mode, c.systemPrompt, c.dev]).toEqual(["openai", "small-model", "read-only", "You review code.", false]);
   expect(c.mcp.map((m) => m.name)).toEqual(["fs", "docs"]);
   expect(c.mcp[0]).toEqual({ name: "fs", command: "/opt/fs-server", args: ["--root", "."], env: { TOKEN: "t" } });
   expect(c.rules[0]!.label).toContain(`${AGENTS}/reviewer.toml rules[0]`);
   expect(c.profile).toBe(`${AGENTS}/reviewer.toml`);
   // Flags and the environment still win over the profile.
-  expect(loadConfig({ profile: "reviewer", model: "m2" }, { HOME, TENDRIL_MODE: "ask" }, fs)).toMatchObject({ model: "m2", mode: "ask" });
+  expect(await loadConfig({ profile: "reviewer", model: "m2" }, { HOME, TENDRIL_MODE: "ask" }, fs)).toMatchObject({ model: "m2", mode: "ask" });
   // A path works too, relative to the cwd.
-  const byPath = loadConfig({ profile: "./p.toml", cwd: "/work" }, { HOME }, files({ "/work/p.toml": 'model = "x"' }));
+  const byPath = await loadConfig({ profile: "./p.toml", cwd: "/work" }, { HOME }, files({ "/work/p.toml": 'model = "x"' }));
   expect([byPath.model, byPath.dev]).toEqual(["x", true]);
 });
 
-test("regression-style: a bad profile names the file, the key and the line before anything starts", () => {
+test("regression-style: a bad profile names the file, the key and the line before anything starts", async () => {
   const bad = (text: string, want: string) =>
-    expect(() => loadProfile("/p/bad.toml", files({ "/p/bad.toml": text }))).toThrow(want);
-  bad('model = "m"\nmodle = "x"\n', "/p/bad.toml:2: modle: unknown key");
-  bad('model = "m"\nmode = "wild"\n', "/p/bad.toml:2: mode: Invalid option");
-  bad('[[mcp]]\nname = "a"\ncommand = "c"\n\n[[mcp]]\nname = "b"\ncommand = "d"\nargs = "--x"\n', "/p/bad.toml:8: mcp[1].args: Invalid input");
-  bad('[[mcp]]\nname = "a"\n', "/p/bad.toml:1: mcp[0]: exactly one of command or url is required");
-  bad('system_prompt_file = "missing.md"\n', "/p/bad.toml:1: system_prompt_file: cannot read /p/missing.md");
-  bad("model = \n", "/p/bad.toml:");
-  expect(() => loadProfile("/p/none.toml", files({}))).toThrow("profile not found: /p/none.toml");
-  expect(() => loadConfig({ profile: "../x" }, { HOME }, files({}))).toThrow("profile not found");
-  expect(() => loadConfig({ profile: "a b" }, { HOME }, files({}))).toThrow("must be letters, digits");
+    expect(loadProfile("/p/bad.toml", files({ "/p/bad.toml": text }))).rejects.toThrow(want);
+  await bad('model = "m"\nmodle = "x"\n', "/p/bad.toml:2: modle: unknown key");
+  await bad('model = "m"\nmode = "wild"\n', "/p/bad.toml:2: mode: Invalid option");
+  await bad('[[mcp]]\nname = "a"\ncommand = "c"\n\n[[mcp]]\nname = "b"\ncommand = "d"\nargs = "--x"\n', "/p/bad.toml:8: mcp[1].args: Invalid input");
+  await bad('[[mcp]]\nname = "a"\n', "/p/bad.toml:1: mcp[0]: exactly one of command or url is required");
+  await bad('system_prompt_file = "missing.md"\n', "/p/bad.toml:1: system_prompt_file: cannot read /p/missing.md");
+  await bad("model = \n", "/p/bad.toml:");
+  await expect(loadProfile("/p/none.toml", files({}))).rejects.toThrow("profile not found: /p/none.toml");
+  await expect(loadConfig({ profile: "../x" }, { HOME }, files({}))).rejects.toThrow("profile not found");
+  await expect(loadConfig({ profile: "a b" }, { HOME }, files({}))).rejects.toThrow("must be letters, digits");
 });
 
 test("lineOf finds top-level keys and keys of the nth array table", () => {

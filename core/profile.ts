@@ -4,15 +4,15 @@
 // the line. Does not merge it into the configuration (config.ts does) or start anything.
 import { parse as parseToml } from "smol-toml";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
 import { mcpEntrySchema } from "./mcp-entry.ts";
-import { lazySchema } from "./zod-issue.ts";
+import { lazySchema, type SchemaOf } from "./zod-issue.ts";
 
 export class ProfileError extends Error {
   override name = "ProfileError";
 }
 
-const profileSchema = lazySchema(() =>
+const profileSchema = lazySchema((z) =>
   z.strictObject({
       description: z.string().optional(),
       provider: z.enum(["anthropic", "openai", "replay"]).optional(),
@@ -27,7 +27,7 @@ const profileSchema = lazySchema(() =>
       /** Include the default `dev` tools (shell, str_replace, todo); default true. */
       dev: z.boolean().optional(),
       rules: z.array(z.unknown()).optional(),
-      mcp: z.array(mcpEntrySchema()).optional(),
+      mcp: z.array(mcpEntrySchema(z)).optional(),
     })
     .refine((p) => p.system_prompt === undefined || p.system_prompt_file === undefined, {
       message: "give system_prompt or system_prompt_file, not both",
@@ -35,7 +35,7 @@ const profileSchema = lazySchema(() =>
     }),
 );
 
-export type ProfileFile = z.infer<ReturnType<typeof profileSchema>>;
+export type ProfileFile = z.infer<SchemaOf<typeof profileSchema>>;
 
 export interface Profile extends Omit<ProfileFile, "system_prompt_file"> {
   /** Where it was read from, for messages (`denied by policy: FILE rules[0]`). */
@@ -50,7 +50,7 @@ export function profilePath(nameOrPath: string, configDir: string, cwd: string):
 }
 
 /** Reads and checks a profile. Throws ProfileError `FILE:LINE: KEY: problem`. */
-export function loadProfile(file: string, readFile: (path: string) => string | undefined): Profile {
+export async function loadProfile(file: string, readFile: (path: string) => string | undefined): Promise<Profile> {
   const text = readFile(file);
   if (text === undefined) throw new ProfileError(`profile not found: ${file} (profiles live in $XDG_CONFIG_HOME/tendril/agents/NAME.toml)`);
   let raw: unknown;
@@ -59,7 +59,7 @@ export function loadProfile(file: string, readFile: (path: string) => string | u
   } catch (err) {
     throw new ProfileError(`${file}: ${(err as Error).message.split("\n")[0]}`);
   }
-  const parsed = profileSchema().safeParse(raw);
+  const parsed = (await profileSchema()).safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;

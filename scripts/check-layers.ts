@@ -7,7 +7,7 @@ import { dirname, join, normalize } from "node:path";
 const ROOT = process.argv[2] ?? process.cwd();
 const DIRS = ["main.ts", "cli", "core", "tools"];
 /** The leaf modules of core/ that tools/ may use (ARCHITECTURE.md rule 4). */
-const CORE_LEAVES = ["core/ids.ts", "core/limits.ts", "core/log.ts", "core/process-group.ts", "core/text-bounds.ts"];
+const CORE_LEAVES = ["core/ids.ts", "core/limits.ts", "core/log.ts", "core/process-group.ts", "core/text-bounds.ts", "core/zod-issue.ts"];
 /** SDK import prefix → the one module allowed to load it at run time (per protocol side). */
 const ADAPTERS: Record<string, string[]> = {
   "@anthropic-ai/sdk": ["core/llm/anthropic.ts"],
@@ -39,11 +39,25 @@ function importsOf(text: string): Imp[] {
   return out;
 }
 
-/** Modules every agent session loads with the default tools, and the packages their static imports must
- *  not reach: the MCP SDK loads only when a session declares an external server or dev-mcp runs, and
- *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use). */
-const LEAN_ENTRIES = ["cli/agent-dev-tools.ts", "cli/dev-mcp-tools.ts", "core/acp/agent-server.ts", "core/agent/loop.ts", "core/mcp/pool.ts"];
-const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto"];
+/** Modules every agent session (and `tendril prompt`) loads with the default tools, and the packages their static imports must
+ *  not reach: the MCP SDK loads only when a session declares an external server or dev-mcp runs,
+ *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), and zod
+ *  (~5 ms) only when something is validated (core/zod-issue.ts loads it). */
+const LEAN_ENTRIES = [
+  "cli/agent.ts",
+  "cli/agent-runtime.ts",
+  "cli/agent-dev-tools.ts",
+  "cli/dev-mcp-tools.ts",
+  "cli/prompt.ts",
+  "cli/prompt-agent.ts",
+  "core/acp/agent-server.ts",
+  "core/acp-client/approve.ts",
+  "core/acp-client/client-runner.ts",
+  "core/agent/loop.ts",
+  "core/config.ts",
+  "core/mcp/pool.ts",
+];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod"];
 
 const problems: string[] = [];
 const graph = new Map<string, string[]>();

@@ -4,19 +4,20 @@
 // `bun scripts/gen-input-schemas.ts` after changing a schema in tools/dev/.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inputJsonSchema } from "../core/mcp/tool-definition.ts";
+import { inputJsonSchema, noInput } from "../core/mcp/tool-definition.ts";
 import { shellInput } from "../tools/dev/shell.ts";
 import { strReplaceInput } from "../tools/dev/str-replace.ts";
-import { hookInput, todoInput } from "../tools/dev/todo.ts";
+import { todoInput } from "../tools/dev/todo.ts";
 
-export const INPUT_SCHEMAS = { shell: shellInput, str_replace: strReplaceInput, todo: todoInput, hook: hookInput };
+export const INPUT_SCHEMAS = { shell: shellInput, str_replace: strReplaceInput, todo: todoInput, hook: noInput };
 
-export function inputSchemasJson(): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(INPUT_SCHEMAS).map(([name, schema]) => [name, inputJsonSchema(schema)]));
+export async function inputSchemasJson(): Promise<Record<string, unknown>> {
+  const entries = Object.entries(INPUT_SCHEMAS).map(async ([name, schema]) => [name, await inputJsonSchema(await schema())] as const);
+  return Object.fromEntries(await Promise.all(entries));
 }
 
 if (import.meta.main) {
   const file = join(import.meta.dir, "..", "tools", "dev", "input-schemas.json");
-  writeFileSync(file, JSON.stringify(inputSchemasJson(), null, 2) + "\n");
+  writeFileSync(file, JSON.stringify(await inputSchemasJson(), null, 2) + "\n");
   console.log(`wrote ${file}`);
 }

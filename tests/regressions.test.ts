@@ -21,7 +21,7 @@ const OPTIONS = [
   { optionId: "reject_once", kind: "reject_once" },
 ];
 
-test("regression: a deny rule `rm *` fired in tendril prompt but not in tendril agent (one matcher for both)", () => {
+test("regression: a deny rule `rm *` fired in tendril prompt but not in tendril agent (one matcher for both)", async () => {
   const table: [string, string, "allow" | "deny" | "ask"][] = [
     // [rule glob on the command, command, expected decision]
     ["rm *", "rm -rf /tmp", "deny"],
@@ -31,7 +31,7 @@ test("regression: a deny rule `rm *` fired in tendril prompt but not in tendril 
     ["rm *", "ls /tmp", "ask"],
   ];
   for (const [glob, command, expected] of table) {
-    const rules = parseRules([{ tool: "dev__shell", decision: "deny", when: { arg: "command", glob } }], "policy.toml");
+    const rules = await parseRules([{ tool: "dev__shell", decision: "deny", when: { arg: "command", glob } }], "policy.toml");
     const agent = createPolicy({ rules, mode: "ask", workspace: "/w" }).decide({
       qualifiedName: "dev__shell",
       tool: "shell",
@@ -200,11 +200,11 @@ test("regression: the MCP server count was checked twice and the better message 
   await a.close();
 });
 
-test("regression: client policies could not name our tools (titles now lead with the tool; prompt rules match the title's first word)", () => {
+test("regression: client policies could not name our tools (titles now lead with the tool; prompt rules match the title's first word)", async () => {
   const view = (tool: string, input: Record<string, unknown>) => ({ name: `dev__${tool}`, tool, readOnly: false, input, cwd: "/w" });
   expect(toolTitle(view("shell", { command: "cargo test" }))).toBe("shell: cargo test");
   expect(toolTitle(view("str_replace", { path: "src/main.rs", old_str: "a", new_str: "b" }))).toBe("str_replace src/main.rs");
-  const rules = parseRules([{ tool: "shell", decision: "allow" }], "policy.toml");
+  const rules = await parseRules([{ tool: "shell", decision: "allow" }], "policy.toml");
   const d = decidePermission({ kind: "rules", file: "policy.toml", rules }, { id: "c", title: "shell: cargo test" }, OPTIONS, "/w");
   expect(d.allowed).toBe(true);
 });

@@ -36,15 +36,15 @@ decision = "ask"
 const read = (p: string) => files[p];
 const cwd = "/work/ws";
 
-test("ask-deny picks reject_once, never reject_always; cancelled when there is none", () => {
-  const p = parseApprovalPolicy("ask-deny", read);
+test("ask-deny picks reject_once, never reject_always; cancelled when there is none", async () => {
+  const p = await parseApprovalPolicy("ask-deny", read);
   expect(decidePermission(p, { id: "1" }, ALL_OPTIONS, cwd).answer).toEqual({ outcome: "selected", optionId: "r1" });
   const d = decidePermission(p, { id: "1" }, [{ optionId: "ra", kind: "reject_always" }], cwd);
   expect(d).toMatchObject({ answer: { outcome: "cancelled" }, allowed: false });
 });
 
-test("all prefers allow_once over an earlier allow_always", () => {
-  const p = parseApprovalPolicy("all", read);
+test("all prefers allow_once over an earlier allow_always", async () => {
+  const p = await parseApprovalPolicy("all", read);
   expect(decidePermission(p, { id: "1" }, ALL_OPTIONS, cwd)).toMatchObject({
     answer: { outcome: "selected", optionId: "a1" },
     allowed: true,
@@ -53,8 +53,8 @@ test("all prefers allow_once over an earlier allow_always", () => {
   expect(only.answer).toEqual({ outcome: "selected", optionId: "aa" });
 });
 
-test("rules: first match wins, conditions on rawInput, ask and no match deny", () => {
-  const p = parseApprovalPolicy("/p/ok.toml", read);
+test("rules: first match wins, conditions on rawInput, ask and no match deny", async () => {
+  const p = await parseApprovalPolicy("/p/ok.toml", read);
   const decide = (call: Parameters<typeof decidePermission>[1]) => decidePermission(p, call, ALL_OPTIONS, cwd);
   expect(decide({ id: "1", name: "dev__str_replace", rawInput: { path: "src/a.ts" } }).allowed).toBe(true);
   expect(decide({ id: "1", name: "dev__str_replace", rawInput: { path: "/etc/passwd" } }).allowed).toBe(false);
@@ -68,10 +68,10 @@ test("rules: first match wins, conditions on rawInput, ask and no match deny", (
   expect(decide({ id: "1", title: "something else" }).reason).toContain("no rule in /p/ok.toml matches");
 });
 
-test("bad --approve values are ConfigErrors that name the problem", () => {
-  expect(() => parseApprovalPolicy("/p/missing.toml", read)).toThrow(/ask-deny, all or a POLICY.toml/);
-  expect(() => parseApprovalPolicy("/p/empty.toml", read)).toThrow(/no \[\[rules\]\]/);
-  expect(() => parseApprovalPolicy("/p/bad.toml", read)).toThrow(ConfigError);
-  expect(() => parseApprovalPolicy("/p/broken.toml", read)).toThrow(ConfigError);
-  expect(() => parseApprovalPolicy("/p/extra.toml", read)).toThrow("/p/extra.toml: a policy file holds only [[rules]]; unknown key mode");
+test("bad --approve values are ConfigErrors that name the problem", async () => {
+  await expect(parseApprovalPolicy("/p/missing.toml", read)).rejects.toThrow(/ask-deny, all or a POLICY.toml/);
+  await expect(parseApprovalPolicy("/p/empty.toml", read)).rejects.toThrow(/no \[\[rules\]\]/);
+  await expect(parseApprovalPolicy("/p/bad.toml", read)).rejects.toThrow(ConfigError);
+  await expect(parseApprovalPolicy("/p/broken.toml", read)).rejects.toThrow(ConfigError);
+  await expect(parseApprovalPolicy("/p/extra.toml", read)).rejects.toThrow("/p/extra.toml: a policy file holds only [[rules]]; unknown key mode");
 });

@@ -36,9 +36,9 @@ export interface Decision {
 
 /**
  * Reads the `--approve` value: `ask-deny`, `all`, or a path to a TOML file with [[rules]].
- * Throws ConfigError naming the problem (missing file, bad TOML, bad rule, no rules).
+ * Rejects with a ConfigError naming the problem (missing file, bad TOML, bad rule, no rules).
  */
-export function parseApprovalPolicy(value: string, readFile: (path: string) => string | undefined): ApprovalPolicy {
+export async function parseApprovalPolicy(value: string, readFile: (path: string) => string | undefined): Promise<ApprovalPolicy> {
   if (value === "ask-deny") return { kind: "ask-deny" };
   if (value === "all") return { kind: "all" };
   const text = readFile(value);
@@ -48,7 +48,7 @@ export function parseApprovalPolicy(value: string, readFile: (path: string) => s
   const table = parseConfigFile(value, text, true);
   const extra = Object.keys(table).filter((k) => k !== "rules");
   if (extra.length > 0) throw new ConfigError(`${value}: a policy file holds only [[rules]]; unknown key ${extra[0]}`);
-  const rules = parseRules(table.rules, value);
+  const rules = await parseRules(table.rules, value);
   if (rules.length === 0) throw new ConfigError(`${value}: no [[rules]] tables; add at least one rule`);
   return { kind: "rules", file: value, rules };
 }

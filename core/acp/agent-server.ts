@@ -134,18 +134,18 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       },
       authMethods: [],
     }),
-    "session/new": (raw) => {
-      const p = parseNewSession(raw);
+    "session/new": async (raw) => {
+      const p = await parseNewSession(raw);
       return sessions.newSession(p.cwd, p.mcpServers, p._meta);
     },
-    "session/load": (raw) => {
-      const p = parseLoadSession(raw);
+    "session/load": async (raw) => {
+      const p = await parseLoadSession(raw);
       return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
         peer.notify("session/update", { sessionId: p.sessionId, update }),
       );
     },
-    "session/resume": (raw) => {
-      const p = parseLoadSession(raw);
+    "session/resume": async (raw) => {
+      const p = await parseLoadSession(raw);
       return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
     },
     "session/list": (raw) => {

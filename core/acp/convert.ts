@@ -4,7 +4,6 @@
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
-import { z } from "zod";
 import { lazySchema } from "../zod-issue.ts";
 import type { UserPart } from "../llm/types.ts";
 import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
@@ -153,7 +152,7 @@ export function checkCwd(cwd: unknown): string {
   return cwd;
 }
 
-const serverSchema = lazySchema(() => {
+const serverSchema = lazySchema((z) => {
   const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose());
   return z.union([
     z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
@@ -169,14 +168,18 @@ export interface NewSessionParams {
   _meta?: Record<string, unknown> | null;
 }
 
-/** session/new params, each problem a -32602 naming the field (the SDK's parser says only "Invalid params"). */
-export function parseNewSession(raw: unknown): NewSessionParams {
+/**
+ * session/new params, each problem a -32602 naming the field (the SDK's parser says only "Invalid
+ * params"). The validator loads only when the request declares servers.
+ */
+export async function parseNewSession(raw: unknown): Promise<NewSessionParams> {
   const p = (raw ?? {}) as Record<string, unknown>;
   const cwd = checkCwd(p.cwd);
   const list = p.mcpServers ?? [];
   if (!Array.isArray(list)) throw new AcpError(INVALID_PARAMS, "mcpServers must be an array");
+  const schema = list.length > 0 ? await serverSchema() : undefined;
   const mcpServers = list.map((s, i) => {
-    const r = serverSchema().safeParse(s);
+    const r = schema!.safeParse(s);
     if (!r.success) {
       throw new AcpError(INVALID_PARAMS, `mcpServers[${i}] must be {name, command, args, env}, {type: "http"|"sse", name, url, headers} or {type: "acp", name, serverId}`);
     }
@@ -187,8 +190,8 @@ export function parseNewSession(raw: unknown): NewSessionParams {
 }
 
 /** session/load and session/resume params: a session id plus what session/new takes. */
-export function parseLoadSession(raw: unknown): NewSessionParams & { sessionId: string } {
+export async function parseLoadSession(raw: unknown): Promise<NewSessionParams & { sessionId: string }> {
   const id = (raw as { sessionId?: unknown } | null)?.sessionId;
   if (typeof id !== "string" || id === "") throw new AcpError(INVALID_PARAMS, "sessionId must be a non-empty string");
-  return { ...parseNewSession(raw), sessionId: id };
+  return { ...(await parseNewSession(raw)), sessionId: id };
 }

@@ -2,6 +2,7 @@
 // from, "proxy successor" form in each: `proxy/*` (ACP SDK 2.4 unstable schema), the older `_proxy/*`
 // (with `meta` for `_meta`), and the sacp conductors' (`initialize` + `_meta.proxy`, `_proxy/successor/*`).
 // Does no I/O and keeps no state; the router decides who speaks which.
+import { isObject } from "../wire/jsonrpc.ts";
 
 export type Dialect = "proxy" | "underscore" | "sacp";
 
@@ -90,6 +91,3 @@ export function wrapSuccessor(dialect: Dialect, inner: Inner, isRequest: boolean
   return { method: isRequest ? "_proxy/successor/request" : "_proxy/successor/notification", params };
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}

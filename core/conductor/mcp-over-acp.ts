@@ -4,9 +4,8 @@
 // and a small MCP tool server that answers inner MCP requests (initialize, tools/list, tools/call, ping),
 // built by hand or from Tendril tool definitions. Does not route (router.ts, mcp-bridge.ts, proxy-mcp.ts)
 // and does not load the MCP SDK (the inner protocol is tiny).
-import { INTERNAL_ERROR, INVALID_PARAMS, type JsonRpcError, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import { callInProcess, listedTool, type ToolDefinition } from "../mcp/tool-definition.ts";
-import { isObject } from "./dialect.ts";
 
 export type Flavour = "acp" | "sacp";
 
@@ -63,9 +62,9 @@ export interface McpToolServer {
 const NO_CONTEXT: McpCallContext = { signal: new AbortController().signal, progress: () => {} };
 
 /** Tendril tool definitions (core/mcp/tool-definition.ts) as an MCP-over-ACP server, checked and answered as --mcp servers do. */
-export function toolServer(defs: ToolDefinition[], instructions?: string): McpToolServer {
+export async function toolServer(defs: ToolDefinition[], instructions?: string): Promise<McpToolServer> {
   return {
-    tools: defs.map(listedTool),
+    tools: await Promise.all(defs.map(listedTool)),
     ...(instructions ? { instructions } : {}),
     call: async (name, args, ctx) => {
       const r = await callInProcess(defs.find((d) => d.name === name)!, args, ctx.signal);

@@ -4,7 +4,7 @@
 // Does not route: proxy.ts hands it the messages addressed to our servers and sends what it asks.
 import { randomId } from "../ids.ts";
 import { type Flavour, answerMcp, declare, type McpCallContext, type McpToolServer } from "./mcp-over-acp.ts";
-import { isObject } from "./dialect.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 
 /** Gives the declaration to put in a session's mcpServers; `stop()` stops serving it. */
 export type ServedMcp = (() => Record<string, unknown>) & { stop(): void };

@@ -4,8 +4,8 @@
 // them, and answers permission requests of the sessions it owns. Speaks whichever dialect the
 // conductor initializes it in. Does not spawn anything or touch process stdio (callers pass a HopIo).
 import { logFailure } from "../log.ts";
-import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
-import { type Dialect, dialectOfInitialize, initializeAnswerFor, isObject, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
+import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
+import { type Dialect, dialectOfInitialize, initializeAnswerFor, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
 import { Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
 import { InnerMcpError, ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";

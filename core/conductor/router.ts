@@ -3,7 +3,7 @@
 // `$/cancel_request` translated to the next hop's id, and dialect discovery by -32601 retry.
 // Every message is routed synchronously as it is read, so per-hop order is kept end to end.
 // Does not spawn processes, read stderr or decide exit codes (runner.ts).
-import { errorResponse, INTERNAL_ERROR, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
   type Dialect,
   DIALECT_ORDER,
@@ -12,7 +12,6 @@ import {
   initializeFor,
   type Inner,
   isInitialize,
-  isObject,
   type Params,
   unwrapSuccessor,
   wrapSuccessor,

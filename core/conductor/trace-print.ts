@@ -4,7 +4,8 @@
 // memory stays bounded by the requests in flight, not the trace's length.
 // Does not read files (trace.ts) or decide whether to colour (cli/).
 import picomatch from "picomatch";
-import { isObject, unwrapSuccessor } from "./dialect.ts";
+import { unwrapSuccessor } from "./dialect.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import type { Hop } from "./router.ts";
 import type { TraceRecord } from "./trace.ts";
 

@@ -2,6 +2,7 @@
 // byte-count state (a counting fetch) and the router that lets one SDK client serve every request,
 // tool-input parsing, and failures → LlmError with advice.
 // Does not import either SDK: adapters pass the facts (status, error class) in.
+import { isObject } from "../wire/jsonrpc.ts";
 import type { LlmError, LlmEvent, LlmRequest, ToolCall } from "./types.ts";
 
 export interface SdkProviderOptions {
@@ -154,7 +155,7 @@ export function parseToolInput(text: string): ToolCall["input"] {
   if (text.trim() === "") return {};
   try {
     const v: unknown = JSON.parse(text);
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as ToolCall["input"];
+    if (isObject(v)) return v as ToolCall["input"];
   } catch {
     // fall through: keep the raw text
   }

@@ -39,10 +39,10 @@ async function ask(p: LlmProvider): Promise<LlmEvent[]> {
 
 test("anthropic and openai come from the config's keys and base URLs", async () => {
   fake.script([{ text: "from anthropic" }, { text: "from openai" }]);
-  const a = await createProvider(config({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl }), readFile);
+  const a = await createProvider(await config({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl }), readFile);
   expect(a.name).toBe("anthropic");
   expect((await ask(a)).filter((e) => e.type === "text").map((e) => (e as { text: string }).text).join("")).toBe("from anthropic");
-  const o = await createProvider(config({ TENDRIL_PROVIDER: "openai", OPENAI_BASE_URL: fake.openaiBaseUrl }), readFile);
+  const o = await createProvider(await config({ TENDRIL_PROVIDER: "openai", OPENAI_BASE_URL: fake.openaiBaseUrl }), readFile);
   expect(o.name).toBe("openai");
   expect((await ask(o)).at(-1)).toMatchObject({ type: "done", stopReason: "end_turn" });
   expect(fake.requests.at(-1)!.path).toBe("/v1/chat/completions");
@@ -51,7 +51,7 @@ test("anthropic and openai come from the config's keys and base URLs", async () 
 test("limits reach the provider: a small MAX_LLM_RESPONSE_BYTES gives too_large", async () => {
   fake.script([{ text: "x".repeat(5000) }]);
   const p = await createProvider(
-    config({ TENDRIL_PROVIDER: "openai", OPENAI_BASE_URL: fake.openaiBaseUrl, TENDRIL_MAX_LLM_RESPONSE_BYTES: "1KiB" }),
+    await config({ TENDRIL_PROVIDER: "openai", OPENAI_BASE_URL: fake.openaiBaseUrl, TENDRIL_MAX_LLM_RESPONSE_BYTES: "1KiB" }),
     readFile,
   );
   expect((await ask(p)).at(-1)).toMatchObject({ type: "error", error: { kind: "too_large" } });
@@ -61,24 +61,24 @@ test("TENDRIL_RECORD writes a cassette that TENDRIL_PROVIDER=replay answers from
   const cassette = join(dir, "rec.jsonl");
   fake.script([{ text: "recorded answer" }]);
   const rec = await createProvider(
-    config({ TENDRIL_PROVIDER: "openai", OPENAI_BASE_URL: fake.openaiBaseUrl, TENDRIL_RECORD: cassette }),
+    await config({ TENDRIL_PROVIDER: "openai", OPENAI_BASE_URL: fake.openaiBaseUrl, TENDRIL_RECORD: cassette }),
     readFile,
   );
   const live = await ask(rec);
-  const replay = await createProvider(config({ TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: cassette }), readFile);
+  const replay = await createProvider(await config({ TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: cassette }), readFile);
   expect(replay.name).toBe("replay");
   expect(await ask(replay)).toEqual(live);
 });
 
 test("replay without a usable cassette is a ConfigError naming what to set", async () => {
-  await expect(createProvider(config({ TENDRIL_PROVIDER: "replay" }), readFile)).rejects.toThrow(/TENDRIL_REPLAY=FILE/);
+  await expect(createProvider(await config({ TENDRIL_PROVIDER: "replay" }), readFile)).rejects.toThrow(/TENDRIL_REPLAY=FILE/);
   const missing = join(dir, "nope.jsonl");
-  await expect(createProvider(config({ TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: missing }), readFile)).rejects.toThrow(
+  await expect(createProvider(await config({ TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: missing }), readFile)).rejects.toThrow(
     `replay file not found: ${missing}`,
   );
   const bad = join(dir, "bad.jsonl");
   await writeFile(bad, "not json\n");
-  const err = await createProvider(config({ TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: bad }), readFile).catch((e: unknown) => e);
+  const err = await createProvider(await config({ TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: bad }), readFile).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(ConfigError);
   expect(String(err)).toContain(`${bad}: replay file line 1: not JSON`);
 });

@@ -28,9 +28,9 @@ export class LocalServer {
   constructor(readonly spec: McpServerSpec) {
     const factory = spec.local;
     if (!factory) throw new Error(`MCP server ${spec.name}: a local server needs a factory`);
-    this.ready = factory().then((local) => {
+    this.ready = factory().then(async (local) => {
       this.#local = local;
-      this.#listed = local.tools.map(listedTool);
+      this.#listed = await Promise.all(local.tools.map(listedTool));
       for (const t of local.tools) this.#byName.set(t.name, t);
       if (this.state === "starting") this.state = "live";
     });

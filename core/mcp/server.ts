@@ -44,13 +44,14 @@ async function runTool(tool: ToolDefinition, args: unknown, signal: AbortSignal)
   };
 }
 
-function register(server: McpServer, tool: ToolDefinition): void {
+async function register(server: McpServer, tool: ToolDefinition): Promise<void> {
+  const inputSchema = await tool.inputSchema();
   server.registerTool(
     tool.name,
     {
       ...(tool.title ? { title: tool.title } : {}),
       description: tool.description,
-      inputSchema: tool.inputSchema,
+      inputSchema,
       ...(tool.annotations ? { annotations: tool.annotations } : {}),
     },
     (args: unknown, extra: { signal: AbortSignal }) => runTool(tool, args, extra.signal),
@@ -119,7 +120,7 @@ export async function serveMcp(opts: ServeOptions): Promise<McpServing> {
     { name: opts.name, version: opts.version },
     { instructions: opts.instructions, capabilities: { tools: {} } },
   );
-  for (const tool of opts.tools) register(server, tool);
+  for (const tool of opts.tools) await register(server, tool);
   const transport = new LineServerTransport(opts.input, opts.output, opts.maxLineBytes);
   let settle: (end: McpEnd) => void = () => {};
   const closed = new Promise<McpEnd>((resolve) => {

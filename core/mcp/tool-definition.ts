@@ -1,9 +1,12 @@
 // Owns what a tool served by Tendril is, whoever serves it: the definition (name, text, zod input
 // schema, hints, run), its JSON Schema exactly as an MCP server lists it, and calling it in process
 // (validate, run, map the reply). Free of every SDK, so the agent can run its own tools without
-// loading the MCP server. Does not serve anything over a wire (server.ts does).
-import { z } from "zod";
+// loading the MCP server, and of zod until a tool is called. Does not serve anything over a wire
+// (server.ts does).
+import type { z } from "zod";
 import { log } from "../log.ts";
+import { isObject } from "../wire/jsonrpc.ts";
+import { lazySchema, loadZod } from "../zod-issue.ts";
 import type { RawTool } from "./call-result.ts";
 import type { McpCallResult } from "./types.ts";
 
@@ -25,33 +28,42 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;
   title?: string;
   description: string;
-  inputSchema: S;
+  /** The zod input schema, built on first use (lazySchema): listing needs only listedSchema. */
+  inputSchema: () => Promise<S>;
   /** inputSchema as JSON Schema, computed ahead (inputJsonSchema at build time): listing then costs no
-   *  conversion. A test holds it equal to the conversion. */
+   *  conversion, nor loading zod. A test holds it equal to the conversion. */
   listedSchema?: Record<string, unknown>;
   annotations?: ToolHints;
   /** `signal` aborts on cancellation and when the server closes. Throwing is allowed (→ isError). */
   run(args: z.infer<S>, signal: AbortSignal): Promise<ToolReply>;
 }
 
+/**
+ * The input schema of a tool that takes no arguments (the lifecycle hooks, called at every turn's
+ * end): called in process, any object is `{}` without loading zod; anything else gets the answer
+ * the schema gives.
+ */
+export const noInput = lazySchema((z) => z.object({}));
+
 /** Erases a definition's argument type so tools with different schemas fit in one list. */
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
   return def as unknown as ToolDefinition;
 }
 
-/** Schemas are module constants shared by every session's tools: each is converted once. */
-const jsonSchemas = new WeakMap<z.ZodObject, Record<string, unknown>>();
+/** Schema getters are module constants shared by every session's tools: each is converted once. */
+const jsonSchemas = new WeakMap<ToolDefinition["inputSchema"], Record<string, unknown>>();
 
 /** A tool's input schema as `tools/list` shows it: the JSON Schema the MCP server SDK derives (draft-7, input side). */
-export function inputJsonSchema(schema: z.ZodObject): Record<string, unknown> {
-  return z.toJSONSchema(schema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
+export async function inputJsonSchema(schema: z.ZodObject): Promise<Record<string, unknown>> {
+  const zod = await loadZod();
+  return zod.toJSONSchema(schema, { target: "draft-7", io: "input" }) as Record<string, unknown>;
 }
 
 /** The tool as `tools/list` shows it. */
-export function listedTool(def: ToolDefinition): RawTool {
+export async function listedTool(def: ToolDefinition): Promise<RawTool> {
   let inputSchema = def.listedSchema ?? jsonSchemas.get(def.inputSchema);
   if (!inputSchema) {
-    inputSchema = inputJsonSchema(def.inputSchema);
+    inputSchema = await inputJsonSchema(await def.inputSchema());
     jsonSchemas.set(def.inputSchema, inputSchema);
   }
   return {
@@ -85,7 +97,8 @@ function invalidArguments(tool: string, error: z.ZodError): string {
 
 /** Calls a tool in process: arguments checked against its schema as an MCP server would, never throws. */
 export async function callInProcess(def: ToolDefinition, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
-  const parsed = def.inputSchema.safeParse(args ?? {});
+  const input = args ?? {};
+  const parsed = def.inputSchema === noInput && isObject(input) ? { success: true as const, data: {} } : (await def.inputSchema()).safeParse(input);
   const reply: ToolReply = parsed.success ? await replyOf(def, parsed.data, signal) : { text: invalidArguments(def.name, parsed.error), isError: true };
   const out: McpCallResult = { content: [{ type: "text", text: reply.text }], text: reply.text, isError: reply.isError === true };
   if (reply.structured) out.structured = reply.structured;

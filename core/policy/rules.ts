@@ -3,7 +3,6 @@
 // parsed. Does not decide what a match means (policy.ts, approve.ts do).
 import picomatch from "picomatch";
 import { isAbsolute, relative, resolve } from "node:path";
-import { z } from "zod";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
 
 export interface RuleCondition {
@@ -69,7 +68,7 @@ export function firstMatch(rules: readonly PermissionRule[], names: readonly str
   return rules.find((r) => r.matches(names, input, workspace));
 }
 
-const rulesSchema = lazySchema(() => {
+const rulesSchema = lazySchema((z) => {
   const condition = z
     .strictObject({
       arg: z.string().min(1),
@@ -89,10 +88,10 @@ const rulesSchema = lazySchema(() => {
   return z.array(rule);
 });
 
-/** Validates and compiles `[[rules]]` tables from `where` (a file name). Throws RuleError naming the problem. */
-export function parseRules(raw: unknown, where: string): PermissionRule[] {
+/** Validates and compiles `[[rules]]` tables from `where` (a file name). Rejects with a RuleError naming the problem. */
+export async function parseRules(raw: unknown, where: string): Promise<PermissionRule[]> {
   if (raw === undefined) return [];
-  const parsed = rulesSchema().safeParse(raw);
+  const parsed = (await rulesSchema()).safeParse(raw);
   if (!parsed.success) throw new RuleError(describeIssue(parsed.error, `${where}: rules`));
   return parsed.data.map((r, i) => {
     const spec: RuleSpec = { tool: r.tool, decision: r.decision, label: `${where} rules[${i}] (${r.tool} ${r.decision})` };

@@ -13,7 +13,7 @@ const sourceTool = (cwd: string) =>
   defineTool({
     name: "get_rust_crate_source",
     description: "test source",
-    inputSchema: z.object({ crate_name: z.string(), version: z.string().optional() }),
+    inputSchema: async () => z.object({ crate_name: z.string(), version: z.string().optional() }),
     run: async (a) => (sourceCwds.push(cwd), { text: `${a.crate_name} 1.0.0 is at /cache/${a.crate_name}-1.0.0` }),
   });
 

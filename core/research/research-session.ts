@@ -3,11 +3,11 @@
 // waiting for the findings within the timeout; the research's tool calls reported as progress; closing
 // the session (and only then its server) on every path. Does not decide which queries run or cache them
 // (research-proxy.ts) and knows no registry (the source tool is given).
-import { z } from "zod";
 import type { McpCallContext } from "../conductor/mcp-over-acp.ts";
 import { toolServer } from "../conductor/mcp-over-acp.ts";
 import type { Proxy, SubSession } from "../conductor/proxy.ts";
 import { defineTool, type ToolDefinition } from "../mcp/tool-definition.ts";
+import { lazySchema } from "../zod-issue.ts";
 import promptTemplate from "./research-prompt.md" with { type: "text" };
 import systemText from "./research-system.md" with { type: "text" };
 import returnDescription from "./return-response-to-user.md" with { type: "text" };
@@ -44,13 +44,15 @@ export function researchPrompt(q: ResearchQuery): string {
   return promptTemplate.replaceAll("{{crate}}", q.crate_name).replaceAll("{{version}}", version).replaceAll("{{prompt}}", q.prompt.trim());
 }
 
+const returnInput = lazySchema((z) => z.object({ response: z.string().min(1).describe("your findings, complete: the answer first, then the evidence") }));
+
 /** The tool the research agent answers with; `deliver` gets its findings. */
 function returnTool(deliver: (findings: string) => void): ToolDefinition {
   return defineTool({
     name: "return_response_to_user",
     title: "Return findings",
     description: returnDescription.trim(),
-    inputSchema: z.object({ response: z.string().min(1).describe("your findings, complete: the answer first, then the evidence") }),
+    inputSchema: returnInput,
     annotations: { readOnlyHint: true },
     run: async ({ response }) => {
       deliver(response);
@@ -64,7 +66,7 @@ export async function runResearch(q: ResearchQuery, deps: ResearchDeps, ctx: Mcp
   const label = `${q.crate_name}${q.crate_version?.trim() ? `@${q.crate_version.trim()}` : ""}`;
   let deliver!: (findings: string) => void;
   const delivered = new Promise<string>((resolve) => (deliver = resolve));
-  const served = deps.proxy.serveMcp(RESEARCH_SERVER, toolServer([deps.sourceTool(q.cwd), returnTool(deliver)], deps.sourceInstructions));
+  const served = deps.proxy.serveMcp(RESEARCH_SERVER, await toolServer([deps.sourceTool(q.cwd), returnTool(deliver)], deps.sourceInstructions));
   let step = 0;
   const progress = (text: string) => ctx.progress(++step, text);
   const opening = deps.proxy.openSession({ cwd: q.cwd, mcpServers: [served()], _meta: { systemPrompt: { append: systemText.trim() } } });

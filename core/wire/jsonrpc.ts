@@ -3,6 +3,11 @@
 
 export type JsonRpcId = string | number;
 
+/** A JSON object: not null, not an array. */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 export interface JsonRpcError {
   code: number;
   message: string;

@@ -146,7 +146,7 @@ async function roundTrips(runs = 5): Promise<void> {
     });
     const { loadConfig } = await import("../../core/config.ts");
     const { createProvider } = await import("../../core/llm/provider.ts");
-    const cfg = loadConfig({ provider: "anthropic" }, { ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, HOME: work }, () => undefined);
+    const cfg = await loadConfig({ provider: "anthropic" }, { ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, HOME: work }, () => undefined);
     const provider = await createProvider(cfg, () => undefined);
     const tools = direct.tools().map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
     await measure(`LLM request alone ×${ROUND_TRIPS} (provider → fake, per request)`, async () => {

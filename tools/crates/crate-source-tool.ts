@@ -2,23 +2,26 @@
 // beside this file), the reply text (the checkout path and its top-level entries, bounded), and the
 // definition both `--mcp` and the research proxy serve. The MCP wiring is in cli/.
 import { readdir } from "node:fs/promises";
-import { z } from "zod";
+import type { z } from "zod";
 import type { ToolDefinition } from "../../core/mcp/tool-definition.ts";
 import instructions from "./crate-sources-instructions.md" with { type: "text" };
 import description from "./get-rust-crate-source.md" with { type: "text" };
 import { parseRange } from "./crate-spec.ts";
 import type { CrateFetcher, CrateResult } from "./fetch-crate.ts";
+import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
 
 export const crateSourceDescription = description.trim();
 export const crateSourceInstructions = instructions.trim();
 
-export const crateSourceInput = z.object({
-  crate_name: z.string().describe("the crate's name, e.g. serde"),
-  version: z.string().optional().describe("a semver range or exact version; default: Cargo.lock's pin, else the newest stable"),
-});
+export const crateSourceInput = lazySchema((z) =>
+  z.object({
+    crate_name: z.string().describe("the crate's name, e.g. serde"),
+    version: z.string().optional().describe("a semver range or exact version; default: Cargo.lock's pin, else the newest stable"),
+  }),
+);
 
 /** The `NAME[@RANGE]` a call means; throws a usage CrateError for a bad range. */
-export function crateSourceSpec(args: z.infer<typeof crateSourceInput>): string {
+export function crateSourceSpec(args: z.infer<SchemaOf<typeof crateSourceInput>>): string {
   if (args.version === undefined || args.version.trim() === "") return args.crate_name;
   parseRange(args.version);
   return `${args.crate_name}@${args.version}`;
@@ -44,7 +47,7 @@ export async function describeCheckout(found: CrateResult, maxBytes: number): Pr
 
 /** The tool; `newFetcher` is called per call (a fetcher remembers index answers, and failures, for its lifetime). */
 export function crateSourceTool(newFetcher: () => CrateFetcher, maxResultBytes: number): ToolDefinition {
-  const def: ToolDefinition<typeof crateSourceInput> = {
+  const def: ToolDefinition<SchemaOf<typeof crateSourceInput>> = {
     name: "get_rust_crate_source",
     title: "Rust crate source",
     description: crateSourceDescription,

@@ -4,7 +4,8 @@
 import { constants as osConstants } from "node:os";
 import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
 import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
 import { killGroup, spawnGroup } from "../../core/process-group.ts";
 import { formatBytes } from "../../core/text-bounds.ts";
@@ -17,12 +18,15 @@ const PIPE_DRAIN_MS = 1000;
 /** setTimeout fires at once beyond this (a 32-bit millisecond count). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export const shellInput = z.object({
-  command: z.string().min(1).describe("bash command line, run with `bash -c`"),
-  workdir: z.string().optional().describe("working directory, relative to the workspace root (default: the root)"),
-  timeout_s: z.number().positive().optional().describe("seconds before the command is killed"),
-});
-export type ShellArgs = z.infer<typeof shellInput>;
+/** The input schema, built (and zod loaded) at the first call. */
+export const shellInput = lazySchema((z) =>
+  z.object({
+    command: z.string().min(1).describe("bash command line, run with `bash -c`"),
+    workdir: z.string().optional().describe("working directory, relative to the workspace root (default: the root)"),
+    timeout_s: z.number().positive().optional().describe("seconds before the command is killed"),
+  }),
+);
+export type ShellArgs = z.infer<SchemaOf<typeof shellInput>>;
 
 export interface ShellOptions {
   /** Real path of the workspace root. */

@@ -8,7 +8,8 @@ import { constants as fsc } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import { editPatch } from "./edit-diff.ts";
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
 import { formatBytes, headBytes } from "../../core/text-bounds.ts";
 import { sweepStaleTemps, writeFileAtomic } from "./atomic-write.ts";
 import { describeManyMatches, describeNoMatch, findMatches } from "./match-report.ts";
@@ -17,12 +18,15 @@ import { displayPath, resolveInside } from "./workspace-path.ts";
 
 const MAX_COUNTED_MATCHES = 1000;
 
-export const strReplaceInput = z.object({
-  path: z.string().min(1).describe("file path, relative to the workspace root or absolute inside it"),
-  old_str: z.string().describe("exact text to replace (must occur exactly once); empty to create a new file"),
-  new_str: z.string().describe("replacement text"),
-});
-export type StrReplaceArgs = z.infer<typeof strReplaceInput>;
+/** The input schema, built (and zod loaded) at the first call. */
+export const strReplaceInput = lazySchema((z) =>
+  z.object({
+    path: z.string().min(1).describe("file path, relative to the workspace root or absolute inside it"),
+    old_str: z.string().describe("exact text to replace (must occur exactly once); empty to create a new file"),
+    new_str: z.string().describe("replacement text"),
+  }),
+);
+export type StrReplaceArgs = z.infer<SchemaOf<typeof strReplaceInput>>;
 
 export interface EditorOptions {
   /** Real path of the workspace root. */

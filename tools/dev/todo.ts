@@ -1,22 +1,24 @@
 // Owns the session's todo list: the `todo` tool (replace and render), the `_Stop` hook's objection
 // while items are open, and the `_PostCompact` hook's copy of the list. In memory only: the list
 // lives as long as this server, which is one agent session.
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
 
-export const todoInput = z.object({
-  items: z
-    .array(
-      z.object({
-        text: z.string().describe("what to do, one short line"),
-        done: z.boolean().default(false).describe("true once finished"),
-      }),
-    )
-    .optional()
-    .describe("the whole new list (replaces the old one); omit to just read the list"),
-});
-export type TodoArgs = z.infer<typeof todoInput>;
-
-export const hookInput = z.object({});
+/** The input schemas, built (and zod loaded) at the first call. */
+export const todoInput = lazySchema((z) =>
+  z.object({
+    items: z
+      .array(
+        z.object({
+          text: z.string().describe("what to do, one short line"),
+          done: z.boolean().default(false).describe("true once finished"),
+        }),
+      )
+      .optional()
+      .describe("the whole new list (replaces the old one); omit to just read the list"),
+  }),
+);
+export type TodoArgs = z.infer<SchemaOf<typeof todoInput>>;
 
 export interface TodoItem {
   text: string;
