@@ -32,7 +32,7 @@ export class ContextMeter {
 
   /** Estimated tokens the next request will use: the last report plus the growth since, or the size. */
   estimate(system: string, history: Message[], tools: ToolSpec[]): number {
-    const bySize = (system.length + JSON.stringify(tools).length + sizeOf(history)) / CHARS_PER_TOKEN;
+    const bySize = (system.length + toolsSize(tools) + sizeOf(history)) / CHARS_PER_TOKEN;
     const r = this.#reported;
     if (!r || r.historyLength > history.length) return bySize;
     return Math.max(bySize, r.tokens + sizeOf(history.slice(r.historyLength)) / CHARS_PER_TOKEN);
@@ -44,12 +44,39 @@ export class ContextMeter {
   }
 }
 
+// The estimate runs before every request (and repeatedly while dropping turns): each message's and each
+// tool's size is measured once. History messages are never changed once in the history (a handoff
+// replaces them), and a tool's input schema is one object for the session's life.
+const messageChars = new WeakMap<Message, number>();
+const schemaChars = new WeakMap<object, number>();
+
 function sizeOf(messages: Message[]): number {
   let n = 0;
   for (const m of messages) {
-    if (m.role === "user") for (const p of m.content) n += p.type === "text" ? p.text.length : p.data.length;
-    else if (m.role === "assistant") n += m.text.length + JSON.stringify(m.toolCalls).length;
-    else for (const r of m.results) n += r.content.length + 40;
+    let size = messageChars.get(m);
+    if (size === undefined) {
+      size = 0;
+      if (m.role === "user") for (const p of m.content) size += p.type === "text" ? p.text.length : p.data.length;
+      else if (m.role === "assistant") size += m.text.length + JSON.stringify(m.toolCalls).length;
+      else for (const r of m.results) size += r.content.length + 40;
+      messageChars.set(m, size);
+    }
+    n += size;
+  }
+  return n;
+}
+
+/** JSON.stringify(tools).length, each input schema serialized once. */
+function toolsSize(tools: ToolSpec[]): number {
+  let n = tools.length > 0 ? tools.length + 1 : 2; // brackets and commas
+  for (const t of tools) {
+    let schema = schemaChars.get(t.inputSchema);
+    if (schema === undefined) {
+      schema = JSON.stringify(t.inputSchema).length;
+      schemaChars.set(t.inputSchema, schema);
+    }
+    // {"name":…,"description":…,"inputSchema":…}
+    n += 39 + JSON.stringify(t.name).length + JSON.stringify(t.description).length + schema;
   }
   return n;
 }
