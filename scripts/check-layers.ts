@@ -41,8 +41,9 @@ function importsOf(text: string): Imp[] {
 
 /** Modules every agent session (and `tendril prompt`) loads with the default tools, and the packages their static imports must
  *  not reach: the MCP SDK loads only when a session declares an external server or dev-mcp runs,
- *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), and zod
- *  (~5 ms) only when something is validated (core/zod-issue.ts loads it). */
+ *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), zod (~5 ms)
+ *  only when something is validated (core/zod-issue.ts loads it), picomatch (~1 ms) with the first
+ *  permission rule. */
 const LEAN_ENTRIES = [
   "cli/agent.ts",
   "cli/agent-runtime.ts",
@@ -57,7 +58,7 @@ const LEAN_ENTRIES = [
   "core/config.ts",
   "core/mcp/pool.ts",
 ];
-const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod"];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod", "picomatch"];
 
 const problems: string[] = [];
 const graph = new Map<string, string[]>();

@@ -1,10 +1,11 @@
 import { expect, test } from "bun:test";
+import picomatch from "picomatch";
 import { compileRule, type RuleSpec } from "./rules.ts";
 import { approvalScope, createPolicy, type PolicyCall } from "./policy.ts";
 
 const shell = (command: string): PolicyCall => ({ qualifiedName: "dev__shell", tool: "shell", input: { command }, readOnly: false });
 const edit = (path: string): PolicyCall => ({ qualifiedName: "dev__str_replace", tool: "str_replace", input: { path }, readOnly: false });
-const rule = (r: Omit<RuleSpec, "label">) => compileRule({ ...r, label: `R(${r.tool} ${r.decision})` });
+const rule = (r: Omit<RuleSpec, "label">) => compileRule({ ...r, label: `R(${r.tool} ${r.decision})` }, picomatch);
 
 test("first matching rule wins; deny names the rule", () => {
   const p = createPolicy({

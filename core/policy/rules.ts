@@ -1,7 +1,7 @@
 // Owns permission rules: the shape of a `[[rules]]` table, its validation, and the one matcher both
 // the agent's policy and `tendril prompt --approve POLICY.toml` use, compiled once when the rules are
 // parsed. Does not decide what a match means (policy.ts, approve.ts do).
-import picomatch from "picomatch";
+import type Picomatch from "picomatch";
 import { isAbsolute, relative, resolve } from "node:path";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
 
@@ -34,8 +34,15 @@ export class RuleError extends Error {
 // dot files are not special. Tool names contain no `/`, so the same options serve both.
 const GLOB_OPTIONS = { bash: true, dot: true } as const;
 
+/** The glob compiler, picomatch: loaded with the first rule, so a run without rules never pays for it. */
+export type GlobCompiler = typeof Picomatch;
+
+export async function loadGlobCompiler(): Promise<GlobCompiler> {
+  return (await import("picomatch")).default;
+}
+
 /** Compiles a rule once: its tool glob, argument glob and regex. Throws RuleError on a bad pattern. */
-export function compileRule(spec: RuleSpec): PermissionRule {
+export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): PermissionRule {
   const tool = picomatch(spec.tool, GLOB_OPTIONS);
   const c = spec.when;
   const glob = c?.glob !== undefined ? picomatch(c.glob, GLOB_OPTIONS) : undefined;
@@ -93,9 +100,10 @@ export async function parseRules(raw: unknown, where: string): Promise<Permissio
   if (raw === undefined) return [];
   const parsed = (await rulesSchema()).safeParse(raw);
   if (!parsed.success) throw new RuleError(describeIssue(parsed.error, `${where}: rules`));
+  const picomatch = await loadGlobCompiler();
   return parsed.data.map((r, i) => {
     const spec: RuleSpec = { tool: r.tool, decision: r.decision, label: `${where} rules[${i}] (${r.tool} ${r.decision})` };
     if (r.when) spec.when = r.when;
-    return compileRule(spec);
+    return compileRule(spec, picomatch);
   });
 }
