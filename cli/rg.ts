@@ -1,7 +1,6 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
 // the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
 import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
-import { constants as osConstants } from "node:os";
 import { delimiter, join } from "node:path";
 import { writeAll } from "./stdio.ts";
 
@@ -34,7 +33,8 @@ export function findRealRg(env: Record<string, string | undefined> = process.env
 }
 
 async function execReal(path: string, args: string[]): Promise<number> {
-  const { spawn } = await import("node:child_process"); // loaded only here: the built-in search never needs it
+  // Loaded only here: the built-in search needs neither (node:os alone costs ~0.3 ms of its start-up).
+  const [{ spawn }, { constants: osConstants }] = await Promise.all([import("node:child_process"), import("node:os")]);
   return new Promise((resolvePromise) => {
     // The marker stops a wrapper script that calls this shim again from looping back to it.
     const child = spawn(path, args, { stdio: "inherit", env: { ...process.env, TENDRIL_RG_BUILTIN: "1" } });
