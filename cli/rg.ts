@@ -93,7 +93,7 @@ export async function run(args: string[]): Promise<number> {
     if (real) return execReal(real, args);
   }
   const { loadLimits } = await import("../core/limits.ts");
-  const { configArgs, parseRgArgs } = await import("../tools/search/rg-args.ts");
+  const { configArgs, parseRgArgs, rgUsage } = await import("../tools/search/rg-args.ts");
   const config = readConfig(process.env.RIPGREP_CONFIG_PATH, args);
   const parsed = parseRgArgs([...configArgs(config), ...args]);
   if (!parsed.ok) {
@@ -102,8 +102,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const o = parsed.options;
   if (o.help || o.version) {
-    const { RG_USAGE } = await import("../tools/search/rg-args.ts");
-    writeAll(1, o.version ? "rg (tendril built-in search)\n" : RG_USAGE);
+    writeAll(1, o.version ? "rg (tendril built-in search)\n" : rgUsage());
     return 0;
   }
   let limits;
