@@ -138,5 +138,6 @@ export function parseRgArgs(args: readonly string[]): ParseResult {
 
 /** Arguments from a ripgrep config file: one per line, blank lines and `#` comments skipped. */
 export function configArgs(text: string): string[] {
+  if (text === "") return []; // no config file, the common case: a regex split, map and filter each cost ~0.1 ms on first use
   return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
 }

@@ -344,6 +344,7 @@ export function requiredRuns(pattern: string): string[] | undefined {
 
 /** The longest required run (see `requiredRuns`), so files without it are skipped before they are decoded. */
 export function requiredLiteral(pattern: string): string | undefined {
-  const best = (requiredRuns(pattern) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
+  let best = "";
+  for (const run of requiredRuns(pattern) ?? []) if (run.length > best.length) best = run;
   return best.length >= 2 ? best : undefined;
 }
