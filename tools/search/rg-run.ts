@@ -13,7 +13,6 @@ import { JsonPrinter } from "./rg-json.ts";
 import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
-import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
 import { FileWalk, rootHandle, type WalkOptions } from "./walk.ts";
 
@@ -227,15 +226,18 @@ async function searchLarge(
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
 export async function runRg(o: RgOptions, env: RgEnv): Promise<number> {
   const started = performance.now();
-  const table = typeTable(o.typeChanges);
+  // The file types' table loads only for a run that uses it (-t, -T, --type-add/--type-clear, --type-list).
+  const usesTypes = o.types.length > 0 || o.typesNot.length > 0 || o.typeChanges.length > 0 || o.mode === "type-list";
+  const fileTypes = usesTypes ? await import("./rg-types.ts") : undefined;
+  const table = fileTypes?.typeTable(o.typeChanges);
   if (typeof table === "string") return fail(env, table);
-  if (o.mode === "type-list") {
-    for (const line of typeList(table)) env.out.line(line);
+  if (fileTypes && o.mode === "type-list") {
+    for (const line of fileTypes.typeList(table)) env.out.line(line);
     return 0;
   }
   const pat = o.mode === "files" ? undefined : compileFor(o, env);
   if (typeof pat === "string") return fail(env, pat);
-  const types = await typeMatcher(o.types, o.typesNot, table);
+  const types = fileTypes ? await fileTypes.typeMatcher(o.types, o.typesNot, table) : { ok: true as const, verdict: undefined };
   if (!types.ok) return fail(env, types.message);
   const walk = walkOptionsFor(o, env, types.verdict);
   const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files" && !o.patternFiles.includes("-");
