@@ -1,7 +1,6 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
 // the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
-import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
-import { constants as osConstants } from "node:os";
+import { accessSync, constants, fstatSync, readFileSync, readSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { writeAll } from "./stdio.ts";
 
@@ -34,7 +33,8 @@ export function findRealRg(env: Record<string, string | undefined> = process.env
 }
 
 async function execReal(path: string, args: string[]): Promise<number> {
-  const { spawn } = await import("node:child_process"); // loaded only here: the built-in search never needs it
+  // Loaded only here: the built-in search needs neither (node:os alone costs ~0.3 ms of its start-up).
+  const [{ spawn }, { constants: osConstants }] = await Promise.all([import("node:child_process"), import("node:os")]);
   return new Promise((resolvePromise) => {
     // The marker stops a wrapper script that calls this shim again from looping back to it.
     const child = spawn(path, args, { stdio: "inherit", env: { ...process.env, TENDRIL_RG_BUILTIN: "1" } });
@@ -56,13 +56,29 @@ async function execReal(path: string, args: string[]): Promise<number> {
   });
 }
 
-async function readStdin(max: number): Promise<Buffer> {
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Standard input's bytes, at most `max`, read straight from the descriptor: starting process.stdin's
+ * stream costs ~7 ms, more than the search (`cmd | rg x`). A non-blocking pipe with nothing in it yet is
+ * waited on a millisecond at a time, as a blocking read would wait.
+ */
+function readStdin(max: number): Buffer {
   const parts: Buffer[] = [];
   let n = 0;
-  for await (const chunk of process.stdin) {
-    parts.push(chunk as Buffer);
-    n += (chunk as Buffer).length;
-    if (n > max) break;
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  while (n <= max) {
+    let got: number;
+    try {
+      got = readSync(0, chunk, 0, chunk.length, null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+      Atomics.wait(PAUSE, 0, 0, 1);
+      continue;
+    }
+    if (got === 0) break;
+    parts.push(Buffer.from(chunk.subarray(0, got)));
+    n += got;
   }
   return Buffer.concat(parts).subarray(0, max);
 }
@@ -93,7 +109,7 @@ export async function run(args: string[]): Promise<number> {
     if (real) return execReal(real, args);
   }
   const { loadLimits } = await import("../core/limits.ts");
-  const { configArgs, parseRgArgs } = await import("../tools/search/rg-args.ts");
+  const { configArgs, parseRgArgs, rgUsage } = await import("../tools/search/rg-args.ts");
   const config = readConfig(process.env.RIPGREP_CONFIG_PATH, args);
   const parsed = parseRgArgs([...configArgs(config), ...args]);
   if (!parsed.ok) {
@@ -102,8 +118,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const o = parsed.options;
   if (o.help || o.version) {
-    const { RG_USAGE } = await import("../tools/search/rg-args.ts");
-    writeAll(1, o.version ? "rg (tendril built-in search)\n" : RG_USAGE);
+    writeAll(1, o.version ? "rg (tendril built-in search)\n" : rgUsage());
     return 0;
   }
   let limits;
@@ -118,7 +133,7 @@ export async function run(args: string[]): Promise<number> {
   const maxFileBytes = limits.RG_MAX_FILE_BYTES;
   const wantsStdin =
     (o.patternFiles.includes("-") || (o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list")) && stdinIsReadable();
-  const stdin = wantsStdin ? await readStdin(maxFileBytes) : undefined;
+  const stdin = wantsStdin ? readStdin(maxFileBytes) : undefined;
   // Written straight to the descriptors: starting process.stdout's stream costs more (about 12 ms) than
   // the search of a small tree. A closed pipe (`rg x | head -1`) ends output quietly.
   let broken = false;

@@ -216,6 +216,15 @@ describe("rg shim", () => {
     expect(r.stdout).toBe("2:b\n");
   });
 
+  test("stdin is read to its end: input larger than one read, and lines that come late", () => {
+    const big = runBin(["-n", "b"], { bin: join(shimDir, "rg"), cwd: root, env: env(), input: "x\n".repeat(100_000) + "b last\n" });
+    expect(big.stdout).toBe("100001:b last\n");
+    const script = `{ printf 'a\\n'; sleep 0.3; printf 'b late\\n'; } | "$0" -n b`;
+    const late = spawnSync("sh", ["-c", script, join(shimDir, "rg")], { cwd: root, env: env(), encoding: "utf8", timeout: 20_000 });
+    expect(late.stdout).toBe("2:b late\n");
+    expect(late.status).toBe(0);
+  });
+
   test("a real ripgrep on PATH gets the same argv and its exit code is passed on", () => {
     const fake = join(base, "fake-bin");
     mkdirSync(fake, { recursive: true });

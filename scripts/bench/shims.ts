@@ -1,7 +1,7 @@
 // Benchmark: the built-in `rg` and `tree` shims against ripgrep and `tree` + `wc -l` on a generated tree of
 // 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository),
-// and rg on a small tree (200 files) where start-up and the walk are the whole cost. The first search also
-// runs with -j1, beside the default threads.
+// and rg and tree on a small tree (200 files) where start-up and the walk are the whole cost, beside the
+// start-up alone (`tendril --version`). The first search also runs with -j1, beside the default threads.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareCommands, which } from "./harness.ts";
@@ -97,6 +97,8 @@ export async function run(): Promise<void> {
     cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
     // The first search also runs on one thread, to show what the worker threads add.
     if (label === SINGLE_THREAD_ROW) cases.push({ name: "built-in rg -j1 (one thread)", cmd: tendril.cmd, args: [...tendril.pre, "rg", "-j1", ...args], options: { ...builtin, cwd } });
+    // On the small tree the binary's start-up is most of the cost: the floor the built-in is measured against.
+    if (cwd === SMALL_ROOT) cases.push({ name: "start-up alone (tendril --version)", cmd: tendril.cmd, args: [...tendril.pre, "--version"], options: { cwd } });
     const files = cwd === ROOT ? FILES : SMALL_FILES;
     compareCommands(`rg shim: ${label} over ${files} files (ratio against ripgrep)`, cases, 7);
   }
@@ -106,4 +108,9 @@ export async function run(): Promise<void> {
   }
   treeCases.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: builtin });
   compareCommands(`tree shim over ${FILES} files (ratio against tree + wc -l)`, treeCases, 7);
+  const smallTree = [];
+  if (which("tree")) smallTree.push({ name: "tree", cmd: "tree", args: [], options: { cwd: SMALL_ROOT } });
+  smallTree.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: { ...builtin, cwd: SMALL_ROOT } });
+  smallTree.push({ name: "start-up alone (tendril --version)", cmd: tendril.cmd, args: [...tendril.pre, "--version"], options: { cwd: SMALL_ROOT } });
+  compareCommands(`tree shim over ${SMALL_FILES} files (ratio against tree)`, smallTree, 7);
 }

@@ -15,6 +15,14 @@ export function errorText(err: unknown): string {
   return e instanceof Error ? e.message : String(err);
 }
 
+/**
+ * Whether a read shorter than asked for ends a regular file the walk found: so it does, except under /proc
+ * and /sys, whose files come a piece at a time.
+ */
+export function shortReadEnds(path: string): boolean {
+  return !path.startsWith("/proc/") && !path.startsWith("/sys/");
+}
+
 export class FileReader {
   private buf = Buffer.allocUnsafe(CHUNK);
 
@@ -65,9 +73,10 @@ export class FileReader {
 
   /**
    * Lines in the file, or "binary" (a NUL byte in the first 8 KiB), or why it could not be read.
-   * `stop()` is asked between chunks; a count it cut short is marked partial.
+   * `stop()` is asked between chunks; a count it cut short is marked partial. `regular`: as for `read`,
+   * a short read ends the file (a small file costs one read).
    */
-  countLines(path: string, stop?: () => boolean): { lines: number; bytes: number; partial: boolean } | "binary" | string {
+  countLines(path: string, stop?: () => boolean, regular = false): { lines: number; bytes: number; partial: boolean } | "binary" | string {
     let fd: number;
     try {
       fd = openSync(path, READ_ONLY);
@@ -92,6 +101,7 @@ export class FileReader {
         const s = this.buf.toString("latin1", 0, r);
         for (let p = s.indexOf("\n"); p >= 0; p = s.indexOf("\n", p + 1)) lines++;
         last = this.buf[r - 1]!;
+        if (regular && r < CHUNK) break;
       }
       // A last line without its newline still counts, as an editor shows it.
       return { lines: lines + (!partial && last !== 10 ? 1 : 0), bytes, partial };

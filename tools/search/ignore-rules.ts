@@ -318,6 +318,11 @@ function stepsFrom(frame: RuleFrame): readonly Step[] {
   return steps;
 }
 
+/** Whether any ignore file is in force at `frame`: when none is, a walk need not ask about each entry. */
+export function anyRules(frame: RuleFrame): boolean {
+  return (frame.steps ??= stepsFrom(frame)).length > 0;
+}
+
 /** The verdict of all ignore files in force at `frame` on walk-relative path `rel`. */
 export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: boolean): Verdict {
   if (!frame) return undefined;

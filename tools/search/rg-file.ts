@@ -4,7 +4,7 @@
 import { isAscii } from "node:buffer";
 import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
-import { FileReader } from "./file-bytes.ts";
+import { FileReader, shortReadEnds } from "./file-bytes.ts";
 import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
@@ -70,9 +70,8 @@ export class FileSearch {
       return;
     }
     if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
-    // What the walk finds is a regular file, whose first short read is its end; not so under /proc or /sys,
-    // whose files come a piece at a time.
-    const regular = !explicit && !path.startsWith("/proc/") && !path.startsWith("/sys/");
+    // What the walk finds is a regular file, whose first short read is its end (see shortReadEnds).
+    const regular = !explicit && shortReadEnds(path);
     const buf = this.reader.read(path, this.maxFileBytes, regular);
     if (typeof buf === "string") {
       this.errored = true;

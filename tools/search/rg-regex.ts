@@ -274,13 +274,16 @@ const PROBES = 2;
  * a newline: a binary file is searched with its NULs read as newlines.
  */
 export function probeBytes(literal: string, caseless: boolean): number[] {
-  const bytes = new Set<number>();
-  for (const b of Buffer.from(literal)) {
-    if (b === 0 || b === 0x0a) continue;
+  const utf8 = Buffer.from(literal);
+  const bytes: number[] = []; // each byte once, in order of appearance
+  // An index loop: iterating the bytes with for…of costs ~0.2 ms on its first use, in every search.
+  for (let i = 0; i < utf8.length; i++) {
+    const b = utf8[i]!;
+    if (b === 0 || b === 0x0a || bytes.includes(b)) continue;
     if (caseless && (b >= 0x80 || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a))) continue;
-    bytes.add(b);
+    bytes.push(b);
   }
-  return [...bytes].sort((a, b) => rarity(b) - rarity(a)).slice(0, PROBES);
+  return bytes.sort((a, b) => rarity(b) - rarity(a)).slice(0, PROBES);
 }
 
 /** Index after a bracket class starting at `p[i] === "["`. */
@@ -341,6 +344,7 @@ export function requiredRuns(pattern: string): string[] | undefined {
 
 /** The longest required run (see `requiredRuns`), so files without it are skipped before they are decoded. */
 export function requiredLiteral(pattern: string): string | undefined {
-  const best = (requiredRuns(pattern) ?? []).reduce((a, b) => (b.length > a.length ? b : a), "");
+  let best = "";
+  for (const run of requiredRuns(pattern) ?? []) if (run.length > best.length) best = run;
   return best.length >= 2 ? best : undefined;
 }

@@ -3,7 +3,6 @@
 // exit code (0 match, 1 none, 2 error). Does not parse arguments (rg-args.ts), search a file (rg-file.ts)
 // nor own the process (cli/rg.ts).
 import { readFileSync, statSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { loadIgnoreFile } from "./ignore-rules.ts";
 import { caseless, globVerdict } from "./rg-globs.ts";
@@ -14,7 +13,6 @@ import { JsonPrinter } from "./rg-json.ts";
 import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
-import { typeList, typeMatcher, typeTable } from "./rg-types.ts";
 import type { ShimOutput } from "./shim-output.ts";
 import { FileWalk, rootHandle, type WalkOptions } from "./walk.ts";
 
@@ -167,18 +165,31 @@ function searchInline(list: SubjectSource, run: FileSearch, o: RgOptions, env: R
   return searched;
 }
 
+/** The subjects of an array, then those of a source. */
+function followedBy(first: readonly Subject[], rest: SubjectSource): SubjectSource {
+  let i = 0;
+  return { next: () => (i < first.length ? first[i++] : rest.next()) };
+}
+
 /**
- * Searches the subjects on this thread when the walk finds fewer than `minFiles`; else all of them in
- * batches shared with worker threads (see rg-parallel.ts), their outcome folded into `run`. The workers
- * start as soon as the walk has passed `minFiles`, so they start up while this thread searches the first batches.
+ * Searches the subjects on this thread when the walk finds fewer than `minFiles`, or when `workers()`
+ * (asked only then) allows none; else all of them in batches shared with worker threads (see
+ * rg-parallel.ts), their outcome folded into `run`. The workers start as soon as the walk has passed
+ * `minFiles`, so they start up while this thread searches the first batches.
  */
-async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv, job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn">): Promise<boolean> {
+async function searchLarge(
+  list: SubjectSource, run: FileSearch, o: RgOptions, env: RgEnv,
+  job: Omit<ParallelJob, "nextBatch" | "o" | "out" | "warn" | "workers">, workers: () => Promise<number>,
+): Promise<boolean> {
   const { minFiles, batchFiles } = env.parallel!;
   const first: Subject[] = [];
   for (let sub = list.next(); sub; sub = list.next()) {
     first.push(sub);
     if (first.length >= minFiles) break;
   }
+  if (first.length < minFiles || run.done) return searchInline(arraySource(first), run, o, env); // a small walk: no worker is worth starting
+  const count = await workers();
+  if (count < 1) return searchInline(followedBy(first, list), run, o, env);
   const refs = (subs: readonly Subject[]): FileRef[] => {
     const files: FileRef[] = [];
     for (const sub of subs) {
@@ -196,8 +207,8 @@ async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, e
     }
     return subs.length > 0 ? refs(subs) : undefined;
   };
-  const more = first.length < minFiles || run.done ? undefined : batch();
-  if (!more) return searchInline(arraySource(first), run, o, env); // a small walk: no worker is worth starting
+  const more = batch();
+  if (!more) return searchInline(arraySource(first), run, o, env);
   const pending = [...refs(first), ...more];
   let at = 0;
   const nextBatch = (): FileRef[] | undefined => {
@@ -206,24 +217,27 @@ async function searchLarge(list: SubjectSource, run: FileSearch, o: RgOptions, e
     at += files.length;
     return files;
   };
-  const r = await searchParallel({ ...job, o, nextBatch, out: env.out, warn: env.warn });
+  const r = await searchParallel({ ...job, workers: count, o, nextBatch, out: env.out, warn: env.warn });
   run.matched ||= r.matched;
   run.errored ||= r.errored;
   return true;
 }
 
 /** Runs the built-in rg; returns its exit code. Messages for the user go to `env.warn`. */
-export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
+export async function runRg(o: RgOptions, env: RgEnv): Promise<number> {
   const started = performance.now();
-  const table = typeTable(o.typeChanges);
+  // The file types' table loads only for a run that uses it (-t, -T, --type-add/--type-clear, --type-list).
+  const usesTypes = o.types.length > 0 || o.typesNot.length > 0 || o.typeChanges.length > 0 || o.mode === "type-list";
+  const fileTypes = usesTypes ? await import("./rg-types.ts") : undefined;
+  const table = fileTypes?.typeTable(o.typeChanges);
   if (typeof table === "string") return fail(env, table);
-  if (o.mode === "type-list") {
-    for (const line of typeList(table)) env.out.line(line);
+  if (fileTypes && o.mode === "type-list") {
+    for (const line of fileTypes.typeList(table)) env.out.line(line);
     return 0;
   }
   const pat = o.mode === "files" ? undefined : compileFor(o, env);
   if (typeof pat === "string") return fail(env, pat);
-  const types = typeMatcher(o.types, o.typesNot, table);
+  const types = fileTypes ? await fileTypes.typeMatcher(o.types, o.typesNot, table) : { ok: true as const, verdict: undefined };
   if (!types.ok) return fail(env, types.message);
   const walk = walkOptionsFor(o, env, types.verdict);
   const useStdin = o.paths.length === 0 && env.stdin !== undefined && o.mode !== "files" && !o.patternFiles.includes("-");
@@ -244,11 +258,13 @@ export function runRg(o: RgOptions, env: RgEnv): number | Promise<number> {
     else if (o.stats && o.mode !== "files") printStats(env.out, run.stats, ms);
     return run.matched && o.quiet ? 0 : run.errored ? 2 : run.matched ? 0 : 1;
   };
-  // -j N counts this thread, which walks, prints and searches too.
-  const workers = () => Math.min((o.threads ?? availableParallelism()) - 1, env.parallel?.maxWorkers ?? 0);
-  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && workers() >= 1) {
-    const job = { pat, withFilename, maxFileBytes: env.maxFileBytes, workers: workers(), workerQueue: env.parallel.workerQueue };
-    return searchLarge(list, run, o, env, job).then(finish);
+  // -j N counts this thread, which walks, prints and searches too. Without -j the processors are counted
+  // only once a walk is large enough for workers: loading node:os costs ~0.3 ms of every small search.
+  const workersFor = (threads: number) => Math.min(threads - 1, env.parallel?.maxWorkers ?? 0);
+  if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && (o.threads === undefined || workersFor(o.threads) >= 1)) {
+    const job = { pat, withFilename, maxFileBytes: env.maxFileBytes, workerQueue: env.parallel.workerQueue };
+    const workers = async () => workersFor(o.threads ?? (await import("node:os")).availableParallelism());
+    return finish(await searchLarge(list, run, o, env, job, workers));
   }
   return finish(searchInline(list, run, o, env));
 }

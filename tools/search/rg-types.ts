@@ -1,7 +1,6 @@
 // Owns the file types of the built-in rg's -t/-T: a table of common languages with ripgrep's names and
 // globs (matched against the file name), --type-add/--type-clear changes to it, and the type verdict for
 // the walk.
-import picomatch from "picomatch";
 import type { Verdict } from "./ignore-rules.ts";
 
 export const FILE_TYPES: Readonly<Record<string, readonly string[]>> = {
@@ -62,6 +61,7 @@ export interface TypeChange {
 
 /** The table after the changes, or the error ripgrep gives for a malformed definition. */
 export function typeTable(changes: readonly TypeChange[]): TypeTable | string {
+  if (changes.length === 0) return FILE_TYPES;
   const table: Record<string, string[]> = {};
   for (const [k, v] of Object.entries(FILE_TYPES)) table[k] = [...v];
   for (const c of changes) {
@@ -78,18 +78,22 @@ export function typeTable(changes: readonly TypeChange[]): TypeTable | string {
   return table;
 }
 
-/** The -t/-T verdict on a file name, or an error naming the unknown type. */
-export function typeMatcher(
+/**
+ * The -t/-T verdict on a file name, or an error naming the unknown type. picomatch loads only here, for
+ * a run that names types (loading it costs ~0.5 ms).
+ */
+export async function typeMatcher(
   select: readonly string[],
   negate: readonly string[],
   table: TypeTable = FILE_TYPES,
-): { ok: true; verdict: ((name: string, isDir: boolean) => Verdict) | undefined } | { ok: false; message: string } {
+): Promise<{ ok: true; verdict: ((name: string, isDir: boolean) => Verdict) | undefined } | { ok: false; message: string }> {
   if (select.length === 0 && negate.length === 0) return { ok: true, verdict: undefined };
   for (const t of [...select, ...negate]) {
     if (t === "all") continue;
     if (!table[t]) return { ok: false, message: `unrecognized file type: ${t} (see rg --type-list)` };
   }
   const globsOf = (ts: readonly string[]) => ts.flatMap((t) => (t === "all" ? Object.values(table).flat() : table[t]!));
+  const { default: picomatch } = await import("picomatch");
   const opts = { dot: true };
   const yes = select.length > 0 ? picomatch(globsOf(select), opts) : undefined;
   const no = negate.length > 0 ? picomatch(globsOf(negate), opts) : undefined;

@@ -5,7 +5,7 @@
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { errorText } from "./file-bytes.ts";
 import { relative } from "node:path";
-import { ancestorFrames, frameFor, ruleVerdict, type IgnoreSources, type RuleFrame, type Verdict } from "./ignore-rules.ts";
+import { ancestorFrames, anyRules, frameFor, ruleVerdict, type IgnoreSources, type RuleFrame, type Verdict } from "./ignore-rules.ts";
 
 export type EntryKind = "file" | "dir" | "symlink" | "other" | "error";
 
@@ -157,6 +157,7 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
     return [];
   }
   const frame = opts.noIgnore ? undefined : frameFor(h.abs, h.frame, { prefix: "", strip: h.rel ? h.rel.length + 1 : 0 }, ruleFileNames(dirents), opts.sources);
+  const rules = frame && anyRules(frame) ? frame : undefined; // asked about each entry only when it has a say
   const depth = h.depth + 1;
   const out: WalkEntry[] = [];
   const atRoot = h.abs === "/";
@@ -176,7 +177,7 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
       }
       kind = target;
     }
-    if (!keep(h, frame, name, abs, kind === "dir", opts)) continue;
+    if (!keep(h, rules, name, abs, kind === "dir", opts)) continue;
     if (kind !== "dir") {
       out.push({ name, kind, abs, display, depth });
       continue;
@@ -191,8 +192,9 @@ export function readDir(h: DirHandle, opts: WalkOptions): WalkEntry[] {
 
 /**
  * Every kept regular file below `root` (and -L's errors), depth first in name order, one per `next()`
- * (undefined at the end); `stop()` ends the walk early. A class rather than a generator: a large search
- * takes tens of thousands of files from it, and each generator step costs more.
+ * (undefined at the end); `stop()`, asked before each directory is read, ends the walk early (the caller
+ * stops taking files itself). A class rather than a generator: a large search takes tens of thousands of
+ * files from it, and each generator step costs more.
  */
 export class FileWalk {
   private readonly stack: WalkEntry[][];
@@ -209,10 +211,6 @@ export class FileWalk {
   next(): WalkEntry | undefined {
     const { stack, index, opts } = this;
     while (stack.length > 0) {
-      if (this.stop?.()) {
-        stack.length = 0;
-        return undefined;
-      }
       const top = stack.length - 1;
       const level = stack[top]!;
       const i = index[top]!;
@@ -225,6 +223,10 @@ export class FileWalk {
       const e = level[i]!;
       if (e.kind === "file" || e.kind === "error") return e;
       if (e.dir && (opts.maxDepth === undefined || e.depth < opts.maxDepth)) {
+        if (this.stop?.()) {
+          stack.length = 0;
+          return undefined;
+        }
         stack.push(readDir(e.dir, opts));
         index.push(0);
       }

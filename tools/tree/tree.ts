@@ -2,7 +2,7 @@
 // bounded by entries, time and the output cap (totals cut short print with `+`), drawn like `tree`.
 // Does not parse arguments or own the process (cli/tree.ts).
 import { readlinkSync } from "node:fs";
-import { FileReader } from "../search/file-bytes.ts";
+import { FileReader, shortReadEnds } from "../search/file-bytes.ts";
 import type { ShimOutput } from "../search/shim-output.ts";
 import { readDir, rootHandle, type DirHandle, type EntryKind, type WalkOptions } from "../search/walk.ts";
 
@@ -98,7 +98,7 @@ class TreeWalk {
 
   private file(abs: string, node: Node): void {
     node.files = 1;
-    const r = this.reader.countLines(abs, () => this.now() > this.deadline);
+    const r = this.reader.countLines(abs, () => this.now() > this.deadline, shortReadEnds(abs)); // the walk found a regular file
     if (r === "binary") node.note = "binary";
     else if (typeof r === "string") node.note = `unreadable: ${r}`;
     else {
