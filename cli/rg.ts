@@ -1,8 +1,8 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
 // the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
-import { accessSync, constants, fstatSync, readFileSync, readSync, realpathSync } from "node:fs";
+import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { writeAll } from "./stdio.ts";
+import { readAll, writeAll } from "./stdio.ts";
 
 const HINT = "narrow the search with -g/-t or a path";
 
@@ -56,32 +56,6 @@ async function execReal(path: string, args: string[]): Promise<number> {
   });
 }
 
-const PAUSE = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Standard input's bytes, at most `max`, read straight from the descriptor: starting process.stdin's
- * stream costs ~7 ms, more than the search (`cmd | rg x`). A non-blocking pipe with nothing in it yet is
- * waited on a millisecond at a time, as a blocking read would wait.
- */
-function readStdin(max: number): Buffer {
-  const parts: Buffer[] = [];
-  let n = 0;
-  const chunk = Buffer.allocUnsafe(64 * 1024);
-  while (n <= max) {
-    let got: number;
-    try {
-      got = readSync(0, chunk, 0, chunk.length, null);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
-      Atomics.wait(PAUSE, 0, 0, 1);
-      continue;
-    }
-    if (got === 0) break;
-    parts.push(Buffer.from(chunk.subarray(0, got)));
-    n += got;
-  }
-  return Buffer.concat(parts).subarray(0, max);
-}
 
 /** ripgrep searches standard input when no path is given and it is a pipe, file or socket. */
 function stdinIsReadable(): boolean {
@@ -133,7 +107,7 @@ export async function run(args: string[]): Promise<number> {
   const maxFileBytes = limits.RG_MAX_FILE_BYTES;
   const wantsStdin =
     (o.patternFiles.includes("-") || (o.paths.length === 0 && o.mode !== "files" && o.mode !== "type-list")) && stdinIsReadable();
-  const stdin = wantsStdin ? readStdin(maxFileBytes) : undefined;
+  const stdin = wantsStdin ? readAll(0, maxFileBytes) : undefined;
   // Written straight to the descriptors: starting process.stdout's stream costs more (about 12 ms) than
   // the search of a small tree. A closed pipe (`rg x | head -1`) ends output quietly.
   let broken = false;

@@ -1,8 +1,9 @@
 // Owns the protocol modes' stdin and stdout as byte streams. Under Bun they are its native file
 // readers and writers: Node's stream classes cost ~10 ms to load, more than the rest of a start-up.
-// Elsewhere (deno run main.ts) they are process.stdin/stdout through the wire adapters.
+// Elsewhere (deno run main.ts) they are process.stdin/stdout through the wire adapters. Also the
+// whole-descriptor reads and writes of the quick paths (`--version`, the rg and tree shims).
 // Does not frame lines or own the writer's order (core/wire/).
-import { writeSync } from "node:fs";
+import { readSync, writeSync } from "node:fs";
 import { chunksOf } from "../core/wire/link.ts";
 import { type ByteSink, nodeSink } from "../core/wire/writer.ts";
 
@@ -56,7 +57,33 @@ export function stdoutSink(onBroken: (err: Error) => void = () => {}): ByteSink 
   };
 }
 
+/** What a descriptor that is not ready waits, a millisecond at a time, as a blocking call would. */
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * A descriptor's bytes to its end, at most `max`, read straight from it: starting process.stdin's
+ * stream costs ~7 ms, more than a small search (`cmd | rg x`). A non-blocking pipe with nothing in it
+ * yet is waited on a millisecond at a time.
+ */
+export function readAll(fd: number, max: number): Buffer {
+  const parts: Buffer[] = [];
+  let n = 0;
+  const chunk = Buffer.allocUnsafe(64 * 1024);
+  while (n <= max) {
+    let got: number;
+    try {
+      got = readSync(fd, chunk, 0, chunk.length, null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") throw err;
+      Atomics.wait(PAUSE, 0, 0, 1);
+      continue;
+    }
+    if (got === 0) break;
+    parts.push(Buffer.from(chunk.subarray(0, got)));
+    n += got;
+  }
+  return Buffer.concat(parts).subarray(0, max);
+}
 
 /**
  * Writes text to a descriptor at once, without starting Node's streams (they cost more than a small
