@@ -1,6 +1,7 @@
-// Owns the dev-mcp tool list: the tools/ functions wrapped as MCP tool definitions with their
-// descriptions, hints and limits, plus the server instructions. Loaded only when dev-mcp runs
-// (it pulls in zod, diff and the tools); the process and the exit path stay in dev-mcp.ts.
+// Owns the dev tool list: the tools/ functions wrapped as MCP tool definitions with their
+// descriptions, hints, precomputed input schemas and limits, plus the server instructions. Loaded
+// when `tendril dev-mcp` runs or an agent session opens its in-process `dev` tools (zod only with
+// the first tool call); the process and the exit path stay in dev-mcp.ts and agent-dev-tools.ts.
 import { join } from "node:path";
 import type { Limits } from "../core/limits.ts";
 import { defineTool, noInput, type ToolDefinition } from "../core/mcp/tool-definition.ts";
