@@ -1,6 +1,7 @@
 // Owns reading files for the shims with one reused buffer (no allocation per file): whole files for
 // rg, and newline counting in chunks for tree. Returns error text instead of throwing.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { belowTopTier } from "./jit-tier.ts";
 
 const CHUNK = 1 << 20;
 /** The numeric flag: a string ("r") is parsed again on every open. */
@@ -112,3 +113,5 @@ export class FileReader {
     }
   }
 }
+
+belowTopTier(openSync, readSync, closeSync, FileReader.prototype.read, FileReader.prototype.countLines); // once per file

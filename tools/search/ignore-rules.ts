@@ -5,6 +5,7 @@
 // Does not walk directories (walk.ts) nor read git's global excludes file.
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { belowTopTier } from "./jit-tier.ts";
 import { POSIX } from "./rg-regex.ts";
 
 /** A rule's say on a path: skip it, keep it despite later rules, or no opinion. */
@@ -223,6 +224,10 @@ export class RuleSet {
     return undefined;
   }
 
+  static {
+    belowTopTier(this.prototype.verdict, this.prototype.own, this.prototype.dirIgnored); // asked about every walked entry
+  }
+
   private dirIgnored(dir: string): boolean {
     let known = this.dirs.get(dir);
     if (known === undefined) {
@@ -341,6 +346,8 @@ export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: bo
   }
   return dotIgnore ?? git ?? exclude;
 }
+
+belowTopTier(ruleVerdict); // asked about every walked entry
 
 /** An --ignore-file: its rules, matched relative to its own directory (by name for paths outside it). */
 export function loadIgnoreFile(path: string): (abs: string, isDir: boolean) => Verdict {

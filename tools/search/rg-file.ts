@@ -5,6 +5,7 @@ import { isAscii } from "node:buffer";
 import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileReader, shortReadEnds } from "./file-bytes.ts";
+import { belowTopTier } from "./jit-tier.ts";
 import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
@@ -133,6 +134,10 @@ export class FileSearch {
     return true;
   }
 
+  static {
+    belowTopTier(this.prototype.file, this.prototype.bytes, this.prototype.cannotMatch); // once per file
+  }
+
   /** -c as `report` prints it, from the number of matching lines alone. */
   private reportCount(display: string, n: number): void {
     if (n === 0) {
@@ -223,3 +228,5 @@ function sizeOf(path: string): number {
     return 0; // the read reports the error
   }
 }
+
+belowTopTier(decode);

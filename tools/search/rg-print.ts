@@ -3,6 +3,7 @@
 // (across files too), `--heading` blocks, `-M` long-line omission, and the -l/-c/--files lines.
 // Does not decide what matches (rg-search.ts, rg-emit.ts); writes only through the capped ShimOutput.
 import type { RgOptions } from "./rg-flags.ts";
+import { belowTopTier } from "./jit-tier.ts";
 import type { ShimOutput } from "./shim-output.ts";
 
 export interface PrintOptions {
@@ -134,3 +135,5 @@ function previewOf(text: string, max: number): string {
   }
   return text.slice(0, i);
 }
+
+belowTopTier(Printer.prototype.path, Printer.prototype.shown, Printer.prototype.line);

@@ -9,6 +9,7 @@ import { caseless, globVerdict } from "./rg-globs.ts";
 import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
+import { belowTopTier } from "./jit-tier.ts";
 import { JsonPrinter } from "./rg-json.ts";
 import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
@@ -100,6 +101,8 @@ class Subjects implements SubjectSource {
     }
   }
 }
+
+belowTopTier(Subjects.prototype.next);
 
 /** The subjects of an array, in its order. */
 function arraySource(all: readonly Subject[]): SubjectSource {

@@ -1,6 +1,7 @@
 // Owns finding what matched in one file's text: one regex scan over the whole text, lines found only around
 // matches (several lines per match with -U), -v, and the matches inside a span. Does not print (rg-emit.ts)
 // nor walk or read files.
+import { belowTopTier } from "./jit-tier.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
 
 /** Lines of the text: [start, end), end at the last line's "\n" or the text's end; one line unless -U. */
@@ -115,3 +116,5 @@ export function matchesIn(s: string, span: LineSpan, pat: CompiledPattern): RegE
   }
   return out;
 }
+
+belowTopTier(matchedLines, countMatchedLines, plainLines);

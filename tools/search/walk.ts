@@ -3,6 +3,7 @@
 // symbolic links reported but not followed unless asked (ripgrep's -L, with its loop and broken-link errors).
 // Does not read files or decide what to print.
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { belowTopTier } from "./jit-tier.ts";
 import { errorText } from "./file-bytes.ts";
 import { relative } from "node:path";
 import { ancestorFrames, anyRules, frameFor, ruleVerdict, type IgnoreSources, type RuleFrame, type Verdict } from "./ignore-rules.ts";
@@ -234,6 +235,8 @@ export class FileWalk {
     return undefined;
   }
 }
+
+belowTopTier(readdirSync, readDir, kindOf, keep, FileWalk.prototype.next); // once per directory or entry
 
 /** The files of a `FileWalk` as an iterable. */
 export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {

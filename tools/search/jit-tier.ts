@@ -1,0 +1,11 @@
+// Owns which of the shims' functions JavaScriptCore never compiles with its top tier (FTL): those run once
+// per walked entry, read file or printed line. A shim's run is short, and on a machine with few cores the
+// top tier's compiles (tens of milliseconds each for the walk's) compete with the search for the same
+// cores and cost more than the faster code saves; the tier below still optimises them.
+// Does not decide what is hot: each module names its own per-entry functions.
+import { noFTL } from "bun:jsc";
+
+/** Keeps each function below the top tier in this thread (each worker thread marks its own copies). */
+export function belowTopTier(...fns: readonly ((...args: never[]) => unknown)[]): void {
+  for (const f of fns) noFTL(f as (...args: unknown[]) => unknown);
+}
