@@ -7,6 +7,7 @@ import { realpathSync } from "node:fs";
 import { childEnv } from "../core/child-env.ts";
 import type { Limits } from "../core/limits.ts";
 import type { McpServerSpec } from "../core/mcp/types.ts";
+import { lazyShims } from "./lazy-shims.ts";
 
 export interface AgentDevTools {
   /** The `dev` server of a session working in `cwd`. */
@@ -26,23 +27,7 @@ function tendrilSettings(env: NodeJS.ProcessEnv): Record<string, string> {
  * ones reads all of TMPDIR): a session that runs none, like most CI prompts, never pays for it.
  */
 export function startDevTools(limits: Limits, cacheDir: string): AgentDevTools {
-  let disposed = false;
-  let made: { dir: string; remove: (dir: string) => void } | undefined;
-  let ready: Promise<Record<string, string>> | undefined;
-  const shellEnv = () =>
-    (ready ??= (async () => {
-      const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
-      sweepStaleShimDirs();
-      const shimDir = await makeShimDir();
-      made = { dir: shimDir, remove: removeShimDir };
-      if (disposed) removeShimDir(shimDir); // the agent ended while the folder was being made
-      const base = childEnv(process.env, tendrilSettings(process.env));
-      // Lets the rg shim skip its own folder when it looks for a real ripgrep on PATH.
-      return { ...base, PATH: base.PATH ? `${shimDir}:${base.PATH}` : shimDir, TENDRIL_SHIM_DIR: shimDir };
-    })().catch((err: unknown) => {
-      ready = undefined; // a full TMPDIR now need not fail every later command
-      throw err;
-    }));
+  const shims = lazyShims(() => childEnv(process.env, tendrilSettings(process.env)));
   return {
     spec: (cwd) => ({
       name: "dev",
@@ -50,14 +35,10 @@ export function startDevTools(limits: Limits, cacheDir: string): AgentDevTools {
       private: true,
       local: async () => {
         const { buildDevTools } = await import("./dev-mcp-tools.ts");
-        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shellEnv });
+        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
       },
     }),
-    dispose: () => {
-      if (disposed) return;
-      disposed = true;
-      if (made) made.remove(made.dir);
-    },
+    dispose: () => shims.dispose(),
   };
 }

@@ -24,12 +24,10 @@ export function describeDevMcp(program: Command, exit: ExitBox): void {
     });
 }
 
-function commandEnv(shimDir: string): Record<string, string> {
+/** Shell commands get the server's whole environment (its client chose it), the shims first on PATH. */
+function commandEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  env.PATH = env.PATH ? `${shimDir}:${env.PATH}` : shimDir;
-  // Lets the rg shim skip its own directory when it looks for a real ripgrep on PATH.
-  env.TENDRIL_SHIM_DIR = shimDir;
   return env;
 }
 
@@ -58,37 +56,29 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   // A stray rejection must not take the server (and its children's cleanup) down with it.
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
   const { killAllGroups, killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
-  const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
+  const { lazyShims } = await import("./lazy-shims.ts");
   setKillGrace(cfg.limits.KILL_GRACE_MS);
-  // The shim dir goes the moment a stop is decided, before any wait: whoever stops us (the agent's
-  // kill ladder) may SIGKILL us a grace period later, while our own ladder still runs.
-  let shimDir: string | undefined;
-  let stopping: string | undefined;
-  const removeShims = () => {
-    if (shimDir !== undefined) removeShimDir(shimDir);
-  };
-  // Caught before the shim dir exists and for as long as the process lives: a signal during
-  // start-up, or a second one during shutdown, must not skip the cleanup.
+  // The shim folder is made with the first shell command, and goes the moment a stop is decided,
+  // before any wait: whoever stops us (the agent's kill ladder) may SIGKILL us a grace period later,
+  // while our own ladder still runs.
+  const shims = lazyShims(commandEnv);
+  // Caught for as long as the process lives: a signal during start-up, or a second one during
+  // shutdown, must not skip the cleanup.
   const signalled = new Promise<string>((resolve) => {
     for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
       process.on(sig, () => {
-        stopping ??= sig;
-        removeShims();
+        shims.dispose();
         resolve(sig);
       });
     }
   });
-  const swept = sweepStaleShimDirs();
-  if (swept > 0) log.info("removed shim dirs of dead servers", { count: swept });
-  shimDir = await makeShimDir();
-  if (stopping !== undefined) removeShims();
   // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
   process.once("exit", () => {
     killAllGroupsNow();
-    removeShims();
+    shims.dispose();
   });
   const { buildDevTools } = await import("./dev-mcp-tools.ts");
-  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: commandEnv(shimDir) });
+  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env });
   const { serveMcp } = await import("../core/mcp/server.ts");
   const { VERSION } = await import("../core/version.ts");
   const serving = await serveMcp({
@@ -100,10 +90,10 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
     output: process.stdout,
     maxLineBytes: cfg.limits.MAX_LINE_BYTES,
   });
-  log.info("serving", { root, shims: shimDir, artifacts: dev.artifactDir });
+  log.info("serving", { root, artifacts: dev.artifactDir });
   const end = await Promise.race([serving.closed, signalled.then((sig) => ({ why: sig, clean: true }))]);
   log.info("stopping", { why: end.why, running: dev.shell.running });
-  removeShims();
+  shims.dispose();
   await Promise.all([serving.close(), killAllGroups()]);
   return end.clean ? 0 : 1;
 }

@@ -7,7 +7,7 @@ import { BIN } from "./binary.ts";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { callTool, startDevMcp, stopDevMcps } from "./dev-mcp-harness.ts";
+import { callTool, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
 
@@ -221,7 +221,7 @@ test("regression: shim folders leaked when stdin closed or SIGTERM came (alone o
   expect(left).toEqual([]);
 }, 90_000);
 
-test("regression: shim folders of servers that died by SIGKILL stayed forever (now swept at the next start, live owners' kept)", async () => {
+test("regression: shim folders of servers that died by SIGKILL stayed forever (now swept when the next server makes its folder, live owners' kept)", async () => {
   const tmp = scratch("shims-stale");
   const gone = spawn("true");
   await new Promise((r) => gone.once("exit", r));
@@ -229,8 +229,15 @@ test("regression: shim folders of servers that died by SIGKILL stayed forever (n
   const live = join(tmp, `tendril-shims-${process.pid}-XyZ789`);
   mkdirSync(join(stale, "inner"), { recursive: true });
   mkdirSync(live);
-  const { client } = await startDevMcp(tmp, tmp);
+  const { client, pid } = await startDevMcp(tmp, tmp);
+  const own = () => readdirSync(tmp).filter((n) => n.startsWith(`tendril-shims-${pid}-`));
+  // No shell command yet: no folder of its own, and nothing swept.
   await callTool(client, "todo");
+  expect([own(), existsSync(stale)]).toEqual([[], true]);
+  // The first command makes the folder (the shims first on PATH), sweeping the dead owner's first.
+  const r = await callTool(client, "shell", { command: 'printf %s "$PATH" | cut -d: -f1' });
+  expect(own()).toHaveLength(1);
+  expect(textOf(r)).toContain(join(tmp, own()[0]!));
   expect(existsSync(stale)).toBe(false);
   expect(existsSync(live)).toBe(true);
 });
