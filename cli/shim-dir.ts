@@ -1,11 +1,11 @@
 // Owns the shell tool's shim folder: a 0700 temp dir `tendril-shims-PID-XXXXXX` holding `rg` and
 // `tree` (links to the binary, or wrapper scripts when run from source), its removal, and the sweep
 // of folders whose owner died without removing them (SIGKILL). Does not decide when to remove.
-import { readdirSync, rmSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { selfCommand } from "./self.ts";
+import { SHIM_NAMES } from "./shim-links.ts";
 
 const PREFIX = "tendril-shims-";
 const OWNED = /^tendril-shims-(\d+)-/;
@@ -14,18 +14,24 @@ function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** A fresh shim dir named after this process, so a later start can tell whether its owner lives. */
-export async function makeShimDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`));
-  const self = selfCommand();
-  if (self.args.length === 0) {
-    const { writeShimLinks } = await import("./shim-links.ts");
-    await writeShimLinks(dir, self.command);
-    return dir;
-  }
-  for (const name of ["rg", "tree"]) {
-    const argv = [self.command, ...self.args, name].map(shQuote).join(" ");
-    await writeFile(join(dir, name), `#!/bin/sh\nexec ${argv} "$@"\n`, { mode: 0o755 });
+/**
+ * A fresh shim dir named after this process, so a later start can tell whether its owner lives.
+ * Synchronous: no signal handler can run between the folder's creation and its being known (a stop
+ * that came while it was being made would otherwise exit with the folder left behind).
+ */
+export function makeShimDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), `${PREFIX}${process.pid}-`));
+  try {
+    const self = selfCommand();
+    for (const name of SHIM_NAMES) {
+      const path = join(dir, name);
+      // A fresh private folder: nothing to replace, so no temp-link-and-rename as `tendril shims` does.
+      if (self.args.length === 0) symlinkSync(resolve(self.command), path);
+      else writeFileSync(path, `#!/bin/sh\nexec ${[self.command, ...self.args, name].map(shQuote).join(" ")} "$@"\n`, { mode: 0o755 });
+    }
+  } catch (err) {
+    removeShimDir(dir);
+    throw err;
   }
   return dir;
 }
