@@ -2,13 +2,20 @@
 // registry, and the watchdog that takes a group down when its owner dies by SIGKILL.
 import { expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
+import { childrenOf, pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
 import { findCommand, killAllGroupsNow, killGroup, liveGroupCount, SpawnError, spawnGroup } from "./process-group.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+
+/** An owner process running `script(pg)` from `dir`, where `pg` is this module's path as a JS string literal. */
+function startOwner(dir: string, script: (pg: string) => string): ReturnType<typeof spawn> {
+  const owner = join(dir, "owner.ts");
+  writeFileSync(owner, script(JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname)));
+  return spawn(process.execPath, [owner], { stdio: "ignore" });
+}
 
 test("a missing command or working directory is named before anything starts", () => {
   expect(() => spawnGroup({ label: "MCP server x", command: "no-such-cmd-xyz", env, stdin: "pipe" })).toThrow(
@@ -55,14 +62,12 @@ test("killAllGroupsNow kills every live group synchronously", async () => {
 test("regression: a tool's group dies within 1 s of its owner dying by SIGKILL (orphans after kill -9)", async () => {
   const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
   const pidFile = join(dir, "pid");
-  const owner = join(dir, "owner.ts");
-  writeFileSync(
-    owner,
-    `import { spawnGroup } from ${JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname)};
+  const proc = startOwner(
+    dir,
+    (pg) => `import { spawnGroup } from ${pg};
 const c = spawnGroup({ label: "t", command: "sh", args: ["-c", "sleep 30 & echo $! > ${pidFile}; wait"], env: { PATH: process.env.PATH }, stdin: "ignore" });
 setInterval(() => {}, 1000);`,
   );
-  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
   const sleeper = await readPidFile(pidFile, 5000);
   expect(pidAlive(sleeper)).toBe(true);
   proc.kill("SIGKILL");
@@ -71,35 +76,23 @@ setInterval(() => {}, 1000);`,
 
 test("one watchdog serves every group of an owner; groups still listed die with it, a dealt-with one is not touched", async () => {
   const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
-  const owner = join(dir, "owner.ts");
-  const pg = JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname);
-  writeFileSync(
-    owner,
-    `import { spawnGroup, killGroup } from ${pg};
+  const pidsFile = join(dir, "pids");
+  const proc = startOwner(
+    dir,
+    (pg) => `import { spawnGroup, killGroup } from ${pg};
 import { writeFileSync } from "node:fs";
 const env = { PATH: process.env.PATH };
 const kids = [0, 1, 2].map((i) => spawnGroup({ label: "t" + i, command: "sleep", args: ["30"], env, stdin: "ignore" }));
 await killGroup(kids[1].pid, 5000);
-writeFileSync(${JSON.stringify(join(dir, "pids"))}, kids.map((k) => k.pid).join(" "));
+writeFileSync(${JSON.stringify(pidsFile)}, kids.map((k) => k.pid).join(" "));
 setInterval(() => {}, 1000);`,
   );
-  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
-  const pidsFile = join(dir, "pids");
   expect(await waitFor(() => { try { return readFileSync(pidsFile, "utf8").length > 0; } catch { return false; } }, 5000)).toBe(true);
   const [a, b, c] = readFileSync(pidsFile, "utf8").split(" ").map(Number) as [number, number, number];
   expect(pidAlive(b)).toBe(false);
   expect(pidAlive(a) && pidAlive(c)).toBe(true);
   // One watchdog: the owner's only child besides its groups' leaders.
-  const dogs = readdirSync("/proc").filter((e) => {
-    if (!/^\d+$/.test(e)) return false;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      return ppid === proc.pid && ![a, b, c].includes(Number(e));
-    } catch {
-      return false;
-    }
-  });
+  const dogs = childrenOf(proc.pid!).filter((p) => ![a, b, c].includes(p));
   expect(dogs.length).toBe(1);
   proc.kill("SIGKILL");
   expect(await waitFor(() => !pidAlive(a) && !pidAlive(c), 5000)).toBe(true);
@@ -107,14 +100,12 @@ setInterval(() => {}, 1000);`,
 
 test("a watchdog killed while its owner lives is started again with the next group and told every live group", async () => {
   const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
-  const owner = join(dir, "owner.ts");
-  const pg = JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname);
   const first = join(dir, "first");
   const next = join(dir, "next");
   const second = join(dir, "second");
-  writeFileSync(
-    owner,
-    `import { spawnGroup } from ${pg};
+  const proc = startOwner(
+    dir,
+    (pg) => `import { spawnGroup } from ${pg};
 import { existsSync, writeFileSync } from "node:fs";
 const env = { PATH: process.env.PATH };
 const a = spawnGroup({ label: "a", command: "sleep", args: ["30"], env, stdin: "ignore" });
@@ -127,21 +118,10 @@ const poll = setInterval(() => {
 }, 10);
 setInterval(() => {}, 1000);`,
   );
-  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
   const a = await readPidFile(first, 5000);
-  const dogsOf = (skip: number[]) =>
-    readdirSync("/proc").filter((e) => {
-      if (!/^\d+$/.test(e) || skip.includes(Number(e))) return false;
-      try {
-        const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        return Number(fields[1]) === proc.pid && fields[0] !== "Z";
-      } catch {
-        return false;
-      }
-    });
+  const dogsOf = (skip: number[]) => childrenOf(proc.pid!).filter((p) => !skip.includes(p) && pidAlive(p));
   expect(await waitFor(() => dogsOf([a]).length === 1, 5000)).toBe(true);
-  process.kill(Number(dogsOf([a])[0]), "SIGKILL");
+  process.kill(dogsOf([a])[0]!, "SIGKILL");
   expect(pidAlive(a)).toBe(true); // a dead watchdog kills nothing
   writeFileSync(next, "");
   const b = await readPidFile(second, 5000);
@@ -152,13 +132,11 @@ setInterval(() => {}, 1000);`,
 
 test("regression: a group started just after the watchdog died (before its death was seen) was lost; now a new watchdog answers for it", async () => {
   const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
-  const owner = join(dir, "owner.ts");
-  const pg = JSON.stringify(new URL("./process-group.ts", import.meta.url).pathname);
   const ran = join(dir, "ran");
   const pids = join(dir, "pids");
-  writeFileSync(
-    owner,
-    `import { spawnGroup } from ${pg};
+  const proc = startOwner(
+    dir,
+    (pg) => `import { spawnGroup } from ${pg};
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 const env = { PATH: process.env.PATH };
 const a = spawnGroup({ label: "a", command: "sleep", args: ["30"], env, stdin: "ignore" });
@@ -177,7 +155,6 @@ const b = spawnGroup({ label: "b", command: "sh", args: ["-c", "echo ran > " + $
 writeFileSync(${JSON.stringify(pids)}, a.pid + " " + b.pid);
 setInterval(() => {}, 1000);`,
   );
-  const proc = spawn(process.execPath, [owner], { stdio: "ignore" });
   expect(await waitFor(() => existsSync(ran), 5000)).toBe(true);
   const [a, b] = readFileSync(pids, "utf8").split(" ").map(Number) as [number, number];
   proc.kill("SIGKILL");

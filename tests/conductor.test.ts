@@ -3,7 +3,7 @@
 // burst, a component dying mid-turn, exit paths, and the trace file with its printed form.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
@@ -11,7 +11,7 @@ import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
 import { BIN, ROOT, runBin, runBinAsync } from "./binary.ts";
 import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
-import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
+import { childrenOf, pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -50,20 +50,14 @@ function workspace(name: string): string {
 }
 
 /** Direct children of `pid` that are components (group leaders), not their `/bin/sh` watchdogs. */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
+function componentsOf(pid: number): number[] {
+  return childrenOf(pid).filter((child) => {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const argv0 = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")[0];
-      if (ppid === pid && argv0 !== "/bin/sh") out.push(Number(entry));
+      return readFileSync(`/proc/${child}/cmdline`, "utf8").split("\0")[0] !== "/bin/sh";
     } catch {
-      // gone meanwhile
+      return false; // gone meanwhile
     }
-  }
-  return out;
+  });
 }
 
 function rawChain(args: string[], env: Record<string, string> = {}): RawAgent {
@@ -112,7 +106,7 @@ describe("chains in front of tendril agent", () => {
     const a = chainAgent([`DIE_ON=session/prompt ${RAW_PROXY}`, TENDRIL_AGENT]);
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("dies"));
-    const leaders = childrenOf(a.child.pid!);
+    const leaders = componentsOf(a.child.pid!);
     expect(leaders.length).toBe(2);
     const err = await a.prompt(sessionId, "boom").then(
       () => undefined,
@@ -289,7 +283,7 @@ describe("routing through the binary", () => {
       const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
       r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
       await r.nextMessage();
-      const leaders = childrenOf(r.child.pid!);
+      const leaders = componentsOf(r.child.pid!);
       expect(leaders.length).toBe(2);
       r.child.kill(signal);
       expect(await r.exited()).toBe(code);
@@ -301,7 +295,7 @@ describe("routing through the binary", () => {
     const r = rawChain(["agent", SDK_PROXY, BURST_AGENT]);
     r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
     await r.nextMessage();
-    const leaders = childrenOf(r.child.pid!);
+    const leaders = componentsOf(r.child.pid!);
     const t0 = Date.now();
     r.child.stdin.end();
     expect(await r.exited()).toBe(0);

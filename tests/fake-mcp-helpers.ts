@@ -1,6 +1,6 @@
 // Owns what tests need to drive tests/fake-mcp.ts: its command line, a stdio spec for the pool, and
 // process checks that treat zombies as dead (a reaped-late child is not a leak). Test-only.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import type { McpServerSpec } from "../core/mcp/types.ts";
 
 export const FAKE_MCP_PATH = new URL("./fake-mcp.ts", import.meta.url).pathname;
@@ -30,6 +30,17 @@ export function pidAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** The direct children of pid, in any state (zombies included). */
+export function childrenOf(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  return entries.filter((e) => /^\d+$/.test(e) && Number(procStat(Number(e))?.[1]) === pid).map(Number);
 }
 
 /** The process group of pid, if it exists. */
