@@ -7,6 +7,8 @@ import { readLineBatches } from "./ndjson.ts";
 import { type Classified, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
 
+const ENCODER = new TextEncoder();
+
 export type WellFormed = Exclude<Classified, { kind: "malformed" }>;
 
 export type LinkEnd =
@@ -69,12 +71,13 @@ export class Link {
   #batch = "";
   readonly #flushBatch = (): void => {
     if (this.#batch === "") return;
-    const text = this.#batch;
+    // The bound is in bytes: count the UTF-8 the writer sends (encoded here once), not UTF-16 units.
+    const bytes = ENCODER.encode(this.#batch);
     this.#batch = "";
-    this.#queued += text.length;
+    this.#queued += bytes.length;
     if (this.#queued > this.#maxQueued) this.#stalled({ reason: "stalled", bytes: this.#queued });
-    this.#writer.sendLines(text).then(
-      () => void (this.#queued -= text.length),
+    this.#writer.sendLines(bytes).then(
+      () => void (this.#queued -= bytes.length),
       () => void (this.#writeFailed = true),
     );
   };

@@ -24,11 +24,12 @@ export class LineWriter {
     return next;
   }
 
-  /** Queues text that already holds whole lines (each message serialized, `\n`-terminated), in order
-   *  with send(): a relay batches a burst of forwarded messages into one write this way. */
-  sendLines(text: string): Promise<void> {
+  /** Queues whole lines (each message serialized, `\n`-terminated; text, or its UTF-8 bytes when the
+   *  caller already encoded it), in order with send(): a relay batches a burst of forwarded messages
+   *  into one write this way. */
+  sendLines(lines: string | Uint8Array): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("writer closed"));
-    const bytes = this.#encoder.encode(text);
+    const bytes = typeof lines === "string" ? this.#encoder.encode(lines) : lines;
     const next = this.#tail.then(() => this.sink.write(bytes));
     this.#tail = next.catch(() => {
       this.#closed = true;
