@@ -1,7 +1,14 @@
 // One test per bug a review found in the agent's ACP surface, the chain and the wire, named after the
 // bug, so it cannot come back unnoticed. Everything here runs in memory: no process, no socket.
 import { expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Link, type LinkEnd } from "../core/wire/link.ts";
+import { SessionStore } from "../core/agent/session-store.ts";
+import type { McpServerSpec, McpSessionTools } from "../core/mcp/types.ts";
+import { memoryAgent } from "./memory-agent.ts";
+import { standInPool } from "./in-memory.ts";
 
 /** Input that never yields: the link stays open until it stalls. */
 const silent: AsyncIterable<Uint8Array> = {
@@ -31,4 +38,86 @@ test("regression: MAX_HOP_QUEUE_BYTES counted UTF-16 units, not bytes (multibyte
   const overBound = new Link({ input: silent, sink: stuck, maxLineBytes: 1 << 20, maxQueuedBytes: bytes - 1, onMessage: () => {} });
   overBound.send(message);
   expect(await stalledAfterFlush(overBound)).toEqual({ reason: "stalled", bytes });
+});
+
+/** A stand-in pool that counts starts and closes of session tools, each start taking `delayMs`. */
+function countingPool(delayMs: number) {
+  const counts = { opened: 0, closed: 0 };
+  const inner = standInPool({ openDelayMs: delayMs });
+  return {
+    counts,
+    pool: {
+      async openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools> {
+        counts.opened++;
+        const tools = await inner.openSession(specs);
+        return { ...tools, close: async () => void counts.closed++ };
+      },
+    },
+  };
+}
+
+/** A saved session with one exchange in it, made by an agent that has since exited. */
+async function savedSession(state: string, ws: string): Promise<string> {
+  const a = memoryAgent({ store: new SessionStore(state) });
+  a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+  const { sessionId } = (await a.response(1)).result;
+  a.provider.push({ text: "first answer" });
+  a.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "first question" }] } });
+  await a.response(2);
+  await a.close();
+  return sessionId;
+}
+
+test("regression: two concurrent session/load of one id leaked the first session's servers and opened its file twice", async () => {
+  const state = mkdtempSync(join(tmpdir(), "tendril-reg-acp-"));
+  const ws = mkdtempSync(join(tmpdir(), "tendril-reg-acp-ws-"));
+  try {
+    const sessionId = await savedSession(state, ws);
+    const { pool, counts } = countingPool(30);
+    const b = memoryAgent({ store: new SessionStore(state), pool });
+    const load = (id: number) => b.send({ jsonrpc: "2.0", id, method: "session/load", params: { sessionId, cwd: ws, mcpServers: [] } });
+    load(10);
+    load(11);
+    const [first, second] = [await b.response(10), await b.response(11)];
+    expect(first.result.modes).toBeDefined();
+    expect(second.result).toEqual(first.result);
+    expect(counts).toEqual({ opened: 1, closed: 0 });
+    // The history was replayed once, before the first answer.
+    const replayed = b.out.filter((m) => m.method === "session/update" && m.params.update.sessionUpdate === "user_message_chunk");
+    expect(replayed.length).toBe(1);
+    // One session, recorded once: a prompt works, and a close stops the one set of servers.
+    b.provider.push({ text: "second answer" });
+    b.send({ jsonrpc: "2.0", id: 12, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "second question" }] } });
+    expect((await b.response(12)).result.stopReason).toBe("end_turn");
+    b.send({ jsonrpc: "2.0", id: 13, method: "session/close", params: { sessionId } });
+    expect((await b.response(13)).result).toEqual({});
+    expect(counts).toEqual({ opened: 1, closed: 1 });
+    await b.close();
+    const lines = readFileSync(new SessionStore(state).path(sessionId), "utf8").trim().split("\n");
+    expect(lines.map((l) => JSON.parse(l).type).filter((t) => t === "turn").length).toBe(2);
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test("regression: a concurrent session/resume of an id being loaded with other servers waits, then reopens it; nothing leaks", async () => {
+  const state = mkdtempSync(join(tmpdir(), "tendril-reg-acp-"));
+  const ws = mkdtempSync(join(tmpdir(), "tendril-reg-acp-ws-"));
+  try {
+    const sessionId = await savedSession(state, ws);
+    const { pool, counts } = countingPool(30);
+    const b = memoryAgent({ store: new SessionStore(state), pool });
+    b.send({ jsonrpc: "2.0", id: 10, method: "session/load", params: { sessionId, cwd: ws, mcpServers: [] } });
+    b.send({ jsonrpc: "2.0", id: 11, method: "session/resume", params: { sessionId, cwd: ws, mcpServers: [] } });
+    expect((await b.response(10)).result.modes).toBeDefined();
+    expect((await b.response(11)).result.modes).toBeDefined();
+    // The resume came second and reopened the session: the load's servers were stopped, not leaked.
+    expect(counts).toEqual({ opened: 2, closed: 1 });
+    await b.close();
+    expect(counts).toEqual({ opened: 2, closed: 2 });
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
 });

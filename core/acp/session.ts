@@ -93,11 +93,16 @@ interface OpenOptions {
   model?: string;
 }
 
+/** What session/load and session/resume answer. */
+type LoadAnswer = { modes: SessionModeState } & Awaited<ReturnType<ModelChoices["describe"]>>;
+
 /** Sessions listed per session/list page. */
 const LIST_PAGE = 100;
 
 export class SessionManager {
   readonly #sessions = new Map<string, Session>();
+  /** Loads and resumes in flight, by session id: what was asked and its answer (one open per id). */
+  readonly #opening = new Map<string, { ask: string; answer: Promise<LoadAnswer> }>();
   readonly #opener: SessionOpener;
   readonly #models: ModelChoices;
   #closed = false;
@@ -122,9 +127,32 @@ export class SessionManager {
   /**
    * session/load (`replay` given: the history is sent as the updates the client saw live, before
    * the answer) and session/resume (no replay). The servers are the ones this request declares.
+   *
+   * One open per id at a time. A second load/resume of an id while one is opening it waits for it:
+   * when it asks for the same thing (same method, cwd, servers, _meta) it gets that open's answer
+   * and the session it opened — an editor that sends the request twice (two panes, a retry) means
+   * one session, so its servers start once, its file is opened once and its history replayed once;
+   * when it asks for something else it then reopens the session with its own declaration, as a
+   * load sent after the first answer would. Two opens side by side would leave one session's
+   * servers running with no session to close them, and two recorders appending to one file.
    */
-  async loadSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void) {
+  loadSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void): Promise<LoadAnswer> {
     checkCwd(cwd);
+    const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null]);
+    const before = this.#opening.get(id);
+    if (before?.ask === ask) return before.answer;
+    const answer = (async () => {
+      if (before) await before.answer.catch(() => {});
+      return this.#load(id, cwd, servers, meta, replay);
+    })();
+    const entry = { ask, answer };
+    this.#opening.set(id, entry);
+    const done = () => void (this.#opening.get(id) === entry && this.#opening.delete(id));
+    answer.then(done, done);
+    return answer;
+  }
+
+  async #load(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void): Promise<LoadAnswer> {
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
     const saved = this.host.store && isSessionId(id) ? this.host.store.load(id) : undefined;
