@@ -121,3 +121,85 @@ test("regression: a concurrent session/resume of an id being loaded with other s
     rmSync(ws, { recursive: true, force: true });
   }
 });
+
+test("regression: initialize took clientCapabilities: \"x\"; every wrong-typed field the agent reads is -32602 naming it", async () => {
+  const a = memoryAgent({ store: new SessionStore(mkdtempSync(join(tmpdir(), "tendril-reg-acp-"))) });
+  const ws = tmpdir();
+  a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+  const sessionId: string = (await a.response(1)).result.sessionId;
+  const init = (over: Record<string, unknown>) => ({ protocolVersion: 1, ...over });
+  const caps = (over: Record<string, unknown>) => init({ clientCapabilities: over });
+  const session = (over: Record<string, unknown>) => ({ cwd: ws, mcpServers: [], ...over });
+  const loaded = (over: Record<string, unknown>) => ({ sessionId, cwd: ws, mcpServers: [], ...over });
+  // [method, params, the field the error must name]
+  const table: [string, unknown, string][] = [
+    ["initialize", [1], "params"],
+    ["initialize", {}, "protocolVersion"],
+    ["initialize", init({ protocolVersion: "1" }), "protocolVersion"],
+    ["initialize", init({ protocolVersion: 1.5 }), "protocolVersion"],
+    ["initialize", init({ protocolVersion: 70000 }), "protocolVersion"],
+    ["initialize", init({ clientCapabilities: "x" }), "clientCapabilities"],
+    ["initialize", init({ clientCapabilities: null }), "clientCapabilities"],
+    ["initialize", caps({ fs: true }), "clientCapabilities.fs"],
+    ["initialize", caps({ fs: { readTextFile: "yes" } }), "clientCapabilities.fs.readTextFile"],
+    ["initialize", caps({ fs: { writeTextFile: 1 } }), "clientCapabilities.fs.writeTextFile"],
+    ["initialize", caps({ terminal: "true" }), "clientCapabilities.terminal"],
+    ["initialize", caps({ auth: { terminal: {} } }), "clientCapabilities.auth.terminal"],
+    ["initialize", caps({ session: [] }), "clientCapabilities.session"],
+    ["initialize", init({ clientInfo: "zed" }), "clientInfo"],
+    ["initialize", init({ clientInfo: { name: "zed" } }), "clientInfo.version"],
+    ["initialize", init({ clientInfo: { name: 5, version: "1" } }), "clientInfo.name"],
+    ["session/new", session({ cwd: 5 }), "cwd"],
+    ["session/new", session({ mcpServers: {} }), "mcpServers"],
+    ["session/new", session({ mcpServers: [{ name: "x" }] }), "mcpServers[0]"],
+    ["session/new", session({ _meta: "x" }), "_meta"],
+    ["session/new", session({ _meta: { systemPrompt: 5 } }), "_meta.systemPrompt"],
+    ["session/new", session({ _meta: { systemPrompt: { append: 5 } } }), "_meta.systemPrompt.append"],
+    ["session/load", loaded({ sessionId: 5 }), "sessionId"],
+    ["session/load", loaded({ cwd: ["/"] }), "cwd"],
+    ["session/load", loaded({ mcpServers: "none" }), "mcpServers"],
+    ["session/resume", loaded({ sessionId: "" }), "sessionId"],
+    ["session/resume", loaded({ _meta: 1 }), "_meta"],
+    ["session/prompt", { prompt: [] }, "sessionId"],
+    ["session/prompt", { sessionId, prompt: "hello" }, "prompt"],
+    ["session/set_mode", { sessionId, modeId: 1 }, "modeId"],
+    ["session/set_mode", { sessionId: null, modeId: "yolo" }, "sessionId"],
+    ["session/set_model", { sessionId, modelId: false }, "modelId"],
+    ["session/set_config_option", { sessionId, configId: 3, value: "m" }, "configId"],
+    ["session/set_config_option", { sessionId, configId: "model", value: { v: "m" } }, "value"],
+    ["session/set_config_option", { sessionId, configId: "model" }, "value"],
+    ["session/close", { sessionId: 7 }, "sessionId"],
+    ["session/list", { cwd: 7 }, "cwd"],
+    ["session/list", { cursor: 100 }, "cursor"],
+  ];
+  for (const [i, [method, params, field]] of table.entries()) {
+    a.send({ jsonrpc: "2.0", id: 100 + i, method, params });
+    const r = await a.response(100 + i);
+    expect([method, field, r.error?.code]).toEqual([method, field, -32602]);
+    expect([method, field, r.error.data?.param]).toEqual([method, field, field]);
+    expect(r.error.message).toStartWith(`${method}${field === "params" ? " needs params" : `: ${field} `}`);
+  }
+  // What the clients people use send still works, and the session is untouched.
+  a.send({ jsonrpc: "2.0", id: 2, method: "initialize", params: init({
+    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true, auth: { terminal: false }, session: null, _meta: { x: 1 } },
+    clientInfo: { name: "zed", version: "0.200.0", title: null },
+  }) });
+  expect((await a.response(2)).result.protocolVersion).toBe(1);
+  a.provider.push({ text: "fine" });
+  a.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "still here?" }] } });
+  expect((await a.response(3)).result.stopReason).toBe("end_turn");
+  await a.close();
+});
+
+test("regression: a session/cancel naming no session by a string is ignored with a warning, never a crash", async () => {
+  const a = memoryAgent();
+  a.provider.push({ hang: true });
+  a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
+  const sessionId: string = (await a.response(1)).result.sessionId;
+  a.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "wait" }] } });
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: 42 } });
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: "x" });
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+  expect((await a.response(2)).result.stopReason).toBe("cancelled");
+  await a.close();
+});

@@ -1,16 +1,18 @@
 // Owns the agent's ACP surface: the methods it answers (initialize, session/new|load|resume|list|close,
 // prompt, cancel, set_mode, set_config_option, set_model), permission requests to the client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
-// validating every message; each method checks what it uses and names what is wrong (-32602).
+// validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
 import type { PermissionOption, RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { log } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
 import { METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
-import { AcpError, INTERNAL_ERROR, INVALID_PARAMS, parseLoadSession, parseNewSession } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
+import { Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
@@ -51,28 +53,6 @@ const PERMISSION_OPTIONS: PermissionOption[] = [
   { optionId: "reject_once", name: "Reject", kind: "reject_once" },
   { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
 ];
-
-type P = Record<string, unknown>;
-
-function obj(raw: unknown, method: string): P {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new AcpError(INVALID_PARAMS, `${method} needs params (an object)`);
-  return raw as P;
-}
-
-function str(p: P, key: string, method: string): string {
-  const v = p[key];
-  if (typeof v !== "string" || v === "") throw new AcpError(INVALID_PARAMS, `${method}: ${key} must be a non-empty string`);
-  return v;
-}
-
-/** initialize: the version the client asks for (not a gate: requests sent before its answer are served). */
-function protocolVersionOf(raw: unknown): number {
-  const v = (raw as { protocolVersion?: unknown } | null)?.protocolVersion;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) {
-    throw new AcpError(INVALID_PARAMS, "initialize needs params.protocolVersion, a non-negative integer");
-  }
-  return v;
-}
 
 /** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
 async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
@@ -122,8 +102,9 @@ type Handler = (params: unknown, signal: AbortSignal) => unknown;
 function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handler> {
   const { sessions } = opts;
   return {
+    // Not a gate: requests sent before its answer are served.
     initialize: (raw) => ({
-      protocolVersion: Math.min(protocolVersionOf(raw), PROTOCOL_VERSION),
+      protocolVersion: Math.min(parseInitialize(raw).protocolVersion, PROTOCOL_VERSION),
       agentInfo: { name: "tendril", version: opts.version },
       agentCapabilities: {
         loadSession: opts.persistent,
@@ -139,46 +120,45 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       return sessions.newSession(p.cwd, p.mcpServers, p._meta);
     },
     "session/load": async (raw) => {
-      const p = await parseLoadSession(raw);
+      const p = await parseLoadSession(raw, "session/load");
       return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
         peer.notify("session/update", { sessionId: p.sessionId, update }),
       );
     },
     "session/resume": async (raw) => {
-      const p = await parseLoadSession(raw);
+      const p = await parseLoadSession(raw, "session/resume");
       return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
     },
     "session/list": (raw) => {
-      const p = (raw ?? {}) as { cwd?: unknown; cursor?: unknown };
-      const cwd = typeof p.cwd === "string" ? p.cwd : undefined;
-      const cursor = typeof p.cursor === "string" ? p.cursor : undefined;
-      return sessions.listSessions(cwd, cursor);
+      // Every field is optional, so no params at all is a list of everything.
+      const p = Params.of("session/list", raw ?? {});
+      return sessions.listSessions(p.string("cwd", "nullable"), p.string("cursor", "nullable"));
     },
     "session/close": async (raw) => {
-      await sessions.closeSession(str(obj(raw, "session/close"), "sessionId", "session/close"));
+      await sessions.closeSession(Params.of("session/close", raw).id("sessionId"));
       return {};
     },
     // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
     "session/prompt": (raw, signal) => {
-      const p = obj(raw, "session/prompt");
-      const sessionId = str(p, "sessionId", "session/prompt");
-      if (!Array.isArray(p.prompt)) throw new AcpError(INVALID_PARAMS, "session/prompt: prompt must be an array of content blocks");
-      return sessions.prompt(sessionId, p.prompt, promptIo(peer, sessionId, signal));
+      const p = Params.of("session/prompt", raw);
+      const sessionId = p.id("sessionId");
+      const prompt = p.check("prompt", "an array of content blocks", (v): v is ContentBlock[] => Array.isArray(v))!;
+      return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal));
     },
     "session/set_mode": (raw) => {
-      const p = obj(raw, "session/set_mode");
-      sessions.setMode(str(p, "sessionId", "session/set_mode"), str(p, "modeId", "session/set_mode"));
+      const p = Params.of("session/set_mode", raw);
+      sessions.setMode(p.id("sessionId"), p.id("modeId"));
       return {};
     },
     "session/set_config_option": (raw) => {
-      const p = obj(raw, "session/set_config_option");
-      const method = "session/set_config_option";
-      return sessions.setConfigOption(str(p, "sessionId", method), str(p, "configId", method), p.value);
+      const p = Params.of("session/set_config_option", raw);
+      const ok = (v: unknown): v is string | boolean => typeof v === "string" || typeof v === "boolean";
+      return sessions.setConfigOption(p.id("sessionId"), p.id("configId"), p.check("value", "a value id (a string) or a boolean", ok));
     },
     // The older (unstable) way some clients switch models; same effect as the `model` config option.
     "session/set_model": async (raw) => {
-      const p = obj(raw, "session/set_model");
-      await sessions.setConfigOption(str(p, "sessionId", "session/set_model"), MODEL_OPTION_ID, str(p, "modelId", "session/set_model"));
+      const p = Params.of("session/set_model", raw);
+      await sessions.setConfigOption(p.id("sessionId"), MODEL_OPTION_ID, p.id("modelId"));
       return {};
     },
   };
@@ -197,8 +177,12 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
     },
     onNotification: (method, params) => {
       if (method === "session/cancel") {
-        const id = (params as { sessionId?: unknown } | null)?.sessionId;
-        if (typeof id === "string") opts.sessions.cancel(id);
+        // A notification has no answer: a wrong one is logged, naming the field.
+        try {
+          opts.sessions.cancel(Params.of(method, params).id("sessionId"));
+        } catch (err) {
+          log.warn("session/cancel ignored", { error: err });
+        }
       } else if (method === "mcp/message") {
         // MCP-over-ACP: a provider's notification for one of its servers (progress, list changes).
         opts.acpRelay?.deliver(params);

@@ -1,10 +1,7 @@
 // Owns the translation of ACP request payloads into core values: prompt content blocks → LLM user parts
 // (with the prompt byte bound), ACP MCP server declarations → McpServerSpec, and the protocol-level
-// error type the handlers throw. Does not start anything.
-import { statSync } from "node:fs";
-import { isAbsolute } from "node:path";
+// error type the handlers throw. Does not read params off the wire (params.ts) or start anything.
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
-import { lazySchema } from "../zod-issue.ts";
 import type { UserPart } from "../llm/types.ts";
 import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
@@ -133,65 +130,4 @@ export function convertMcpServers(servers: McpServer[], cwd: string): McpServerS
     const stdio = s as Extract<McpServer, { command: string }>;
     return { name: stdio.name, transport: "stdio", command: stdio.command, args: stdio.args, env: record(stdio.env), cwd };
   });
-}
-
-/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */
-export function checkCwd(cwd: unknown): string {
-  const bad = (why: string) => new AcpError(INVALID_PARAMS, `cwd ${why}`, { param: "cwd" });
-  if (typeof cwd !== "string" || cwd === "") throw bad(`must be an absolute path to a directory, got ${JSON.stringify(cwd)}`);
-  if (cwd.includes("\0")) throw bad("must not contain a NUL byte");
-  if (!isAbsolute(cwd)) throw bad(`must be an absolute path, got ${JSON.stringify(cwd)}`);
-  let isDir: boolean;
-  try {
-    isDir = statSync(cwd).isDirectory();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw bad(`${cwd} cannot be used: ${code === "ENOENT" ? "no such directory" : (err as Error).message}`);
-  }
-  if (!isDir) throw bad(`${cwd} is not a directory`);
-  return cwd;
-}
-
-const serverSchema = lazySchema((z) => {
-  const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose());
-  return z.union([
-    z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
-    z.object({ name: z.string(), command: z.string().min(1), args: z.array(z.string()), env: pairs }).loose(),
-    // MCP-over-ACP (unstable schema; the SDK's stable types do not know it)
-    z.object({ type: z.literal("acp"), name: z.string(), serverId: z.string().min(1) }).loose(),
-  ]);
-});
-
-export interface NewSessionParams {
-  cwd: string;
-  mcpServers: McpServer[];
-  _meta?: Record<string, unknown> | null;
-}
-
-/**
- * session/new params, each problem a -32602 naming the field (the SDK's parser says only "Invalid
- * params"). The validator loads only when the request declares servers.
- */
-export async function parseNewSession(raw: unknown): Promise<NewSessionParams> {
-  const p = (raw ?? {}) as Record<string, unknown>;
-  const cwd = checkCwd(p.cwd);
-  const list = p.mcpServers ?? [];
-  if (!Array.isArray(list)) throw new AcpError(INVALID_PARAMS, "mcpServers must be an array");
-  const schema = list.length > 0 ? await serverSchema() : undefined;
-  const mcpServers = list.map((s, i) => {
-    const r = schema!.safeParse(s);
-    if (!r.success) {
-      throw new AcpError(INVALID_PARAMS, `mcpServers[${i}] must be {name, command, args, env}, {type: "http"|"sse", name, url, headers} or {type: "acp", name, serverId}`);
-    }
-    return r.data as McpServer;
-  });
-  const meta = p._meta;
-  return { cwd, mcpServers, _meta: meta && typeof meta === "object" ? (meta as Record<string, unknown>) : undefined };
-}
-
-/** session/load and session/resume params: a session id plus what session/new takes. */
-export async function parseLoadSession(raw: unknown): Promise<NewSessionParams & { sessionId: string }> {
-  const id = (raw as { sessionId?: unknown } | null)?.sessionId;
-  if (typeof id !== "string" || id === "") throw new AcpError(INVALID_PARAMS, "sessionId must be a non-empty string");
-  return { ...(await parseNewSession(raw)), sessionId: id };
 }

@@ -18,8 +18,9 @@ import { ContextMeter } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
-import { AcpError, checkCwd, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
+import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { type McpPoolLike, SessionOpener } from "./session-open.ts";
+import { checkCwd } from "./params.ts";
 import { SessionRecorder } from "./session-recorder.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
 
@@ -114,7 +115,7 @@ export class SessionManager {
 
   /** session/new. */
   async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null) {
-    checkCwd(cwd);
+    checkCwd(cwd, "session/new");
     const s = await this.#open({ id: randomId(), cwd, servers, meta });
     const store = this.host.store;
     if (store) {
@@ -137,7 +138,7 @@ export class SessionManager {
    * servers running with no session to close them, and two recorders appending to one file.
    */
   loadSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void): Promise<LoadAnswer> {
-    checkCwd(cwd);
+    checkCwd(cwd, replay ? "session/load" : "session/resume");
     const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null]);
     const before = this.#opening.get(id);
     if (before?.ask === ask) return before.answer;

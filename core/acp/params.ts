@@ -1,0 +1,181 @@
+// Owns reading a request's params as ACP v1's schema types them: every field the agent reads is checked
+// as it is read, and one of the wrong type (or a required one missing) is -32602 naming the method and
+// the field's path (also in `data.param`). Hand-written checks, no validator loaded: initialize and
+// prompt sit on the start-up and hot paths (the server list's validator loads only when servers are
+// declared). Also the params of initialize and session/new|load|resume. Does not convert (convert.ts).
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import type { McpServer } from "@agentclientprotocol/sdk";
+import { lazySchema } from "../zod-issue.ts";
+import { AcpError, INVALID_PARAMS } from "./convert.ts";
+
+type Fields = Record<string, unknown>;
+
+/** How a field may be absent: `required`; `optional` (may be left out); `nullable` (left out or null). */
+export type Presence = "required" | "optional" | "nullable";
+
+/** -32602 naming the field: `session/new: cwd must be …`. */
+export function invalidParam(method: string, path: string, why: string): AcpError {
+  return new AcpError(INVALID_PARAMS, `${method}: ${path} ${why}`, { param: path });
+}
+
+/** A value's kind, short, for an error message. */
+function kindOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return "an object";
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+const isObject = (v: unknown): v is Fields => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** One object of a request's params (the params, or an object inside them), read field by field. */
+export class Params {
+  private constructor(
+    readonly method: string,
+    readonly fields: Fields,
+    readonly path: string,
+  ) {}
+
+  /** The request's params: an object, else -32602. */
+  static of(method: string, raw: unknown): Params {
+    if (!isObject(raw)) throw new AcpError(INVALID_PARAMS, `${method} needs params (an object), got ${kindOf(raw)}`, { param: "params" });
+    return new Params(method, raw, "");
+  }
+
+  get(key: string): unknown {
+    return this.fields[key];
+  }
+
+  /** -32602 naming `key` of this object. */
+  fail(key: string, why: string): AcpError {
+    return invalidParam(this.method, this.path + key, why);
+  }
+
+  /** The field when `ok` says it has the type `want` describes; absent (per `presence`) is undefined. */
+  check<T>(key: string, want: string, ok: (v: unknown) => v is T, presence: Presence = "required"): T | undefined {
+    const v = this.fields[key];
+    if (v === undefined && presence !== "required") return undefined;
+    if (v === null && presence === "nullable") return undefined;
+    if (ok(v)) return v;
+    const allowed = presence === "nullable" ? `${want} or null` : want;
+    throw this.fail(key, v === undefined ? `is missing (${allowed})` : `must be ${allowed}, got ${kindOf(v)}`);
+  }
+
+  /** A required non-empty string: a session id, a mode id, a model id. */
+  id(key: string): string {
+    return this.check(key, "a non-empty string", (v): v is string => typeof v === "string" && v !== "")!;
+  }
+
+  string(key: string, presence: Presence = "required"): string | undefined {
+    return this.check(key, "a string", (v): v is string => typeof v === "string", presence);
+  }
+
+  boolean(key: string, presence: Presence = "optional"): boolean | undefined {
+    return this.check(key, "a boolean", (v): v is boolean => typeof v === "boolean", presence);
+  }
+
+  integer(key: string, min: number, max: number): number {
+    const ok = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+    return this.check(key, `an integer from ${min} to ${max}`, ok)!;
+  }
+
+  array(key: string, presence: Presence = "required"): unknown[] | undefined {
+    return this.check(key, "an array", Array.isArray, presence);
+  }
+
+  /** An object field, read the same way (its fields are named `key.field`). */
+  object(key: string, presence: Presence = "optional"): Params | undefined {
+    const v = this.check(key, "an object", isObject, presence);
+    return v && new Params(this.method, v, `${this.path}${key}.`);
+  }
+}
+
+/** initialize: the protocol version the client asks for; the capabilities and client info it sends
+ *  are checked against the schema's types (the agent needs none of them, but a wrong one is a client bug
+ *  it should hear about, not one silently read as "no capability"). */
+export function parseInitialize(raw: unknown): { protocolVersion: number } {
+  const p = Params.of("initialize", raw);
+  const protocolVersion = p.integer("protocolVersion", 0, 65535);
+  const caps = p.object("clientCapabilities");
+  if (caps) {
+    const fs = caps.object("fs");
+    fs?.boolean("readTextFile");
+    fs?.boolean("writeTextFile");
+    caps.boolean("terminal");
+    caps.object("auth")?.boolean("terminal");
+    caps.object("session", "nullable");
+    caps.object("elicitation", "nullable");
+    caps.object("_meta", "nullable");
+  }
+  const info = p.object("clientInfo", "nullable");
+  if (info) {
+    info.string("name");
+    info.string("version");
+    info.string("title", "nullable");
+  }
+  p.object("_meta", "nullable");
+  return { protocolVersion };
+}
+
+/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */
+export function checkCwd(cwd: unknown, method: string): string {
+  const bad = (why: string) => invalidParam(method, "cwd", why);
+  if (typeof cwd !== "string" || cwd === "") throw bad(`must be an absolute path to a directory, got ${JSON.stringify(cwd)}`);
+  if (cwd.includes("\0")) throw bad("must not contain a NUL byte");
+  if (!isAbsolute(cwd)) throw bad(`must be an absolute path, got ${JSON.stringify(cwd)}`);
+  let isDir: boolean;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw bad(`${cwd} cannot be used: ${code === "ENOENT" ? "no such directory" : (err as Error).message}`);
+  }
+  if (!isDir) throw bad(`${cwd} is not a directory`);
+  return cwd;
+}
+
+const serverSchema = lazySchema((z) => {
+  const pairs = z.array(z.object({ name: z.string(), value: z.string() }).loose());
+  return z.union([
+    z.object({ type: z.enum(["http", "sse"]), name: z.string(), url: z.string(), headers: pairs }).loose(),
+    z.object({ name: z.string(), command: z.string().min(1), args: z.array(z.string()), env: pairs }).loose(),
+    // MCP-over-ACP (unstable schema; the SDK's stable types do not know it)
+    z.object({ type: z.literal("acp"), name: z.string(), serverId: z.string().min(1) }).loose(),
+  ]);
+});
+
+export interface NewSessionParams {
+  cwd: string;
+  mcpServers: McpServer[];
+  _meta?: Record<string, unknown>;
+}
+
+/**
+ * session/new params (and what load and resume share with it). `mcpServers` left out or null is none,
+ * as the schema's default says. `_meta.systemPrompt` is a string (replaces the system prompt) or
+ * `{append: string}`. The server validator loads only when the request declares servers.
+ */
+export async function parseNewSession(raw: unknown, method = "session/new"): Promise<NewSessionParams> {
+  const p = Params.of(method, raw);
+  const cwd = checkCwd(p.get("cwd"), method);
+  const list = p.array("mcpServers", "nullable") ?? [];
+  const schema = list.length > 0 ? await serverSchema() : undefined;
+  const mcpServers = list.map((s, i) => {
+    const r = schema!.safeParse(s);
+    if (!r.success) {
+      throw invalidParam(method, `mcpServers[${i}]`, `must be {name, command, args, env}, {type: "http"|"sse", name, url, headers} or {type: "acp", name, serverId}`);
+    }
+    return r.data as McpServer;
+  });
+  const meta = p.object("_meta", "nullable");
+  if (meta && typeof meta.get("systemPrompt") !== "string") meta.object("systemPrompt", "nullable")?.string("append");
+  return { cwd, mcpServers, _meta: meta?.fields };
+}
+
+/** session/load and session/resume params: a session id plus what session/new takes. */
+export async function parseLoadSession(raw: unknown, method: "session/load" | "session/resume"): Promise<NewSessionParams & { sessionId: string }> {
+  const sessionId = Params.of(method, raw).id("sessionId");
+  return { ...(await parseNewSession(raw, method)), sessionId };
+}
