@@ -5,6 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Link, type LinkEnd } from "../core/wire/link.ts";
+import { Chain } from "../core/conductor/router.ts";
+import { memoryPeer } from "../core/conductor/memory-hop.ts";
 import { SessionStore } from "../core/agent/session-store.ts";
 import type { McpServerSpec, McpSessionTools } from "../core/mcp/types.ts";
 import { memoryAgent } from "./memory-agent.ts";
@@ -202,4 +204,21 @@ test("regression: a session/cancel naming no session by a string is ignored with
   a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
   expect((await a.response(2)).result.stopReason).toBe("cancelled");
   await a.close();
+});
+
+test("regression: AgentSide.request never settled when the chain ended; now it answers -32603 naming the end", async () => {
+  const client = memoryPeer();
+  const agent = memoryPeer();
+  const chain = new Chain({ mode: "agent", client: client.io, components: [agent.io], maxLineBytes: 1 << 20 });
+  const side = chain.agentSide();
+  const waiting = side.request("mcp/message", { serverId: "s", method: "tools/list" });
+  expect((await client.next()).method).toBe("mcp/message"); // it reached the client, which never answers
+  client.close();
+  expect(await waiting).toEqual({
+    jsonrpc: "2.0",
+    id: 0,
+    error: { code: -32603, message: "the chain ended before mcp/message was answered: the client closed its output" },
+  });
+  // One sent after the end is answered at once, the same way.
+  expect((await side.request("_mcp/connect", {})).error).toMatchObject({ code: -32603, message: expect.stringContaining("_mcp/connect") });
 });

@@ -16,7 +16,7 @@ import {
   unwrapSuccessor,
   wrapSuccessor,
 } from "./dialect.ts";
-import { Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
+import { describeEnd, Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
 import type { ByteSink } from "../wire/writer.ts";
 
 export type Hop = "client" | number;
@@ -42,13 +42,21 @@ export interface ChainOptions {
 
 /** What may stand at the agent's edge of a chain: rewrite what reaches the agent, or take it over. */
 export interface AgentEdge {
-  /** The params to send (possibly rewritten) and an optional rewrite of the answer; undefined
-   *  consumes a notification (a request is never consumed). */
-  toAgent(method: string, params: Params, isRequest: boolean): { params: Params; answer?: (result: unknown) => unknown } | undefined;
+  /** The params to send (possibly rewritten), an optional rewrite of a successful answer and a hook
+   *  for an error answer; undefined consumes a notification (a request is never consumed). */
+  toAgent(method: string, params: Params, isRequest: boolean): EdgeRoute | undefined;
+}
+
+export interface EdgeRoute {
+  params: Params;
+  answer?: (result: unknown) => unknown;
+  failed?: () => void;
 }
 
 /** Messages sent as if the agent had sent them (towards its predecessor). */
 export interface AgentSide {
+  /** The response message: the peer's, or a -32603 error naming why the chain ended before one came
+   *  (every request settles; the promise never rejects, so a caller has one path for failure). */
   request(method: string, params: Params): Promise<Record<string, unknown>>;
   notify(method: string, params: Params): void;
 }
@@ -58,8 +66,9 @@ export type ChainEnd = { hop: "client"; end: LinkEnd } | { hop: number; end: Lin
 interface Pending {
   from: Replier;
   id: JsonRpcId;
-  /** Rewrites a successful answer on its way back (the agent edge's). */
+  /** Rewrites a successful answer on its way back, and hears of an error answer (the agent edge's). */
   answer?: (result: unknown) => unknown;
+  failed?: () => void;
   /** An initialize sent to a proxy: on -32601 retried in the next dialect while its dialect is unknown. */
   init?: { attempt: number; params: Params };
 }
@@ -153,14 +162,22 @@ export class Chain {
   /** The agent's side of the chain, for messages the conductor itself originates there. */
   agentSide(): AgentSide {
     const agent = this.#components.length - 1;
-    const waiting = new Map<JsonRpcId, (m: Record<string, unknown>) => void>();
+    const waiting = new Map<JsonRpcId, (m?: Record<string, unknown>) => void>();
     let nextId = 0;
+    let over: ((id: JsonRpcId, method: string) => Record<string, unknown>) | undefined;
     const self: Replier = { inbound: new Map(), link: { send: (m) => waiting.get(m.id as JsonRpcId)?.(m) } };
+    // The chain ending answers every request still waiting (and any sent later): nothing else would.
+    void this.ended.then(({ hop, end }) => {
+      const who = hop === "client" ? "the client" : `component ${hop + 1}`;
+      over = (id, method) => errorResponse(id, { code: INTERNAL_ERROR, message: `the chain ended before ${method} was answered: ${who} ${describeEnd(end)}` });
+      for (const settle of [...waiting.values()]) settle(undefined);
+    });
     return {
       request: (method, params) =>
         new Promise((resolve) => {
           const id = nextId++;
-          waiting.set(id, (m) => (waiting.delete(id), resolve(m)));
+          if (over) return resolve(over(id, method));
+          waiting.set(id, (m) => (waiting.delete(id), resolve(m ?? over!(id, method))));
           this.#up(agent, { method, params, request: { from: self, id } });
         }),
       notify: (method, params) => this.#up(agent, { method, params }),
@@ -223,7 +240,7 @@ export class Chain {
     const edge = this.#edge.toAgent(method, params, m.request !== undefined) ?? (m.request ? { params } : undefined);
     if (!edge) return; // a notification the edge took over
     const line = edge.params === m.params && !init ? m.line : undefined;
-    this.#send(agent, method, edge.params, m.request, undefined, line, edge.answer);
+    this.#send(agent, method, edge.params, m.request, undefined, line, edge);
   }
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
@@ -250,13 +267,13 @@ export class Chain {
     request?: Routed["request"],
     init?: Pending["init"],
     line?: string,
-    answer?: Pending["answer"],
+    edge?: EdgeRoute,
   ): void {
     const out: Record<string, unknown> = { jsonrpc: "2.0" };
     if (request) {
       const id = target.nextId++;
       out.id = id;
-      target.pending.set(id, { from: request.from, id: request.id, init, answer });
+      target.pending.set(id, { from: request.from, id: request.id, init, answer: edge?.answer, failed: edge?.failed });
       request.from.inbound.set(request.id, { to: target, id });
     }
     out.method = method;
@@ -282,6 +299,7 @@ export class Chain {
         return p.from.link.send({ ...m.message, id: p.id, result: initializeAnswerFor(upstream, m.result) });
       }
     }
+    if (m.error) p.failed?.();
     if (p.answer && !m.error) return p.from.link.send({ ...m.message, id: p.id, result: p.answer(m.result) });
     p.from.link.send({ ...m.message, id: p.id });
   }

@@ -6,7 +6,7 @@ import { killAllGroups } from "../process-group.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
 import { type ComponentSpec, type RunningComponent, startComponent } from "./components.ts";
-import type { LinkEnd } from "../wire/link.ts";
+import { describeEnd, type LinkEnd } from "../wire/link.ts";
 import { Chain, type Hop, type HopIo } from "./router.ts";
 import { McpBridge } from "./mcp-bridge.ts";
 
@@ -135,19 +135,4 @@ async function describeFailure(c: RunningComponent, end: LinkEnd | undefined): P
   const tail = c.stderrTail().slice(-LAST_STDERR_LINES);
   const stderr = tail.length > 0 ? `; last stderr: ${tail.join(" | ")}` : "; no stderr output";
   return `component ${c.index + 1} (${c.spec.name}) ${what}${stderr}`;
-}
-
-function describeEnd(end: LinkEnd): string {
-  switch (end.reason) {
-    case "eof":
-      return "closed its output";
-    case "oversize":
-      return `wrote a line over MAX_LINE_BYTES (${end.bytes} bytes or more)`;
-    case "garbage":
-      return `wrote a malformed line (${end.error.message}): ${JSON.stringify(end.line.slice(0, 120))}`;
-    case "error":
-      return `could not be read: ${end.error instanceof Error ? end.error.message : String(end.error)}`;
-    case "stalled":
-      return `stopped reading its input (${end.bytes} bytes waiting, over MAX_HOP_QUEUE_BYTES)`;
-  }
 }

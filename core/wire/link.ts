@@ -19,6 +19,22 @@ export type LinkEnd =
   /** The peer stopped reading: more than `maxQueuedBytes` wait to be written to it. */
   | { reason: "stalled"; bytes: number };
 
+/** What ended a link, as a phrase about the peer: `closed its output`, `stopped reading its input (…)`. */
+export function describeEnd(end: LinkEnd): string {
+  switch (end.reason) {
+    case "eof":
+      return "closed its output";
+    case "oversize":
+      return `wrote a line over MAX_LINE_BYTES (${end.bytes} bytes or more)`;
+    case "garbage":
+      return `wrote a malformed line (${end.error.message}): ${JSON.stringify(end.line.slice(0, 120))}`;
+    case "error":
+      return `could not be read: ${end.error instanceof Error ? end.error.message : String(end.error)}`;
+    case "stalled":
+      return `stopped reading its input (${end.bytes} bytes waiting, over MAX_HOP_QUEUE_BYTES)`;
+  }
+}
+
 export interface LinkOptions {
   input: AsyncIterable<Uint8Array>;
   sink: ByteSink;
