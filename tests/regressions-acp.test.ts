@@ -1,5 +1,6 @@
 // One test per bug a review found in the agent's ACP surface, the chain and the wire, named after the
-// bug, so it cannot come back unnoticed. Everything here runs in memory: no process, no socket.
+// bug, so it cannot come back unnoticed. Everything here runs in memory: no process, and no socket
+// but the bridge's own private unix socket.
 import { expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +8,8 @@ import { join } from "node:path";
 import { Link, type LinkEnd } from "../core/wire/link.ts";
 import { Chain } from "../core/conductor/router.ts";
 import { memoryPeer } from "../core/conductor/memory-hop.ts";
+import { BRIDGE_HELLO, McpBridge } from "../core/conductor/mcp-bridge.ts";
+import { createConnection } from "node:net";
 import { SessionStore } from "../core/agent/session-store.ts";
 import type { McpServerSpec, McpSessionTools } from "../core/mcp/types.ts";
 import { memoryAgent } from "./memory-agent.ts";
@@ -221,4 +224,92 @@ test("regression: AgentSide.request never settled when the chain ended; now it a
   });
   // One sent after the end is answered at once, the same way.
   expect((await side.request("_mcp/connect", {})).error).toMatchObject({ code: -32603, message: expect.stringContaining("_mcp/connect") });
+});
+
+/** A chain in front of an agent without MCP-over-ACP, with the conductor's bridge at its edge. */
+async function bridgedChain() {
+  const client = memoryPeer();
+  const agent = memoryPeer();
+  const bridge = await McpBridge.start({ self: { command: "tendril", args: [] }, maxLineBytes: 1 << 20 });
+  const chain = new Chain({ mode: "agent", client: client.io, components: [agent.io], maxLineBytes: 1 << 20, agentEdge: bridge });
+  bridge.attach(chain.agentSide());
+  // The client: answers every relayed MCP message (and says which server it was for); queues the rest.
+  const relayed: ((serverId: string) => void)[] = [];
+  const answers: any[] = [];
+  const answerWaiters: (() => void)[] = [];
+  let stopped = false;
+  void (async () => {
+    while (!stopped) {
+      const m = await client.next(1000).catch(() => undefined);
+      if (!m) continue;
+      if (m.method === "mcp/message") {
+        client.send({ jsonrpc: "2.0", id: m.id, result: { result: {} } });
+        relayed.shift()?.(m.params.serverId);
+      } else {
+        answers.push(m);
+        answerWaiters.shift()?.();
+      }
+    }
+  })();
+  const nextAnswer = async () => {
+    if (answers.length === 0) await new Promise<void>((r) => answerWaiters.push(r));
+    return answers.shift();
+  };
+  let ids = 1;
+  /** A client request the agent answers with `answer` (result or error); gives what the agent saw. */
+  const ask = async (method: string, params: Record<string, unknown>, answer: Record<string, unknown>) => {
+    const id = ids++;
+    client.send({ jsonrpc: "2.0", id, method, params });
+    const seen = await agent.next();
+    agent.send({ jsonrpc: "2.0", id: seen.id, ...answer });
+    expect((await nextAnswer()).id).toBe(id);
+    return seen;
+  };
+  await ask("initialize", { protocolVersion: 1 }, { result: { protocolVersion: 1, agentCapabilities: {} } });
+  let socket = "";
+  /** Whether a bridge process naming `serverId` is served: its ping reaches the client, or it is hung up on. */
+  const served = async (serverId: string): Promise<boolean> => {
+    const sock = createConnection(socket);
+    sock.on("error", () => {});
+    const closed = new Promise<boolean>((r) => sock.on("close", () => r(false)));
+    const reached = new Promise<boolean>((r) => relayed.push((id) => r(id === serverId)));
+    sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server: serverId } }) + "\n");
+    sock.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+    const answer = await Promise.race([reached, closed]);
+    if (!answer) relayed.pop(); // nothing was relayed for this one
+    sock.destroy();
+    return answer;
+  };
+  const acp = (serverId: string) => ({ type: "acp", name: serverId, serverId });
+  /** session/new declaring `serverIds`; the agent answers `sessionId` (or an error when undefined). */
+  const open = async (serverIds: string[], sessionId?: string) => {
+    const answer = sessionId ? { result: { sessionId } } : { error: { code: -32603, message: "no" } };
+    const seen = await ask("session/new", { cwd: "/", mcpServers: serverIds.map(acp) }, answer);
+    const args: string[] = seen.params.mcpServers[0]?.args ?? [];
+    if (args.includes("--socket")) socket = args[args.indexOf("--socket") + 1]!;
+  };
+  return { ask, served, open, acp, close: () => ((stopped = true), bridge.close(), client.close(), agent.close()) };
+}
+
+test("regression: the MCP-over-ACP bridge kept every declared server forever; a closed session's servers are no longer served", async () => {
+  const b = await bridgedChain();
+  try {
+    await b.open(["shared", "mine"], "A");
+    await b.open(["shared"], "B");
+    expect(await b.served("mine")).toBe(true);
+    await b.ask("session/close", { sessionId: "A" }, { result: {} });
+    expect(await b.served("mine")).toBe(false);
+    expect(await b.served("shared")).toBe(true); // B still declares it
+    // A load of B declaring other servers replaces what B held.
+    await b.ask("session/load", { sessionId: "B", cwd: "/", mcpServers: [b.acp("later")] }, { result: {} });
+    expect(await b.served("shared")).toBe(false);
+    expect(await b.served("later")).toBe(true);
+    // A session/new the agent refused holds nothing.
+    await b.open(["refused"]);
+    expect(await b.served("refused")).toBe(false);
+    await b.ask("session/close", { sessionId: "B" }, { result: {} });
+    expect(await b.served("later")).toBe(false);
+  } finally {
+    b.close();
+  }
 });

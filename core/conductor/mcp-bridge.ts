@@ -14,7 +14,8 @@ import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
 import { type AcpMcpDeclaration, acpDeclaration, outerFailure } from "./mcp-over-acp.ts";
-import type { AgentEdge, AgentSide } from "./router.ts";
+import { AcpDeclarations } from "./acp-declarations.ts";
+import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 
 export const BRIDGE_HELLO = "_tendril/mcp_bridge";
 const SESSION_METHODS = new Set(["session/new", "session/load", "session/resume"]);
@@ -31,7 +32,8 @@ export class McpBridge implements AgentEdge {
   readonly #dir: string;
   readonly #socket: string;
   readonly #server: Server;
-  readonly #declared = new Map<string, AcpMcpDeclaration>();
+  /** Bridged declarations, held while a session that declared them lives. */
+  readonly #declared = new AcpDeclarations();
   /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
   readonly #live = new Map<string, Set<Link>>();
 
@@ -58,12 +60,15 @@ export class McpBridge implements AgentEdge {
     rmSync(this.#dir, { recursive: true, force: true });
   }
 
-  toAgent(method: string, params: Params, isRequest: boolean): { params: Params; answer?: (r: unknown) => unknown } | undefined {
+  toAgent(method: string, params: Params, isRequest: boolean): EdgeRoute | undefined {
     if (method === "initialize") return { params, answer: (r) => this.#learn(r) };
     if (SESSION_METHODS.has(method) && isObject(params) && Array.isArray(params.mcpServers)) {
-      const servers = params.mcpServers.map((s) => this.#rewrite(s));
-      return servers.some((s, i) => s !== (params.mcpServers as unknown[])[i]) ? { params: { ...params, mcpServers: servers } } : { params };
+      const bridged: AcpMcpDeclaration[] = [];
+      const servers = params.mcpServers.map((s) => this.#rewrite(s, bridged));
+      const hooks = this.#declared.track(method, params, bridged);
+      return { params: bridged.length > 0 ? { ...params, mcpServers: servers } : params, ...hooks };
     }
+    if (method === "session/close" && isObject(params)) return { params, ...this.#declared.track(method, params, []) };
     if (!isRequest && isObject(params) && (method === "mcp/message" || method === "_mcp/message")) {
       const key = method === "mcp/message" ? params.serverId : (params.connectionId ?? params.connection_id);
       const links = typeof key === "string" ? this.#live.get(key) : undefined;
@@ -86,10 +91,10 @@ export class McpBridge implements AgentEdge {
     return { ...result, agentCapabilities: { ...caps, mcpCapabilities: { ...mcp, acp: true } } };
   }
 
-  #rewrite(server: unknown): unknown {
+  #rewrite(server: unknown, bridged: AcpMcpDeclaration[]): unknown {
     const decl = acpDeclaration(server);
     if (!decl || (decl.flavour === "acp" && this.#native)) return server;
-    this.#declared.set(decl.id, decl);
+    bridged.push(decl);
     const { command, args } = this.opts.self;
     return { name: decl.name, command, args: [...args, "conductor", "mcp-bridge", "--socket", this.#socket, "--server", decl.id], env: [] };
   }
@@ -116,7 +121,10 @@ export class McpBridge implements AgentEdge {
     const set = this.#live.get(key) ?? new Set();
     set.add(link);
     this.#live.set(key, set);
-    return () => void set.delete(link);
+    return () => {
+      set.delete(link);
+      if (set.size === 0 && this.#live.get(key) === set) this.#live.delete(key);
+    };
   }
 
   #relayAcp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
