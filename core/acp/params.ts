@@ -21,6 +21,7 @@ export function invalidParam(method: string, path: string, why: string): AcpErro
 
 /** A value's kind, short, for an error message. */
 function kindOf(v: unknown): string {
+  if (v === undefined) return "nothing";
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
   if (typeof v === "object") return "an object";
