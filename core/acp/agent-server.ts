@@ -4,7 +4,6 @@
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
 import type { PermissionOption, RequestPermissionResponse } from "@agentclientprotocol/sdk";
-import type { ContentBlock } from "@agentclientprotocol/sdk";
 import { log } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
@@ -13,6 +12,7 @@ import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
+import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
