@@ -3,7 +3,7 @@
 // parsed; a condition on `command` reads it as shell (shell-syntax.ts). Does not decide what a match
 // means (policy.ts, approve.ts do).
 import type Picomatch from "picomatch";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isInside } from "../path-inside.ts";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
 import { SHELL_COMMAND_ARG, shellCommandShape } from "./shell-syntax.ts";
 
@@ -74,11 +74,6 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
     return test(value, workspace) || shape.segments.some((s) => test(s, workspace));
   };
   return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, workspace) };
-}
-
-function isInside(workspace: string, path: string): boolean {
-  const rel = relative(workspace, resolve(workspace, path));
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** The first rule matching, or undefined. */
