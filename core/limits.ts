@@ -77,6 +77,7 @@ export const LIMIT_SPECS = {
   MAX_HOP_QUEUE_BYTES: { value: 64 * MiB, unit: "bytes", why: "output waiting for one hop of a chain that stopped reading; more ends the chain" },
   RESEARCH_CACHE_ENTRIES: { value: 64, unit: "count", zeroOk: true, why: "crate research answers kept for identical queries (0: no cache)" },
   RESEARCH_CACHE_S: { value: 900, unit: "s", why: "how long a crate research answer is reused for an identical query" },
+  RESEARCH_READ_FILE_BYTES: { value: 10 * MiB, unit: "bytes", why: "one crate file a research session's read_crate_file reads" },
   RG_MAX_FILE_BYTES: { value: 512 * MiB, unit: "bytes", why: "one file (or stdin) the built-in rg reads whole; larger files are skipped with a message" },
   RG_PARALLEL_MIN_FILES: { value: 2000, unit: "count", why: "files a built-in rg walk finds before it searches them on worker threads" },
   RG_MAX_WORKERS: { value: 8, unit: "count", why: "worker threads of one built-in rg search (-j N asks for fewer)" },
