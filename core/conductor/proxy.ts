@@ -95,6 +95,7 @@ export class Proxy {
     () => (this.#dialect === "sacp" ? "sacp" : "acp"),
   );
   readonly #sessionServers: ((params: any) => unknown[])[] = [];
+  readonly #sessionOpened: ((sessionId: string, params: any) => void)[] = [];
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
     this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
@@ -123,6 +124,15 @@ export class Proxy {
 
   onNotification(method: string, handler: NotificationHandler): this {
     this.#notifications.set(method, handler);
+    return this;
+  }
+
+  /**
+   * Calls `listener` when the successor answers a session/new, load or resume the predecessor sent, at
+   * the moment the answer is read (before anything the successor sent after it), with the request's params.
+   */
+  onSessionOpened(listener: (sessionId: string, params: any) => void): this {
+    this.#sessionOpened.push(listener);
     return this;
   }
 
@@ -195,9 +205,18 @@ export class Proxy {
     };
   }
 
-  /** A session the predecessor opened (from session/new's answer). */
-  #noteKnown(result: unknown): void {
-    if (isObject(result) && typeof result.sessionId === "string") this.#known.add(result.sessionId);
+  /** A session the predecessor opened: the id session/new answered, or the one load and resume named. */
+  #noteOpened(result: unknown, params: Params): void {
+    const id = isObject(result) && typeof result.sessionId === "string" ? result.sessionId : isObject(params) && typeof params.sessionId === "string" ? params.sessionId : undefined;
+    if (id === undefined) return;
+    this.#known.add(id);
+    for (const l of this.#sessionOpened) {
+      try {
+        l(id, params);
+      } catch (err) {
+        logFailure("a session-opened listener")(err);
+      }
+    }
   }
 
   /** Messages held while a sub-session opened, handled now in the order they came. */
@@ -277,7 +296,7 @@ export class Proxy {
     const next = (p: any = params) => {
       const forwardId = this.#nextId;
       const opener = SESSION_OPENERS.has(method) && from === "predecessor";
-      const r = this.#request(method, opener ? this.#withServers(p) : p, other, opener ? (result) => this.#noteKnown(result) : undefined);
+      const r = this.#request(method, opener ? this.#withServers(p) : p, other, opener ? (result) => this.#noteOpened(result, p) : undefined);
       this.#forwarded.set(id, forwardId);
       return r;
     };
@@ -316,7 +335,7 @@ export class Proxy {
     this.#forwarded.set(id, forwardId);
     const done = () => void this.#forwarded.delete(id);
     this.#pending.set(forwardId, {
-      onAnswer: (result) => to === "successor" && this.#noteKnown(result),
+      onAnswer: (result) => to === "successor" && SESSION_OPENERS.has(method) && this.#noteOpened(result, params),
       resolve: (result) => (done(), this.#link.send({ jsonrpc: "2.0", id, result })),
       reject: (err) => (done(), this.#link.send(errorResponse(id, (err as ProxyRequestError).error))),
     });

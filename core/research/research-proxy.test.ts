@@ -284,3 +284,28 @@ test("C3: a research question with $ patterns is sent as typed", async () => {
   expect(text).toContain("`x$&y`");
   expect(text).toContain("why does `$'` or $$ or $` or {{crate}} appear?");
 });
+
+// C8: one served MCP server was kept per distinct cwd for the proxy's whole life.
+test("C8: a folder's crate-sources server stops when the last session in that folder closes", async () => {
+  const { client, agent } = setup();
+  const serverId = await openOuter(client, agent); // session "outer" in /work
+  client.send({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: "/work", mcpServers: [] } });
+  const second = await agent.next();
+  expect(second.params.mcpServers[0].serverId).toBe(serverId); // the same folder shares one server
+  agent.send({ jsonrpc: "2.0", id: second.id, result: { sessionId: "outer2" } });
+  await client.next();
+  const close = async (id: number, sessionId: string) => {
+    client.send({ jsonrpc: "2.0", id, method: "session/close", params: { sessionId } });
+    const c = await agent.next();
+    agent.send({ jsonrpc: "2.0", id: c.id, result: {} });
+    expect((await client.next()).id).toBe(id);
+  };
+  await close(4, "outer");
+  // still served for outer2: a bad call is answered by the proxy itself
+  agent.send(query(serverId, 1, { crate_name: "x" }));
+  expect((await agent.next()).result.result.isError).toBe(true);
+  await close(5, "outer2");
+  // no longer ours: the same message now travels on to the client like any other
+  agent.send(query(serverId, 2, { crate_name: "x" }));
+  expect((await client.next()).method).toBe("mcp/message");
+});
