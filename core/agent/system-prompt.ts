@@ -65,7 +65,8 @@ function readBounded(file: string, budget: number): string {
 }
 
 export function buildSystemPrompt(input: SystemPromptInput): string {
-  let out = template.replaceAll("{{cwd}}", input.cwd).trimEnd();
+  // A function replacement: a folder may be named `$&` or `$$`, which a replacement string would expand.
+  let out = template.replaceAll("{{cwd}}", () => input.cwd).trimEnd();
   for (const [server, text] of Object.entries(input.instructions ?? {})) {
     const clamped = clampText(text.trim(), input.maxInstructionsBytes, `${server} instructions`);
     if (clamped !== "") out += `\n\n## Tool server \`${server}\`\n\n${clamped}`;
