@@ -21,6 +21,8 @@ const SINGLES = new Set([";", "&", "|", "`", ">", "<", "(", ")", "\n", "\r", "\0
  * (its expansions can hide a substitution), a plain `$NAME` does not.
  */
 export function shellCommandShape(command: string): ShellCommandShape {
+  // Most commands have nothing to scan for.
+  if (!/[;&|`<>()$\n\r\0\\'"]/.test(command)) return { control: undefined, segments: command.trim() ? [command.trim()] : [] };
   const segments: string[] = [];
   let control: string | undefined;
   let current = "";
