@@ -164,7 +164,8 @@ const TEMP_NAME = /@([A-Za-z0-9._-]+)\.(\d+)\.[0-9a-f]+$/;
 /**
  * Removes temp folders whose fetch is over without having removed them (SIGKILL, a power cut): on this
  * host, those whose pid is gone; another host's (or an older tendril's, whose name has no host) only
- * once untouched for `otherHostStaleS`, since their pid cannot be checked from here. Cheap when there
+ * once older than `otherHostStaleS` (the folder's mtime: when its attempt began), since their pid
+ * cannot be checked from here. Cheap when there
  * is nothing to sweep (one directory read); never throws.
  */
 export function sweepTemps(store: CrateStore, otherHostStaleS: number): void {
@@ -172,7 +173,7 @@ export function sweepTemps(store: CrateStore, otherHostStaleS: number): void {
   for (const entry of listDir(dir)) {
     const path = join(dir, entry);
     const owner = TEMP_NAME.exec(entry);
-    const gone = owner && owner[1] === HOST ? ownerGone(Number(owner[2]), owner[1]) : untouchedFor(path, otherHostStaleS);
+    const gone = owner && owner[1] === HOST ? ownerGone(Number(owner[2]), owner[1]) : olderThan(path, otherHostStaleS);
     if (!gone) continue;
     try {
       rmSync(path, { recursive: true, force: true });
@@ -182,7 +183,7 @@ export function sweepTemps(store: CrateStore, otherHostStaleS: number): void {
   }
 }
 
-function untouchedFor(path: string, seconds: number): boolean {
+function olderThan(path: string, seconds: number): boolean {
   try {
     return Date.now() - statSync(path).mtimeMs > seconds * 1000;
   } catch {
