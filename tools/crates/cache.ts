@@ -165,8 +165,7 @@ const TEMP_NAME = /@([A-Za-z0-9._-]+)\.(\d+)\.[0-9a-f]+$/;
  * Removes temp folders whose fetch is over without having removed them (SIGKILL, a power cut): on this
  * host, those whose pid is gone; another host's (or an older tendril's, whose name has no host) only
  * once older than `otherHostStaleS` (the folder's mtime: when its attempt began), since their pid
- * cannot be checked from here. Cheap when there
- * is nothing to sweep (one directory read); never throws.
+ * cannot be checked from here. Cheap when there is nothing to sweep (one directory read); never throws.
  */
 export function sweepTemps(store: CrateStore, otherHostStaleS: number): void {
   const dir = join(store.root, ".tmp");
