@@ -135,8 +135,8 @@ export class FakeRegistry {
     let headers: Record<string, string | number> = {};
     const body: Buffer[] = [];
     const flush = (cut: boolean, done?: () => void) => {
-      const whole = gzipSync(Buffer.concat(body));
       if (status !== 200) return void res.writeHead(status, headers).end(Buffer.concat(body));
+      const whole = gzipSync(Buffer.concat(body));
       const truncate = (this.truncatedGzip.get(path) ?? 0) > 0;
       if (truncate) this.truncatedGzip.set(path, this.truncatedGzip.get(path)! - 1);
       const sent = truncate ? whole.subarray(0, whole.length >> 1) : whole;
