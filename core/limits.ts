@@ -72,6 +72,7 @@ export const LIMIT_SPECS = {
   CRATES_HTTP_RETRIES: { value: 3, unit: "count", zeroOk: true, why: "retries of a registry request answered 429/5xx or cut off" },
   CRATES_RETRY_BACKOFF_S: { value: 0.5, unit: "s", why: "first retry delay, doubled each retry (a Retry-After wins)" },
   CRATE_LOCK_STALE_S: { value: 30, unit: "s", why: "a download lock untouched this long is taken over (holders refresh it)" },
+  CRATE_TEMP_STALE_S: { value: 86_400, unit: "s", why: "age after which another host's crate temp folder is swept (its pid cannot be checked here)" },
   MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
   COMPONENT_STDERR_TAIL_BYTES: { value: 4 * KiB, unit: "bytes", why: "a chain component's last stderr kept for the error that names it" },
   MAX_HOP_QUEUE_BYTES: { value: 64 * MiB, unit: "bytes", why: "output waiting for one hop of a chain that stopped reading; more ends the chain" },
