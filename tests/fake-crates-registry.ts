@@ -1,7 +1,8 @@
 // A loopback sparse registry for crate-fetch tests and benchmarks: index files with `cksum` and `yanked`,
-// `.crate` tarballs built here (well-formed or hostile), a request log, and scripted failures per path.
+// `.crate` tarballs built here (well-formed or hostile), a request log, scripted failures per path, and
+// the ways real servers differ (gzip-encoded answers, Retry-After, cut-off and truncated bodies).
 import { createHash } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { Header } from "tar";
@@ -71,11 +72,22 @@ export class FakeRegistry {
   notModified = 0;
   /** Statuses to answer, in order, before serving a path normally (e.g. [500] for one failure). */
   readonly failures = new Map<string, number[]>();
+  /** The `Retry-After` header sent with scripted failures, when set (seconds, or an HTTP date). */
+  retryAfter?: string;
   /** Paths never answered (the connection stays open until stop()), for timeouts. */
   readonly hangs = new Set<string>();
-  /** Downloads to cut off half-way (connection dropped) this many times before serving them whole. */
+  /** Answers (index files or downloads) to cut off half-way (connection dropped) this many times before serving them whole. */
   readonly cutOffs = new Map<string, number>();
-  /** Milliseconds to pause between the TRICKLE_PIECES pieces of each download body (slow links). */
+  /**
+   * Encode every 200 answer with `Content-Encoding: gzip` when the client accepts it (nginx `gzip on`,
+   * Artifactory, a CDN): `Content-Length` is then the encoded size.
+   */
+  gzip = false;
+  /** Answers sent gzip-encoded so far. */
+  gzipAnswers = 0;
+  /** With `gzip`: answers to send this many times as a well-framed body holding only the first half of the gzip stream. */
+  readonly truncatedGzip = new Map<string, number>();
+  /** Milliseconds to pause between the TRICKLE_PIECES pieces of each download body (slow links; not with `gzip`). */
   trickleMs = 0;
   /** Milliseconds to hold each download before answering (to overlap concurrent fetchers). */
   downloadDelayMs = 0;
@@ -100,7 +112,10 @@ export class FakeRegistry {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.answer(req.url ?? "/", res, req.headers["if-none-match"]));
+    this.server = createServer((req, res) => {
+      const accepts = /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""));
+      void this.answer(req.url ?? "/", this.gzip && accepts ? this.gzipEncoder(req.url ?? "/", res) : res, req.headers["if-none-match"]);
+    });
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
@@ -111,26 +126,63 @@ export class FakeRegistry {
     await new Promise((resolve) => this.server?.close(resolve));
   }
 
-  private async answer(path: string, res: import("node:http").ServerResponse, ifNoneMatch?: string): Promise<void> {
+  /**
+   * A stand-in for `res` whose 200 answers go out gzip-encoded: writeHead is held until the body is known,
+   * then sent with the encoded length (so a cut-off or truncated answer stays cut off in encoded bytes).
+   */
+  private gzipEncoder(path: string, res: ServerResponse): ServerResponse {
+    let status = 200;
+    let headers: Record<string, string | number> = {};
+    const body: Buffer[] = [];
+    const flush = (cut: boolean, done?: () => void) => {
+      if (status !== 200) return void res.writeHead(status, headers).end(Buffer.concat(body));
+      const whole = gzipSync(Buffer.concat(body));
+      const truncate = (this.truncatedGzip.get(path) ?? 0) > 0;
+      if (truncate) this.truncatedGzip.set(path, this.truncatedGzip.get(path)! - 1);
+      const sent = truncate ? whole.subarray(0, whole.length >> 1) : whole;
+      this.gzipAnswers++;
+      res.writeHead(200, { ...headers, "content-encoding": "gzip", "content-length": sent.length });
+      if (cut) res.write(sent.subarray(0, sent.length >> 1), done);
+      else res.end(sent);
+    };
+    const proxy = {
+      writeHead(code: number, h: Record<string, string | number> = {}) {
+        status = code;
+        headers = Object.fromEntries(Object.entries(h).filter(([k]) => k.toLowerCase() !== "content-length"));
+        return proxy;
+      },
+      // Only cut-offs write part of a body and then destroy the socket: the callback does that.
+      write(chunk: Buffer, done?: () => void) {
+        body.push(Buffer.from(chunk));
+        if (done) flush(true, done);
+        return true;
+      },
+      end(chunk?: string | Buffer) {
+        if (chunk !== undefined) body.push(Buffer.from(chunk));
+        flush(false);
+        return proxy;
+      },
+      get socket() {
+        return res.socket;
+      },
+    };
+    return proxy as unknown as ServerResponse;
+  }
+
+  private async answer(path: string, res: ServerResponse, ifNoneMatch?: string): Promise<void> {
     this.requests.push(path);
     if (this.hangs.has(path)) return;
     const fail = this.failures.get(path)?.shift();
-    if (fail) return void res.writeHead(fail).end(`scripted ${fail}`);
+    if (fail) return void res.writeHead(fail, this.retryAfter !== undefined ? { "retry-after": this.retryAfter } : {}).end(`scripted ${fail}`);
     if (path === "/index/config.json") return void res.end(JSON.stringify({ dl: this.dlTemplate.replace("{base}", this.base) }));
     const index = /^\/index\/(?:[^/]+\/)+([^/]+)$/.exec(path);
-    if (index) return this.serveIndex(index[1]!, res, ifNoneMatch);
+    if (index) return this.serveIndex(path, index[1]!, res, ifNoneMatch);
     const dl = /^\/dl\/([^/]+)\/([^/]+)\/download(?:\?.*)?$/.exec(path);
     if (dl) {
       if (this.downloadDelayMs > 0) await new Promise((r) => setTimeout(r, this.downloadDelayMs));
       const v = this.crates.get(dl[1]!.toLowerCase())?.versions.find((x) => x.vers === dl[2]);
       if (!v) return void res.writeHead(404).end();
-      const cuts = this.cutOffs.get(path) ?? 0;
-      if (cuts > 0) {
-        this.cutOffs.set(path, cuts - 1);
-        res.writeHead(200, { "content-length": v.tarball.length });
-        res.write(v.tarball.subarray(0, v.tarball.length >> 1), () => res.socket?.destroy());
-        return;
-      }
+      if (this.cutOff(path)) return this.sendCutOff(res, v.tarball);
       res.writeHead(200, { "content-length": v.tarball.length });
       if (this.trickleMs <= 0) return void res.end(v.tarball);
       const piece = (i: number) => v.tarball.subarray(Math.floor((v.tarball.length * i) / TRICKLE_PIECES), Math.floor((v.tarball.length * (i + 1)) / TRICKLE_PIECES));
@@ -145,7 +197,7 @@ export class FakeRegistry {
     res.writeHead(404).end();
   }
 
-  private serveIndex(name: string, res: import("node:http").ServerResponse, ifNoneMatch?: string): void {
+  private serveIndex(path: string, name: string, res: ServerResponse, ifNoneMatch?: string): void {
     const c = this.crates.get(name);
     if (!c) return void res.writeHead(404).end();
     const lines = c.versions.map((v) =>
@@ -157,6 +209,19 @@ export class FakeRegistry {
       this.notModified++;
       return void res.writeHead(304, { etag }).end();
     }
+    if (this.cutOff(path)) return this.sendCutOff(res, Buffer.from(body), { etag });
     res.writeHead(200, { etag }).end(body);
+  }
+
+  private cutOff(path: string): boolean {
+    const cuts = this.cutOffs.get(path) ?? 0;
+    if (cuts > 0) this.cutOffs.set(path, cuts - 1);
+    return cuts > 0;
+  }
+
+  /** Declares the whole length, sends half, and drops the connection. */
+  private sendCutOff(res: ServerResponse, body: Buffer, headers: Record<string, string> = {}): void {
+    res.writeHead(200, { ...headers, "content-length": body.length });
+    res.write(body.subarray(0, body.length >> 1), () => res.socket?.destroy());
   }
 }

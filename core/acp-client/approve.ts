@@ -3,6 +3,7 @@
 // Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
 import { ConfigError, type PermissionRule, parseConfigFile, parseRules } from "../config.ts";
 import { firstMatch } from "../policy/rules.ts";
+import { shellCommandOf, shellCommandShape } from "../policy/shell-syntax.ts";
 
 export type ApprovalPolicy =
   | { kind: "ask-deny" }
@@ -96,8 +97,18 @@ export function decidePermission(
   if (policy.kind === "all") return allow(options, "--approve all");
   if (policy.kind === "ask-deny") return deny(options, "denied: nobody to ask (use --approve all or a POLICY.toml)");
   const rule = firstMatch(policy.rules, toolCallNames(call), call.rawInput, cwd);
-  if (!rule) return deny(options, `denied: no rule in ${policy.file} matches`);
+  if (!rule) {
+    const control = compoundControl(call.rawInput);
+    const why = control ? ` (an allow rule on command approves one simple command; this one has \`${control}\`)` : "";
+    return deny(options, `denied: no rule in ${policy.file} matches${why}`);
+  }
   if (rule.decision === "allow") return allow(options, `allowed by ${rule.label}`);
   if (rule.decision === "deny") return deny(options, `denied by ${rule.label}`);
   return deny(options, `denied: ${rule.label} says ask and nobody is there to ask`);
+}
+
+/** The control syntax of the call's shell command, if it has one: why an allow rule did not match. */
+function compoundControl(input: unknown): string | undefined {
+  const command = shellCommandOf(input);
+  return command === undefined ? undefined : shellCommandShape(command).control;
 }

@@ -54,6 +54,11 @@ const PERMISSION_OPTIONS: PermissionOption[] = [
   { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
 ];
 
+/** The options one question offers: "Always allow" named for what it covers, or left out. */
+function permissionOptions(allowAlways: string | undefined): PermissionOption[] {
+  return PERMISSION_OPTIONS.flatMap((o) => (o.kind !== "allow_always" ? [o] : allowAlways === undefined ? [] : [{ ...o, name: allowAlways }]));
+}
+
 /** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
 async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
   try {
@@ -66,10 +71,11 @@ async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
   }
 }
 
-function answerOf(res: RequestPermissionResponse | undefined): PermissionAnswer {
+function answerOf(res: RequestPermissionResponse | undefined, offered: PermissionOption[]): PermissionAnswer {
   const outcome = res?.outcome;
   if (outcome?.outcome !== "selected") return "cancelled";
-  const option = PERMISSION_OPTIONS.find((o) => o.optionId === outcome.optionId);
+  // Only what was offered counts: "allow_always" for a question that left it out is not an answer.
+  const option = offered.find((o) => o.optionId === outcome.optionId);
   // An unknown option id is a client bug; treat it as the safest answer.
   return (option?.kind as PermissionAnswer | undefined) ?? "reject_once";
 }
@@ -80,15 +86,16 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal): Prompt
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },
-    async askPermission(ask: PermissionAsk, cancel: AbortSignal) {
+    async askPermission({ allowAlways, ...ask }: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";
+      const options = permissionOptions(allowAlways);
       try {
         const res = await peer.request<RequestPermissionResponse>(
           "session/request_permission",
-          { sessionId, toolCall: { ...ask, status: "pending" }, options: PERMISSION_OPTIONS },
+          { sessionId, toolCall: { ...ask, status: "pending" }, options },
           cancel,
         );
-        return cancel.aborted ? "cancelled" : answerOf(res);
+        return cancel.aborted ? "cancelled" : answerOf(res, options);
       } catch (err) {
         if (!cancel.aborted) log.warn("permission request failed; treating as cancelled", { error: err });
         return "cancelled";

@@ -51,3 +51,11 @@ test("the clamp of instructions and AGENTS.md never cuts a character in two", ()
   expect(text).toContain("AGENTS.md truncated");
   expect(text).not.toContain("\uFFFD");
 });
+
+// C3: the workspace path was a replaceAll replacement string: `$&` in a folder name spliced `{{cwd}}` in.
+test("C3: a workspace folder named with $ patterns appears in the system prompt as it is", () => {
+  const cwd = "/w/a$&b$$c$`d$'e";
+  const out = buildSystemPrompt({ cwd, home: "/nonexistent-home", ...bounds });
+  expect(out).toContain(cwd);
+  expect(out).not.toContain("{{cwd}}");
+});

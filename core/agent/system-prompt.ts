@@ -2,7 +2,8 @@
 // AGENTS.md files found from the workspace up to $HOME (outermost first, so nearer files read last).
 // Does not decide when a custom prompt replaces it (the session does).
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { dirname, join, relative, isAbsolute } from "node:path";
+import { dirname, join } from "node:path";
+import { isInside } from "../path-inside.ts";
 import { headBytes, utf8Length } from "../text-bounds.ts";
 import template from "./system-prompt.md" with { type: "text" };
 
@@ -22,15 +23,10 @@ export interface SystemPromptInput {
   maxInstructionsBytes: number;
 }
 
-function isInside(dir: string, root: string): boolean {
-  const rel = relative(root, dir);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
-
 /** AGENTS.md paths from `cwd` up to `home` (or the root when cwd is outside home), outermost first. */
 export function findAgentsFiles(cwd: string, home?: string): string[] {
   const found: string[] = [];
-  const stopAtHome = home !== undefined && home !== "" && isInside(cwd, home);
+  const stopAtHome = home !== undefined && home !== "" && isInside(home, cwd);
   let dir = cwd;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const file = join(dir, "AGENTS.md");
@@ -69,7 +65,8 @@ function readBounded(file: string, budget: number): string {
 }
 
 export function buildSystemPrompt(input: SystemPromptInput): string {
-  let out = template.replaceAll("{{cwd}}", input.cwd).trimEnd();
+  // A function replacement: a folder may be named `$&` or `$$`, which a replacement string would expand.
+  let out = template.replaceAll("{{cwd}}", () => input.cwd).trimEnd();
   for (const [server, text] of Object.entries(input.instructions ?? {})) {
     const clamped = clampText(text.trim(), input.maxInstructionsBytes, `${server} instructions`);
     if (clamped !== "") out += `\n\n## Tool server \`${server}\`\n\n${clamped}`;

@@ -5,7 +5,7 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
 import type { McpCallResult, McpElicitAnswer, McpElicitation, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import { log } from "../log.ts";
-import type { Policy } from "../policy/policy.ts";
+import { alwaysAllowName, type Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
 import { middleBytes, utf8Length } from "../text-bounds.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
@@ -19,6 +19,8 @@ export interface PermissionAsk {
   rawInput: Record<string, unknown>;
   /** The `server__tool` name, so clients (and `tendril prompt` policies) can match on it. */
   _meta: { toolName: string };
+  /** The "Always allow" option's name, saying what it covers; undefined: not offered. Not sent in the tool call. */
+  allowAlways?: string | undefined;
 }
 
 export interface ToolRunContext {
@@ -120,6 +122,7 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
       kind: toolKind(view),
       rawInput: call.input,
       _meta: { toolName: call.name },
+      allowAlways: alwaysAllowName(policyCall),
     },
     ctx.signal,
   );

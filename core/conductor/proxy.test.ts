@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { Chain } from "./router.ts";
 import { memoryPeer } from "./memory-hop.ts";
 import { bytePipe } from "../wire/byte-pipe.ts";
-import { Proxy } from "./proxy.ts";
+import { allowOnce, Proxy } from "./proxy.ts";
 
 /** client → [our Proxy] → agent, all in memory. */
 function setup() {
@@ -46,7 +46,7 @@ test("forwards by default, intercepts a method, injects MCP servers into session
 test("a sub-session it owns: updates stay with the proxy, permissions are auto-answered, others pass through", async () => {
   const { client, agent, proxy } = setup();
   await initialize(client, agent);
-  const opening = proxy.openSession({ cwd: "/r" });
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
   const sn = await agent.next();
   expect(sn.method).toBe("session/new");
   agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
@@ -140,7 +140,7 @@ test("a served tool reports progress to the caller's token, sees the caller's ca
 test("regression: updates of an owned session's ending turn stay with the proxy until session/close is answered", async () => {
   const { client, agent, proxy } = setup();
   await initialize(client, agent);
-  const opening = proxy.openSession({ cwd: "/r" });
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
   const sn = await agent.next();
   agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
   const sub = await opening;
@@ -153,4 +153,70 @@ test("regression: updates of an owned session's ending turn stay with the proxy 
   // a marker sent after: it is the first thing the client gets (order is kept, so nothing leaked before it)
   agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "users", update: { sessionUpdate: "_marker" } } });
   expect((await client.next()).params.sessionId).toBe("users");
+});
+
+// C2: the sub-session was registered only after `await`ing session/new, so updates or a permission
+// request for it read in the same chunk as the answer went to the editor.
+test("C2: updates and a permission request read with session/new's answer stay with the proxy", async () => {
+  const { client, agent, proxy } = setup();
+  await initialize(client, agent);
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
+  const sn = await agent.next();
+  const lines = [
+    // before the answer: the id is not known yet, so it is held until the answer says whose it is
+    { jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "available_commands_update", availableCommands: [] } } },
+    { jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } },
+    { jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "x" } } } },
+    { jsonrpc: "2.0", id: 70, method: "session/request_permission", params: { sessionId: "sub", toolCall: { toolCallId: "t", kind: "read" }, options: [{ optionId: "y", kind: "allow_once" }] } },
+    { jsonrpc: "2.0", method: "session/update", params: { sessionId: "users", update: { sessionUpdate: "_marker" } } },
+  ];
+  agent.raw(lines.map((l) => JSON.stringify(l) + "\n").join(""));
+  const sub = await opening;
+  expect(sub.sessionId).toBe("sub");
+  expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 70, result: { outcome: { outcome: "selected", optionId: "y" } } });
+  // the first thing the client sees is the marker for its own session
+  expect((await client.next()).params).toEqual({ sessionId: "users", update: { sessionUpdate: "_marker" } });
+  expect(client.inbox).toEqual([]);
+});
+
+test("C2: while a sub-session opens, updates of the client's own sessions are not held", async () => {
+  const { client, agent, proxy } = setup();
+  await initialize(client, agent);
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
+  const users = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: users.id, result: { sessionId: "users" } });
+  expect((await client.next()).result.sessionId).toBe("users");
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
+  const sn = await agent.next();
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "users", update: { sessionUpdate: "_live" } } });
+  expect((await client.next()).params.update).toEqual({ sessionUpdate: "_live" });
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
+  await opening;
+});
+
+// C5: a throwing answerer or listener ended the whole connection.
+test("C5: a throwing permission answerer answers cancelled and a throwing listener is logged; the connection goes on", async () => {
+  const { client, agent, proxy } = setup();
+  await initialize(client, agent);
+  const opening = proxy.openSession({ cwd: "/r" }, () => {
+    throw new Error("answerer bug");
+  });
+  const sn = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
+  const sub = await opening;
+  sub.onUpdate(() => {
+    throw new Error("listener bug");
+  });
+  agent.send({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "agent_message_chunk" } } });
+  agent.send({ jsonrpc: "2.0", id: 71, method: "session/request_permission", params: { sessionId: "sub", toolCall: { toolCallId: "t" }, options: [{ optionId: "y", kind: "allow_once" }] } });
+  expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 71, result: { outcome: { outcome: "cancelled" } } });
+  proxy.onNotification("_x/ping", () => {
+    throw new Error("handler bug");
+  });
+  client.send({ jsonrpc: "2.0", method: "_x/ping", params: {} });
+  client.send({ jsonrpc: "2.0", id: 72, method: "_x/still", params: {} });
+  const still = await agent.next();
+  expect(still.method).toBe("_x/still");
+  agent.send({ jsonrpc: "2.0", id: still.id, result: { ok: true } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 72, result: { ok: true } });
 });

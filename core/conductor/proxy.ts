@@ -36,6 +36,10 @@ export type PermissionAnswer = (request: any) => string | undefined;
 
 export interface SubSession {
   readonly sessionId: string;
+  /** The session's modes as the successor answered session/new (`{currentModeId, availableModes}`), if any. */
+  readonly modes: { currentModeId?: string; availableModes?: { id: string; name?: string }[] } | undefined;
+  /** session/set_mode on this session; rejects with the successor's error. */
+  setMode(modeId: string): Promise<void>;
   /** Prompts the sub-session; resolves with the stop reason and the agent text it streamed. */
   prompt(prompt: string | unknown[]): Promise<{ stopReason: string; text: string }>;
   /** Every session/update of this session, in order (they are not forwarded to the predecessor). */
@@ -52,9 +56,20 @@ interface Owned {
 
 const SESSION_OPENERS = new Set(["session/new", "session/load", "session/resume"]);
 
-/** Picks the first allow option: what a proxy that owns a research session usually wants. */
-export const allowFirst: PermissionAnswer = (req) =>
-  (req?.options as { optionId: string; kind: string }[] | undefined)?.find((o) => o.kind.startsWith("allow"))?.optionId;
+/** The request's option of `kind`, if offered. */
+export function optionOfKind(request: any, kind: "allow_once" | "reject_once"): string | undefined {
+  const options = request?.options;
+  return Array.isArray(options) ? options.find((o) => o?.kind === kind && typeof o.optionId === "string")?.optionId : undefined;
+}
+
+/**
+ * Allows each request once (never "always": that would be remembered for the user's own sessions).
+ * Only for a sub-session whose tools cannot act on anything; research sessions use a narrower answerer.
+ */
+export const allowOnce: PermissionAnswer = (req) => optionOfKind(req, "allow_once");
+
+/** Rejects each request once. */
+export const rejectOnce: PermissionAnswer = (req) => optionOfKind(req, "reject_once");
 
 export class Proxy {
   readonly successor: Peer;
@@ -63,7 +78,12 @@ export class Proxy {
   readonly #link: Link;
   #dialect: Dialect = "proxy";
   #nextId = 0;
-  readonly #pending = new Map<JsonRpcId, { resolve: (v: any) => void; reject: (e: unknown) => void }>();
+  readonly #pending = new Map<JsonRpcId, { resolve: (v: any) => void; reject: (e: unknown) => void; onAnswer?: (result: any) => void }>();
+  /** Sub-sessions being opened: while any is, messages for a session nobody knows yet wait in #held. */
+  #opening = 0;
+  readonly #held: WellFormed[] = [];
+  /** Sessions the predecessor opened or named: never held. */
+  readonly #known = new Set<string>();
   readonly #requests = new Map<string, RequestHandler>();
   readonly #notifications = new Map<string, NotificationHandler>();
   readonly #owned = new Map<string, Owned>();
@@ -75,6 +95,7 @@ export class Proxy {
     () => (this.#dialect === "sacp" ? "sacp" : "acp"),
   );
   readonly #sessionServers: ((params: any) => unknown[])[] = [];
+  readonly #sessionOpened: ((sessionId: string, params: any) => void)[] = [];
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
     this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
@@ -106,6 +127,15 @@ export class Proxy {
     return this;
   }
 
+  /**
+   * Calls `listener` when the successor answers a session/new, load or resume the predecessor sent, at
+   * the moment the answer is read (before anything the successor sent after it), with the request's params.
+   */
+  onSessionOpened(listener: (sessionId: string, params: any) => void): this {
+    this.#sessionOpened.push(listener);
+    return this;
+  }
+
   /** Adds servers to every session/new, load and resume forwarded to the successor (whatever handler forwards it). */
   addMcpServers(servers: (params: any) => unknown[]): this {
     this.#sessionServers.push(servers);
@@ -121,13 +151,36 @@ export class Proxy {
     return this.#mcp.serve(name, server);
   }
 
-  /** Opens a session on the successor that this proxy owns and drives. */
-  async openSession(params: { cwd: string; mcpServers?: unknown[]; _meta?: unknown }, permission: PermissionAnswer = allowFirst): Promise<SubSession> {
-    const { sessionId } = await this.successor.request("session/new", { mcpServers: [], ...params });
+  /**
+   * Opens a session on the successor that this proxy owns and drives; `permission` answers its
+   * permission requests. The session is ours from the moment its answer is read: updates and
+   * requests for it read in the same chunk never reach the predecessor.
+   */
+  async openSession(params: { cwd: string; mcpServers?: unknown[]; _meta?: unknown }, permission: PermissionAnswer): Promise<SubSession> {
     const owned: Owned = { permission, listeners: [] };
-    this.#owned.set(sessionId, owned);
+    this.#opening++;
+    let opening = true;
+    const opened = () => {
+      if (!opening) return;
+      opening = false;
+      this.#opening--;
+      this.#releaseHeld();
+    };
+    let answer: any;
+    try {
+      answer = await this.#request("session/new", { mcpServers: [], ...params }, "successor", (result) => {
+        if (typeof result?.sessionId === "string") this.#owned.set(result.sessionId, owned);
+        opened();
+      });
+    } finally {
+      opened();
+    }
+    const sessionId: string = answer?.sessionId;
+    if (typeof sessionId !== "string") throw new ProxyRequestError({ code: INTERNAL_ERROR, message: "session/new was answered without a sessionId" });
     return {
       sessionId,
+      modes: isObject(answer.modes) ? answer.modes : undefined,
+      setMode: async (modeId) => void (await this.successor.request("session/set_mode", { sessionId, modeId })),
       onUpdate: (l) => void owned.listeners.push(l),
       prompt: async (prompt) => {
         let text = "";
@@ -152,15 +205,43 @@ export class Proxy {
     };
   }
 
+  /** A session the predecessor opened: the id session/new answered, or the one load and resume named. */
+  #noteOpened(result: unknown, params: Params): void {
+    const id = isObject(result) && typeof result.sessionId === "string" ? result.sessionId : isObject(params) && typeof params.sessionId === "string" ? params.sessionId : undefined;
+    if (id === undefined) return;
+    this.#known.add(id);
+    for (const l of this.#sessionOpened) {
+      try {
+        l(id, params);
+      } catch (err) {
+        logFailure("a session-opened listener")(err);
+      }
+    }
+  }
+
+  /** Messages held while a sub-session opened, handled now in the order they came. */
+  #releaseHeld(): void {
+    if (this.#opening > 0) return;
+    for (const m of this.#held.splice(0)) this.#receive(m);
+  }
+
+  /** Whether `m` (from the successor, for a session) must wait until the sub-sessions being opened have their ids. */
+  #mustHold(m: WellFormed, method: string, params: Params, from: Side): boolean {
+    if (this.#opening === 0 || from !== "successor" || m.kind === "response" || !isObject(params)) return false;
+    if (method !== "session/update" && method !== "session/request_permission") return false;
+    const id = params.sessionId;
+    return typeof id === "string" && !this.#owned.has(id) && !this.#known.has(id);
+  }
+
   #withServers(p: any): any {
     if (this.#sessionServers.length === 0) return p;
     const declared = Array.isArray(p?.mcpServers) ? p.mcpServers : [];
     return { ...p, mcpServers: [...declared, ...this.#sessionServers.flatMap((f) => f(p))] };
   }
 
-  #request(method: string, params: Params, to: Side): Promise<any> {
+  #request(method: string, params: Params, to: Side, onAnswer?: (result: any) => void): Promise<any> {
     const id = this.#nextId++;
-    const promise = new Promise<any>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
+    const promise = new Promise<any>((resolve, reject) => this.#pending.set(id, { resolve, reject, ...(onAnswer ? { onAnswer } : {}) }));
     this.#link.send({ jsonrpc: "2.0", id, ...this.#outgoing(method, params, to, true) });
     return promise;
   }
@@ -180,7 +261,11 @@ export class Proxy {
       if (!p) return;
       this.#pending.delete(m.id!);
       if (m.error) p.reject(new ProxyRequestError(m.error));
-      else p.resolve(m.result);
+      else {
+        // Synchronously, before the next message of the same chunk is read.
+        p.onAnswer?.(m.result);
+        p.resolve(m.result);
+      }
       return;
     }
     let method = m.method;
@@ -188,6 +273,8 @@ export class Proxy {
     let from: Side = "predecessor";
     const wrapped = unwrapSuccessor(method, params);
     if (wrapped) [method, params, from] = [wrapped.inner.method, wrapped.inner.params, "successor"];
+    if (this.#mustHold(m, method, params, from)) return void this.#held.push(m);
+    if (from === "predecessor" && isObject(params) && typeof params.sessionId === "string") this.#known.add(params.sessionId);
     if (method === "$/cancel_request" && isObject(params)) {
       const ours = this.#forwarded.get(params.requestId as JsonRpcId);
       if (ours !== undefined) this.#link.send({ jsonrpc: "2.0", method, params: { ...params, requestId: ours } });
@@ -208,7 +295,8 @@ export class Proxy {
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
     const next = (p: any = params) => {
       const forwardId = this.#nextId;
-      const r = this.#request(method, SESSION_OPENERS.has(method) && from === "predecessor" ? this.#withServers(p) : p, other);
+      const opener = SESSION_OPENERS.has(method) && from === "predecessor";
+      const r = this.#request(method, opener ? this.#withServers(p) : p, other, opener ? (result) => this.#noteOpened(result, p) : undefined);
       this.#forwarded.set(id, forwardId);
       return r;
     };
@@ -216,7 +304,13 @@ export class Proxy {
     if (mcp) return void this.#settle(id, mcp);
     const owned = method === "session/request_permission" && isObject(params) ? this.#owned.get(params.sessionId as string) : undefined;
     if (owned && from === "successor") {
-      const optionId = owned.permission(params);
+      let optionId: string | undefined;
+      try {
+        optionId = owned.permission(params);
+      } catch (err) {
+        // A broken answerer costs this one answer (cancelled), never the connection.
+        logFailure("answering a sub-session's permission request")(err);
+      }
       void this.#settle(id, Promise.resolve({ outcome: optionId === undefined ? { outcome: "cancelled" } : { outcome: "selected", optionId } }));
       return;
     }
@@ -241,6 +335,7 @@ export class Proxy {
     this.#forwarded.set(id, forwardId);
     const done = () => void this.#forwarded.delete(id);
     this.#pending.set(forwardId, {
+      onAnswer: (result) => to === "successor" && SESSION_OPENERS.has(method) && this.#noteOpened(result, params),
       resolve: (result) => (done(), this.#link.send({ jsonrpc: "2.0", id, result })),
       reject: (err) => (done(), this.#link.send(errorResponse(id, (err as ProxyRequestError).error))),
     });
@@ -265,13 +360,23 @@ export class Proxy {
     const sessionId = isObject(params) ? params.sessionId : undefined;
     const owned = method === "session/update" && from === "successor" && typeof sessionId === "string" ? this.#owned.get(sessionId) : undefined;
     if (owned) {
-      for (const l of [...owned.listeners]) l((params as Record<string, unknown>).update);
+      for (const l of [...owned.listeners]) {
+        try {
+          l((params as Record<string, unknown>).update);
+        } catch (err) {
+          logFailure("a sub-session's update listener")(err);
+        }
+      }
       return;
     }
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
     const next = (p: any = params) => this.#notify(method, p, other);
     const handler = this.#notifications.get(method);
-    if (handler) handler(params, next, from);
-    else next();
+    if (!handler) return next();
+    try {
+      handler(params, next, from);
+    } catch (err) {
+      logFailure(`the ${method} handler`)(err);
+    }
   }
 }

@@ -1,10 +1,13 @@
 // Owns the permission decision for one tool call: config rules (first match wins), the session mode,
 // MCP readOnlyHint, and `*_always` answers, remembered for the session and, with an ApprovalStore,
-// for the workspace in every later session and process. Does not talk to the client (the turn asks).
+// for the workspace in every later session and process. A remembered allow never covers a shell
+// command with control syntax; a remembered rejection covers every command inside one. Does not
+// talk to the client (the turn asks).
 import type { PermissionMode } from "../config.ts";
 import { log } from "../log.ts";
 import type { ApprovalStore } from "./approvals.ts";
 import { firstMatch, type PermissionRule } from "./rules.ts";
+import { rememberedWords, shellCommandOf, shellCommandShape } from "./shell-syntax.ts";
 
 export interface PolicyCall {
   /** `server__tool`, what rules match on. */
@@ -38,14 +41,41 @@ export interface PolicyOptions {
 
 const EDIT_TOOLS = new Set(["str_replace", "write", "edit", "write_file", "edit_file"]);
 
-/** The remembered-approval scope: the tool, and for a shell call the command's first word. */
+/**
+ * The remembered-approval scope: the tool, and for a call with a shell command the words
+ * `rememberedWords` picks (its first word, or the whole command when that would approve more than
+ * the user saw).
+ */
 export function approvalScope(call: PolicyCall): string {
-  const command = call.input.command;
-  if (call.tool === "shell" && typeof command === "string") {
-    const first = command.trim().split(/\s+/)[0] ?? "";
-    return `${call.qualifiedName} ${first}`;
-  }
-  return call.qualifiedName;
+  const command = shellCommandOf(call.input);
+  return command === undefined ? call.qualifiedName : `${call.qualifiedName} ${rememberedWords(command).words}`;
+}
+
+/** Every scope a remembered rejection of which denies the call: its own, and each command inside a compound one's. */
+function rejectionScopes(call: PolicyCall): string[] {
+  const command = shellCommandOf(call.input);
+  if (command === undefined) return [call.qualifiedName];
+  const shape = shellCommandShape(command);
+  const inner = shape.control ? shape.segments.map((s) => `${call.qualifiedName} ${rememberedWords(s).words}`) : [];
+  return [approvalScope(call), ...inner];
+}
+
+/**
+ * What "Always allow" says it covers, for the permission question; undefined when it is not offered
+ * (a compound shell command: its allow could only ever be this once).
+ */
+export function alwaysAllowName(call: PolicyCall): string | undefined {
+  const command = shellCommandOf(call.input);
+  if (command === undefined) return "Always allow";
+  if (!mayRememberAllow(call)) return undefined;
+  const { words, whole } = rememberedWords(command);
+  return whole ? "Always allow this command" : `Always allow \`${words}\` commands`;
+}
+
+/** Whether an "always" allow may apply to the call: not to a shell command with control syntax. */
+export function mayRememberAllow(call: PolicyCall): boolean {
+  const command = shellCommandOf(call.input);
+  return command === undefined || shellCommandShape(command).control === undefined;
 }
 
 export function createPolicy(opts: PolicyOptions): Policy {
@@ -60,6 +90,8 @@ export function createPolicy(opts: PolicyOptions): Policy {
       mode = next;
     },
     remember(call, answer) {
+      // An allow of a compound command is this once only: the client was offered no "always" for it.
+      if (answer === "allow" && !mayRememberAllow(call)) return;
       const scope = approvalScope(call);
       remembered.set(scope, answer);
       try {
@@ -76,13 +108,15 @@ export function createPolicy(opts: PolicyOptions): Policy {
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };
       if (mode === "yolo") return { decision: "allow", why: "mode yolo" };
       if (mode === "read-only") return { decision: "deny", why: "denied by mode read-only: the tool may change things" };
-      const scope = approvalScope(call);
-      const memory = remembered.get(scope);
-      if (memory === "allow") return { decision: "allow", why: "allowed always for this session" };
-      if (memory === "reject") return { decision: "deny", why: "rejected always for this session" };
-      const saved = opts.approvals?.lookup(opts.workspace, scope);
-      if (saved === "allow") return { decision: "allow", why: `allowed always in ${opts.workspace}` };
-      if (saved === "reject") return { decision: "deny", why: `rejected always in ${opts.workspace}` };
+      for (const scope of rejectionScopes(call)) {
+        if (remembered.get(scope) === "reject") return { decision: "deny", why: "rejected always for this session" };
+        if (opts.approvals?.lookup(opts.workspace, scope) === "reject") return { decision: "deny", why: `rejected always in ${opts.workspace}` };
+      }
+      if (mayRememberAllow(call)) {
+        const scope = approvalScope(call);
+        if (remembered.get(scope) === "allow") return { decision: "allow", why: "allowed always for this session" };
+        if (opts.approvals?.lookup(opts.workspace, scope) === "allow") return { decision: "allow", why: `allowed always in ${opts.workspace}` };
+      }
       if (mode === "auto-edit" && EDIT_TOOLS.has(call.tool)) return { decision: "allow", why: "mode auto-edit" };
       return { decision: "ask" };
     },

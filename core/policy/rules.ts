@@ -1,9 +1,11 @@
 // Owns permission rules: the shape of a `[[rules]]` table, its validation, and the one matcher both
 // the agent's policy and `tendril prompt --approve POLICY.toml` use, compiled once when the rules are
-// parsed. Does not decide what a match means (policy.ts, approve.ts do).
+// parsed; a condition on `command` reads it as shell (shell-syntax.ts). Does not decide what a match
+// means (policy.ts, approve.ts do).
 import type Picomatch from "picomatch";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isInside } from "../path-inside.ts";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
+import { SHELL_COMMAND_ARG, shellCommandShape } from "./shell-syntax.ts";
 
 export interface RuleCondition {
   arg: string;
@@ -52,22 +54,26 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
   } catch (err) {
     throw new RuleError(`${spec.label}: bad regex: ${(err as Error).message}`);
   }
+  const test = (value: string, workspace: string): boolean => {
+    if (c!.prefix !== undefined && !value.startsWith(c!.prefix)) return false;
+    if (glob && !glob(value)) return false;
+    if (regex && !regex.test(value)) return false;
+    if (c!.inside_workspace !== undefined && isInside(workspace, value) !== c!.inside_workspace) return false;
+    return true;
+  };
   const holds = (input: unknown, workspace: string): boolean => {
     if (!c) return true;
     const value = input && typeof input === "object" ? (input as Record<string, unknown>)[c.arg] : undefined;
     if (typeof value !== "string") return false;
-    if (c.prefix !== undefined && !value.startsWith(c.prefix)) return false;
-    if (glob && !glob(value)) return false;
-    if (regex && !regex.test(value)) return false;
-    if (c.inside_workspace !== undefined && isInside(workspace, value) !== c.inside_workspace) return false;
-    return true;
+    if (c.arg !== SHELL_COMMAND_ARG) return test(value, workspace);
+    // A shell command: an allow approves only one simple command as a whole (`git status` must not
+    // approve `git status; curl … | sh`); deny and ask match the whole or any command inside it.
+    const shape = shellCommandShape(value);
+    if (!shape.control) return test(value, workspace);
+    if (spec.decision === "allow") return false;
+    return test(value, workspace) || shape.segments.some((s) => test(s, workspace));
   };
   return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, workspace) };
-}
-
-function isInside(workspace: string, path: string): boolean {
-  const rel = relative(workspace, resolve(workspace, path));
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 /** The first rule matching, or undefined. */

@@ -50,8 +50,17 @@ export function attachCrateResearch(proxy: Proxy, opts: CrateResearchOptions): v
   const cache = new ResearchCache<string>(opts.cacheEntries, opts.cacheMs, opts.now);
   const deps: ResearchDeps = { ...opts, proxy };
   // One server per folder (not per session): a query needs the asking session's cwd, and mcp/message
-  // does not say which session asks. Folders are few; their servers live as long as the proxy.
-  const servers = new Map<string, ServedMcp>();
+  // does not say which session asks. A folder's server is stopped when the last session opened in it
+  // closes (one whose session/new failed waits for the next close in that folder).
+  const servers = new Map<string, { served: ServedMcp; sessions: Set<string> }>();
+  const sessionCwd = new Map<string, string>();
+  const cwdOf = (params: any) => (typeof params?.cwd === "string" && params.cwd.startsWith("/") ? params.cwd : opts.defaultCwd);
+  const release = (cwd: string) => {
+    const entry = servers.get(cwd);
+    if (!entry || entry.sessions.size > 0) return;
+    entry.served.stop();
+    servers.delete(cwd);
+  };
 
   const query = async (cwd: string, args: Record<string, unknown>, ctx: McpCallContext): Promise<McpToolResult> => {
     const parsed = queryInput.safeParse(args);
@@ -73,12 +82,29 @@ export function attachCrateResearch(proxy: Proxy, opts: CrateResearchOptions): v
   };
 
   proxy.addMcpServers((params) => {
-    const cwd = typeof params?.cwd === "string" && params.cwd.startsWith("/") ? params.cwd : opts.defaultCwd;
-    let served = servers.get(cwd);
-    if (!served) {
-      served = proxy.serveMcp(QUERY_SERVER, { tools: [QUERY_TOOL], call: (_name, args, ctx) => query(cwd, args, ctx) });
-      servers.set(cwd, served);
+    const cwd = cwdOf(params);
+    let entry = servers.get(cwd);
+    if (!entry) {
+      entry = { served: proxy.serveMcp(QUERY_SERVER, { tools: [QUERY_TOOL], call: (_name, args, ctx) => query(cwd, args, ctx) }), sessions: new Set() };
+      servers.set(cwd, entry);
     }
-    return [served()];
+    return [entry.served()];
+  });
+  proxy.onSessionOpened((sessionId, params) => {
+    const cwd = cwdOf(params);
+    sessionCwd.set(sessionId, cwd);
+    servers.get(cwd)?.sessions.add(sessionId);
+  });
+  proxy.onRequest("session/close", async (params, next) => {
+    try {
+      return await next();
+    } finally {
+      const cwd = typeof params?.sessionId === "string" ? sessionCwd.get(params.sessionId) : undefined;
+      if (cwd !== undefined) {
+        sessionCwd.delete(params.sessionId);
+        servers.get(cwd)?.sessions.delete(params.sessionId);
+        release(cwd);
+      }
+    }
   });
 }

@@ -1,6 +1,7 @@
 // Benchmark: `tendril crate-fetch` against `cargo fetch` on one loopback sparse registry (served by a
 // child process running this file with --serve): a generated ~5 MB crate and 20 small crates, cold
-// (caches emptied before every run, untimed), then cache hits against start-up. Skips cargo when absent.
+// (caches emptied before every run, untimed; the small crates also from a registry that gzips its answers),
+// then cache hits against start-up. Skips cargo when absent.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,10 +33,13 @@ function bigFiles(): Record<string, string> {
 
 async function serve(): Promise<void> {
   const reg = new FakeRegistry().add(BIG.name, { vers: BIG.vers, tarball: crateTarball(BIG.name, BIG.vers, bigFiles()) });
-  for (const c of SMALL) reg.add(c.name, { vers: c.vers, files: { "src/lib.rs": `pub fn ${c.name}() {}\n`.repeat(50) } });
+  const gzipped = new FakeRegistry();
+  gzipped.gzip = true;
+  for (const r of [reg, gzipped]) for (const c of SMALL) r.add(c.name, { vers: c.vers, files: { "src/lib.rs": `pub fn ${c.name}() {}\n`.repeat(50) } });
   await reg.start();
+  await gzipped.start();
   const big = crateTarball(BIG.name, BIG.vers, bigFiles());
-  process.stdout.write(`${reg.indexUrl} ${big.length}\n`);
+  process.stdout.write(`${reg.indexUrl} ${big.length} ${gzipped.indexUrl}\n`);
   process.stdin.on("end", () => process.exit(0)).resume();
 }
 
@@ -68,7 +72,7 @@ function checked(c: CommandCase): CommandCase {
   return c;
 }
 
-function cases(dir: string, indexUrl: string, cargo: string | undefined, deps: { name: string; vers: string }[], cold: boolean): CommandCase[] {
+function cases(dir: string, indexUrl: string, cargo: string | undefined, deps: { name: string; vers: string }[], cold: boolean, gzipIndexUrl?: string): CommandCase[] {
   const cache = join(dir, "xdg-cache");
   const env = { ...process.env, XDG_CACHE_HOME: cache, CARGO_HOME: join(dir, "no-cargo"), TENDRIL_CRATES_INDEX: indexUrl };
   const out: CommandCase[] = [
@@ -80,6 +84,15 @@ function cases(dir: string, indexUrl: string, cargo: string | undefined, deps: {
       ...(cold ? { before: () => rmSync(cache, { recursive: true, force: true }) } : {}),
     },
   ];
+  if (gzipIndexUrl) {
+    out.push({
+      name: "tendril crate-fetch (gzip-encoding registry)",
+      cmd: BIN,
+      args: ["crate-fetch", ...deps.map((d) => d.name)],
+      options: { env: { ...env, TENDRIL_CRATES_INDEX: gzipIndexUrl }, stdio: "ignore" },
+      before: () => rmSync(cache, { recursive: true, force: true }),
+    });
+  }
   if (!cold) {
     // cargo's warm `cargo fetch` works from its Cargo.lock without the network; so does this one.
     const ws = join(dir, "locked-workspace");
@@ -109,12 +122,12 @@ export async function run(): Promise<void> {
   const cargo = cargoBinary();
   if (!cargo) console.log("\n(cargo not found: crate-fetch figures only, no cargo side)");
   const child = spawn(process.execPath, [new URL(import.meta.url).pathname, "--serve"], { stdio: ["pipe", "pipe", "inherit"] });
-  const [indexUrl, bigBytes] = (await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve))).split(" ");
+  const [indexUrl, bigBytes, gzipIndexUrl] = (await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve))).split(" ");
   const dir = mkdtempSync(join(tmpdir(), "tendril-bench-crates-"));
   try {
     const mb = (Number(bigBytes) / 1e6).toFixed(1);
     compareCommands(`crates: one ${mb} MB crate, cold (fetch + verify + extract)`, cases(join(dir, "big"), indexUrl!, cargo, [BIG], true), 10);
-    compareCommands("crates: 20 small crates in one call, cold", cases(join(dir, "small"), indexUrl!, cargo, SMALL, true), 10);
+    compareCommands("crates: 20 small crates in one call, cold", cases(join(dir, "small"), indexUrl!, cargo, SMALL, true, gzipIndexUrl), 10);
     compareCommands(`crates: cache hit of the ${mb} MB crate, against start-up`, cases(join(dir, "big"), indexUrl!, cargo, [BIG], false), 20);
   } finally {
     child.stdin!.end();

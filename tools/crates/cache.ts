@@ -1,12 +1,13 @@
 // Owns where crate sources live on disk: cargo's unpacked sources and downloaded .crate files under
 // $CARGO_HOME (read only), and tendril's cache `<cache>/crates/<registry>/NAME-VER`, filled atomically
-// (extract into `.tmp/`, then rename) so a folder that exists is complete. Does not download or resolve.
+// (extract into `.tmp/`, then rename) so a folder that exists is complete, and the sweep of temp folders
+// a killed fetch left there. Does not download or resolve.
 import { createHash } from "node:crypto";
 import { randomHex } from "../../core/ids.ts";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import semver from "semver";
-import { pidAlive } from "./lock.ts";
+import { HOST, ownerGone } from "./owner.ts";
 import type { CrateExtraction, ExtractLimits } from "./verify-extract.ts";
 
 export interface CrateStore {
@@ -126,7 +127,7 @@ export async function installCrate(
 ): Promise<string> {
   const top = `${name}-${version}`;
   const final = checkoutDir(store, name, version);
-  const tmp = join(store.root, ".tmp", `${top}.${process.pid}.${randomHex(6)}`);
+  const tmp = join(store.root, ".tmp", tempName(top));
   // Loaded here: a cache hit never needs the tar parser.
   const { CrateExtraction } = await import("./verify-extract.ts");
   let current: CrateExtraction | undefined;
@@ -153,11 +154,38 @@ export async function installCrate(
   }
 }
 
-/** Removes temp folders left by processes that died mid-extraction (their pid is in the name). */
-export async function sweepTemps(store: CrateStore): Promise<void> {
+/** `NAME-VER@HOST.PID.NONCE`: the host says where the pid means something (`@` is in no crate name or version). */
+function tempName(top: string): string {
+  return `${top}@${HOST}.${process.pid}.${randomHex(6)}`;
+}
+
+const TEMP_NAME = /@([A-Za-z0-9._-]+)\.(\d+)\.[0-9a-f]+$/;
+
+/**
+ * Removes temp folders whose fetch is over without having removed them (SIGKILL, a power cut): on this
+ * host, those whose pid is gone; another host's (or an older tendril's, whose name has no host) only
+ * once older than `otherHostStaleS` (the folder's mtime: when its attempt began), since their pid
+ * cannot be checked from here. Cheap when there is nothing to sweep (one directory read); never throws.
+ */
+export function sweepTemps(store: CrateStore, otherHostStaleS: number): void {
   const dir = join(store.root, ".tmp");
   for (const entry of listDir(dir)) {
-    const pid = Number(/\.(\d+)\.[0-9a-f]+$/.exec(entry)?.[1]);
-    if (pid > 0 && pid !== process.pid && !pidAlive(pid)) rmSync(join(dir, entry), { recursive: true, force: true });
+    const path = join(dir, entry);
+    const owner = TEMP_NAME.exec(entry);
+    const gone = owner && owner[1] === HOST ? ownerGone(Number(owner[2]), owner[1]) : olderThan(path, otherHostStaleS);
+    if (!gone) continue;
+    try {
+      rmSync(path, { recursive: true, force: true });
+    } catch {
+      // another user's folder, or being removed by someone else
+    }
+  }
+}
+
+function olderThan(path: string, seconds: number): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > seconds * 1000;
+  } catch {
+    return false;
   }
 }

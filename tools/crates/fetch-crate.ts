@@ -29,6 +29,7 @@ export type CrateLimits = Pick<
   | "CRATES_HTTP_RETRIES"
   | "CRATES_RETRY_BACKOFF_S"
   | "CRATE_LOCK_STALE_S"
+  | "CRATE_TEMP_STALE_S"
   | "MAX_PARALLEL_CRATES"
 >;
 
@@ -71,6 +72,7 @@ export class CrateFetcher {
   private readonly registry: Registry;
   private readonly store: cache.CrateStore;
   private lock?: Promise<CargoLock | undefined>;
+  private swept = false;
 
   constructor(private readonly opts: FetcherOptions) {
     const l = opts.limits;
@@ -157,6 +159,8 @@ export class CrateFetcher {
   /** cargo's sources, tendril's cache, then cargo's .crate (extracted into tendril's cache). */
   private async findLocal(name: string, version: string, cksum?: string): Promise<Found | undefined> {
     const unpacked = await cache.findUnpacked(this.store, name, version);
+    // A run that only hits the cache still clears what a killed fetch left (once per call: one directory read).
+    if (unpacked?.source === "tendril-cache") this.sweepOnce();
     if (unpacked) return { path: unpacked.path, how: unpacked.source === "cargo-src" ? "found in cargo's unpacked sources" : "found in tendril's cache" };
     const file = await cache.findCargoCrateFile(this.store, name, version);
     if (!file) return undefined;
@@ -174,7 +178,6 @@ export class CrateFetcher {
   }
 
   private async download(entry: IndexVersion, signal?: AbortSignal): Promise<Found> {
-    await cache.sweepTemps(this.store).catch(() => {});
     const url = downloadUrl(await this.registry.template(signal), entry.name, entry.vers, entry.cksum);
     const crate = `${entry.name} ${entry.vers}`;
     // The body streams through the hash into the extraction as it arrives; a mismatch found at the end
@@ -217,8 +220,21 @@ export class CrateFetcher {
       cache.lockPath(this.store, name, version),
       { staleS: l.CRATE_LOCK_STALE_S, maxWaitS: holderBoundS(l), ...(signal ? { signal } : {}) },
       () => cache.cachedCheckout(this.store, name, version),
-      () => cache.installCrate(this.store, name, version, fill, limits),
+      () => {
+        // Swept under the lock: a holder killed while we waited is dead by now, and its folder goes.
+        this.sweep();
+        return cache.installCrate(this.store, name, version, fill, limits);
+      },
     );
+  }
+
+  private sweep(): void {
+    this.swept = true;
+    cache.sweepTemps(this.store, this.opts.limits.CRATE_TEMP_STALE_S);
+  }
+
+  private sweepOnce(): void {
+    if (!this.swept) this.sweep();
   }
 
   /** The registry is unreachable: resolve among the versions cached locally, or say what failed. */

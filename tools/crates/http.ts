@@ -1,6 +1,8 @@
 // Owns registry HTTP: GET with a per-attempt timeout, retries with doubling backoff on 429/5xx and cut-off
-// transfers (honouring Retry-After), a byte cap on bodies, and progress callbacks. Connections are pooled
-// by the runtime's fetch (keep-alive). Does not know what the bytes are.
+// transfers (honouring Retry-After; the wait ends with the caller's abort), a byte cap on bodies, and
+// progress callbacks. Connections are pooled and Content-Encoding (gzip, br) decoded by the runtime's
+// fetch. Does not know what the bytes are.
+import { log } from "../../core/log.ts";
 import { asCrateError, CrateError } from "./errors.ts";
 
 export interface HttpOptions {
@@ -61,7 +63,8 @@ export class Http {
           throw new CrateError("offline", `${url}: ${err.message} (after ${attempt + 1} attempts)`);
         }
         const waitS = Math.min(Math.max(delayS, err.waitS ?? 0), this.opts.timeoutS);
-        await new Promise((resolve) => setTimeout(resolve, waitS * 1000));
+        log.info("retrying", { url, why: err.message, wait_s: waitS });
+        await sleep(waitS, opts.signal);
         delayS *= 2;
       }
     }
@@ -110,9 +113,36 @@ export class Http {
       return { status: "ok", body, ...(etag ? { etag } : {}), ...(lastModified ? { lastModified } : {}) };
     } catch (err) {
       if (err instanceof CrateError) throw err;
-      throw transportFailure(url, err, timeout);
+      const failure = transportFailure(url, err, timeout);
+      // The decoder found the compressed stream ending early or corrupt: the body was cut off.
+      const encoding = contentEncoding(res);
+      if (encoding && failure instanceof Retryable && !timeout.aborted) throw new Retryable(`transfer cut off: the ${encoding}-encoded body ended early or is corrupt (${failure.message})`);
+      throw failure;
     }
   }
+}
+
+/** Waits `seconds`, or rejects with the signal's reason as soon as it aborts (a stop never waits out a Retry-After). */
+function sleep(seconds: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const done = () => {
+      signal?.removeEventListener("abort", stop);
+      resolve();
+    };
+    const timer = setTimeout(done, seconds * 1000);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", stop, { once: true });
+  });
+}
+
+/** The body's Content-Encoding, or undefined for identity: the runtime's fetch decodes it. */
+function contentEncoding(res: Response): string | undefined {
+  const value = res.headers.get("content-encoding")?.trim().toLowerCase();
+  return value && value !== "identity" ? value : undefined;
 }
 
 function transportFailure(url: string, err: unknown, timeout: AbortSignal): Error {
@@ -134,7 +164,10 @@ function retryAfterS(header: string | null): number | undefined {
 }
 
 async function readCapped(url: string, res: Response, opts: GetOptions, onBytes: () => void): Promise<Uint8Array> {
-  const declared = Number(res.headers.get("content-length") ?? NaN);
+  // An encoded body's Content-Length counts the encoded bytes, not the decoded ones read here: it is no
+  // size to compare with. A cut-off is then caught by the runtime (the connection closed before that
+  // length) or by the decoder (the stream ends early), both thrown while reading.
+  const declared = contentEncoding(res) ? NaN : Number(res.headers.get("content-length") ?? NaN);
   const total = Number.isFinite(declared) ? declared : undefined;
   const tooBig = () => new CrateError("hostile", `${url}: larger than ${opts.limitName} (${opts.maxBytes} bytes)`);
   if (total !== undefined && total > opts.maxBytes) {

@@ -1,9 +1,10 @@
 import { afterAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { withFileLock } from "./lock.ts";
+import { isStale, withFileLock } from "./lock.ts";
+import { HOST } from "./owner.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "tendril-lock-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -27,7 +28,7 @@ test("one holder works; a concurrent caller waits and takes the holder's result"
 test("a lock left by a dead process on this host is taken over at once", async () => {
   const path = join(tmp, "dead.lock");
   const dead = spawnSync("true").pid!;
-  writeFileSync(path, `${dead} ${hostname()} feedface`);
+  writeFileSync(path, `${dead} ${HOST} feedface`);
   const t0 = Date.now();
   expect(await withFileLock(path, { staleS: 30, maxWaitS: 10 }, async () => undefined, async () => "mine")).toBe("mine");
   expect(Date.now() - t0).toBeLessThan(5000);
@@ -60,4 +61,15 @@ test("past maxWaitS a waiter works without the lock, and leaves the holder's loc
   writeFileSync(path, `1 another-host beef`);
   expect(await withFileLock(path, { staleS: 30, maxWaitS: 0.1, pollMs: 5 }, async () => undefined, async () => "x")).toBe("x");
   expect(existsSync(path)).toBe(true);
+});
+
+test("C8: another host's fresh lock is not judged by its pid, which means nothing here", () => {
+  const path = join(tmp, "shared.lock");
+  const dead = spawnSync("true").pid!;
+  writeFileSync(path, `${dead} ${HOST}-elsewhere feedface`);
+  expect(isStale(path, `${dead} ${HOST}-elsewhere feedface`, 30)).toBe(false);
+  expect(isStale(path, `${dead} ${HOST} feedface`, 30)).toBe(true);
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(path, old, old);
+  expect(isStale(path, `${dead} ${HOST}-elsewhere feedface`, 30)).toBe(true);
 });

@@ -5,9 +5,9 @@
 import { randomHex } from "../../core/ids.ts";
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { utimes } from "node:fs/promises";
-import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { log, logFailure } from "../../core/log.ts";
+import { HOST, ownerGone } from "./owner.ts";
 
 export interface LockOptions {
   staleS: number;
@@ -26,8 +26,9 @@ const DEFAULT_POLL_MS = 25;
  */
 export async function withFileLock<T>(path: string, opts: LockOptions, done: () => Promise<T | undefined>, work: () => Promise<T>): Promise<T> {
   mkdirSync(dirname(path), { recursive: true });
-  const mine = `${process.pid} ${hostname()} ${randomHex(8)}`;
+  const mine = `${process.pid} ${HOST} ${randomHex(8)}`;
   const giveUpAt = Date.now() + opts.maxWaitS * 1000;
+  let told = false;
   for (;;) {
     opts.signal?.throwIfAborted();
     if (Date.now() > giveUpAt) {
@@ -40,6 +41,10 @@ export async function withFileLock<T>(path: string, opts: LockOptions, done: () 
     const ready = await done();
     if (ready !== undefined) return ready;
     const held = readOrUndefined(path);
+    if (held !== undefined && !told) {
+      told = true;
+      log.info("waiting for another fetch holding the lock", { lock: path, holder: held });
+    }
     if (held !== undefined && isStale(path, held, opts.staleS)) breakLock(path, held);
     else await new Promise((resolve) => setTimeout(resolve, opts.pollMs ?? DEFAULT_POLL_MS));
   }
@@ -90,20 +95,10 @@ async function holdWhile<T>(path: string, mine: string, staleS: number, fn: () =
   }
 }
 
-/** Whether a process with this pid exists on this host (EPERM: it does, owned by someone else). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Stale: its holder on this host is gone, or it was not refreshed for `staleS` seconds. */
 export function isStale(path: string, held: string, staleS: number): boolean {
   const [pid, host] = held.split(" ");
-  if (host === hostname() && Number(pid) > 0 && !pidAlive(Number(pid))) return true;
+  if (ownerGone(Number(pid), host ?? "")) return true;
   let mtimeMs: number;
   try {
     mtimeMs = statSync(path).mtimeMs;

@@ -2,15 +2,14 @@
 // every check is on the real path (realpath of the file, or of its nearest existing ancestor).
 // Does not open or write files; callers act on the real path this returns.
 import { realpath } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { isInside } from "../../core/path-inside.ts";
 
 export class PathError extends Error {
   override name = "PathError";
 }
 
-export function isInside(root: string, path: string): boolean {
-  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
-}
+export { isInside };
 
 /** How to show a real path to the model: relative to the root when inside it. */
 export function displayPath(root: string, path: string): string {
