@@ -128,7 +128,7 @@ test("regression: a concurrent session/resume of an id being loaded with other s
 });
 
 test("regression: initialize took clientCapabilities: \"x\"; every wrong-typed field the agent reads is -32602 naming it", async () => {
-  const a = memoryAgent({ store: new SessionStore(mkdtempSync(join(tmpdir(), "tendril-reg-acp-"))) });
+  const a = memoryAgent();
   const ws = tmpdir();
   a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
   const sessionId: string = (await a.response(1)).result.sessionId;
