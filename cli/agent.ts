@@ -126,14 +126,14 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     broken.then((why) => ({ reason: "stdout" as const, why })),
   ]);
   if (end.reason === "oversize") log.error("input line over MAX_LINE_BYTES; closing the connection", { bytes: end.bytes, limit: cfg.limits.MAX_LINE_BYTES });
-  log.info("shutting down", { reason: end.reason, ...("sig" in end ? { signal: end.sig } : "why" in end ? { why: end.why } : {}) });
+  log.info("shutting down", { reason: end.reason === "signal" ? end.sig : end.reason === "stdout" ? end.why : end.reason });
+  const code = end.reason === "signal" ? signalExitCode(end.sig) : end.reason === "eof" ? 0 : 1;
   // Bounded cleanup: a wedged server must not keep the agent alive (SPEC: exit within 5 s of an over-long line).
   const deadline = setTimeout(() => {
     running.killAllGroups();
-    process.exit(end.reason === "eof" ? 0 : 1);
+    process.exit(code);
   }, cfg.limits.SHUTDOWN_DEADLINE_S * 1000);
   await running.close(end.reason === "eof");
   clearTimeout(deadline);
-  if (end.reason === "signal") return signalExitCode(end.sig);
-  return end.reason === "eof" ? 0 : 1;
+  return code;
 }

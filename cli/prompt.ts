@@ -13,6 +13,7 @@ import type { ExitBox } from "./exit-box.ts";
 import type { SelfCommand } from "./self.ts";
 import { formatBytes } from "../core/text-bounds.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
+import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
 
 interface PromptFlags {
   agent?: string;
@@ -227,9 +228,8 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   // Kept for the whole run: a second Ctrl-C must not kill this process before the agent's group is dead
   // (the agent leads its own group, so the terminal's signal never reaches it). Shutdown is bounded.
   // SIGHUP (the terminal closed) and SIGTERM take the same way out, each with its own exit code.
-  const { signalExitCode, watchStopSignals } = await import("./stop-signals.ts");
   const signals = watchStopSignals();
-  let stoppedBy: Parameters<typeof signalExitCode>[0] | undefined;
+  let stoppedBy: StopSignal | undefined;
   void signals.stopped.then((sig) => {
     stoppedBy = sig;
     interrupt.abort();

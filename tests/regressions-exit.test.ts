@@ -132,6 +132,23 @@ test("regression: SIGHUP ended `tendril prompt` without its exit path; now the r
   expect(leftovers(tmp)).toEqual([]);
 }, 30_000);
 
+test("SIGHUP to `tendril dev-mcp` during a shell command: exit 0 (a server stopped by its client), the command's group and the shim folder gone", async () => {
+  const { ws, tmp } = scratch();
+  const r = spawnRawMode("dev-mcp", { TMPDIR: tmp, HOME: tmp, XDG_CACHE_HOME: join(tmp, "cache") }, ["--root", ws]);
+  cleanups.push(() => r.kill());
+  const pidFile = join(ws, "sleep.pid");
+  r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+  await r.response(1, 10_000);
+  r.writeLine({ jsonrpc: "2.0", method: "notifications/initialized" });
+  r.writeLine({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shell", arguments: { command: `sleep 300 & echo $! > ${pidFile}; wait` } } });
+  expect(await waitFor(() => readPid(pidFile) > 0, 10_000)).toBe(true);
+  expect(leftovers(tmp)).toHaveLength(1);
+  r.child.kill("SIGHUP");
+  expect(await r.exited(10_000)).toBe(0);
+  expect(await waitFor(() => !pidAlive(readPid(pidFile)), 5000)).toBe(true);
+  expect(leftovers(tmp)).toEqual([]);
+}, 30_000);
+
 // ---- C9: a conductor's kill ladder no longer outruns the agent's folder removal ----
 
 for (const signal of ["SIGTERM", "SIGHUP"] as const) {
