@@ -120,14 +120,15 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     }),
   );
 
-  const end = await Promise.race([
-    running.ended,
-    signals.stopped.then((sig) => ({ reason: "signal" as const, sig })),
-    broken.then((why) => ({ reason: "stdout" as const, why })),
+  // A stop from outside the protocol: a signal (its exit code) or a stdout the client closed (1).
+  const stop = Promise.race([
+    signals.stopped.then((sig): { why: string; code: number } => ({ why: sig, code: signalExitCode(sig) })),
+    broken.then((why) => ({ why, code: 1 })),
   ]);
+  const end = await Promise.race([running.ended, stop.then((s) => ({ reason: "signal" as const, ...s }))]);
   if (end.reason === "oversize") log.error("input line over MAX_LINE_BYTES; closing the connection", { bytes: end.bytes, limit: cfg.limits.MAX_LINE_BYTES });
-  log.info("shutting down", { reason: end.reason === "signal" ? end.sig : end.reason === "stdout" ? end.why : end.reason });
-  const code = end.reason === "signal" ? signalExitCode(end.sig) : end.reason === "eof" ? 0 : 1;
+  log.info("shutting down", { reason: end.reason, ...(end.reason === "signal" ? { why: end.why } : {}) });
+  const code = end.reason === "signal" ? end.code : end.reason === "eof" ? 0 : 1;
   // Bounded cleanup: a wedged server must not keep the agent alive (SPEC: exit within 5 s of an over-long line).
   const deadline = setTimeout(() => {
     running.killAllGroups();
