@@ -1,8 +1,7 @@
 // Owns how a mode learns it must stop: SIGTERM, SIGHUP (its terminal closed) and SIGINT, caught for the
-// whole life of the watch (a second signal during shutdown never skips the exit path); the synchronous
-// releases (shim and bridge folders) that run first of all on a stop, before any wait, and again at
-// process exit; and the exit code a signal means, 128 + its number (129, 130, 143). Each mode keeps
-// its own exit path; `crate-fetch` modes still catch their signals themselves.
+// whole watch (a second signal never skips the exit path); the synchronous releases (shim and bridge
+// folders) run first of all on a stop and again at exit; a signal's exit code, 128 + its number.
+// Each mode keeps its own exit path; the `crate-fetch` modes still catch their signals themselves.
 
 export type StopSignal = "SIGHUP" | "SIGINT" | "SIGTERM";
 

@@ -1,8 +1,7 @@
-// Owns what untrusted text (model output, tool titles, an agent's stderr) may send to a terminal: no
-// control sequence and no control character but newline and tab. ESC sequences, CSI (cursor moves,
-// erases), OSC (window title, clipboard writes), DCS/SOS/PM/APC strings, C0 controls (CR, backspace,
-// BEL) and C1 controls (U+0080–U+009F, also 8-bit CSI/OSC) are removed; the rest passes unchanged.
-// Streaming: a sequence split across chunks is still removed whole. Callers decide when (a TTY sink).
+// Owns what untrusted text (model output, tool titles, an agent's stderr) may send to a terminal: ESC,
+// CSI (cursor moves), OSC (titles, clipboard writes) and DCS/SOS/PM/APC sequences, C0 controls but
+// newline and tab (CR, backspace) and C1 controls (8-bit CSI/OSC too) are removed, even when split
+// across chunks; the rest passes unchanged. Callers decide when (a terminal sink).
 
 const ESC = 0x1b;
 const BEL = 0x07;

@@ -1,8 +1,7 @@
 // Owns the trace file format: a first line `{"components": [names]}` (hop N is components[N]), then one
 // JSON line per message of every hop, `{"t", "hop", "dir", "message"}` (t = ms since the chain started,
 // hop = component index or "client", dir = "in" to the conductor or "out" from it), written through one
-// buffered stream to a private (0600) file, and read back leniently, line by line. Printing is
-// trace-print.ts.
+// buffered stream to a private (0600) file, and read back leniently. Printing is trace-print.ts.
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { openPrivateFile } from "../private-file.ts";
