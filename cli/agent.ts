@@ -67,10 +67,10 @@ export function describeAgent(program: Command, exit: ExitBox): void {
 export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider; passEnv: string[] }> {
   const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel } = await import("../core/log.ts");
-  const { parsePassEnv } = await import("../core/child-env.ts");
+  const { passEnvNames } = await import("../core/child-env.ts");
   const cfg = await loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
   setLogLevel(cfg.logLevel);
-  const passEnv = parsePassEnv(flags.passEnv ?? process.env.TENDRIL_PASS_ENV, flags.passEnv !== undefined ? "--pass-env" : "TENDRIL_PASS_ENV");
+  const passEnv = passEnvNames(flags.passEnv, process.env);
   const { createProvider } = await import("../core/llm/provider.ts");
   return { cfg, provider: await createProvider(cfg, readFileOrUndefined), passEnv };
 }

@@ -48,12 +48,12 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   let cfg;
   let root: string;
   let passEnv: string[];
-  const { parsePassEnv, shellEnv } = await import("../core/child-env.ts");
+  const { passEnvNames, shellEnv } = await import("../core/child-env.ts");
   try {
     cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
     setLogLevel(cfg.logLevel);
     root = await resolveRoot(flags.root ?? process.cwd());
-    passEnv = parsePassEnv(flags.passEnv ?? process.env.TENDRIL_PASS_ENV, flags.passEnv !== undefined ? "--pass-env" : "TENDRIL_PASS_ENV");
+    passEnv = passEnvNames(flags.passEnv, process.env);
   } catch (err) {
     process.stderr.write(`tendril dev-mcp: ${(err as Error).message}\n`);
     return 2;

@@ -36,8 +36,13 @@ export class PassEnvError extends Error {
   override name = "PassEnvError";
 }
 
-/** `NAME,NAME…` (spaces allowed around the commas; empty or unset = none) → the names; a bad one throws. */
-export function parsePassEnv(raw: string | undefined, what = "--pass-env"): string[] {
+/**
+ * The names to pass through: `--pass-env` when given, else TENDRIL_PASS_ENV; `NAME,NAME…` (spaces
+ * allowed around the commas; empty or unset = none). A bad name throws PassEnvError naming it.
+ */
+export function passEnvNames(flag: string | undefined, env: Env): string[] {
+  const what = flag !== undefined ? "--pass-env" : "TENDRIL_PASS_ENV";
+  const raw = flag ?? env.TENDRIL_PASS_ENV;
   if (raw === undefined || raw.trim() === "") return [];
   const names = raw.split(",").map((n) => n.trim());
   const bad = names.find((n) => !ENV_NAME.test(n));

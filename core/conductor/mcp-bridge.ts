@@ -170,7 +170,7 @@ export class McpBridge implements AgentEdge {
   }
 }
 
-export function helloAnswer(params: { ok: true } | { error: string }): Record<string, unknown> {
+function helloAnswer(params: { ok: true } | { error: string }): Record<string, unknown> {
   return { jsonrpc: "2.0", method: BRIDGE_HELLO, params };
 }
 

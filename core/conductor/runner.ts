@@ -1,7 +1,7 @@
 // Owns one run of a chain from start to exit code: components start on the client's first message,
 // the chain routes until the client leaves (0: components get EOF and SHUTDOWN_DEADLINE_S to finish), a
-// signal arrives (the code the caller gives it), or a component exits or misbehaves (1: the client's pending requests fail
-// with an error naming it and its last stderr lines). Every path ends with every process group killed. Does not parse argv (cli/conductor.ts).
+// stop signal arrives (the caller's code for it), or a component exits or misbehaves (1: the client's
+// pending requests fail naming it and its last stderr lines). Every path kills every process group.
 import { killAllGroups } from "../process-group.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
@@ -93,7 +93,10 @@ export async function runChain(opts: RunOptions): Promise<number> {
 
 /** The exit code an outcome means; a failing component is named to the client and in the log. */
 async function report(outcome: Outcome, chain: Chain, running: RunningComponent[]): Promise<number> {
-  if (outcome.kind === "signal") return outcome.stop.code;
+  if (outcome.kind === "signal") {
+    log.info("stopping", { signal: outcome.stop.signal });
+    return outcome.stop.code;
+  }
   if (outcome.kind === "client") {
     if (outcome.end.reason === "eof") return 0;
     log.error("client input ended the chain", { reason: describeEnd(outcome.end) });
