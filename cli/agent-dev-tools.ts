@@ -1,10 +1,10 @@
 // Owns the agent's in-process `dev` tools: one shim folder for the agent's life, made with its first
-// shell command (`rg` and `tree` first on the shell's PATH), the environment of shell commands (the
-// whitelist, TENDRIL_* settings and the shims — never the agent's API keys), and a fresh tool set per
+// shell command (`rg` and `tree` first on the shell's PATH), the environment of shell commands
+// (core/child-env.ts's shellEnv and the shims — never the agent's API keys), and a fresh tool set per
 // session (its own todo list and artifacts) behind the pool's local-server spec. `tendril dev-mcp`
 // serves the same tools.
 import { realpathSync } from "node:fs";
-import { childEnv } from "../core/child-env.ts";
+import { shellEnv } from "../core/child-env.ts";
 import type { Limits } from "../core/limits.ts";
 import type { McpServerSpec } from "../core/mcp/types.ts";
 import { lazyShims } from "./lazy-shims.ts";
@@ -16,18 +16,12 @@ export interface AgentDevTools {
   dispose(): void;
 }
 
-function tendrilSettings(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith("TENDRIL_") && v !== undefined) out[k] = v;
-  return out;
-}
-
 /**
  * The agent's dev tools. The shim folder is made when the first shell command runs (sweeping stale
  * ones reads all of TMPDIR): a session that runs none, like most CI prompts, never pays for it.
  */
-export function startDevTools(limits: Limits, cacheDir: string): AgentDevTools {
-  const shims = lazyShims(() => childEnv(process.env, tendrilSettings(process.env)));
+export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = []): AgentDevTools {
+  const shims = lazyShims(() => shellEnv(process.env, passEnv));
   return {
     spec: (cwd) => ({
       name: "dev",

@@ -2,11 +2,12 @@
 // sessions and the ACP server, and the one close sequence (turns settled, sessions saved, servers
 // and process groups stopped, output flushed). `tendril agent` runs it on stdio; `tendril prompt`
 // runs it in its own process over an in-memory pipe (no second process to start).
-// Does not read flags, install signal handlers or exit the process (agent.ts, prompt.ts).
+// Reads no flags, catches no signal and never exits (agent.ts, prompt.ts do).
 import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
 import type { LinkEnd } from "../core/wire/link.ts";
 import type { ByteSink } from "../core/wire/writer.ts";
+import { releaseOnStop } from "./stop-signals.ts";
 
 export interface AgentIo {
   input: AsyncIterable<Uint8Array>;
@@ -33,6 +34,8 @@ export interface OpenOptions {
   /** Ask the provider which models it offers when the config lists none (default true). A client
    *  that never switches models (tendril prompt) is spared the request: the current model is offered. */
   askProviderForModels?: boolean;
+  /** Variables of ours the dev tools' shell commands also get (`--pass-env`, TENDRIL_PASS_ENV). */
+  passEnv?: readonly string[];
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo, opts: OpenOptions = {}): Promise<OpenAgent> {
@@ -49,12 +52,11 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
       import("../core/log.ts"),
     ]);
   setKillGrace(cfg.limits.KILL_GRACE_MS);
-  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir) : undefined;
-  // Last-resort exit: whatever else happens, no tool process outlives the agent, and no shim folder.
-  process.on("exit", () => {
-    killAllGroups();
-    dev?.dispose();
-  });
+  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv) : undefined;
+  // Last-resort exit: whatever else happens, no tool process outlives the agent. The shim folder goes
+  // first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace later), and at exit.
+  process.on("exit", () => killAllGroups());
+  if (dev) releaseOnStop(() => dev.dispose());
   const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
   const acpRelay = new AcpMcpRelay();
   const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay });

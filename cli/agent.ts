@@ -1,14 +1,16 @@
 // Owns `tendril agent`: flags and environment → Config and the LLM provider (prompt's in-process agent
 // takes the same setup), the agent (agent-runtime.ts) on stdio, process-level safety nets (uncaught
-// errors, signals, a closed stdout) and the exit path, which always kills every process group the
-// agent started. The agent itself lives in core/acp and core/agent.
+// errors, signals through stop-signals.ts, a closed stdout) and the exit path, which always kills
+// every process group the agent started. The agent itself lives in core/acp and core/agent.
 import type { Command } from "commander";
 import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { describeApprovals } from "./approvals.ts";
 import { dieOfUncaught } from "./fatal.ts";
+import type { OpenAgent } from "./agent-runtime.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
+import { signalExitCode, watchStopSignals } from "./stop-signals.ts";
 
 const ENV_HELP = `
 Configuration (flag > environment > config file > default):
@@ -26,6 +28,8 @@ Configuration (flag > environment > config file > default):
   TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
   TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
   TENDRIL_LOG                 error | warn | info | debug (stderr; default warn)
+  TENDRIL_PASS_ENV            NAME,… of ours the dev tools' shell commands also get (default: only
+                              PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*, TENDRIL_*)
   TENDRIL_<LIMIT>             override any limit, e.g. TENDRIL_MAX_LINE_BYTES=256, TENDRIL_MCP_INIT_TIMEOUT_S=5
 
 Permission rules go in the config file as [[rules]] tables (tool glob, decision allow|deny|ask, optional
@@ -38,6 +42,7 @@ export interface AgentFlags {
   config?: string;
   profile?: string;
   log?: string;
+  passEnv?: string;
 }
 
 export function describeAgent(program: Command, exit: ExitBox): void {
@@ -50,6 +55,7 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
     .option("--profile <name>", "agent profile: NAME or a .toml path (TENDRIL_PROFILE)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
+    .option("--pass-env <NAMES>", "also give the dev tools' shell commands these variables, e.g. GITHUB_TOKEN,NPM_TOKEN (TENDRIL_PASS_ENV)")
     .addHelpText("after", ENV_HELP)
     .action(async (flags: AgentFlags) => {
       exit.code = await runAgent(flags);
@@ -57,19 +63,21 @@ export function describeAgent(program: Command, exit: ExitBox): void {
   describeApprovals(agent, exit);
 }
 
-/** Config and provider for an agent; a problem the user must fix is a ConfigError-like error. */
-export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider }> {
+/** Config, provider and pass-through names for an agent; a problem the user must fix is a ConfigError-like error. */
+export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider; passEnv: string[] }> {
   const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel } = await import("../core/log.ts");
+  const { passEnvNames } = await import("../core/child-env.ts");
   const cfg = await loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
   setLogLevel(cfg.logLevel);
+  const passEnv = passEnvNames(flags.passEnv, process.env);
   const { createProvider } = await import("../core/llm/provider.ts");
-  return { cfg, provider: await createProvider(cfg, readFileOrUndefined) };
+  return { cfg, provider: await createProvider(cfg, readFileOrUndefined), passEnv };
 }
 
 /** True for the errors that mean "fix your flags, environment or config" (exit 2). */
 export function isSetupError(err: unknown): err is Error {
-  return err instanceof Error && (err.name === "ConfigError" || err.name === "LimitError");
+  return err instanceof Error && (err.name === "ConfigError" || err.name === "LimitError" || err.name === "PassEnvError");
 }
 
 export async function runAgent(flags: AgentFlags): Promise<number> {
@@ -83,49 +91,50 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const { cfg, provider } = setup;
+  const { cfg, provider, passEnv } = setup;
+  // Caught from here on: a stop during start-up, or a second one during shutdown, still takes the exit path.
+  // A client started from a terminal shares its process group with us, so its Ctrl-C reaches us too:
+  // the first one cancels the running turns (each answers `cancelled`) and we keep serving; a second
+  // within INTERRUPT_REPEAT_S, or one while idle, exits 130. SIGHUP (the terminal closed) is a SIGTERM.
+  let agent: OpenAgent | undefined;
+  const absorb = () => {
+    if (!agent || agent.cancelAll() === 0) return false;
+    log.warn("interrupted: running turns cancelled; interrupt again to stop the agent");
+    return true;
+  };
+  const signals = watchStopSignals({ interrupt: { absorb, repeatMs: cfg.limits.INTERRUPT_REPEAT_S * 1000 } });
   const [{ openAgent }, { stdinChunks, stdoutSink }] = await Promise.all([import("./agent-runtime.ts"), import("./stdio.ts")]);
   process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
-  let stopSignal: (why: string) => void = () => {};
-  const stopped = new Promise<string>((resolve) => (stopSignal = resolve));
-  const sink = stdoutSink((err) => stopSignal(`stdout: ${err.message}`));
-  const agent = await openAgent(cfg, provider, { input: stdinChunks(), sink });
+  let brokenStdout: (why: string) => void = () => {};
+  const broken = new Promise<string>((resolve) => (brokenStdout = resolve));
+  const sink = stdoutSink((err) => brokenStdout(`stdout: ${err.message}`));
+  const running = await openAgent(cfg, provider, { input: stdinChunks(), sink }, { passEnv });
+  agent = running;
   process.on("uncaughtException", (err) =>
     void dieOfUncaught(err, {
       logError: (m, f) => log.error(m, f),
-      killAllGroups: agent.killAllGroups,
-      flush: () => agent.flush(),
+      killAllGroups: running.killAllGroups,
+      flush: () => running.flush(),
       flushBoundMs: 500,
       exit: (code) => process.exit(code),
     }),
   );
 
-  process.once("SIGTERM", () => stopSignal("SIGTERM"));
-  // A client started from a terminal shares its process group with us, so its Ctrl-C reaches us too:
-  // the first one cancels the running turns (each answers `cancelled`) and we keep serving; a second
-  // within INTERRUPT_REPEAT_S, or one while idle, exits 130.
-  let lastInterrupt = -Infinity;
-  process.on("SIGINT", () => {
-    const now = Date.now();
-    const repeated = now - lastInterrupt < cfg.limits.INTERRUPT_REPEAT_S * 1000;
-    lastInterrupt = now;
-    if (!repeated && agent.cancelAll() > 0) {
-      log.warn("interrupted: running turns cancelled; interrupt again to stop the agent");
-      return;
-    }
-    stopSignal("SIGINT");
-  });
-
-  const end = await Promise.race([agent.ended, stopped.then((why) => ({ reason: "signal" as const, why }))]);
+  // A stop from outside the protocol: a signal (its exit code) or a stdout the client closed (1).
+  const stop = Promise.race([
+    signals.stopped.then((sig): { why: string; code: number } => ({ why: sig, code: signalExitCode(sig) })),
+    broken.then((why) => ({ why, code: 1 })),
+  ]);
+  const end = await Promise.race([running.ended, stop.then((s) => ({ reason: "signal" as const, ...s }))]);
   if (end.reason === "oversize") log.error("input line over MAX_LINE_BYTES; closing the connection", { bytes: end.bytes, limit: cfg.limits.MAX_LINE_BYTES });
-  log.info("shutting down", { reason: end.reason });
+  log.info("shutting down", { reason: end.reason, ...(end.reason === "signal" ? { why: end.why } : {}) });
+  const code = end.reason === "signal" ? end.code : end.reason === "eof" ? 0 : 1;
   // Bounded cleanup: a wedged server must not keep the agent alive (SPEC: exit within 5 s of an over-long line).
   const deadline = setTimeout(() => {
-    agent.killAllGroups();
-    process.exit(end.reason === "eof" ? 0 : 1);
+    running.killAllGroups();
+    process.exit(code);
   }, cfg.limits.SHUTDOWN_DEADLINE_S * 1000);
-  await agent.close(end.reason === "eof");
+  await running.close(end.reason === "eof");
   clearTimeout(deadline);
-  if (end.reason === "signal") return end.why === "SIGINT" ? 130 : end.why === "SIGTERM" ? 143 : 1;
-  return end.reason === "eof" ? 0 : 1;
+  return code;
 }

@@ -23,8 +23,8 @@ stdout carries only ACP messages; component stderr is copied to stderr as [name]
 
 Exit: 0 when the client closes stdin; 1 when a component exits or writes a malformed or over-long line
 (the client's pending requests fail with an error naming it and its last stderr lines); 2 usage error;
-130/143 on SIGINT/SIGTERM (the first Ctrl-C during a prompt only cancels it). Every exit kills every
-component's process group.`;
+129/130/143 on SIGHUP/SIGINT/SIGTERM (the first Ctrl-C during a prompt only cancels it). Every exit
+kills every component's process group.`;
 
 export function describeConductor(program: Command, exit: ExitBox): void {
   const conductor = program
@@ -112,26 +112,17 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
       return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
     }
   }
-  const [{ runChain }, { stdinChunks, stdoutSink }, { selfCommand }] = await Promise.all([
+  const [{ runChain }, { stdinChunks, stdoutSink }, { selfCommand }, { releaseOnStop, signalExitCode, watchStopSignals }] = await Promise.all([
     import("../core/conductor/runner.ts"),
     import("./stdio.ts"),
     import("./self.ts"),
+    import("./stop-signals.ts"),
   ]);
   process.on("exit", () => killAllGroupsNow());
   // As the agent does: the first Ctrl-C cancels the running turns and the chain serves on; a second
-  // within INTERRUPT_REPEAT_S, or one while idle, stops it.
+  // within INTERRUPT_REPEAT_S, or one while idle, stops it. SIGHUP (the terminal closed) is a SIGTERM.
   let cancelTurns: (() => number) | undefined;
-  let lastInterrupt = -Infinity;
-  const stop = new Promise<"SIGINT" | "SIGTERM">((resolve) => {
-    process.on("SIGINT", () => {
-      const now = Date.now();
-      const repeated = now - lastInterrupt < limits.INTERRUPT_REPEAT_S * 1000;
-      lastInterrupt = now;
-      if (!repeated && cancelTurns && cancelTurns() > 0) return;
-      resolve("SIGINT");
-    });
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-  });
+  const signals = watchStopSignals({ interrupt: { absorb: () => (cancelTurns?.() ?? 0) > 0, repeatMs: limits.INTERRUPT_REPEAT_S * 1000 } });
   const code = await runChain({
     mode,
     specs,
@@ -141,7 +132,8 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     limits,
     stderrLine: (line) => void process.stderr.write(line + "\n"),
     trace: trace ? (hop, dir, message) => trace.record(hop, dir, message) : undefined,
-    stop,
+    stop: signals.stopped.then((signal) => ({ signal, code: signalExitCode(signal) })),
+    releaseOnStop,
     onInterrupt: (cancel) => void (cancelTurns = cancel),
     self: selfCommand(),
   });
@@ -173,19 +165,24 @@ async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
 
 /** Relays MCP lines between stdio and the conductor's socket until either side closes. */
 async function runMcpBridge(socket: string, server: string): Promise<number> {
-  const { connect } = await import("node:net");
-  const { BRIDGE_HELLO } = await import("../core/conductor/mcp-bridge.ts");
-  return new Promise<number>((resolve) => {
-    const sock = connect(socket);
-    sock.once("error", (err) => {
-      process.stderr.write(`tendril conductor mcp-bridge: ${socket}: ${err.message}\n`);
-      resolve(1);
-    });
-    sock.once("connect", () => {
-      sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server } }) + "\n");
-      process.stdin.pipe(sock);
-      sock.pipe(process.stdout);
-    });
-    sock.once("close", () => resolve(0));
+  const { runBridgeClient } = await import("../core/conductor/mcp-bridge-client.ts");
+  const { loadLimits } = await import("../core/limits.ts");
+  let limits;
+  try {
+    limits = loadLimits(processEnv());
+  } catch (err) {
+    return bridgeSays((err as Error).message, 2);
+  }
+  return runBridgeClient(socket, server, {
+    input: process.stdin,
+    output: process.stdout,
+    say: (line) => void bridgeSays(line),
+    maxLineBytes: limits.MAX_LINE_BYTES,
+    refusalWaitMs: limits.MCP_INIT_TIMEOUT_S * 1000,
   });
+}
+
+function bridgeSays(line: string, code = 1): number {
+  process.stderr.write(`tendril conductor mcp-bridge: ${line}\n`);
+  return code;
 }

@@ -1,6 +1,7 @@
 // Owns `tendril dev-mcp`: flags and environment → the shell, str_replace and todo tools (plus the
-// `_Stop`/`_PostCompact` hooks) served over stdio, the shim dir on the shell's PATH, and the exit path
-// (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process group and removes the shim dir.
+// `_Stop`/`_PostCompact` hooks) served over stdio, the shell's environment (the agent's whitelist plus
+// `--pass-env` names), and the exit path (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process
+// group and removes the shim dir.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
@@ -9,6 +10,7 @@ interface DevMcpFlags {
   root?: string;
   config?: string;
   log?: string;
+  passEnv?: string;
 }
 
 export function describeDevMcp(program: Command, exit: ExitBox): void {
@@ -18,18 +20,18 @@ export function describeDevMcp(program: Command, exit: ExitBox): void {
     .option("--root <DIR>", "workspace root the tools are confined to (default: the current directory)")
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
-    .addHelpText("after", "\nstdout carries only MCP messages; logs go to stderr. Limits: TENDRIL_<LIMIT>, e.g. TENDRIL_SHELL_TIMEOUT_S=30.")
+    .option("--pass-env <NAMES>", "also give shell commands these variables, e.g. GITHUB_TOKEN,NPM_TOKEN (TENDRIL_PASS_ENV)")
+    .addHelpText("after", PASS_ENV_HELP)
     .action(async (flags: DevMcpFlags) => {
       exit.code = await runDevMcp(flags);
     });
 }
 
-/** Shell commands get the server's whole environment (its client chose it), the shims first on PATH. */
-function commandEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  return env;
-}
+const PASS_ENV_HELP = `
+Shell commands get PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_* and TENDRIL_* from this server's
+environment, as the agent's own dev tools do, plus the variables --pass-env names; never the rest
+(API keys, cloud credentials). stdout carries only MCP messages; logs go to stderr.
+Limits: TENDRIL_<LIMIT>, e.g. TENDRIL_SHELL_TIMEOUT_S=30.`;
 
 async function resolveRoot(input: string): Promise<string> {
   const { realpath, stat } = await import("node:fs/promises");
@@ -45,10 +47,13 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   setLogScope("tendril dev-mcp");
   let cfg;
   let root: string;
+  let passEnv: string[];
+  const { passEnvNames, shellEnv } = await import("../core/child-env.ts");
   try {
     cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
     setLogLevel(cfg.logLevel);
     root = await resolveRoot(flags.root ?? process.cwd());
+    passEnv = passEnvNames(flags.passEnv, process.env);
   } catch (err) {
     process.stderr.write(`tendril dev-mcp: ${(err as Error).message}\n`);
     return 2;
@@ -57,26 +62,18 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
   const { killAllGroups, killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
   const { lazyShims } = await import("./lazy-shims.ts");
+  const { releaseOnStop, watchStopSignals } = await import("./stop-signals.ts");
   setKillGrace(cfg.limits.KILL_GRACE_MS);
   // The shim folder is made with the first shell command, and goes the moment a stop is decided,
   // before any wait: whoever stops us (the agent's kill ladder) may SIGKILL us a grace period later,
   // while our own ladder still runs.
-  const shims = lazyShims(commandEnv);
+  const shims = lazyShims(() => shellEnv(process.env, passEnv));
+  releaseOnStop(() => shims.dispose());
   // Caught for as long as the process lives: a signal during start-up, or a second one during
-  // shutdown, must not skip the cleanup.
-  const signalled = new Promise<string>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
-      process.on(sig, () => {
-        shims.dispose();
-        resolve(sig);
-      });
-    }
-  });
+  // shutdown, must not skip the cleanup. An MCP server stopped by its client exits 0.
+  const signals = watchStopSignals();
   // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
-  process.once("exit", () => {
-    killAllGroupsNow();
-    shims.dispose();
-  });
+  process.once("exit", () => killAllGroupsNow());
   const { buildDevTools } = await import("./dev-mcp-tools.ts");
   const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env });
   const { serveMcp } = await import("../core/mcp/server.ts");
@@ -91,7 +88,7 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
     maxLineBytes: cfg.limits.MAX_LINE_BYTES,
   });
   log.info("serving", { root, artifacts: dev.artifactDir });
-  const end = await Promise.race([serving.closed, signalled.then((sig) => ({ why: sig, clean: true }))]);
+  const end = await Promise.race([serving.closed, signals.stopped.then((sig) => ({ why: sig, clean: true }))]);
   log.info("stopping", { why: end.why, running: dev.shell.running });
   shims.dispose();
   await Promise.all([serving.close(), killAllGroups()]);

@@ -13,6 +13,7 @@ import type { ExitBox } from "./exit-box.ts";
 import type { SelfCommand } from "./self.ts";
 import { formatBytes } from "../core/text-bounds.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
+import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
 
 interface PromptFlags {
   agent?: string;
@@ -51,7 +52,7 @@ export function describePrompt(program: Command, exit: ExitBox): void {
   cmd
     .addHelpText(
       "after",
-      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 124 timeout, 130 Ctrl-C.",
+      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 124 timeout, 130 Ctrl-C,\n129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
     )
     .action(async (prompt: string, flags: PromptFlags) => {
       exit.code = await runPromptCommand(prompt, flags);
@@ -224,11 +225,15 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   // Without --agent, `tendril agent` runs inside this process: one process start per CI step, not two.
   const inProcess = flags.agent === undefined ? await import("./prompt-agent.ts") : undefined;
   const interrupt = new AbortController();
-  const onSignal = () => interrupt.abort();
   // Kept for the whole run: a second Ctrl-C must not kill this process before the agent's group is dead
   // (the agent leads its own group, so the terminal's signal never reaches it). Shutdown is bounded.
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  // SIGHUP (the terminal closed) and SIGTERM take the same way out, each with its own exit code.
+  const signals = watchStopSignals();
+  let stoppedBy: StopSignal | undefined;
+  void signals.stopped.then((sig) => {
+    stoppedBy = sig;
+    interrupt.abort();
+  });
   try {
     const result = await runPrompt({
       agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text)) } : setup.agent,
@@ -254,9 +259,8 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
     });
     const code = output.finish(result);
     await new Promise<void>((done) => process.stdout.write("", () => done()));
-    return code;
+    return result.outcome.kind === "interrupted" && stoppedBy !== undefined ? signalExitCode(stoppedBy) : code;
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    signals.dispose();
   }
 }

@@ -1,17 +1,53 @@
 // Owns the environment a process Tendril starts for a tool gets: a safe whitelist of ours (PATH,
-// HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*) under what was declared for it. Never our API keys:
-// MCP stdio servers and the in-process shell's commands are both built with it.
+// HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*) under what was declared for it, and for the dev tools'
+// shell commands (the agent's and `tendril dev-mcp`'s alike) Tendril's own settings plus the names a
+// user passes through explicitly (`--pass-env`). Never our API keys unless a user names them.
 
 const ENV_WHITELIST = ["PATH", "HOME", "USER", "LANG", "TERM", "SHELL", "TMPDIR"];
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 /** The declared env over a safe whitelist of the parent's. */
-export function childEnv(
-  parentEnv: Readonly<Record<string, string | undefined>>,
-  declared: Record<string, string> = {},
-): Record<string, string> {
+export function childEnv(parentEnv: Env, declared: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(parentEnv)) {
     if (v !== undefined && (ENV_WHITELIST.includes(k) || k.startsWith("LC_"))) out[k] = v;
   }
   return { ...out, ...declared };
+}
+
+/**
+ * A dev shell command's environment: the whitelist, Tendril's settings (TENDRIL_*: the `rg` and `tree`
+ * shims it runs read their limits there) and the parent's variables named in `passNames` (unset
+ * names are skipped).
+ */
+export function shellEnv(parentEnv: Env, passNames: readonly string[] = []): Record<string, string> {
+  const extra: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parentEnv)) if (k.startsWith("TENDRIL_") && v !== undefined) extra[k] = v;
+  for (const name of passNames) {
+    const v = parentEnv[name];
+    if (v !== undefined) extra[name] = v;
+  }
+  return childEnv(parentEnv, extra);
+}
+
+export class PassEnvError extends Error {
+  override name = "PassEnvError";
+}
+
+/**
+ * The names to pass through: `--pass-env` when given, else TENDRIL_PASS_ENV; `NAME,NAME…` (spaces
+ * allowed around the commas; empty or unset = none). A bad name throws PassEnvError naming it.
+ */
+export function passEnvNames(flag: string | undefined, env: Env): string[] {
+  const what = flag !== undefined ? "--pass-env" : "TENDRIL_PASS_ENV";
+  const raw = flag ?? env.TENDRIL_PASS_ENV;
+  if (raw === undefined || raw.trim() === "") return [];
+  const names = raw.split(",").map((n) => n.trim());
+  const bad = names.find((n) => !ENV_NAME.test(n));
+  if (bad !== undefined) {
+    throw new PassEnvError(`${what} takes variable names separated by commas (letters, digits, _), got ${JSON.stringify(bad)}`);
+  }
+  return names;
 }

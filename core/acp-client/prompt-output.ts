@@ -1,6 +1,8 @@
 // Owns what `tendril prompt` shows: the answer and tool activity (`text`), one result object (`json`),
 // or one JSON line per session update plus a result line (`stream-json`); errors; the exit code.
-// Does not touch the process: cli/ passes writers for stdout/stderr and whether stderr is a terminal.
+// Text from the agent reaches a terminal without control sequences (terminal-controls.ts); JSON lines
+// escape C1 controls. Does not touch the process: cli/ passes writers and whether each is a terminal.
+import { stripTerminalControls, TerminalTextFilter } from "../terminal-controls.ts";
 import type { RunOutcome, RunResult, SessionUpdate, ToolCallView } from "./client-runner.ts";
 
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -9,7 +11,8 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ["text", "json", "stream-
 export interface OutputSink {
   out(text: string): void;
   err(text: string): void;
-  /** A spinner is drawn only on a terminal stderr. */
+  /** A spinner is drawn only on a terminal stderr; on a terminal, text from the agent loses its
+   *  control sequences (model text, tool titles, the agent's stderr and error messages). */
   errIsTty: boolean;
   outIsTty: boolean;
 }
@@ -111,7 +114,7 @@ class Spinner {
   draw(): void {
     if (!this.timer || this.hold()) return this.clear();
     this.frame = (this.frame + 1) % FRAMES.length;
-    this.sink.err(`\r\x1b[2K${FRAMES[this.frame]} ${this.activity.slice(0, 70)}`);
+    this.sink.err(`\r\x1b[2K${FRAMES[this.frame]} ${stripTerminalControls(this.activity).slice(0, 70)}`);
     this.shown = true;
   }
 
@@ -138,7 +141,27 @@ function oneLine(s: string, max = 160): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** One JSON line; C1 controls (which JSON.stringify leaves raw) escaped too: the same document, and
+ *  nothing a terminal would act on. */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) + "\n";
+}
+
+/** The writers untrusted text goes through: filtered where they are terminals, exact elsewhere. */
+function shownSink(sink: OutputSink): { out(text: string): void; err(text: string): void } {
+  const filtered = (write: (s: string) => void, tty: boolean) => {
+    if (!tty) return write;
+    const filter = new TerminalTextFilter();
+    return (s: string) => {
+      const safe = filter.push(s);
+      if (safe !== "") write(safe);
+    };
+  };
+  return { out: filtered(sink.out, sink.outIsTty), err: filtered(sink.err, sink.errIsTty) };
+}
+
 export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: OutputContext = {}): PromptOutput {
+  const shown = shownSink(sink);
   let text = "";
   let printedText = ""; // last char matters: a tool call between chunks starts a new paragraph
   let toolSinceText = false;
@@ -150,7 +173,7 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
 
   const err = (line: string) => {
     spinner.clear();
-    sink.err(line);
+    shown.err(line);
   };
   const toolLine = (call: ToolCallView) => {
     if (reported.has(call.id)) return;
@@ -164,13 +187,13 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
     spinner.clear();
     if (toolSinceText && printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
     toolSinceText = false;
-    sink.out(chunk);
+    shown.out(chunk);
     printedText = chunk;
   };
 
   return {
     update(u, call) {
-      if (format === "stream-json") sink.out(JSON.stringify({ type: "session_update", update: u }) + "\n");
+      if (format === "stream-json") sink.out(jsonLine({ type: "session_update", update: u }));
       if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
         text += u.content.text;
         showText(u.content.text);
@@ -184,7 +207,7 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
     permission(call, allowed, reason) {
       if (!allowed) denials.set(call.id, reason);
       if (format === "stream-json") {
-        sink.out(JSON.stringify({ type: "permission", toolCallId: call.id, title: call.title, allowed, reason }) + "\n");
+        sink.out(jsonLine({ type: "permission", toolCallId: call.id, title: call.title, allowed, reason }));
       }
     },
     agentStderr(chunk) {
@@ -197,10 +220,10 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
         if (printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
       } else {
         const obj = resultObject(result, text, ctx);
-        sink.out(JSON.stringify(format === "stream-json" ? { type: "result", ...obj } : obj) + "\n");
+        sink.out(jsonLine(format === "stream-json" ? { type: "result", ...obj } : obj));
       }
       const failure = describeFailure(result.outcome, ctx);
-      if (failure) sink.err(`tendril prompt: ${failure}\n`);
+      if (failure) shown.err(`tendril prompt: ${failure}\n`);
       return exitCodeFor(result.outcome);
     },
   };

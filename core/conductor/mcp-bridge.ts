@@ -17,6 +17,8 @@ import { type AcpMcpDeclaration, acpDeclaration, outerFailure } from "./mcp-over
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 
+/** A bridge process's first line names its server (`{server}`); the conductor answers on the same
+ *  method with `{ok: true}`, or `{error}` for an id it does not know, then closes. */
 export const BRIDGE_HELLO = "_tendril/mcp_bridge";
 const SESSION_METHODS = new Set(["session/new", "session/load", "session/resume"]);
 
@@ -55,8 +57,14 @@ export class McpBridge implements AgentEdge {
   }
 
   close(): void {
-    this.#server.close();
+    if (this.#server.listening) this.#server.close();
     for (const links of this.#live.values()) for (const l of links) void l.flush();
+    this.removeFolder();
+  }
+
+  /** Removes the socket's private folder at once (synchronous, idempotent): a stop signal's first act,
+   *  before any wait; bridges already connected keep relaying until the chain ends. */
+  removeFolder(): void {
     rmSync(this.#dir, { recursive: true, force: true });
   }
 
@@ -109,8 +117,15 @@ export class McpBridge implements AgentEdge {
       maxLineBytes: this.opts.maxLineBytes,
       onMessage: (m) => {
         if (relay) return relay(m);
-        const decl = m.kind === "notification" && m.method === BRIDGE_HELLO && isObject(m.params) ? this.#declared.get(m.params.server as string) : undefined;
-        if (!decl || !this.#side) return void sock.destroy();
+        const hello = m.kind === "notification" && m.method === BRIDGE_HELLO && isObject(m.params) ? m.params : undefined;
+        const id = typeof hello?.server === "string" ? hello.server : undefined;
+        const decl = id !== undefined ? this.#declared.get(id) : undefined;
+        if (!decl || !this.#side) {
+          relay = () => {}; // refused: nothing more is read from this bridge
+          link.send(helloAnswer({ error: refusal(id, this.#side !== undefined) }));
+          return void link.flush().then(() => sock.end());
+        }
+        link.send(helloAnswer({ ok: true }));
         [relay, onClose] = decl.flavour === "acp" ? this.#relayAcp(decl, link, this.#side) : this.#relaySacp(decl, link, this.#side);
       },
     });
@@ -161,6 +176,16 @@ export class McpBridge implements AgentEdge {
     };
     return [relay, close];
   }
+}
+
+function helloAnswer(params: { ok: true } | { error: string }): Record<string, unknown> {
+  return { jsonrpc: "2.0", method: BRIDGE_HELLO, params };
+}
+
+function refusal(id: string | undefined, ready: boolean): string {
+  if (id === undefined) return "the bridge did not say which MCP-over-ACP server it serves (--server ID)";
+  if (!ready) return `MCP-over-ACP server ${JSON.stringify(id)}: the conductor's chain is not running yet`;
+  return `the conductor has no MCP-over-ACP server with id ${JSON.stringify(id)} (no session declared one)`;
 }
 
 /** The MCP response for an outer ACP answer: `{result}`/`{error}` carriers (acp), or the result itself (sacp). */

@@ -1,7 +1,7 @@
 // Owns one run of a chain from start to exit code: components start on the client's first message,
 // the chain routes until the client leaves (0: components get EOF and SHUTDOWN_DEADLINE_S to finish), a
-// signal arrives (130/143), or a component exits or misbehaves (1: the client's pending requests fail
-// with an error naming it and its last stderr lines). Every path ends with every process group killed. Does not parse argv (cli/conductor.ts).
+// stop signal arrives (the caller's code for it), or a component exits or misbehaves (1: the client's
+// pending requests fail naming it and its last stderr lines). Every path kills every process group.
 import { killAllGroups } from "../process-group.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
@@ -9,6 +9,11 @@ import { type ComponentSpec, type RunningComponent, startComponent } from "./com
 import { describeEnd, type LinkEnd } from "../wire/link.ts";
 import { Chain, type Hop, type HopIo } from "./router.ts";
 import { McpBridge } from "./mcp-bridge.ts";
+
+export interface StopRequest {
+  signal: string;
+  code: number;
+}
 
 export interface RunOptions {
   mode: "agent" | "proxy";
@@ -19,8 +24,11 @@ export interface RunOptions {
   limits: Limits;
   stderrLine: (line: string) => void;
   trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
-  /** Resolves with a signal name when the process is told to stop. */
-  stop: Promise<"SIGINT" | "SIGTERM">;
+  /** Resolves when the process is told to stop, with the signal and the exit code it means. */
+  stop: Promise<StopRequest>;
+  /** Receives the synchronous removal of what the chain made on disk (the bridge's folder), to run
+   *  first of all on a stop signal and at process exit. */
+  releaseOnStop?: (release: () => void) => void;
   /** Receives what an interrupt calls once the chain runs: cancels the client's running turns, returns how many. */
   onInterrupt?: (cancelTurns: () => number) => void;
   /** How to re-run this binary; with it, agent mode bridges MCP-over-ACP for agents without it. */
@@ -34,12 +42,12 @@ const LAST_STDERR_LINES = 5;
 type Outcome =
   | { kind: "client"; end: LinkEnd | { reason: "eof" } }
   | { kind: "component"; index: number; end?: LinkEnd }
-  | { kind: "signal"; signal: "SIGINT" | "SIGTERM" };
+  | { kind: "signal"; stop: StopRequest };
 
 export async function runChain(opts: RunOptions): Promise<number> {
   const input = opts.client.input[Symbol.asyncIterator]();
-  const first = await Promise.race([input.next(), opts.stop.then((signal) => ({ signal }))]);
-  if ("signal" in first) return exitCodeOf(first.signal);
+  const first = await Promise.race([input.next(), opts.stop.then((stop) => ({ stop }))]);
+  if ("stop" in first) return first.stop.code;
   if (first.done) return 0;
   let running: RunningComponent[] = [];
   try {
@@ -52,6 +60,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     return 1;
   }
   const bridge = opts.mode === "agent" && opts.self ? await startBridge(opts.self, opts.limits.MAX_LINE_BYTES) : undefined;
+  if (bridge) opts.releaseOnStop?.(() => bridge.removeFolder());
   const client = { input: prepend(first.value, input), sink: opts.client.sink };
   const chain = new Chain({
     mode: opts.mode,
@@ -67,7 +76,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
   const outcome: Outcome = await Promise.race([
     chain.ended.then((e): Outcome => (e.hop === "client" ? { kind: "client", end: e.end } : { kind: "component", index: e.hop, end: e.end })),
     ...running.map((c) => c.exited.then((): Outcome => ({ kind: "component", index: c.index }))),
-    opts.stop.then((signal): Outcome => ({ kind: "signal", signal })),
+    opts.stop.then((stop): Outcome => ({ kind: "signal", stop })),
   ]);
   const code = await report(outcome, chain, running);
   await Promise.race([chain.flushClient(), new Promise((r) => setTimeout(r, 500))]);
@@ -84,7 +93,10 @@ export async function runChain(opts: RunOptions): Promise<number> {
 
 /** The exit code an outcome means; a failing component is named to the client and in the log. */
 async function report(outcome: Outcome, chain: Chain, running: RunningComponent[]): Promise<number> {
-  if (outcome.kind === "signal") return exitCodeOf(outcome.signal);
+  if (outcome.kind === "signal") {
+    log.info("stopping", { signal: outcome.stop.signal });
+    return outcome.stop.code;
+  }
   if (outcome.kind === "client") {
     if (outcome.end.reason === "eof") return 0;
     log.error("client input ended the chain", { reason: describeEnd(outcome.end) });
@@ -105,10 +117,6 @@ async function startBridge(self: { command: string; args: string[] }, maxLineByt
     log.warn("MCP-over-ACP bridge unavailable; acp MCP servers reach the agent as declared", { error: err });
     return undefined;
   }
-}
-
-function exitCodeOf(signal: "SIGINT" | "SIGTERM"): number {
-  return signal === "SIGINT" ? 130 : 143;
 }
 
 async function* prepend(first: Uint8Array, rest: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {

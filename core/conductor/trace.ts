@@ -1,9 +1,10 @@
 // Owns the trace file format: a first line `{"components": [names]}` (hop N is components[N]), then one
 // JSON line per message of every hop, `{"t", "hop", "dir", "message"}` (t = ms since the chain started,
 // hop = component index or "client", dir = "in" to the conductor or "out" from it), written through one
-// buffered stream, and read back leniently, line by line. Printing is trace-print.ts.
+// buffered stream to a private (0600) file, and read back leniently. Printing is trace-print.ts.
 import { createReadStream, createWriteStream } from "node:fs";
 import { createInterface } from "node:readline";
+import { openPrivateFile } from "../private-file.ts";
 import type { Hop } from "./router.ts";
 
 export interface TraceRecord {
@@ -23,24 +24,22 @@ export interface TraceMeta {
   components?: string[];
 }
 
-/** Opens FILE for writing (truncating it) and writes the component names; throws when it cannot be created. */
-export function openTrace(path: string, components: string[], now: () => number = () => performance.now()): Promise<TraceWriter> {
+/**
+ * Opens FILE for writing (truncating it) and writes the component names; throws when it cannot be
+ * created. The file holds tokens (MCP `env`, `headers`) and whole conversations: it is private (0600).
+ */
+export async function openTrace(path: string, components: string[], now: () => number = () => performance.now()): Promise<TraceWriter> {
   const start = now();
-  const out = createWriteStream(path, { flags: "w" });
-  return new Promise((resolve, reject) => {
-    out.once("error", reject);
-    out.once("open", () => {
-      out.on("error", () => {}); // a full disk must not take the chain down; the trace just stops
-      out.write(JSON.stringify({ components }) + "\n");
-      resolve({
-        record(hop, dir, message) {
-          const t = Math.round((now() - start) * 1000) / 1000;
-          out.write(JSON.stringify({ t, hop, dir, message }) + "\n");
-        },
-        close: () => new Promise<void>((done) => out.end(done)),
-      });
-    });
-  });
+  const out = createWriteStream(path, { fd: openPrivateFile(path, "w") });
+  out.on("error", () => {}); // a full disk must not take the chain down; the trace just stops
+  out.write(JSON.stringify({ components }) + "\n");
+  return {
+    record(hop, dir, message) {
+      const t = Math.round((now() - start) * 1000) / 1000;
+      out.write(JSON.stringify({ t, hop, dir, message }) + "\n");
+    },
+    close: () => new Promise<void>((done) => out.end(done)),
+  };
 }
 
 /**

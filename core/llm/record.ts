@@ -1,6 +1,8 @@
 // Owns recording (TENDRIL_RECORD=FILE): wraps a provider and appends one JSONL line per LLM exchange,
-// in the recorded form replay.ts reads. Does not change what the wrapped provider emits.
-import { appendFileSync } from "node:fs";
+// in the recorded form replay.ts reads, to a private (0600) file. Does not change what the wrapped
+// provider emits.
+import { appendFileSync, closeSync } from "node:fs";
+import { openPrivateFile } from "../private-file.ts";
 import { log } from "../log.ts";
 import type { LlmEvent, LlmProvider, LlmRequest } from "./types.ts";
 
@@ -24,11 +26,21 @@ export function exchangeLine(req: LlmRequest, events: LlmEvent[]): string {
   return JSON.stringify(rec) + "\n";
 }
 
+/** Appends one line to a private (0600) file: a recording holds whole conversations. */
+export function appendPrivate(file: string, line: string): void {
+  const fd = openPrivateFile(file, "a");
+  try {
+    appendFileSync(fd, line);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Appends each exchange to `file` once it ends (one synchronous append per line keeps lines whole and
  * in call order). A consumer that stops reading early is recorded as an aborted exchange.
  */
-export function withRecording(inner: LlmProvider, file: string, append: (file: string, line: string) => void = appendFileSync): LlmProvider {
+export function withRecording(inner: LlmProvider, file: string, append: (file: string, line: string) => void = appendPrivate): LlmProvider {
   let warned = false;
   return {
     name: inner.name,
