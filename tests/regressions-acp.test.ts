@@ -271,6 +271,7 @@ async function bridgedChain() {
   const served = async (serverId: string): Promise<boolean> => {
     const sock = createConnection(socket);
     sock.on("error", () => {});
+    sock.resume(); // the conductor's answer to the hello is read and dropped, so its hang-up is seen
     const closed = new Promise<boolean>((r) => sock.on("close", () => r(false)));
     const reached = new Promise<boolean>((r) => relayed.push((id) => r(id === serverId)));
     sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server: serverId } }) + "\n");
