@@ -158,7 +158,7 @@ describe("rg shim", () => {
   });
 
   test("a ripgrep flag the built-in lacks is refused by name with exit 2, never answered differently", () => {
-    for (const flag of ["--pcre2", "-P", "--search-zip", "-z", "--byte-offset", "--encoding=latin1"]) {
+    for (const flag of ["--pcre2", "-P", "--search-zip", "-z", "--one-file-system", "--encoding=latin1"]) {
       const r = shim([flag, "foo"]);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe("");

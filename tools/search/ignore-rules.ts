@@ -41,6 +41,8 @@ export interface IgnoreSources {
   readonly exclude: boolean;
   /** Ignore files in directories above a walk root. */
   readonly parent: boolean;
+  /** false (--no-require-git): `.gitignore` files apply outside a git repository too. */
+  readonly requireGit?: boolean;
 }
 
 export const ALL_SOURCES: IgnoreSources = { custom: true, dot: true, vcs: true, exclude: true, parent: true };
@@ -280,7 +282,7 @@ export function frameFor(
   return {
     parent,
     hasGit,
-    anyGit: hasGit || (parent?.anyGit ?? false),
+    anyGit: hasGit || (parent?.anyGit ?? false) || use.requireGit === false,
     ...place,
     custom,
     dotIgnore,

@@ -1,7 +1,7 @@
 // Owns the built-in rg's command line: ripgrep's spelling of flags (short, long, `--x=v`, bundled `-inC2`),
 // which later flag wins, config-file arguments, and the one-line errors for unknown or refused flags.
 // Does not define the flags (rg-flags.ts), search or print.
-import { defaultOptions, FLAGS, REFUSED_LONG, REFUSED_SHORT, type Flag, type ParseState, type RgOptions } from "./rg-flags.ts";
+import { defaultOptions, FLAGS, REFUSED_LONG, REFUSED_SHORT, WholeError, type Flag, type ParseState, type RgOptions } from "./rg-flags.ts";
 
 export type { CaseMode, OutputMode, RgOptions } from "./rg-flags.ts";
 export { defaultOptions } from "./rg-flags.ts";
@@ -72,6 +72,7 @@ function applyFlag(o: RgOptions, flag: Flag, shown: string, value: string, state
     flag.apply(o, value, state);
     return undefined;
   } catch (err) {
+    if (err instanceof WholeError) return err.message;
     return `rg: ${shown} ${err instanceof Error ? err.message : String(err)}`;
   }
 }

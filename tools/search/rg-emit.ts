@@ -19,6 +19,11 @@ export interface EmitOptions {
   readonly column?: boolean;
   readonly vimgrep?: boolean;
   readonly crlf?: boolean;
+  /**
+   * A binary file's search stopped (rg-binary.ts): no line from `at` on is printed; `dropSpans`: nor the
+   * context before a match from there; `gap`: the context separator still precedes the line it stopped on.
+   */
+  readonly cut?: { readonly at: number; readonly dropSpans: boolean; readonly gap: boolean };
 }
 
 /** Line numbers for increasing positions, counting newlines only once. */
@@ -68,6 +73,8 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
     return !p.full;
   };
   let lastEnd = -1; // end of the last printed line of this file
+  const cut = o.cut?.at ?? Infinity;
+  const stopAt = Math.min(cut, s.length);
   for (let k = 0; k < spans.length; k++) {
     const span = spans[k]!;
     const before: LineSpan[] = [];
@@ -78,6 +85,12 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
       before.unshift({ start, end });
       q = start;
     }
+    if (span.start >= cut) {
+      const shown = o.cut!.dropSpans ? [] : before.filter((b) => b.start < cut);
+      if (shown.length > 0 || o.cut!.gap) p.group(display);
+      for (const b of shown) ctx(b.start, b.end);
+      break;
+    }
     const first = before[0] ?? span;
     if (lastEnd < 0 || first.start !== lastEnd + 1) p.group(display);
     for (const b of before) ctx(b.start, b.end);
@@ -85,7 +98,7 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
     lastEnd = span.end;
     const next = spans[k + 1]?.start;
     const after = next === undefined ? (o.afterLast ?? o.after) : o.after;
-    for (let n = 0; n < after && lastEnd + 1 < s.length && lastEnd + 1 !== next; n++) {
+    for (let n = 0; n < after && lastEnd + 1 < stopAt && lastEnd + 1 !== next; n++) {
       const start = lastEnd + 1;
       let end = s.indexOf("\n", start);
       if (end < 0) end = s.length;
@@ -107,7 +120,7 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
       const lineStart = m.index === 0 ? 0 : s.lastIndexOf("\n", m.index - 1) + 1;
       const text = o.replace !== undefined ? expandReplacement(o.replace, m) : m[0];
       const col = columnOf(s, lineStart, m.index);
-      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false));
+      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false, m.index));
     }
     return;
   }
@@ -116,7 +129,7 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
     const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
     if (o.vimgrep && inLine.length > 0) {
       const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
-      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, line.start, 1);
+      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, m.index, 1);
       continue;
     }
     const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, o.crlf) : s.slice(line.start, line.end);

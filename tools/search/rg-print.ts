@@ -23,15 +23,20 @@ export interface PrintOptions {
   readonly trim?: boolean;
   /** --crlf: lines ripgrep ends itself (counts, paths, -o) end in `\r\n`. */
   readonly crlf?: boolean;
+  /** -b: the byte offset of each line (of each match under -o) after the column. */
+  readonly byteOffset?: boolean;
+  /** --null-data: the text's lines end in NUL, which it searched with NUL and newline swapped (rg-file.ts). */
+  readonly nullData?: boolean;
 }
 
 /** The print options rg's flags ask for. */
 export function printOptionsFor(o: RgOptions, withFilename: boolean): PrintOptions {
   return {
-    withFilename, lineNumber: o.lineNumber ?? (o.column || o.vimgrep), column: o.column || o.vimgrep, heading: o.heading,
+    withFilename, lineNumber: o.lineNumber ?? (o.column === true || o.vimgrep), column: o.column ?? o.vimgrep, heading: o.heading,
     contextEnabled: (o.before > 0 || o.after > 0) && !o.passthru, // passthru prints no separators
     contextSep: o.contextSep, matchSep: o.fieldMatchSep, ctxSep: o.fieldContextSep, nullAfterPath: o.nullAfterPath,
     pathSep: o.pathSep, maxColumns: o.maxColumns, maxColumnsPreview: o.maxColumnsPreview, crlf: o.crlf, trim: o.trim,
+    byteOffset: o.byteOffset, nullData: o.nullData,
   };
 }
 
@@ -51,6 +56,8 @@ export class Printer implements LineSink {
   private readonly matchSep: string;
   private readonly ctxSep: string;
   private readonly eol: string;
+  /** -b: the byte offset in the file of a position in the text being printed (set for each file). */
+  byteAt: (at: number) => number = (at) => at;
 
   constructor(
     private readonly out: ShimOutput,
@@ -58,7 +65,7 @@ export class Printer implements LineSink {
   ) {
     this.matchSep = o.matchSep ?? ":";
     this.ctxSep = o.ctxSep ?? "-";
-    this.eol = o.crlf ? "\r\n" : "\n";
+    this.eol = o.nullData ? "\0" : o.crlf ? "\r\n" : "\n";
   }
 
   get full(): boolean {
@@ -73,14 +80,16 @@ export class Printer implements LineSink {
   }
 
   /** A match or context line; `column` is 1-based in bytes; `terminated`: a newline follows it in the file. */
-  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated = true, _at?: number, matches?: number): boolean {
+  line(display: string, lineNo: number, kind: LineKind, text: string, column?: number, terminated = true, at?: number, matches?: number): boolean {
     const sep = kind === "match" ? this.matchSep : this.ctxSep;
     let prefix = "";
     if (this.o.withFilename && !this.o.heading) prefix = this.o.nullAfterPath ? this.shown(display) + "\0" : this.shown(display) + sep;
     if (this.o.lineNumber) prefix += lineNo + sep;
     if (this.o.column && column !== undefined) prefix += column + sep;
-    const shown = this.o.trim ? text.replace(/^[\t\n\v\f\r ]+/, "") : text;
-    return this.out.line(prefix + this.clip(shown, kind, terminated, matches), terminated ? "\n" : this.eol);
+    if (this.o.byteOffset) prefix += this.byteAt(at ?? 0) + sep;
+    let shown = this.o.trim ? text.replace(/^[\t\n\v\f\r ]+/, "") : text;
+    if (this.o.nullData) shown = shown.replaceAll("\0", "\n");
+    return this.out.line(prefix + this.clip(shown, kind, terminated, matches), terminated && !this.o.nullData ? "\n" : this.eol);
   }
 
   /** A path alone (-l, --files-without-match, --files). */
@@ -93,9 +102,11 @@ export class Printer implements LineSink {
     return this.out.line(this.shown(display) + (this.o.nullAfterPath ? "\0" : this.matchSep) + n, this.eol);
   }
 
-  binaryMatch(display: string, offset: number): boolean {
+  /** ripgrep's line after a binary file's output: `quit` for a walked file it stopped searching. */
+  binaryMatch(display: string, offset: number, quit = false): boolean {
     const prefix = this.o.withFilename ? `${this.shown(display)}: ` : "";
-    return this.out.line(`${prefix}binary file matches (found "\\0" byte around offset ${offset})`);
+    const what = quit ? "WARNING: stopped searching binary file after match" : "binary file matches";
+    return this.out.line(`${prefix}${what} (found "\\0" byte around offset ${offset})`);
   }
 
   /** A path as printed: `--path-separator` replaces `/`. */
