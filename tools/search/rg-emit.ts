@@ -19,6 +19,8 @@ export interface EmitOptions {
   readonly column?: boolean;
   readonly vimgrep?: boolean;
   readonly crlf?: boolean;
+  /** Find each match of a printed line even when nothing above needs them (-M with --stats counts them). */
+  readonly locate?: boolean;
   /**
    * A binary file's search stopped (rg-binary.ts): no line from `at` on is printed; `dropSpans`: nor the
    * context before a match from there; `gap`: the context separator still precedes the line it stopped on.
@@ -112,7 +114,7 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
 }
 
 function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPattern, o: EmitOptions, lines: LineCounter, p: LineSink): void {
-  const needMatches = o.onlyMatching || o.replace !== undefined || o.column || o.vimgrep;
+  const needMatches = o.onlyMatching || o.replace !== undefined || o.column || o.vimgrep || o.locate;
   const ms = needMatches ? matchesIn(s, span, pat) : [];
   const kind: LineKind = "match";
   if (o.onlyMatching) {
@@ -120,22 +122,23 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
       const lineStart = m.index === 0 ? 0 : s.lastIndexOf("\n", m.index - 1) + 1;
       const text = o.replace !== undefined ? expandReplacement(o.replace, m) : m[0];
       const col = columnOf(s, lineStart, m.index);
-      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false, m.index));
+      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false, m.index, [0]));
     }
     return;
   }
   for (const line of splitLines(s, [span])) {
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
     const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
+    const starts = inLine.map((m) => m.index - line.start);
     if (o.vimgrep && inLine.length > 0) {
-      const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
-      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, m.index, 1);
+      const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, false, starts) : s.slice(line.start, line.end);
+      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, m.index, starts);
       continue;
     }
-    const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, o.crlf) : s.slice(line.start, line.end);
+    const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, o.crlf ?? false, starts) : s.slice(line.start, line.end);
     // A replaced line is ripgrep's own text: it ends with ripgrep's terminator (`\r\n` under --crlf).
     const terminated = line.end < s.length && o.replace === undefined;
-    p.line(display, lines.at(line.start), kind, text, col, terminated, line.start, inLine.length);
+    p.line(display, lines.at(line.start), kind, text, col, terminated, line.start, starts);
   }
 }
 
@@ -144,13 +147,19 @@ function columnOf(s: string, lineStart: number, pos: number): number {
   return Buffer.byteLength(s.slice(lineStart, pos)) + 1;
 }
 
-/** The line with each match replaced; a `\r` ending it is left for ripgrep's own terminator to restore. */
-function replaceIn(s: string, line: LineSpan, ms: readonly RegExpExecArray[], template: string, crlf = false): string {
+/**
+ * The line with each match replaced; a `\r` ending it is left for ripgrep's own terminator to restore.
+ * `starts` becomes where each replacement starts in it.
+ */
+function replaceIn(s: string, line: LineSpan, ms: readonly RegExpExecArray[], template: string, crlf: boolean, starts: number[]): string {
   if (crlf && s[line.end - 1] === "\r") line = { start: line.start, end: line.end - 1 };
   let out = "";
   let pos = line.start;
-  for (const m of ms) {
-    out += s.slice(pos, m.index) + expandReplacement(template, m);
+  for (let i = 0; i < ms.length; i++) {
+    const m = ms[i]!;
+    out += s.slice(pos, m.index);
+    starts[i] = out.length;
+    out += expandReplacement(template, m);
     pos = Math.min(m.index + m[0].length, line.end);
   }
   return out + s.slice(pos, line.end);

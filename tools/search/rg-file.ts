@@ -279,7 +279,7 @@ export class FileSearch {
       before: ctx(o.before), after: ctx(o.after), afterLast, limitReached: atLimit && !o.invert,
       onlyMatching: o.onlyMatching && !o.invert, // ripgrep prints -v -o lines whole
       matchesOfContext: o.onlyMatching && o.invert,
-      replace: o.replace, column: o.column === true, vimgrep: o.vimgrep, crlf: o.crlf,
+      replace: o.replace, column: o.column === true, vimgrep: o.vimgrep, crlf: o.crlf, locate: o.stats && o.maxColumns !== undefined,
     };
   }
 
