@@ -66,12 +66,12 @@ export class FileSearch {
   }
 
   file(path: string, display: string, explicit: boolean): void {
+    if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
     if (this.o.mode === "files") {
       this.matched = true;
       if (!this.o.quiet) this.p.path(display);
       return;
     }
-    if (this.o.maxFilesize !== undefined && sizeOf(path) > this.o.maxFilesize) return;
     // What the walk finds is a regular file, whose first short read is its end (see shortReadEnds).
     const regular = !explicit && shortReadEnds(path);
     const buf = this.reader.read(path, this.maxFileBytes, regular);
@@ -159,8 +159,10 @@ export class FileSearch {
       const spans = this.spans(s, this.pat!);
       if (!lines) return this.report(s, spans, display, -1);
       const cut = decode(buf.subarray(0, searched)).length;
-      const stop = spans.filter((sp) => sp.start < cut).length >= this.limit ? undefined : streamStop(s, spans, cut, o.before, o.after);
-      return this.reportBinary(s, spans, display, stop ?? { cut, line: cut, dropSpans: true, counts: false, gap: false }, nul, "convert");
+      // -m stopped it before the read that brings the NUL: ripgrep never saw it.
+      if (spans.filter((sp) => sp.start < cut).length >= this.limit) return this.reportBinary(s, spans, display, undefined, nul, "convert");
+      const stop = streamStop(s, spans, cut, o.before, o.after) ?? { cut, line: cut, dropSpans: true, counts: false, gap: false };
+      return this.reportBinary(s, spans, display, stop, nul, "convert");
     }
     const s = decode(buf);
     const spans = this.spans(s, this.pat!);
@@ -178,10 +180,10 @@ export class FileSearch {
     this.reportBinary(s, spans, display, stop, offset, mode);
   }
 
-  /** -l, --files-without-match and -q stop at the first match (unless --stats counts them all). */
+  /** -l and -q stop at the first match (unless --stats counts them all); --files-without-match reads on. */
   private quitsEarly(): boolean {
     const o = this.o;
-    return (o.mode === "files-with-matches" || o.mode === "files-without-match" || o.quiet) && !o.stats;
+    return (o.mode === "files-with-matches" || o.quiet) && !o.stats;
   }
 
   /** The part of a walked file ripgrep searched before it saw the NUL at `nul` and quit. */

@@ -21,6 +21,8 @@ export interface CompiledPattern {
   readonly plain?: string;
   /** The patterns it was compiled from (a worker thread compiles them again). */
   readonly patterns: string[];
+  /** --crlf: a match that ends in `\r` (its `$` took it) ends before it, as in ripgrep. */
+  readonly crlf?: boolean;
 }
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
@@ -249,7 +251,7 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     const plain = !insensitive && !o.word && !o.lineRegexp && only !== "" && !only.includes("\n") && (o.fixed || ![...only].some((c) => SYNTAX.has(c)));
     return {
       scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
-      literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns],
+      literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns], ...(o.crlf ? { crlf: true } : {}),
     };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);

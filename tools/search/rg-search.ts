@@ -111,8 +111,9 @@ export function matchesIn(s: string, span: LineSpan, pat: CompiledPattern): RegE
     re.lastIndex = pos;
     const m = re.exec(s);
     if (!m || m.index > span.end || (m.index === span.end && m.index === s.length)) break;
-    if (m[0].length > 0) out.push(m);
     pos = m[0].length > 0 ? m.index + m[0].length : m.index + 1;
+    if (pat.crlf && m[0].length > 1 && m[0].endsWith("\r")) m[0] = m[0].slice(0, -1);
+    if (m[0].length > 0) out.push(m);
   }
   return out;
 }
