@@ -179,6 +179,7 @@ function binaryTree(dir: string): void {
     s40: "x".repeat(39) + "\n", s60: "x".repeat(59) + "\n", s3048: "x".repeat(3047) + "\n", s4100: "x".repeat(4099) + "\n",
     "nogit/.gitignore": "ignored.txt\n", "nogit/ignored.txt": "x\n", "nogit/kept.txt": "x\n",
     "globs/[abc": "x\n", "globs/test": "x\n",
+    "ign/all": "s*\n", "ign/but-s40": "!s40\n", "ign/rooted": "/kept.txt\nnogit/ignored.txt\n",
   };
   writeTree(dir, files);
 }
@@ -212,6 +213,12 @@ const BINARY_CASES: string[][] = [
   ["-M12", "--max-columns-preview", "é", "prose"], ["-M20", "--vimgrep", "--max-columns-preview", "a", "prose"],
   ["-g", "[abc", "x"], ["--files", "-g", "[abc"], ["-g", "!a[", "x"], ["-g", "a{b", "x"], ["-g", "{a,{b}}", "x"], ["-g", "[z-a]", "x"],
   ["-g", "a\\", "x"], ["--sort", "path", "-g", "[]]", "--files"], ["-g", "[!]", "x"], ["--iglob", "**/[a", "x"],
+  // Found by scripts/rg-suite.ts: a later --ignore-file wins, its rules anchor where ripgrep anchors them, an
+  // unreadable one is named; a bad size is reported after a missing pattern; -U anchors and --vimgrep.
+  ["--ignore-file", "ign/all", "--ignore-file", "ign/but-s40", "--files"], ["--ignore-file", "ign/rooted", "--files", "nogit"],
+  ["--ignore-file", "ign/rooted", "--files"], ["--ignore-file", "nogit", "x"], ["--ignore-file", "no-such-file", "-l", "x"],
+  ["--max-filesize", "45k"], ["--max-filesize", "45k", "x"], ["-U", "\\Afoo", "small.bin"], ["-U", "-c", "(?-m)^filler", "hay"],
+  ["-c", "(?-m)^filler", "hay"], ["-U", "--vimgrep", "Doctors.*\\n.*must"], ["-U", "-n", "\\Aan", "prose"],
 ];
 
 /**

@@ -351,13 +351,27 @@ export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: bo
 
 belowTopTier(ruleVerdict); // asked about every walked entry
 
-/** An --ignore-file: its rules, matched relative to its own directory (by name for paths outside it). */
-export function loadIgnoreFile(path: string): (abs: string, isDir: boolean) => Verdict {
-  const ig = load(path);
-  const base = dirname(path);
-  return (abs, isDir) => {
-    const rel = relative(base, abs);
-    const p = rel.startsWith("..") || isAbsolute(rel) ? basename(abs) : rel;
-    return ig?.verdict(p, isDir);
+/**
+ * An --ignore-file, `given` as on the command line: its rules, matched as ripgrep matches them against a
+ * path as it prints it (`./` dropped), with the file's own folder (as given) stripped when the path starts
+ * with it. `why` is set when the file cannot be read (ripgrep says so and goes on without it).
+ */
+export function loadIgnoreFile(given: string, abs: string): { verdict: (shown: string, isDir: boolean) => Verdict; why?: string } {
+  let text: string;
+  try {
+    text = readFileSync(abs, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "EISDIR" ? "line 1: Is a directory (os error 21)" : e.code === "ENOENT" ? "No such file or directory (os error 2)" : e.message;
+    return { verdict: () => undefined, why };
+  }
+  const ig = new RuleSet(text);
+  const root = dirname(given).replace(/^\.\//, "");
+  return {
+    verdict: (shown, isDir) => {
+      let p = shown.startsWith("./") ? shown.slice(2) : shown;
+      if (root !== "." && root !== "" && p.includes("/") && (p.startsWith(root + "/") || root.endsWith("/") && p.startsWith(root))) p = p.slice(root.length).replace(/^\//, "");
+      return ig.verdict(p, isDir);
+    },
   };
 }

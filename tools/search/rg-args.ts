@@ -72,7 +72,10 @@ function applyFlag(o: RgOptions, flag: Flag, shown: string, value: string, state
     flag.apply(o, value, state);
     return undefined;
   } catch (err) {
-    if (err instanceof WholeError) return err.message;
+    if (err instanceof WholeError) {
+      state.invalidValue ??= err.message; // ripgrep reads such values after its command line: a missing pattern is said first
+      return undefined;
+    }
     return `rg: ${shown} ${err instanceof Error ? err.message : String(err)}`;
   }
 }
@@ -80,7 +83,7 @@ function applyFlag(o: RgOptions, flag: Flag, shown: string, value: string, state
 /** Parses rg's arguments (without the program name). */
 export function parseRgArgs(args: readonly string[]): ParseResult {
   const o = defaultOptions();
-  const state = { unrestricted: 0, explicitPattern: false };
+  const state: ParseState = { unrestricted: 0, explicitPattern: false };
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -127,11 +130,12 @@ export function parseRgArgs(args: readonly string[]): ParseResult {
   }
   if (o.help || o.version || o.mode === "files" || o.mode === "type-list" || state.explicitPattern) {
     o.paths = positional;
-    return { ok: true, options: o };
+    return state.invalidValue ? { ok: false, message: state.invalidValue } : { ok: true, options: o };
   }
   if (positional.length === 0) {
-    return { ok: false, message: "rg: no pattern given (usage: rg [FLAGS] PATTERN [PATH...]; rg --files [PATH...])" };
+    return { ok: false, message: "error: no pattern given (usage: rg [FLAGS] PATTERN [PATH...]; rg --files [PATH...])" };
   }
+  if (state.invalidValue) return { ok: false, message: state.invalidValue };
   o.patterns.push(positional[0]!);
   o.paths = positional.slice(1);
   return { ok: true, options: o };

@@ -130,7 +130,8 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
     const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
     const starts = inLine.map((m) => m.index - line.start);
-    if (o.vimgrep && inLine.length > 0) {
+    if (o.vimgrep && ms.length > 0) {
+      // Each match prints once, on the line it starts on (a -U match's other lines are not printed).
       const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, false, starts) : s.slice(line.start, line.end);
       for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, m.index, starts);
       continue;

@@ -93,6 +93,8 @@ export interface ParseState {
   contextFromC?: boolean;
   /** -c or --count-matches was given: it beats -l and --files-without-match whatever the order. */
   counting?: boolean;
+  /** The first value ripgrep would refuse once the command line is read (a WholeError's message). */
+  invalidValue?: string;
 }
 
 export interface Flag {

@@ -128,24 +128,34 @@ const lineEnd = (crlf: boolean) => (crlf ? "\\r?(?![^\\n])" : "(?![^\\n])");
 export interface TranslateOptions {
   /** --multiline-dotall: `.` matches a newline too. */
   readonly dotall?: boolean;
+  /** -U: `\A`, `\z` and `(?-m)` anchors mean the file's ends, not a line's. */
+  readonly multiline?: boolean;
   readonly crlf?: boolean;
 }
 
-/** Translates one Rust-syntax pattern; a leading `(?i)` (or `(?s)`, `(?m)`, `(?u)`) becomes a flag. */
+/**
+ * Translates one Rust-syntax pattern; a leading `(?i)` (or `(?s)`, `(?m)`, `(?u)`) becomes a flag, and a
+ * leading `(?-m)` makes `^` and `$` match at the text's ends only (ripgrep's default is multi-line).
+ */
 export function translate(pattern: string, t: TranslateOptions = {}): { source: string; ignoreCase: boolean } {
   let s = pattern;
   let ignoreCase = false;
   let dotall = t.dotall ?? false;
-  const lead = /^\(\?([imsuU]+)\)/.exec(s);
-  if (lead) {
+  let textEnds = false;
+  const lead = /^\(\?([imsuU]*)(?:-([imsuU]+))?\)/.exec(s);
+  if (lead && lead[0] !== "(?)") {
     ignoreCase = lead[1]!.includes("i");
     dotall ||= lead[1]!.includes("s");
+    textEnds = (lead[2]?.includes("m") ?? false) && t.multiline === true; // each line is its own text otherwise
     s = s.slice(lead[0].length);
   }
   let out = "";
   for (let i = 0; i < s.length; ) {
     const c = s[i]!;
-    if (c === "\\") {
+    if (c === "\\" && t.multiline && (s[i + 1] === "A" || s[i + 1] === "z")) {
+      out += s[i + 1] === "A" ? "(?<![^])" : "(?![^])"; // under -U the text is the whole file
+      i += 2;
+    } else if (c === "\\") {
       const [t, next] = escape(s, i, false);
       out += t;
       i = next;
@@ -164,10 +174,10 @@ export function translate(pattern: string, t: TranslateOptions = {}): { source: 
       out += dotall ? "[^]" : t.crlf ? "[^\\r\\n]" : "[^\\n]";
       i++;
     } else if (c === "^") {
-      out += "(?<![^\\n])";
+      out += textEnds ? "(?<![^])" : "(?<![^\\n])";
       i++;
     } else if (c === "$") {
-      out += lineEnd(t.crlf ?? false);
+      out += textEnds ? "(?![^])" : lineEnd(t.crlf ?? false);
       i++;
     } else if (s.startsWith("(?P<", i)) {
       out += "(?<";
@@ -224,12 +234,13 @@ export interface PatternOptions {
   caseMode: CaseMode;
   crlf?: boolean;
   multilineDotall?: boolean;
+  multiline?: boolean;
 }
 
 /** The search regex for rg's options, or the reason the patterns cannot be compiled. */
 export function compilePatterns(o: PatternOptions): CompiledPattern | string {
   try {
-    const t = { dotall: o.multilineDotall, crlf: o.crlf };
+    const t = { dotall: o.multilineDotall, crlf: o.crlf, multiline: o.multiline };
     const parts = o.patterns.map((p) => (o.fixed ? { source: escapeLiteral(p), ignoreCase: false } : translate(p, t)));
     const insensitive =
       o.caseMode === "insensitive" ||

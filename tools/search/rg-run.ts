@@ -139,7 +139,9 @@ function compileFor(o: RgOptions, env: RgEnv): CompiledPattern | string {
 }
 
 function walkOptionsFor(o: RgOptions, env: RgEnv, types: WalkOptions["types"]): WalkOptions {
-  const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
+  const loaded = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => ({ f, ...loadIgnoreFile(f, resolve(env.cwd, f)) }));
+  for (const { f, why } of loaded) if (why !== undefined && !o.noMessages) env.warn(`${f}: ${why}`);
+  const extra = loaded.map((l) => l.verdict);
   const globs = o.globs.map((g, i) => (o.globCaseInsensitive || o.caselessGlobs.has(i) ? caseless(g) : g));
   return {
     hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(globs), types,
