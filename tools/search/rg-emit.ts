@@ -129,7 +129,7 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
   for (const line of splitLines(s, [span])) {
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
     const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
-    const starts = inLine.map((m) => m.index - line.start);
+    const starts = inLine.length === 0 ? NO_STARTS : inLine.map((m) => m.index - line.start);
     if (o.vimgrep && ms.length > 0) {
       // Each match prints once, on the line it starts on (a -U match's other lines are not printed).
       const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, false, starts) : s.slice(line.start, line.end);
@@ -142,6 +142,9 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
     p.line(display, lines.at(line.start), kind, text, col, terminated, line.start, starts);
   }
 }
+
+/** Where the matches of a line without any start (shared: never written, as no match is replaced in it). */
+const NO_STARTS: number[] = [];
 
 /** 1-based byte column of `pos` in the line starting at `lineStart`. */
 function columnOf(s: string, lineStart: number, pos: number): number {
