@@ -2,7 +2,8 @@
 // checkout's `tests/*.rs`), replays each case's files and commands in a scratch folder through the installed
 // ripgrep and through the built-in, and prints the share of in-scope cases whose every command agrees
 // (stdout, lines sorted unless --sort; exit code; stderr's first word). In scope: cases this script can
-// follow whose arguments the built-in's parser accepts. Not used by CI or the tests.
+// follow whose arguments the built-in's parser accepts. Not used by CI or the tests. One file over 400
+// lines: its Rust tokenizer, replay of the cases' calls and runner serve only each other.
 //   bun scripts/rg-suite.ts PATH/TO/ripgrep/tests [--bin dist/tendril] [--only NAME] [-v]
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";

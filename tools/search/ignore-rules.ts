@@ -1,8 +1,7 @@
-// Owns ignore-file rules as ripgrep applies them: `.rgignore` over `.ignore` over `.gitignore` over
-// `.git/info/exclude` (a worktree's `.git` file followed to it), the deepest directory with a matching rule
-// wins, git rules only inside a repository and never above its root, then --ignore-file rules.
-// Rules are compiled once per file; a directory's ignored state is kept for the files under it.
-// Does not walk directories (walk.ts) nor read git's global excludes file.
+// Owns ignore-file rules as ripgrep applies them: `.rgignore` > `.ignore` > `.gitignore` > `.git/info/exclude`
+// (a worktree's `.git` file followed), the deepest directory wins, git rules only inside a repository (anywhere
+// under --no-require-git) and never above its root, then --ignore-file rules; compiled once per file, a
+// directory's ignored state kept for its files. Does not walk directories (walk.ts) nor read git's global excludes.
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { belowTopTier } from "./jit-tier.ts";

@@ -1,6 +1,7 @@
 // Owns searching one file or stdin as ripgrep does: decoding (UTF-8 BOM dropped, UTF-16 with a BOM
-// transcoded), binary files (skipped when walked, reported when named, -a/--binary/-uuu), --max-filesize,
-// the output modes, and the counts --stats prints. Does not walk, sort or decide exit codes (rg-run.ts).
+// transcoded), binary files (what ripgrep prints of them, by rg-binary.ts's rules), --null-data, -b,
+// --max-filesize, the output modes, and the counts --stats prints. Does not walk, sort or decide exit codes
+// (rg-run.ts).
 import { isAscii } from "node:buffer";
 import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
