@@ -179,6 +179,7 @@ function binaryTree(dir: string): void {
     s40: "x".repeat(39) + "\n", s60: "x".repeat(59) + "\n", s3048: "x".repeat(3047) + "\n", s4100: "x".repeat(4099) + "\n",
     "nogit/.gitignore": "ignored.txt\n", "nogit/ignored.txt": "x\n", "nogit/kept.txt": "x\n",
     "globs/[abc": "x\n", "globs/test": "x\n",
+    "first.bin": "\nab\nmark\0z\n", em: "a\n\nb\n\n",
     "ign/all": "s*\n", "ign/but-s40": "!s40\n", "ign/rooted": "/kept.txt\nnogit/ignored.txt\n",
   };
   writeTree(dir, files);
@@ -219,6 +220,13 @@ const BINARY_CASES: string[][] = [
   ["--ignore-file", "ign/rooted", "--files"], ["--ignore-file", "nogit", "x"], ["--ignore-file", "no-such-file", "-l", "x"],
   ["--max-filesize", "45k"], ["--max-filesize", "45k", "x"], ["-U", "\\Afoo", "small.bin"], ["-U", "-c", "(?-m)^filler", "hay"],
   ["-c", "(?-m)^filler", "hay"], ["-U", "--vimgrep", "Doctors.*\\n.*must"], ["-U", "-n", "\\Aan", "prose"],
+  // Found by random binary files: ripgrep's first read is 3 bytes (a byte-order mark's), so a short first
+  // line is searched before the NUL is seen; -m can end a search first; -q makes --files-without-match a
+  // match's status; a binary message counts as output before a later context group; empty matches print.
+  ["-n", "^$|ab", "-g", "first.bin"], ["-n", "mark", "-g", "first.bin"], ["-c", "-m1", "^$", "-g", "first.bin"], ["-c", "-m1", "ab", "-g", "first.bin"],
+  ["-q", "--files-without-match", "foo", "small.bin"], ["-q", "--files-without-match", "zzz", "prose"], ["--sort", "path", "-A1", "a", "small.bin", "b2", "crlf"],
+  ["-n", "-o", "^$", "em"], ["-o", "x*", "em"], ["-r", "X", "x*", "em"], ["--count-matches", "x*", "em"], ["--column", "^$", "em"], ["--vimgrep", "^$", "em"],
+  ["-o", "b|x*", "em"],
 ];
 
 /**

@@ -125,6 +125,8 @@ export function parseRgArgs(args: readonly string[]): ParseResult {
     positional.push(arg);
   }
   if (o.vimgrep) o.withFilename ??= true;
+  // ripgrep 13's -q ends the search at the first match whatever the listing mode: its status is a match's.
+  if (o.quiet && o.mode === "files-without-match") o.mode = "files-with-matches";
   if (o.json && JSON_CONFLICTS[o.mode]) {
     return { ok: false, message: `error: The argument '${JSON_CONFLICTS[o.mode]}' cannot be used with '--json'` };
   }

@@ -8,6 +8,9 @@ import type { LineSpan } from "./rg-search.ts";
 /** ripgrep's read buffer starts at 64 KiB and grows to hold a longer line; its mmap search looks for NUL in this much. */
 const BUFFER_BYTES = 64 * 1024;
 
+/** ripgrep's first read of a stream: the bytes a byte-order mark would take. */
+const BOM_PEEK = 3;
+
 export type BinaryMode = "none" | "quit" | "convert";
 
 /** How ripgrep treats NUL bytes in this file: not at all, as a reason to stop, or as line ends. */
@@ -18,9 +21,9 @@ export function binaryMode(o: RgOptions, explicit: boolean): BinaryMode {
 
 /**
  * The bytes ripgrep's streaming search has searched when a read brings in the NUL at `nul`: the lines that
- * end in the reads before it. Each read fills the buffer's free space after the part of a line (and, with
- * context, the `context` lines) kept from the last one; a read that brings no line end reads again,
- * growing the buffer when it is full.
+ * end in the reads before it. The first read is the 3 bytes it looks at for a byte-order mark; each later
+ * one fills the buffer's free space after the part of a line (and, with context, the `context` lines)
+ * kept from the last one; a read that brings no line end reads again, growing the buffer when it is full.
  */
 export function searchedBeforeNul(buf: Buffer, nul: number, context: number): number {
   let cap = BUFFER_BYTES;
@@ -30,7 +33,7 @@ export function searchedBeforeNul(buf: Buffer, nul: number, context: number): nu
   for (;;) {
     for (;;) {
       if (read - kept >= cap) cap *= 3; // ripgrep adds twice the buffer's length
-      const n = Math.min(cap - (read - kept), buf.length - read);
+      const n = Math.min(read === 0 ? BOM_PEEK : cap - (read - kept), buf.length - read);
       if (n <= 0) return searched;
       const from = read;
       read += n;

@@ -128,7 +128,7 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
   }
   for (const line of splitLines(s, [span])) {
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
-    const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
+    const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : o.column ? emptyMatchColumn(s, line, pat) : undefined;
     const starts = inLine.length === 0 ? NO_STARTS : inLine.map((m) => m.index - line.start);
     if (o.vimgrep && ms.length > 0) {
       // Each match prints once, on the line it starts on (a -U match's other lines are not printed).
@@ -145,6 +145,13 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
 
 /** Where the matches of a line without any start (shared: never written, as no match is replaced in it). */
 const NO_STARTS: number[] = [];
+
+/** --column of a line whose only match is empty (`^$`): where that match is, as ripgrep prints it. */
+function emptyMatchColumn(s: string, line: LineSpan, pat: CompiledPattern): number | undefined {
+  pat.exact.lastIndex = line.start;
+  const m = pat.exact.exec(s);
+  return m && m.index <= line.end ? columnOf(s, line.start, m.index) : undefined;
+}
 
 /** 1-based byte column of `pos` in the line starting at `lineStart`. */
 function columnOf(s: string, lineStart: number, pos: number): number {

@@ -12,7 +12,7 @@ import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
-import { countMatchedLines, matchedLines, matchesIn, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
+import { countMatchedLines, countMatchesIn, matchedLines, splitLines, unmatchedLines, type LineSpan } from "./rg-search.ts";
 
 export interface SearchStats {
   matches: number;
@@ -148,14 +148,11 @@ export class FileSearch {
   private binaryFile(buf: Buffer, display: string, explicit: boolean, mapped: boolean, nul: number): void {
     const o = this.o;
     const mode = binaryMode(o, explicit);
-    const lines = o.mode === "lines";
+    const lines = o.mode === "lines" && !o.quiet; // -q, like -c and -l, prints no lines and stops at no context line
     const context = Math.max(o.before, o.after);
     if (!mapped) {
       const searched = searchedBeforeNul(buf, nul, context);
-      if (mode === "quit") {
-        if (lines || this.quitsEarly()) return this.searchPrefix(buf.subarray(0, searched), display, nul);
-        return this.quitUnprinted();
-      }
+      if (mode === "quit") return this.searchPrefix(buf.subarray(0, searched), display, nul, lines || this.quitsEarly());
       const s = decode(buf).replaceAll("\0", "\n");
       const spans = this.spans(s, this.pat!);
       if (!lines) return this.report(s, spans, display, -1);
@@ -187,11 +184,14 @@ export class FileSearch {
     return (o.mode === "files-with-matches" || o.quiet) && !o.stats;
   }
 
-  /** The part of a walked file ripgrep searched before it saw the NUL at `nul` and quit. */
-  private searchPrefix(prefix: Buffer, display: string, nul: number): void {
+  /**
+   * The part of a walked file ripgrep searched before it saw the NUL at `nul` and quit; `shows`: what it
+   * found there is printed (else only -m's last match before the NUL, which ends the search first, is).
+   */
+  private searchPrefix(prefix: Buffer, display: string, nul: number, shows: boolean): void {
     const s = decode(prefix);
     const spans = this.spans(s, this.pat!);
-    if (spans.length === 0) return this.quitUnprinted();
+    if (spans.length === 0 || (!shows && spans.length < this.limit)) return this.quitUnprinted();
     if (this.o.mode !== "lines") return this.report(s, spans, display, -1);
     this.reportBinary(s, spans, display, spans.length >= this.limit ? undefined : { cut: s.length, line: s.length, dropSpans: true, counts: false, gap: false }, nul, "quit");
   }
@@ -289,7 +289,7 @@ export class FileSearch {
   private countMatches(s: string, spans: readonly LineSpan[]): number {
     if (this.o.invert) return spans.length;
     let n = 0;
-    for (const sp of spans) n += matchesIn(s, sp, this.pat!).length;
+    for (const sp of spans) n += countMatchesIn(s, sp, this.pat!);
     return n;
   }
 

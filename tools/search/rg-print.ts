@@ -113,6 +113,7 @@ export class Printer implements LineSink {
   binaryMatch(display: string, offset: number, quit = false): boolean {
     const prefix = this.o.withFilename ? `${this.shown(display)}: ` : "";
     const what = quit ? "WARNING: stopped searching binary file after match" : "binary file matches";
+    this.printedGroup = true; // a later file's context group is separated from it
     return this.out.line(`${prefix}${what} (found "\\0" byte around offset ${offset})`);
   }
 

@@ -103,19 +103,37 @@ export function splitLines(s: string, spans: readonly LineSpan[]): LineSpan[] {
   return out;
 }
 
-/** The non-empty matches that start inside `span`, in order. */
+/**
+ * The matches that start inside `span`, in order, empty ones too (ripgrep prints and replaces them), except
+ * an empty match where the previous one ended, as Rust's regex skips it.
+ */
 export function matchesIn(s: string, span: LineSpan, pat: CompiledPattern): RegExpExecArray[] {
-  const re = pat.exact;
   const out: RegExpExecArray[] = [];
+  eachMatch(s, span, pat, (m) => void out.push(m));
+  return out;
+}
+
+/** How many matches `matchesIn` finds (ripgrep counts `x*` at every position of a line). */
+export function countMatchesIn(s: string, span: LineSpan, pat: CompiledPattern): number {
+  let n = 0;
+  eachMatch(s, span, pat, () => void n++);
+  return n;
+}
+
+function eachMatch(s: string, span: LineSpan, pat: CompiledPattern, f: (m: RegExpExecArray) => void): void {
+  const re = pat.exact;
+  let lastEnd = -1;
   for (let pos = span.start; pos <= span.end; ) {
     re.lastIndex = pos;
     const m = re.exec(s);
-    if (!m || m.index > span.end || (m.index === span.end && m.index === s.length)) break;
-    pos = m[0].length > 0 ? m.index + m[0].length : m.index + 1;
-    if (pat.crlf && m[0].length > 1 && m[0].endsWith("\r")) m[0] = m[0].slice(0, -1);
-    if (m[0].length > 0) out.push(m);
+    if (!m || m.index > span.end) break;
+    const len = m[0].length;
+    pos = len > 0 ? m.index + len : m.index + ((s.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
+    if (len === 0 && m.index === lastEnd) continue;
+    lastEnd = m.index + len;
+    if (pat.crlf && len > 1 && m[0].endsWith("\r")) m[0] = m[0].slice(0, -1);
+    f(m);
   }
-  return out;
 }
 
 belowTopTier(matchedLines, countMatchedLines, plainLines);
