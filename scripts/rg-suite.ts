@@ -400,7 +400,7 @@ class Replay {
           c.args.push(...strs(args[0]!));
           return on;
         case "current_dir":
-          c.cwd = (args[0] as { path: string }).path;
+          c.cwd = Buffer.isBuffer(args[0]) ? join(this.root, args[0].toString()) : (args[0] as { path: string }).path;
           return on;
         case "stdout":
         case "stderr":
