@@ -111,6 +111,12 @@ export function streamStop(s: string, spans: readonly LineSpan[], cut: number, b
   return { cut, line: next.start, dropSpans: true, counts: !hasBefore, gap };
 }
 
+/** --passthru prints every line: it stops on the line at `cut`, which counts if it is a match. */
+export function passthruStop(s: string, spans: readonly LineSpan[], cut: number): BinaryStop | undefined {
+  if (cut >= s.length) return undefined;
+  return { cut, line: cut, dropSpans: true, counts: spans.some((sp) => sp.start === cut), gap: false };
+}
+
 /**
  * A memory-mapped search (NUL bytes stay in the lines): it stops at the first line it prints that holds a
  * NUL; from the start when the NUL is in the first 64 KiB and the mode is "convert". Undefined: it never
@@ -130,7 +136,8 @@ export function mappedStop(s: string, spans: readonly LineSpan[], before: number
       const gap = start === firstBefore && visited >= 0 && start > visited + 1;
       if (hasNul(start)) return { cut: start, line: start, dropSpans: false, counts: false, gap };
     }
-    if (hasNul(span.start)) return { cut: span.start, line: span.start, dropSpans: false, counts: true, gap: false };
+    const z = s.indexOf("\0", span.start); // a -U match's lines are checked together
+    if (atStart || (z >= 0 && z < span.end)) return { cut: span.start, line: span.start, dropSpans: false, counts: true, gap: false };
     visited = span.end;
     const next = spans[k + 1]?.start;
     for (let n = 0; n < after && visited + 1 < s.length && visited + 1 !== next; n++) {

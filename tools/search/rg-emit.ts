@@ -128,7 +128,8 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
   }
   for (const line of splitLines(s, [span])) {
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
-    const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : o.column ? emptyMatchColumn(s, line, pat) : undefined;
+    // Every line of a -U match shows the column of the span's first match, as ripgrep prints it.
+    const col = ms[0] ? columnOf(s, span.start, ms[0].index) : o.column ? emptyMatchColumn(s, line, pat) : undefined;
     const starts = inLine.length === 0 ? NO_STARTS : inLine.map((m) => m.index - line.start);
     if (o.vimgrep && ms.length > 0) {
       // Each match prints once, on the line it starts on (a -U match's other lines are not printed).

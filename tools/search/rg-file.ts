@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileReader, shortReadEnds } from "./file-bytes.ts";
 import { belowTopTier } from "./jit-tier.ts";
-import { binaryMode, mappedStop, nulFrom, nulSeenFirst, searchedBeforeNul, streamStop, type BinaryMode, type BinaryStop } from "./rg-binary.ts";
+import { binaryMode, mappedStop, nulFrom, nulSeenFirst, passthruStop, searchedBeforeNul, streamStop, type BinaryMode, type BinaryStop } from "./rg-binary.ts";
 import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
 import type { Printer } from "./rg-print.ts";
@@ -95,7 +95,8 @@ export class FileSearch {
     const noMatch = !utf16 && !o.invert && !o.passthru && this.cannotMatch(buf, lits);
     const checkNul = !o.text && !o.nullData && !utf16 && (!noMatch || o.mode === "files-without-match" || o.includeZero || o.stats);
     const nul = checkNul ? buf.indexOf(0) : -1;
-    if (nul >= 0 && !o.json && !o.passthru && !o.multiline) return this.binaryFile(buf, display, explicit, mapped, nul);
+    // -U with a pattern that may match a newline reads the whole file and checks it as a memory map.
+    if (nul >= 0 && !o.json) return this.binaryFile(buf, display, explicit, mapped || pat.crossesLines === true, nul);
     if (nul >= 0 && !explicit && !o.binary) return this.quitUnprinted();
     if (noMatch && o.mode !== "files-without-match" && !o.includeZero) {
       if (this.limit > 0) this.stats.bytesSearched += buf.length;
@@ -149,7 +150,7 @@ export class FileSearch {
     const o = this.o;
     const mode = binaryMode(o, explicit);
     const lines = o.mode === "lines" && !o.quiet; // -q, like -c and -l, prints no lines and stops at no context line
-    const context = Math.max(o.before, o.after);
+    const context = o.passthru ? 0 : Math.max(o.before, o.after);
     if (!mapped) {
       const searched = searchedBeforeNul(buf, nul, context);
       if (mode === "quit") return this.searchPrefix(buf.subarray(0, searched), display, nul, lines || this.quitsEarly());
@@ -159,7 +160,7 @@ export class FileSearch {
       const cut = decode(buf.subarray(0, searched)).length;
       // -m stopped it before the read that brings the NUL: ripgrep never saw it.
       if (spans.filter((sp) => sp.start < cut).length >= this.limit) return this.reportBinary(s, spans, display, undefined, nul, "convert");
-      const stop = streamStop(s, spans, cut, o.before, o.after) ?? { cut, line: cut, dropSpans: true, counts: false, gap: false };
+      const stop = (o.passthru ? passthruStop(s, spans, cut) : streamStop(s, spans, cut, o.before, o.after)) ?? { cut, line: cut, dropSpans: true, counts: false, gap: false };
       return this.reportBinary(s, spans, display, stop, nul, "convert");
     }
     const s = decode(buf);
@@ -171,7 +172,9 @@ export class FileSearch {
       const stop = mode === "quit" ? mappedStop(s, this.quitsEarly() ? spans.slice(0, 1) : spans, 0, 0, false) : undefined;
       return stop ? this.quitUnprinted() : this.report(s, spans, display, -1);
     }
-    const found = mappedStop(s, spans, o.before, o.after, atStart && mode === "convert");
+    const found = o.passthru
+      ? passthruStop(s, spans, atStart && mode === "convert" ? 0 : s.lastIndexOf("\n", s.indexOf("\0")) + 1)
+      : mappedStop(s, spans, o.before, o.after, atStart && mode === "convert");
     if (!found) return this.report(s, spans, display, -1);
     const stop = mode === "quit" ? { ...found, counts: false } : found; // quit stops before the line counts
     const offset = atStart && mode === "convert" ? nul : nulFrom(s, stop.line, s.length > 0 && buf[0] === 0xef && buf[1] === 0xbb ? 3 : 0);
@@ -191,6 +194,7 @@ export class FileSearch {
   private searchPrefix(prefix: Buffer, display: string, nul: number, shows: boolean): void {
     const s = decode(prefix);
     const spans = this.spans(s, this.pat!);
+    if (spans.length === 0 && this.o.passthru && shows) this.passAll(s, display);
     if (spans.length === 0 || (!shows && spans.length < this.limit)) return this.quitUnprinted();
     if (this.o.mode !== "lines") return this.report(s, spans, display, -1);
     this.reportBinary(s, spans, display, spans.length >= this.limit ? undefined : { cut: s.length, line: s.length, dropSpans: true, counts: false, gap: false }, nul, "quit");
@@ -200,6 +204,8 @@ export class FileSearch {
   private reportBinary(s: string, spans: LineSpan[], display: string, stop: BinaryStop | undefined, offset: number, mode: BinaryMode): void {
     const shown = stop ? spans.filter((sp) => sp.start < stop.cut) : spans;
     const count = shown.length + (stop?.counts ? 1 : 0);
+    // --passthru prints the lines before the stop as context even without a match among them.
+    if (this.o.passthru && shown.length === 0 && !this.o.quiet) this.passAll(stop ? s.slice(0, stop.cut) : s, display);
     if (count === 0) return;
     this.matched = true;
     this.stats.filesWithMatch++;
@@ -229,13 +235,15 @@ export class FileSearch {
     const o = this.o;
     const one = o.mode === "files-with-matches" || o.mode === "files-without-match" || (o.quiet && !o.stats);
     const want = one ? 1 : this.limit;
-    return o.invert ? unmatchedLines(s, pat, want, o.multiline) : matchedLines(s, pat, want, o.multiline);
+    // ripgrep searches line by line under -U too when no pattern can match a newline.
+    const multiline = o.multiline && pat.crossesLines === true;
+    return o.invert ? unmatchedLines(s, pat, want, multiline) : matchedLines(s, pat, want, multiline);
   }
 
   private report(s: string, spans: LineSpan[], display: string, nul: number): void {
     const o = this.o;
     const countMatches = o.mode === "count-matches" || (o.mode === "count" && o.onlyMatching);
-    const matches = countMatches || o.stats || this.json ? this.countMatches(s, spans) : 0;
+    const matches = countMatches || o.stats || this.json || this.pat!.crossesLines ? this.countMatches(s, spans) : 0;
     if (o.mode === "files-without-match") {
       if (spans.length > 0) return this.tally(spans, s, matches);
       this.matched = true;
@@ -252,7 +260,8 @@ export class FileSearch {
     if (o.quiet) return;
     if (o.mode === "files-with-matches") this.p.path(display);
     else if (countMatches) this.p.count(display, matches);
-    else if (o.mode === "count") this.p.count(display, spans.length);
+    // -U with a pattern that may match a newline counts matches, as ripgrep's multi-line search does.
+    else if (o.mode === "count") this.p.count(display, this.pat!.crossesLines ? matches : spans.length);
     else if (nul >= 0) this.p.binaryMatch(display, nul);
     else if (this.json) {
       this.json.begin(display, s, this.pat!);

@@ -23,6 +23,13 @@ export interface CompiledPattern {
   readonly patterns: string[];
   /** --crlf: a match that ends in `\r` (its `$` took it) ends before it, as in ripgrep. */
   readonly crlf?: boolean;
+  /**
+   * Some pattern may match a newline (`\n`, `\s`, a negated class, `.` under --multiline-dotall, …): only
+   * then does ripgrep's -U search the file whole (which changes what it prints of a binary file).
+   */
+  readonly crossesLines?: boolean;
+  /** -U: a match may span lines (else one that runs past its line's end is cut to the line, as Rust's would be). */
+  readonly multiline?: boolean;
 }
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
@@ -239,6 +246,7 @@ export interface PatternOptions {
 
 /** The search regex for rg's options, or the reason the patterns cannot be compiled. */
 export function compilePatterns(o: PatternOptions): CompiledPattern | string {
+  if (!o.multiline && o.patterns.some((p) => hasLiteralNewline(p, o.fixed))) return NEWLINE_REFUSED;
   try {
     const t = { dotall: o.multilineDotall, crlf: o.crlf, multiline: o.multiline };
     const parts = o.patterns.map((p) => (o.fixed ? { source: escapeLiteral(p), ignoreCase: false } : translate(p, t)));
@@ -263,11 +271,42 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     return {
       scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
       literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns], ...(o.crlf ? { crlf: true } : {}),
+      ...(o.multiline && o.patterns.some((p) => mayMatchNewline(p, o.fixed, o.multilineDotall ?? false)) ? { crossesLines: true } : {}),
+      ...(o.multiline ? { multiline: true } : {}),
     };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
   }
+}
+
+/** ripgrep 13's refusal of a newline in a pattern without -U. */
+const NEWLINE_REFUSED =
+  "the literal '\"\\n\"' is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n" +
+  "When multiline mode is enabled, new line characters can be matched.";
+
+/** A newline, or `\n` outside a negated class: what ripgrep refuses without -U (`\s` and `[^\n]` are fine). */
+function hasLiteralNewline(p: string, fixed: boolean): boolean {
+  if (p.includes("\n")) return true;
+  if (fixed) return false;
+  let negated: boolean | undefined; // inside a class: whether it is negated
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === "\\") {
+      if (p[i + 1] === "n" && negated !== true) return true;
+      i++;
+    } else if (c === "[" && negated === undefined) negated = p[i + 1] === "^";
+    else if (c === "]" && negated !== undefined) negated = undefined;
+  }
+  return false;
+}
+
+/** Whether a pattern may match a newline, judged from its syntax (a negated class may, `\w` may not). */
+function mayMatchNewline(p: string, fixed: boolean, dotall: boolean): boolean {
+  if (fixed) return p.includes("\n");
+  if (p.includes("\n")) return true;
+  if (dotall && p.includes(".")) return true;
+  return /\\[nsWDSPx]|\[\^|\[\[:(space|cntrl|\^)|\(\?[a-zA-Z]*s/.test(p);
 }
 
 /** Bytes from most to least common in source code and prose (a rough order, not measured counts). */

@@ -16,7 +16,8 @@ export function matchedLines(s: string, pat: CompiledPattern, limit: number, mul
   const out: LineSpan[] = [];
   const re = pat.scan;
   let pos = 0;
-  while (out.length < limit && pos <= s.length) {
+  // -U: at the limit, a match starting on the last span's last line still joins it (ripgrep counts spans).
+  while ((out.length < limit || multiline) && pos <= s.length) {
     re.lastIndex = pos;
     const m = re.exec(s);
     if (!m) break;
@@ -28,8 +29,10 @@ export function matchedLines(s: string, pat: CompiledPattern, limit: number, mul
     if (end < 0) end = s.length;
     if (multiline) {
       const prev = out[out.length - 1];
-      if (prev && prev.end >= start) prev.end = Math.max(prev.end, end); // matches sharing a line print once
-      else out.push({ start, end });
+      // Matches sharing a line, or on adjacent lines, make one block, as ripgrep 13 groups them.
+      if (prev && prev.end + 1 >= start) prev.end = Math.max(prev.end, end);
+      else if (out.length < limit) out.push({ start, end });
+      else break;
       pos = m[0].length > 0 ? i + m[0].length : end + 1;
       continue;
     }
@@ -125,8 +128,16 @@ function eachMatch(s: string, span: LineSpan, pat: CompiledPattern, f: (m: RegEx
   let lastEnd = -1;
   for (let pos = span.start; pos <= span.end; ) {
     re.lastIndex = pos;
-    const m = re.exec(s);
+    let m = re.exec(s);
     if (!m || m.index > span.end) break;
+    if (!pat.multiline && m.index + m[0].length > span.end) {
+      // JavaScript's `\s` or `[^x]` ran past the line's end, where Rust's regex stops: match in the line alone.
+      const line = s.slice(span.start, span.end);
+      re.lastIndex = pos - span.start;
+      m = re.exec(line);
+      if (!m) break;
+      m.index += span.start;
+    }
     const len = m[0].length;
     pos = len > 0 ? m.index + len : m.index + ((s.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
     if (len === 0 && m.index === lastEnd) continue;
