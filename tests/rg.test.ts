@@ -228,6 +228,11 @@ const BINARY_CASES: string[][] = [
   ["-n", "-o", "^$", "em"], ["-o", "x*", "em"], ["-r", "X", "x*", "em"], ["--count-matches", "x*", "em"], ["--column", "^$", "em"], ["--vimgrep", "^$", "em"],
   ["-o", "b|x*", "em"], ["--passthru", "zzz", "-g", "first.bin"], ["--passthru", "-n", "ab", "-g", "first.bin"], ["--passthru", "-n", "early mark", "hay"],
   ["--passthru", "--no-mmap", "-n", "mark", "hay"], ["--passthru", "-n", "--mmap", "zzz", "-g", "hay"], ["--passthru", "-n", "foo", "b2"],
+  // -U: line by line unless a pattern may match a newline, adjacent lines' matches one block; a match ends
+  // at its line's end without -U; a newline needs -U.
+  ["-U", "-c", "a\\s", "prose"], ["-U", "-c", "a", "prose"], ["-U", "-n", "--column", "d,\\n|label", "prose"], ["-U", "-m1", "-n", "o\\s", "prose"],
+  ["-U", "-n", "mark", "--no-mmap", "-g", "hay"], ["-U", "-n", "mark\\s", "-g", "hay"], ["-o", "the\\s+", "prose"], ["--count-matches", "\\s+", "prose"],
+  ["a\\nb", "prose"], ["-F", "a\nb", "prose"], ["-e", "x", "-e", "[^\\n]\\n", "prose"], ["-c", "[^\\n]x", "prose"],
 ];
 
 /**
