@@ -232,7 +232,7 @@ const BINARY_CASES: string[][] = [
   // at its line's end without -U; a newline needs -U.
   ["-U", "-c", "a\\s", "prose"], ["-U", "-c", "a", "prose"], ["-U", "-n", "--column", "d,\\n|label", "prose"], ["-U", "-m1", "-n", "o\\s", "prose"],
   ["-U", "-n", "mark", "--no-mmap", "-g", "hay"], ["-U", "-n", "mark\\s", "-g", "hay"], ["-o", "the\\s+", "prose"], ["--count-matches", "\\s+", "prose"],
-  ["a\\nb", "prose"], ["-F", "a\nb", "prose"], ["-e", "x", "-e", "[^\\n]\\n", "prose"], ["-c", "[^\\n]x", "prose"],
+  ["-U", "-n", "Doctors\\p{Any}+?must", "prose"], ["-U", "-c", "\\S+", "prose"], ["-U", "-c", "\\W+", "prose"], ["a\\nb", "prose"], ["-F", "a\nb", "prose"], ["-e", "x", "-e", "[^\\n]\\n", "prose"], ["-c", "[^\\n]x", "prose"],
 ];
 
 /**

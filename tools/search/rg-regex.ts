@@ -306,7 +306,7 @@ function mayMatchNewline(p: string, fixed: boolean, dotall: boolean): boolean {
   if (fixed) return p.includes("\n");
   if (p.includes("\n")) return true;
   if (dotall && p.includes(".")) return true;
-  return /\\[nsWDSPx]|\[\^|\[\[:(space|cntrl|\^)|\(\?[a-zA-Z]*s/.test(p);
+  return /\\[nsWDPpx]|\[\^|\[\[:(space|cntrl|\^)|\(\?[a-zA-Z]*s/.test(p);
 }
 
 /** Bytes from most to least common in source code and prose (a rough order, not measured counts). */
