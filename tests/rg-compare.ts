@@ -51,7 +51,7 @@ function normalise(stdout: string, args: readonly string[]): string {
 }
 
 /** Runs `args` through ripgrep and through the shim in `cwd`; both outcomes, normalised alike. */
-export function both(shim: string, env: NodeJS.ProcessEnv, args: string[], cwd: string, input?: string): { ours: Outcome; theirs: Outcome } {
+export function both(shim: string, env: NodeJS.ProcessEnv, args: string[], cwd: string, input?: string | Buffer): { ours: Outcome; theirs: Outcome } {
   const stdio = input === undefined ? (["ignore", "pipe", "pipe"] as const) : undefined;
   const ours = runBin(args, { bin: shim, cwd, env, ...(stdio ? { stdio: [...stdio] } : { input }) });
   const r = spawnSync(realRg!, args, { cwd, env, encoding: "utf8", ...(stdio ? { stdio: [...stdio] } : { input }) });

@@ -3,11 +3,11 @@
 // required in CI); the refusals, the output cap and the hand-over to a real ripgrep are checked regardless.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, runBin } from "./binary.ts";
-import { both, realRg } from "./rg-compare.ts";
+import { both, realRg, shimEnv, writeTree } from "./rg-compare.ts";
 
 let base: string;
 let root: string;
@@ -147,6 +147,131 @@ describe.skipIf(!realRg)("built-in rg equals ripgrep", () => {
   test("every case ran", () => expect(CASES.length + NEW_CASES.length).toBeGreaterThan(150));
 });
 
+/**
+ * A tree for the cases below, without `.git` anywhere: `hay` is 90 KB of text with one NUL byte past
+ * ripgrep's first 64 KiB read and matches of `mark` before its first read ends, in the read that brings
+ * the NUL, and after it; the others are small binary, NUL-separated, CRLF and sized files.
+ */
+function binaryTree(dir: string): void {
+  const filler = (i: number) => `filler line ${i} with some words to pad the file out`;
+  const lines = ["The first line has a mark"];
+  const until = (bytes: number) => {
+    while (lines.join("\n").length < bytes) lines.push(filler(lines.length + 1));
+  };
+  until(60_000);
+  lines.push("an early mark in the first read");
+  until(66_000);
+  lines.push("a late mark in the read that brings the nul");
+  until(77_000);
+  lines.push("zzz\0 the nul byte", "after the nul, a mark");
+  until(90_000);
+  const files: Record<string, string | Buffer> = {
+    hay: lines.join("\n") + "\n",
+    "small.bin": "foo\0bar\nfoo\0baz\n",
+    b2: "a\nfoo\0bar\nfoo\n",
+    nd: "foo\0bar\0\0\0baz\0",
+    crlf: "one\r\nfoo two\r\nthree\r\n",
+    "uni.txt": "Grüße aus Köln\nnaïve café wörld\n",
+    prose:
+      "For the Doctors of this town, as opposed to the others\nwho must always be lucky in what they do\n" +
+      "but a doctor has to have it taken out for him and dusted,\nand exhibited clearly, with a label attached.\n" +
+      "café crème brûlée, déjà vu, naïve résumé éclair\n",
+    s40: "x".repeat(39) + "\n", s60: "x".repeat(59) + "\n", s3048: "x".repeat(3047) + "\n", s4100: "x".repeat(4099) + "\n",
+    "nogit/.gitignore": "ignored.txt\n", "nogit/ignored.txt": "x\n", "nogit/kept.txt": "x\n",
+    "globs/[abc": "x\n", "globs/test": "x\n",
+    "first.bin": "\nab\nmark\0z\n", em: "a\n\nb\n\n",
+    "ign/all": "s*\n", "ign/but-s40": "!s40\n", "ign/rooted": "/kept.txt\nnogit/ignored.txt\n",
+  };
+  writeTree(dir, files);
+}
+
+/** The behaviours of issue 23 (binary files, --null-data, -b, --max-filesize, --no-require-git, -r -o on CRLF, --vimgrep -N, -M previews, -g errors). */
+const BINARY_CASES: string[][] = [
+  ["--no-mmap", "-n", "mark", "-g", "hay"], ["--no-mmap", "-n", "mark", "hay"], ["--no-mmap", "-n", "--binary", "mark", "-g", "hay"],
+  ["--no-mmap", "-n", "--text", "mark", "-g", "hay"], ["--no-mmap", "-l", "mark", "-g", "hay"], ["--no-mmap", "-q", "mark", "-g", "hay"],
+  ["--no-mmap", "-c", "mark", "-g", "hay"], ["--no-mmap", "-c", "--binary", "mark", "-g", "hay"], ["--no-mmap", "-c", "mark", "hay"],
+  ["--no-mmap", "-n", "after the nul", "-g", "hay"], ["--no-mmap", "-n", "after the nul", "hay"], ["--no-mmap", "--binary", "-n", "after the nul", "-g", "hay"],
+  ["--no-mmap", "-n", "late mark", "hay"], ["--no-mmap", "-n", "late mark", "-g", "hay"], ["--no-mmap", "-n", "-m1", "mark", "hay"],
+  ["--no-mmap", "--files-without-match", "mark", "-g", "hay"], ["--no-mmap", "--files-without-match", "late mark", "-g", "hay"],
+  ["--no-mmap", "-C1", "-n", "mark", "hay"], ["--no-mmap", "-A2", "early mark", "hay"], ["--no-mmap", "-b", "mark", "hay"],
+  ["-n", "mark", "hay"], ["-n", "mark|zzz", "hay"], ["--mmap", "-n", "mark", "-g", "hay"], ["--mmap", "--binary", "-n", "mark|zzz", "-g", "hay"],
+  ["--mmap", "-n", "zzz|after", "-g", "hay"], ["--mmap", "-n", "mark|zzz", "-g", "hay"], ["--mmap", "-c", "mark|zzz", "-g", "hay"], ["-A1", "early mark", "hay"],
+  ["-B1", "foo", "b2"], ["--no-mmap", "-B1", "foo", "b2"], ["-A1", "-n", "a", "b2"], ["-c", "foo", "small.bin"], ["--no-mmap", "-c", "foo", "small.bin"],
+  ["^bar", "small.bin"], ["--no-mmap", "^bar", "small.bin"], ["--mmap", "foo", "small.bin"], ["--mmap", "foo", "-gsmall.bin"], ["--no-mmap", "foo", "-gsmall.bin"],
+  ["-a", "--mmap", "foo", "small.bin"], ["-a", "--no-mmap", "foo", "small.bin"], ["-c", "--mmap", "foo"], ["--binary", "--mmap", "-c", "foo"], ["--binary", "-c", "foo"],
+  ["--null-data", ".+", "nd"], ["--null-data", "-n", "a", "nd"], ["--null-data", "-c", "a", "nd"], ["--null-data", "-l", "a", "nd"], ["--null-data", "-o", "ba."],
+  ["--null-data", "foo", "small.bin"], ["--null", "-l", "foo"], ["--null", "-c", "foo"], ["-0", "-n", "o", "crlf", "uni.txt"],
+  ["-b", "-o", "o", "crlf"], ["-b", "o", "crlf"], ["-b", "-n", "--column", "o", "crlf"], ["--byte-offset", "-o", "w\\w+", "uni.txt"], ["-b", "--vimgrep", "é", "prose"],
+  ["--max-filesize", "50", "--files"], ["--max-filesize", "4K", "--files"], ["--max-filesize", "45k", "x"], ["--max-filesize", "44444444444444444444", "x"],
+  ["--max-filesize", "34359738368G", "--files"], ["--max-filesize=1M", "--files"], ["--max-filesize", "", "x"], ["--max-filesize", "18014398509481983K", "x"],
+  ["--sort", "path", "--files", "nogit"], ["--sort", "path", "--files", "--no-require-git", "nogit"],
+  ["--sort", "path", "--files", "--no-require-git", "--require-git", "nogit"], ["--no-require-git", "-l", "x", "nogit"],
+  ["-r", "X", "-o", "o\\s*", "crlf"], ["--crlf", "-o", "-r", "[$0]", "\\w+$", "crlf"], ["-o", "-r", "$0", "e\\r?$", "crlf"], ["-o", "-r", "<$1>", "(\\w+)\\s", "crlf"],
+  ["--vimgrep", "-N", "o", "crlf"], ["--vimgrep", "-N", "--no-column", "o", "crlf"], ["--vimgrep", "--no-column", "o", "crlf"],
+  ["-M46", "--max-columns-preview", "exhibited|dusted|has to have it", "prose"], ["-M43", "--max-columns-preview", "-rxxx", "exhibited|dusted|has to have it", "prose"],
+  ["-M43", "--max-columns-preview", "--column", "exhibited|dusted|has to", "prose"], ["-M30", "--max-columns-preview", "-C1", "dusted", "prose"],
+  ["-M20", "--max-columns-preview", "-o", "exhibited.*", "prose"], ["-M20", "-o", "exhibited.*", "prose"], ["-M20", "-r", "x", "a", "prose"],
+  ["-M12", "--max-columns-preview", "é", "prose"], ["-M20", "--vimgrep", "--max-columns-preview", "a", "prose"],
+  ["-g", "[abc", "x"], ["--files", "-g", "[abc"], ["-g", "!a[", "x"], ["-g", "a{b", "x"], ["-g", "{a,{b}}", "x"], ["-g", "[z-a]", "x"],
+  ["-g", "a\\", "x"], ["--sort", "path", "-g", "[]]", "--files"], ["-g", "[!]", "x"], ["--iglob", "**/[a", "x"],
+  // Found by scripts/rg-suite.ts: a later --ignore-file wins, its rules anchor where ripgrep anchors them, an
+  // unreadable one is named; a bad size is reported after a missing pattern; -U anchors and --vimgrep.
+  ["--ignore-file", "ign/all", "--ignore-file", "ign/but-s40", "--files"], ["--ignore-file", "ign/rooted", "--files", "nogit"],
+  ["--ignore-file", "ign/rooted", "--files"], ["--ignore-file", "nogit", "x"], ["--ignore-file", "no-such-file", "-l", "x"],
+  ["--max-filesize", "45k"], ["--max-filesize", "45k", "x"], ["-U", "\\Afoo", "small.bin"], ["-U", "-c", "(?-m)^filler", "hay"],
+  ["-c", "(?-m)^filler", "hay"], ["-U", "--vimgrep", "Doctors.*\\n.*must"], ["-U", "-n", "\\Aan", "prose"],
+  // Found by random binary files: ripgrep's first read is 3 bytes (a byte-order mark's), so a short first
+  // line is searched before the NUL is seen; -m can end a search first; -q makes --files-without-match a
+  // match's status; a binary message counts as output before a later context group; empty matches print.
+  ["-n", "^$|ab", "-g", "first.bin"], ["-n", "mark", "-g", "first.bin"], ["-c", "-m1", "^$", "-g", "first.bin"], ["-c", "-m1", "ab", "-g", "first.bin"],
+  ["-q", "--files-without-match", "foo", "small.bin"], ["-q", "--files-without-match", "zzz", "prose"], ["--sort", "path", "-A1", "a", "small.bin", "b2", "crlf"],
+  ["-n", "-o", "^$", "em"], ["-o", "x*", "em"], ["-r", "X", "x*", "em"], ["--count-matches", "x*", "em"], ["--column", "^$", "em"], ["--vimgrep", "^$", "em"],
+  ["-o", "b|x*", "em"], ["--passthru", "zzz", "-g", "first.bin"], ["--passthru", "-n", "ab", "-g", "first.bin"], ["--passthru", "-n", "early mark", "hay"],
+  ["--passthru", "--no-mmap", "-n", "mark", "hay"], ["--passthru", "-n", "--mmap", "zzz", "-g", "hay"], ["--passthru", "-n", "foo", "b2"],
+  // -U: line by line unless a pattern may match a newline, adjacent lines' matches one block; a match ends
+  // at its line's end without -U; a newline needs -U.
+  ["-U", "-c", "a\\s", "prose"], ["-U", "-c", "a", "prose"], ["-U", "-n", "--column", "d,\\n|label", "prose"], ["-U", "-m1", "-n", "o\\s", "prose"],
+  ["-U", "-n", "mark", "--no-mmap", "-g", "hay"], ["-U", "-n", "mark\\s", "-g", "hay"], ["-o", "the\\s+", "prose"], ["--count-matches", "\\s+", "prose"],
+  ["-U", "-n", "Doctors\\p{Any}+?must", "prose"], ["-U", "-c", "\\S+", "prose"], ["-U", "-c", "\\W+", "prose"], ["a\\nb", "prose"], ["-F", "a\nb", "prose"], ["-e", "x", "-e", "[^\\n]\\n", "prose"], ["-c", "[^\\n]x", "prose"],
+];
+
+/**
+ * The same through standard input (never memory-mapped). A pipe's reads past the first vary in size with
+ * timing, so the cases print nothing that depends on them.
+ */
+const STDIN_CASES: [string[], string][] = [
+  [["--no-mmap", "-n", "first line|after the nul"], "hay"], [["-n", "after the nul"], "hay"], [["-c", "mark"], "hay"], [["foo"], "small.bin"],
+  [["--null-data", "a"], "nd"],
+];
+
+/** ripgrep prints all of `hay` under --passthru: the shim's output cap is lifted for these cases. */
+const UNCAPPED = { TENDRIL_SHIM_OUTPUT_LINES: "1000000", TENDRIL_SHIM_OUTPUT_BYTES: "100000000" };
+
+describe.skipIf(!realRg)("built-in rg equals ripgrep on binary files and issue 23's flags", () => {
+  let dir: string;
+  let shimPath: string;
+  let shimEnvFor: (extra?: Record<string, string>) => NodeJS.ProcessEnv;
+  beforeAll(() => {
+    const top = mkdtempSync(join(tmpdir(), "tendril-rg-bin-"));
+    dir = join(top, "tree");
+    binaryTree(dir);
+    ({ shim: shimPath, env: shimEnvFor } = shimEnv(top));
+  });
+  afterAll(() => rmSync(join(dir, ".."), { recursive: true, force: true }));
+  for (const args of BINARY_CASES) {
+    test(`rg ${args.join(" ")}`, () => {
+      const { ours, theirs } = both(shimPath, shimEnvFor(UNCAPPED), args, dir);
+      expect(ours).toEqual(theirs);
+    });
+  }
+  for (const [args, file] of STDIN_CASES) {
+    test(`rg ${args.join(" ")} < ${file}`, () => {
+      const { ours, theirs } = both(shimPath, shimEnvFor(UNCAPPED), args, dir, readFileSync(join(dir, file)));
+      expect(ours).toEqual(theirs);
+    });
+  }
+});
+
 describe("rg shim", () => {
   test("an unknown flag exits 2 with one line naming it and the nearest known flag", () => {
     const r = shim(["--fixed-string", "foo"]);
@@ -158,7 +283,7 @@ describe("rg shim", () => {
   });
 
   test("a ripgrep flag the built-in lacks is refused by name with exit 2, never answered differently", () => {
-    for (const flag of ["--pcre2", "-P", "--search-zip", "-z", "--byte-offset", "--encoding=latin1"]) {
+    for (const flag of ["--pcre2", "-P", "--search-zip", "-z", "--one-file-system", "--encoding=latin1"]) {
       const r = shim([flag, "foo"]);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe("");

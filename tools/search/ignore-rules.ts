@@ -1,8 +1,7 @@
-// Owns ignore-file rules as ripgrep applies them: `.rgignore` over `.ignore` over `.gitignore` over
-// `.git/info/exclude` (a worktree's `.git` file followed to it), the deepest directory with a matching rule
-// wins, git rules only inside a repository and never above its root, then --ignore-file rules.
-// Rules are compiled once per file; a directory's ignored state is kept for the files under it.
-// Does not walk directories (walk.ts) nor read git's global excludes file.
+// Owns ignore-file rules as ripgrep applies them: `.rgignore` > `.ignore` > `.gitignore` > `.git/info/exclude`
+// (a worktree's `.git` file followed), the deepest directory wins, git rules only inside a repository (anywhere
+// under --no-require-git) and never above its root, then --ignore-file rules; compiled once per file, a
+// directory's ignored state kept for its files. Does not walk directories (walk.ts) nor read git's global excludes.
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { belowTopTier } from "./jit-tier.ts";
@@ -41,6 +40,8 @@ export interface IgnoreSources {
   readonly exclude: boolean;
   /** Ignore files in directories above a walk root. */
   readonly parent: boolean;
+  /** false (--no-require-git): `.gitignore` files apply outside a git repository too. */
+  readonly requireGit?: boolean;
 }
 
 export const ALL_SOURCES: IgnoreSources = { custom: true, dot: true, vcs: true, exclude: true, parent: true };
@@ -280,7 +281,7 @@ export function frameFor(
   return {
     parent,
     hasGit,
-    anyGit: hasGit || (parent?.anyGit ?? false),
+    anyGit: hasGit || (parent?.anyGit ?? false) || use.requireGit === false,
     ...place,
     custom,
     dotIgnore,
@@ -349,13 +350,27 @@ export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: bo
 
 belowTopTier(ruleVerdict); // asked about every walked entry
 
-/** An --ignore-file: its rules, matched relative to its own directory (by name for paths outside it). */
-export function loadIgnoreFile(path: string): (abs: string, isDir: boolean) => Verdict {
-  const ig = load(path);
-  const base = dirname(path);
-  return (abs, isDir) => {
-    const rel = relative(base, abs);
-    const p = rel.startsWith("..") || isAbsolute(rel) ? basename(abs) : rel;
-    return ig?.verdict(p, isDir);
+/**
+ * An --ignore-file, `given` as on the command line: its rules, matched as ripgrep matches them against a
+ * path as it prints it (`./` dropped), with the file's own folder (as given) stripped when the path starts
+ * with it. `why` is set when the file cannot be read (ripgrep says so and goes on without it).
+ */
+export function loadIgnoreFile(given: string, abs: string): { verdict: (shown: string, isDir: boolean) => Verdict; why?: string } {
+  let text: string;
+  try {
+    text = readFileSync(abs, "utf8");
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === "EISDIR" ? "line 1: Is a directory (os error 21)" : e.code === "ENOENT" ? "No such file or directory (os error 2)" : e.message;
+    return { verdict: () => undefined, why };
+  }
+  const ig = new RuleSet(text);
+  const root = dirname(given).replace(/^\.\//, "");
+  return {
+    verdict: (shown, isDir) => {
+      let p = shown.startsWith("./") ? shown.slice(2) : shown;
+      if (root !== "." && root !== "" && p.includes("/") && (p.startsWith(root + "/") || root.endsWith("/") && p.startsWith(root))) p = p.slice(root.length).replace(/^\//, "");
+      return ig.verdict(p, isDir);
+    },
   };
 }

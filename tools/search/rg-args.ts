@@ -1,7 +1,7 @@
 // Owns the built-in rg's command line: ripgrep's spelling of flags (short, long, `--x=v`, bundled `-inC2`),
 // which later flag wins, config-file arguments, and the one-line errors for unknown or refused flags.
 // Does not define the flags (rg-flags.ts), search or print.
-import { defaultOptions, FLAGS, REFUSED_LONG, REFUSED_SHORT, type Flag, type ParseState, type RgOptions } from "./rg-flags.ts";
+import { defaultOptions, FLAGS, REFUSED_LONG, REFUSED_SHORT, WholeError, type Flag, type ParseState, type RgOptions } from "./rg-flags.ts";
 
 export type { CaseMode, OutputMode, RgOptions } from "./rg-flags.ts";
 export { defaultOptions } from "./rg-flags.ts";
@@ -72,6 +72,10 @@ function applyFlag(o: RgOptions, flag: Flag, shown: string, value: string, state
     flag.apply(o, value, state);
     return undefined;
   } catch (err) {
+    if (err instanceof WholeError) {
+      state.invalidValue ??= err.message; // ripgrep reads such values after its command line: a missing pattern is said first
+      return undefined;
+    }
     return `rg: ${shown} ${err instanceof Error ? err.message : String(err)}`;
   }
 }
@@ -79,7 +83,7 @@ function applyFlag(o: RgOptions, flag: Flag, shown: string, value: string, state
 /** Parses rg's arguments (without the program name). */
 export function parseRgArgs(args: readonly string[]): ParseResult {
   const o = defaultOptions();
-  const state = { unrestricted: 0, explicitPattern: false };
+  const state: ParseState = { unrestricted: 0, explicitPattern: false };
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -121,16 +125,19 @@ export function parseRgArgs(args: readonly string[]): ParseResult {
     positional.push(arg);
   }
   if (o.vimgrep) o.withFilename ??= true;
+  // ripgrep 13's -q ends the search at the first match whatever the listing mode: its status is a match's.
+  if (o.quiet && o.mode === "files-without-match") o.mode = "files-with-matches";
   if (o.json && JSON_CONFLICTS[o.mode]) {
     return { ok: false, message: `error: The argument '${JSON_CONFLICTS[o.mode]}' cannot be used with '--json'` };
   }
   if (o.help || o.version || o.mode === "files" || o.mode === "type-list" || state.explicitPattern) {
     o.paths = positional;
-    return { ok: true, options: o };
+    return state.invalidValue ? { ok: false, message: state.invalidValue } : { ok: true, options: o };
   }
   if (positional.length === 0) {
-    return { ok: false, message: "rg: no pattern given (usage: rg [FLAGS] PATTERN [PATH...]; rg --files [PATH...])" };
+    return { ok: false, message: "error: no pattern given (usage: rg [FLAGS] PATTERN [PATH...]; rg --files [PATH...])" };
   }
+  if (state.invalidValue) return { ok: false, message: state.invalidValue };
   o.patterns.push(positional[0]!);
   o.paths = positional.slice(1);
   return { ok: true, options: o };

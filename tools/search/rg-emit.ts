@@ -19,6 +19,13 @@ export interface EmitOptions {
   readonly column?: boolean;
   readonly vimgrep?: boolean;
   readonly crlf?: boolean;
+  /** Find each match of a printed line even when nothing above needs them (-M with --stats counts them). */
+  readonly locate?: boolean;
+  /**
+   * A binary file's search stopped (rg-binary.ts): no line from `at` on is printed; `dropSpans`: nor the
+   * context before a match from there; `gap`: the context separator still precedes the line it stopped on.
+   */
+  readonly cut?: { readonly at: number; readonly dropSpans: boolean; readonly gap: boolean };
 }
 
 /** Line numbers for increasing positions, counting newlines only once. */
@@ -68,6 +75,8 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
     return !p.full;
   };
   let lastEnd = -1; // end of the last printed line of this file
+  const cut = o.cut?.at ?? Infinity;
+  const stopAt = Math.min(cut, s.length);
   for (let k = 0; k < spans.length; k++) {
     const span = spans[k]!;
     const before: LineSpan[] = [];
@@ -78,6 +87,12 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
       before.unshift({ start, end });
       q = start;
     }
+    if (span.start >= cut) {
+      const shown = o.cut!.dropSpans ? [] : before.filter((b) => b.start < cut);
+      if (shown.length > 0 || o.cut!.gap) p.group(display);
+      for (const b of shown) ctx(b.start, b.end);
+      break;
+    }
     const first = before[0] ?? span;
     if (lastEnd < 0 || first.start !== lastEnd + 1) p.group(display);
     for (const b of before) ctx(b.start, b.end);
@@ -85,7 +100,7 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
     lastEnd = span.end;
     const next = spans[k + 1]?.start;
     const after = next === undefined ? (o.afterLast ?? o.after) : o.after;
-    for (let n = 0; n < after && lastEnd + 1 < s.length && lastEnd + 1 !== next; n++) {
+    for (let n = 0; n < after && lastEnd + 1 < stopAt && lastEnd + 1 !== next; n++) {
       const start = lastEnd + 1;
       let end = s.indexOf("\n", start);
       if (end < 0) end = s.length;
@@ -99,7 +114,7 @@ export function emitLines(s: string, spans: readonly LineSpan[], display: string
 }
 
 function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPattern, o: EmitOptions, lines: LineCounter, p: LineSink): void {
-  const needMatches = o.onlyMatching || o.replace !== undefined || o.column || o.vimgrep;
+  const needMatches = o.onlyMatching || o.replace !== undefined || o.column || o.vimgrep || o.locate;
   const ms = needMatches ? matchesIn(s, span, pat) : [];
   const kind: LineKind = "match";
   if (o.onlyMatching) {
@@ -107,23 +122,36 @@ function printSpan(s: string, span: LineSpan, display: string, pat: CompiledPatt
       const lineStart = m.index === 0 ? 0 : s.lastIndexOf("\n", m.index - 1) + 1;
       const text = o.replace !== undefined ? expandReplacement(o.replace, m) : m[0];
       const col = columnOf(s, lineStart, m.index);
-      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false));
+      text.split("\n").forEach((t, i) => p.line(display, lines.at(m.index) + i, kind, t, col, false, m.index, [0]));
     }
     return;
   }
   for (const line of splitLines(s, [span])) {
     const inLine = ms.filter((m) => m.index >= line.start && m.index <= line.end && !(m.index === line.end && line.end < span.end));
-    const col = inLine[0] ? columnOf(s, line.start, inLine[0].index) : undefined;
-    if (o.vimgrep && inLine.length > 0) {
-      const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace) : s.slice(line.start, line.end);
-      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, line.start, 1);
+    // Every line of a -U match shows the column of the span's first match, as ripgrep prints it.
+    const col = ms[0] ? columnOf(s, span.start, ms[0].index) : o.column ? emptyMatchColumn(s, line, pat) : undefined;
+    const starts = inLine.length === 0 ? NO_STARTS : inLine.map((m) => m.index - line.start);
+    if (o.vimgrep && ms.length > 0) {
+      // Each match prints once, on the line it starts on (a -U match's other lines are not printed).
+      const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, false, starts) : s.slice(line.start, line.end);
+      for (const m of inLine) p.line(display, lines.at(line.start), kind, text, columnOf(s, line.start, m.index), line.end < s.length, m.index, starts);
       continue;
     }
-    const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, o.crlf) : s.slice(line.start, line.end);
+    const text = o.replace !== undefined ? replaceIn(s, line, inLine, o.replace, o.crlf ?? false, starts) : s.slice(line.start, line.end);
     // A replaced line is ripgrep's own text: it ends with ripgrep's terminator (`\r\n` under --crlf).
     const terminated = line.end < s.length && o.replace === undefined;
-    p.line(display, lines.at(line.start), kind, text, col, terminated, line.start, inLine.length);
+    p.line(display, lines.at(line.start), kind, text, col, terminated, line.start, starts);
   }
+}
+
+/** Where the matches of a line without any start (shared: never written, as no match is replaced in it). */
+const NO_STARTS: number[] = [];
+
+/** --column of a line whose only match is empty (`^$`): where that match is, as ripgrep prints it. */
+function emptyMatchColumn(s: string, line: LineSpan, pat: CompiledPattern): number | undefined {
+  pat.exact.lastIndex = line.start;
+  const m = pat.exact.exec(s);
+  return m && m.index <= line.end ? columnOf(s, line.start, m.index) : undefined;
 }
 
 /** 1-based byte column of `pos` in the line starting at `lineStart`. */
@@ -131,13 +159,19 @@ function columnOf(s: string, lineStart: number, pos: number): number {
   return Buffer.byteLength(s.slice(lineStart, pos)) + 1;
 }
 
-/** The line with each match replaced; a `\r` ending it is left for ripgrep's own terminator to restore. */
-function replaceIn(s: string, line: LineSpan, ms: readonly RegExpExecArray[], template: string, crlf = false): string {
+/**
+ * The line with each match replaced; a `\r` ending it is left for ripgrep's own terminator to restore.
+ * `starts` becomes where each replacement starts in it.
+ */
+function replaceIn(s: string, line: LineSpan, ms: readonly RegExpExecArray[], template: string, crlf: boolean, starts: number[]): string {
   if (crlf && s[line.end - 1] === "\r") line = { start: line.start, end: line.end - 1 };
   let out = "";
   let pos = line.start;
-  for (const m of ms) {
-    out += s.slice(pos, m.index) + expandReplacement(template, m);
+  for (let i = 0; i < ms.length; i++) {
+    const m = ms[i]!;
+    out += s.slice(pos, m.index);
+    starts[i] = out.length;
+    out += expandReplacement(template, m);
     pos = Math.min(m.index + m[0].length, line.end);
   }
   return out + s.slice(pos, line.end);

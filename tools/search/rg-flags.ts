@@ -16,7 +16,16 @@ export interface RgOptions {
   lineRegexp: boolean;
   caseMode: CaseMode;
   lineNumber: boolean | undefined;
-  column: boolean;
+  /** undefined: shown under --vimgrep only. */
+  column: boolean | undefined;
+  /** -b: each printed line (or -o match) starts with its byte offset in the file. */
+  byteOffset: boolean;
+  /** --null-data: lines end at NUL bytes instead of newlines (and binary detection is off). */
+  nullData: boolean;
+  /** --mmap/--no-mmap as given; the run resolves ripgrep's default (rg-run.ts), which changes its binary-file output. */
+  mmap: boolean | undefined;
+  /** --no-require-git sets false: .gitignore files apply outside a git repository too. */
+  requireGit: boolean;
   mode: OutputMode;
   quiet: boolean;
   invert: boolean;
@@ -84,6 +93,8 @@ export interface ParseState {
   contextFromC?: boolean;
   /** -c or --count-matches was given: it beats -l and --files-without-match whatever the order. */
   counting?: boolean;
+  /** The first value ripgrep would refuse once the command line is read (a WholeError's message). */
+  invalidValue?: string;
 }
 
 export interface Flag {
@@ -99,11 +110,20 @@ const num = (v: string): number => {
   return Number(v);
 };
 
-/** ripgrep's sizes: a number with an optional K, M or G suffix. */
+/** An error whose message is the whole line ripgrep prints (no `rg: --flag` before it). */
+export class WholeError extends Error {}
+
+const U64_MAX = 2n ** 64n - 1n;
+
+/** ripgrep's sizes: digits with an optional K, M or G suffix, at most 2^64 - 1 bytes (ripgrep's messages). */
 const size = (v: string): number => {
   const m = /^(\d+)([KMG]?)$/.exec(v);
-  if (!m) throw new Error(`expects a size like 100K, got ${JSON.stringify(v)}`);
-  return Number(m[1]) * 1024 ** " KMG".indexOf(m[2] || " ");
+  if (!m) throw new WholeError(`invalid format for size '${v}', which should be a sequence of digits followed by an optional 'K', 'M' or 'G' suffix`);
+  const n = BigInt(m[1]!);
+  if (n > U64_MAX) throw new WholeError(`invalid integer found in size '${v}': number too large to fit in target type`);
+  const bytes = n * 1024n ** BigInt(" KMG".indexOf(m[2] || " "));
+  if (bytes > U64_MAX) throw new WholeError(`size too big in '${v}'`);
+  return Number(bytes);
 };
 
 /** Separators take escapes such as `\t` and `\x00`, as ripgrep's do. */
@@ -126,6 +146,11 @@ export const FLAGS: Flag[] = [
   { long: "line-number", short: "n", apply: (o) => { o.lineNumber = true; } },
   { long: "no-line-number", short: "N", apply: (o) => { o.lineNumber = false; } },
   { long: "column", apply: (o) => { o.column = true; } },
+  { long: "byte-offset", short: "b", apply: (o) => { o.byteOffset = true; } },
+  { long: "no-byte-offset", apply: (o) => { o.byteOffset = false; } },
+  { long: "null-data", apply: (o) => { o.nullData = true; } },
+  { long: "no-require-git", apply: (o) => { o.requireGit = false; } },
+  { long: "require-git", apply: (o) => { o.requireGit = true; } },
   { long: "no-column", apply: (o) => { o.column = false; } },
   { long: "ignore-case", short: "i", apply: (o) => { o.caseMode = "insensitive"; } },
   { long: "smart-case", short: "S", apply: (o) => { o.caseMode = "smart"; } },
@@ -228,12 +253,12 @@ export const FLAGS: Flag[] = [
   { long: "sortr", value: "SORTBY", apply: sortBy(true) },
   { long: "sort-files", apply: (o) => { o.sort = "path"; o.sortReverse = false; } },
   { long: "threads", short: "j", value: "NUM", apply: (o, v) => { o.threads = num(v) || undefined; } },
-  // Accepted and without effect here: output is never coloured, files are read whole, and the
-  // configuration file is read (or not) before parsing.
+  // Accepted and without effect here: output is never coloured, and the configuration file is read (or
+  // not) before parsing.
   { long: "color", value: "WHEN", apply: accept },
   { long: "colour", value: "WHEN", apply: accept },
-  { long: "mmap", apply: accept },
-  { long: "no-mmap", apply: accept },
+  { long: "mmap", apply: (o) => { o.mmap = true; } },
+  { long: "no-mmap", apply: (o) => { o.mmap = false; } },
   { long: "no-config", apply: accept },
   { long: "line-buffered", apply: accept },
   // The built-in never reads git's global excludes file nor complains about ignore files.
@@ -251,18 +276,18 @@ function pathSeparator(v: string): string {
 
 /** ripgrep 13's flags the built-in does not implement; they fail by name instead of answering differently. */
 export const REFUSED_LONG = new Set(
-  ("auto-hybrid-regex byte-offset colors debug dfa-size-limit encoding engine " +
-    "ignore-file-case-insensitive no-pcre2-unicode no-require-git no-unicode unicode null-data one-file-system " +
+  ("auto-hybrid-regex colors debug dfa-size-limit encoding engine " +
+    "ignore-file-case-insensitive no-pcre2-unicode no-unicode unicode one-file-system " +
     "pcre2 pcre2-version pre pre-glob pretty regex-size-limit search-zip " +
-    "no-search-zip no-byte-offset no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
+    "no-search-zip no-pcre2 no-one-file-system no-unicode no-encoding no-auto-hybrid-regex no-pre")
     .split(" "),
 );
-export const REFUSED_SHORT: Record<string, string> = { b: "byte-offset", E: "encoding", P: "pcre2", p: "pretty", z: "search-zip" };
+export const REFUSED_SHORT: Record<string, string> = { E: "encoding", P: "pcre2", p: "pretty", z: "search-zip" };
 
 export function defaultOptions(): RgOptions {
   return {
     patterns: [], patternFiles: [], paths: [], fixed: false, word: false, lineRegexp: false, caseMode: "sensitive",
-    lineNumber: undefined, column: false, mode: "lines", quiet: false, invert: false, onlyMatching: false,
+    lineNumber: undefined, column: undefined, byteOffset: false, nullData: false, mmap: undefined, requireGit: true, mode: "lines", quiet: false, invert: false, onlyMatching: false,
     before: 0, after: 0, passthru: false, globs: [], caselessGlobs: new Set(), globCaseInsensitive: false, types: [], typesNot: [], typeChanges: [], ignoreFiles: [], hidden: false, follow: false,
     noIgnore: false, noIgnoreDot: false, noIgnoreVcs: false, noIgnoreExclude: false, noIgnoreParent: false, noIgnoreFiles: false, text: false, binary: false, maxCount: undefined, maxDepth: undefined, maxFilesize: undefined,
     maxColumns: undefined, maxColumnsPreview: false, withFilename: undefined, heading: false, noMessages: false,

@@ -2,6 +2,39 @@
 // (a match of a glob keeps a path, of a `!glob` drops it). Does not walk (walk.ts applies the verdict first).
 import { RuleSet, type Verdict } from "./ignore-rules.ts";
 
+/** Why ripgrep refuses a glob (its message, naming the glob), or undefined when it parses. */
+export function globError(glob: string): string | undefined {
+  const why = globProblem(glob.startsWith("!") ? glob.slice(1) : glob);
+  return why && `error parsing glob '${glob}': ${why}`;
+}
+
+function globProblem(g: string): string | undefined {
+  let inAlt = false;
+  for (let i = 0; i < g.length; i++) {
+    const c = g[i]!;
+    if (c === "\\") {
+      if (i + 1 >= g.length) return "dangling '\\'";
+      i++;
+    } else if (c === "[") {
+      let j = i + 1;
+      if (g[j] === "!" || g[j] === "^") j++;
+      const first = j;
+      for (; j < g.length && (g[j] !== "]" || j === first); j++) {
+        if (g[j + 1] === "-" && j + 2 < g.length && g[j + 2] !== "]") {
+          if (g[j]! > g[j + 2]!) return `invalid range; '${g[j]}' > '${g[j + 2]}'`;
+          j += 2;
+        }
+      }
+      if (j >= g.length) return "unclosed character class; missing ']'";
+      i = j;
+    } else if (c === "{") {
+      if (inAlt) return "nested alternate groups are not allowed";
+      inAlt = true;
+    } else if (c === "}") inAlt = false;
+  }
+  return inAlt ? "unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)" : undefined;
+}
+
 /** Expands `{a,b}` alternatives, which ripgrep's globs have and gitignore syntax lacks. */
 export function expandBraces(glob: string): string[] {
   const m = /\{([^{}]*)\}/.exec(glob);

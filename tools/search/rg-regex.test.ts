@@ -111,7 +111,8 @@ test("a plain pattern finds by string search the lines the regex finds", () => {
     }
   }
   for (const [pattern, fixed, caseMode] of [["a.b", false, "sensitive"], ["ab", false, "insensitive"], ["a\nb", true, "sensitive"]] as const) {
-    const pat = compilePatterns({ patterns: [pattern], fixed, word: false, caseMode });
+    // A newline in a pattern needs -U (ripgrep refuses it otherwise).
+    const pat = compilePatterns({ patterns: [pattern], fixed, word: false, caseMode, multiline: pattern.includes("\n") });
     if (typeof pat === "string") throw new Error(pat);
     expect(pat.plain).toBeUndefined();
   }

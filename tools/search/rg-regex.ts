@@ -21,6 +21,15 @@ export interface CompiledPattern {
   readonly plain?: string;
   /** The patterns it was compiled from (a worker thread compiles them again). */
   readonly patterns: string[];
+  /** --crlf: a match that ends in `\r` (its `$` took it) ends before it, as in ripgrep. */
+  readonly crlf?: boolean;
+  /**
+   * Some pattern may match a newline (`\n`, `\s`, a negated class, `.` under --multiline-dotall, …): only
+   * then does ripgrep's -U search the file whole (which changes what it prints of a binary file).
+   */
+  readonly crossesLines?: boolean;
+  /** -U: a match may span lines (else one that runs past its line's end is cut to the line, as Rust's would be). */
+  readonly multiline?: boolean;
 }
 
 const WORD = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}";
@@ -126,24 +135,34 @@ const lineEnd = (crlf: boolean) => (crlf ? "\\r?(?![^\\n])" : "(?![^\\n])");
 export interface TranslateOptions {
   /** --multiline-dotall: `.` matches a newline too. */
   readonly dotall?: boolean;
+  /** -U: `\A`, `\z` and `(?-m)` anchors mean the file's ends, not a line's. */
+  readonly multiline?: boolean;
   readonly crlf?: boolean;
 }
 
-/** Translates one Rust-syntax pattern; a leading `(?i)` (or `(?s)`, `(?m)`, `(?u)`) becomes a flag. */
+/**
+ * Translates one Rust-syntax pattern; a leading `(?i)` (or `(?s)`, `(?m)`, `(?u)`) becomes a flag, and a
+ * leading `(?-m)` makes `^` and `$` match at the text's ends only (ripgrep's default is multi-line).
+ */
 export function translate(pattern: string, t: TranslateOptions = {}): { source: string; ignoreCase: boolean } {
   let s = pattern;
   let ignoreCase = false;
   let dotall = t.dotall ?? false;
-  const lead = /^\(\?([imsuU]+)\)/.exec(s);
-  if (lead) {
+  let textEnds = false;
+  const lead = /^\(\?([imsuU]*)(?:-([imsuU]+))?\)/.exec(s);
+  if (lead && lead[0] !== "(?)") {
     ignoreCase = lead[1]!.includes("i");
     dotall ||= lead[1]!.includes("s");
+    textEnds = (lead[2]?.includes("m") ?? false) && t.multiline === true; // each line is its own text otherwise
     s = s.slice(lead[0].length);
   }
   let out = "";
   for (let i = 0; i < s.length; ) {
     const c = s[i]!;
-    if (c === "\\") {
+    if (c === "\\" && t.multiline && (s[i + 1] === "A" || s[i + 1] === "z")) {
+      out += s[i + 1] === "A" ? "(?<![^])" : "(?![^])"; // under -U the text is the whole file
+      i += 2;
+    } else if (c === "\\") {
       const [t, next] = escape(s, i, false);
       out += t;
       i = next;
@@ -162,10 +181,10 @@ export function translate(pattern: string, t: TranslateOptions = {}): { source: 
       out += dotall ? "[^]" : t.crlf ? "[^\\r\\n]" : "[^\\n]";
       i++;
     } else if (c === "^") {
-      out += "(?<![^\\n])";
+      out += textEnds ? "(?<![^])" : "(?<![^\\n])";
       i++;
     } else if (c === "$") {
-      out += lineEnd(t.crlf ?? false);
+      out += textEnds ? "(?![^])" : lineEnd(t.crlf ?? false);
       i++;
     } else if (s.startsWith("(?P<", i)) {
       out += "(?<";
@@ -222,12 +241,14 @@ export interface PatternOptions {
   caseMode: CaseMode;
   crlf?: boolean;
   multilineDotall?: boolean;
+  multiline?: boolean;
 }
 
 /** The search regex for rg's options, or the reason the patterns cannot be compiled. */
 export function compilePatterns(o: PatternOptions): CompiledPattern | string {
+  if (!o.multiline && o.patterns.some((p) => hasLiteralNewline(p, o.fixed))) return NEWLINE_REFUSED;
   try {
-    const t = { dotall: o.multilineDotall, crlf: o.crlf };
+    const t = { dotall: o.multilineDotall, crlf: o.crlf, multiline: o.multiline };
     const parts = o.patterns.map((p) => (o.fixed ? { source: escapeLiteral(p), ignoreCase: false } : translate(p, t)));
     const insensitive =
       o.caseMode === "insensitive" ||
@@ -249,12 +270,43 @@ export function compilePatterns(o: PatternOptions): CompiledPattern | string {
     const plain = !insensitive && !o.word && !o.lineRegexp && only !== "" && !only.includes("\n") && (o.fixed || ![...only].some((c) => SYNTAX.has(c)));
     return {
       scan: new RegExp(scan, `g${flags}`), exact: new RegExp(source, `g${flags}`), line: new RegExp(source, flags),
-      literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns],
+      literals, probes, ...(plain ? { plain: only } : {}), patterns: [...o.patterns], ...(o.crlf ? { crlf: true } : {}),
+      ...(o.multiline && o.patterns.some((p) => mayMatchNewline(p, o.fixed, o.multilineDotall ?? false)) ? { crossesLines: true } : {}),
+      ...(o.multiline ? { multiline: true } : {}),
     };
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     return `regex parse error: ${JSON.stringify(o.patterns.join(" | "))}: ${why}`;
   }
+}
+
+/** ripgrep 13's refusal of a newline in a pattern without -U. */
+const NEWLINE_REFUSED =
+  "the literal '\"\\n\"' is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\n" +
+  "When multiline mode is enabled, new line characters can be matched.";
+
+/** A newline, or `\n` outside a negated class: what ripgrep refuses without -U (`\s` and `[^\n]` are fine). */
+function hasLiteralNewline(p: string, fixed: boolean): boolean {
+  if (p.includes("\n")) return true;
+  if (fixed) return false;
+  let negated: boolean | undefined; // inside a class: whether it is negated
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === "\\") {
+      if (p[i + 1] === "n" && negated !== true) return true;
+      i++;
+    } else if (c === "[" && negated === undefined) negated = p[i + 1] === "^";
+    else if (c === "]" && negated !== undefined) negated = undefined;
+  }
+  return false;
+}
+
+/** Whether a pattern may match a newline, judged from its syntax (a negated class may, `\w` may not). */
+function mayMatchNewline(p: string, fixed: boolean, dotall: boolean): boolean {
+  if (fixed) return p.includes("\n");
+  if (p.includes("\n")) return true;
+  if (dotall && p.includes(".")) return true;
+  return /\\[nsWDPpx]|\[\^|\[\[:(space|cntrl|\^)|\(\?[a-zA-Z]*s/.test(p);
 }
 
 /** Bytes from most to least common in source code and prose (a rough order, not measured counts). */

@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadIgnoreFile } from "./ignore-rules.ts";
-import { caseless, globVerdict } from "./rg-globs.ts";
+import { caseless, globError, globVerdict } from "./rg-globs.ts";
 import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
@@ -139,12 +139,14 @@ function compileFor(o: RgOptions, env: RgEnv): CompiledPattern | string {
 }
 
 function walkOptionsFor(o: RgOptions, env: RgEnv, types: WalkOptions["types"]): WalkOptions {
-  const extra = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => loadIgnoreFile(resolve(env.cwd, f)));
+  const loaded = o.noIgnoreFiles ? [] : o.ignoreFiles.map((f) => ({ f, ...loadIgnoreFile(f, resolve(env.cwd, f)) }));
+  for (const { f, why } of loaded) if (why !== undefined && !o.noMessages) env.warn(`${f}: ${why}`);
+  const extra = loaded.map((l) => l.verdict);
   const globs = o.globs.map((g, i) => (o.globCaseInsensitive || o.caselessGlobs.has(i) ? caseless(g) : g));
   return {
     hidden: o.hidden, noIgnore: o.noIgnore, maxDepth: o.maxDepth, override: globVerdict(globs), types,
     explicitIgnores: extra.length > 0 ? extra : undefined,
-    sources: { custom: true, dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent },
+    sources: { custom: true, dot: !o.noIgnoreDot, vcs: !o.noIgnoreVcs, exclude: !o.noIgnoreExclude, parent: !o.noIgnoreParent, requireGit: o.requireGit },
     follow: o.follow,
   };
 }
@@ -238,6 +240,10 @@ export async function runRg(o: RgOptions, env: RgEnv): Promise<number> {
     for (const line of fileTypes.typeList(table)) env.out.line(line);
     return 0;
   }
+  for (const g of o.globs) {
+    const bad = globError(g);
+    if (bad) return fail(env, bad);
+  }
   const pat = o.mode === "files" ? undefined : compileFor(o, env);
   if (typeof pat === "string") return fail(env, pat);
   const types = fileTypes ? await fileTypes.typeMatcher(o.types, o.typesNot, table) : { ok: true as const, verdict: undefined };
@@ -247,6 +253,8 @@ export async function runRg(o: RgOptions, env: RgEnv): Promise<number> {
   const paths = o.paths.length > 0 ? o.paths : useStdin ? ["-"] : [""];
   const firstKind = paths[0] === "-" ? "stdin" : statOf(resolve(env.cwd, paths[0]!));
   const withFilename = o.withFilename ?? (paths.length > 1 || firstKind === "dir");
+  // ripgrep 13 memory-maps files when asked to, or when it is given at most 10 paths that are all files.
+  o.mmap ??= o.paths.length > 0 && o.paths.length <= 10 && o.paths.every((p, i) => (i === 0 ? firstKind : p === "-" ? "stdin" : statOf(resolve(env.cwd, p))) === "file");
   const json = o.json ? new JsonPrinter(env.out) : undefined;
   const run = new FileSearch(o, pat, new Printer(env.out, printOptionsFor(o, withFilename)), env.warn, env.maxFileBytes, () => env.out.capped, json);
   let list: SubjectSource = new Subjects(env, walk, paths, () => run.done);

@@ -16,7 +16,8 @@ export function matchedLines(s: string, pat: CompiledPattern, limit: number, mul
   const out: LineSpan[] = [];
   const re = pat.scan;
   let pos = 0;
-  while (out.length < limit && pos <= s.length) {
+  // -U: at the limit, a match starting on the last span's last line still joins it (ripgrep counts spans).
+  while ((out.length < limit || multiline) && pos <= s.length) {
     re.lastIndex = pos;
     const m = re.exec(s);
     if (!m) break;
@@ -28,8 +29,10 @@ export function matchedLines(s: string, pat: CompiledPattern, limit: number, mul
     if (end < 0) end = s.length;
     if (multiline) {
       const prev = out[out.length - 1];
-      if (prev && prev.end >= start) prev.end = Math.max(prev.end, end); // matches sharing a line print once
-      else out.push({ start, end });
+      // Matches sharing a line, or on adjacent lines, make one block, as ripgrep 13 groups them.
+      if (prev && prev.end + 1 >= start) prev.end = Math.max(prev.end, end);
+      else if (out.length < limit) out.push({ start, end });
+      else break;
       pos = m[0].length > 0 ? i + m[0].length : end + 1;
       continue;
     }
@@ -103,18 +106,45 @@ export function splitLines(s: string, spans: readonly LineSpan[]): LineSpan[] {
   return out;
 }
 
-/** The non-empty matches that start inside `span`, in order. */
+/**
+ * The matches that start inside `span`, in order, empty ones too (ripgrep prints and replaces them), except
+ * an empty match where the previous one ended, as Rust's regex skips it.
+ */
 export function matchesIn(s: string, span: LineSpan, pat: CompiledPattern): RegExpExecArray[] {
-  const re = pat.exact;
   const out: RegExpExecArray[] = [];
+  eachMatch(s, span, pat, (m) => void out.push(m));
+  return out;
+}
+
+/** How many matches `matchesIn` finds (ripgrep counts `x*` at every position of a line). */
+export function countMatchesIn(s: string, span: LineSpan, pat: CompiledPattern): number {
+  let n = 0;
+  eachMatch(s, span, pat, () => void n++);
+  return n;
+}
+
+function eachMatch(s: string, span: LineSpan, pat: CompiledPattern, f: (m: RegExpExecArray) => void): void {
+  const re = pat.exact;
+  let lastEnd = -1;
   for (let pos = span.start; pos <= span.end; ) {
     re.lastIndex = pos;
-    const m = re.exec(s);
-    if (!m || m.index > span.end || (m.index === span.end && m.index === s.length)) break;
-    if (m[0].length > 0) out.push(m);
-    pos = m[0].length > 0 ? m.index + m[0].length : m.index + 1;
+    let m = re.exec(s);
+    if (!m || m.index > span.end) break;
+    if (!pat.multiline && m.index + m[0].length > span.end) {
+      // JavaScript's `\s` or `[^x]` ran past the line's end, where Rust's regex stops: match in the line alone.
+      const line = s.slice(span.start, span.end);
+      re.lastIndex = pos - span.start;
+      m = re.exec(line);
+      if (!m) break;
+      m.index += span.start;
+    }
+    const len = m[0].length;
+    pos = len > 0 ? m.index + len : m.index + ((s.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
+    if (len === 0 && m.index === lastEnd) continue;
+    lastEnd = m.index + len;
+    if (pat.crlf && len > 1 && m[0].endsWith("\r")) m[0] = m[0].slice(0, -1);
+    f(m);
   }
-  return out;
 }
 
 belowTopTier(matchedLines, countMatchedLines, plainLines);

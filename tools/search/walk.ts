@@ -21,8 +21,8 @@ export interface WalkOptions {
   readonly override?: (path: string, isDir: boolean) => Verdict;
   /** After ignore files, before the hidden rule (ripgrep's -t): gets the file name. */
   readonly types?: (name: string, isDir: boolean) => Verdict;
-  /** --ignore-file rules: below every ignore file, in force even with noIgnore; get the absolute path. */
-  readonly explicitIgnores?: readonly ((abs: string, isDir: boolean) => Verdict)[];
+  /** --ignore-file rules: below every ignore file, in force even with noIgnore; get the path as printed. */
+  readonly explicitIgnores?: readonly ((shown: string, isDir: boolean) => Verdict)[];
   /** Which ignore files count; all unless ripgrep's --no-ignore-dot/-vcs/-exclude/-parent say otherwise. */
   readonly sources?: IgnoreSources;
   /** Follow symbolic links (ripgrep's -L): a link to a file is a file, to a directory is walked. */
@@ -100,7 +100,8 @@ function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: str
     if (v) return v === "whitelist";
   }
   let v = frame ? ruleVerdict(frame, h.rel ? `${h.rel}/${name}` : name, isDir) : undefined;
-  if (opts.explicitIgnores) for (const ig of opts.explicitIgnores) v ??= ig(abs, isDir);
+  // A later --ignore-file takes precedence over an earlier one, as in ripgrep.
+  if (opts.explicitIgnores) for (let k = opts.explicitIgnores.length - 1; k >= 0 && v === undefined; k--) v = opts.explicitIgnores[k]!(joinDisplay(h.display, name), isDir);
   if (v === "ignore") return false;
   let whitelisted = v === "whitelist";
   if (opts.types) {
