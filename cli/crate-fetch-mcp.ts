@@ -6,6 +6,7 @@ import { serveMcp } from "../core/mcp/server.ts";
 import { crateSourceInstructions, crateSourceTool } from "../tools/crates/crate-source-tool.ts";
 import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
 import { VERSION } from "../core/version.ts";
+import { watchStopSignals } from "./stop-signals.ts";
 
 export async function serveCrateMcp(newFetcher: () => CrateFetcher, limits: Limits): Promise<number> {
   const tool = crateSourceTool(newFetcher, limits.MAX_TOOL_RESULT_BYTES);
@@ -19,9 +20,7 @@ export async function serveCrateMcp(newFetcher: () => CrateFetcher, limits: Limi
     output: process.stdout,
     maxLineBytes: limits.MAX_LINE_BYTES,
   });
-  const signalled = new Promise<string>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(sig, () => resolve(sig));
-  });
+  const signalled = watchStopSignals().stopped;
   const why = await Promise.race([serving.closed, signalled]);
   log.info("stopping", { why });
   await serving.close();

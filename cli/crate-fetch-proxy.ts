@@ -5,6 +5,7 @@ import type { Limits } from "../core/limits.ts";
 import { log } from "../core/log.ts";
 import { crateSourceInstructions, crateSourceTool } from "../tools/crates/crate-source-tool.ts";
 import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
+import { watchStopSignals } from "./stop-signals.ts";
 
 /** `newFetcher(cwd)`: a fresh fetcher resolving default versions against the Cargo.lock above `cwd`. */
 export async function serveCrateProxy(newFetcher: (cwd: string) => CrateFetcher, limits: Limits): Promise<number> {
@@ -28,9 +29,7 @@ export async function serveCrateProxy(newFetcher: (cwd: string) => CrateFetcher,
     cacheMs: limits.RESEARCH_CACHE_S * 1000,
     defaultCwd: process.cwd(),
   });
-  const signalled = new Promise<string>((resolve) => {
-    for (const sig of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(sig, () => resolve(sig));
-  });
+  const signalled = watchStopSignals().stopped;
   const end = await Promise.race([proxy.ended, signalled]);
   if (typeof end === "string") {
     log.info("stopping", { why: end });

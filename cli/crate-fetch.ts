@@ -8,6 +8,7 @@ import type { Limits } from "../core/limits.ts";
 import type { CrateFetcher, CrateProgress, CrateResult } from "../tools/crates/fetch-crate.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
+import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
 
 interface CrateFetchFlags {
   json?: boolean;
@@ -118,14 +119,15 @@ async function runCrateFetch(crates: string[], flags: CrateFetchFlags): Promise<
     const { serveCrateProxy } = await import("./crate-fetch-proxy.ts");
     return serveCrateProxy(fetchers.make, fetchers.limits);
   }
-  // Ctrl-C and SIGTERM abort the fetches, so locks and temp folders are removed on the way out.
+  // Ctrl-C, SIGTERM and SIGHUP (a closed terminal) abort the fetches, so locks and temp folders are
+  // removed on the way out.
   const stop = new AbortController();
-  const codes: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
-  let signalled: string | undefined;
-  for (const sig of Object.keys(codes)) process.once(sig, () => stop.abort((signalled = sig)));
+  let signalled: StopSignal | undefined;
+  const watch = watchStopSignals();
+  void watch.stopped.then((sig) => stop.abort((signalled = sig)));
   const results = await fetchers.make().fetchAll(crates, stop.signal);
   progress?.stop();
-  if (signalled) return codes[signalled]!;
+  if (signalled) return signalExitCode(signalled);
   return report(crates, results, flags.json === true);
 }
 

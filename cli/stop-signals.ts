@@ -1,7 +1,7 @@
 // Owns how a mode learns it must stop: SIGTERM, SIGHUP (its terminal closed) and SIGINT, caught for the
 // whole watch (a second signal never skips the exit path); the synchronous releases (shim and bridge
 // folders) run first of all on a stop and again at exit; a signal's exit code, 128 + its number.
-// Each mode keeps its own exit path; the `crate-fetch` modes still catch their signals themselves.
+// Each mode keeps its own exit path; every mode that serves or fetches watches its stop signals here.
 
 export type StopSignal = "SIGHUP" | "SIGINT" | "SIGTERM";
 

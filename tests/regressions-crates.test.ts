@@ -130,6 +130,24 @@ test("C11: SIGTERM during a Retry-After wait exits 143 at once, not after the wa
   }
 });
 
+test("C6: SIGHUP (a closed terminal) aborts crate-fetch like SIGTERM: exit 129, no lock or temp folder left", async () => {
+  reg.trickleMs = 1000;
+  try {
+    const shared = env({ TENDRIL_LOG: "info" });
+    const before = reg.count("/dl/slow/");
+    const run = start(["slow"], shared);
+    await until("the download", () => reg.count("/dl/slow/") > before);
+    const tmpDir = join(storeOf(shared), ".tmp");
+    await until("the fetch's temp folder", () => existsSync(tmpDir) && readdirSync(tmpDir).length === 1);
+    run.child.kill("SIGHUP");
+    expect(await run.exit).toBe(129);
+    expect(readdirSync(tmpDir)).toEqual([]);
+    expect(readdirSync(join(storeOf(shared), ".locks"))).toEqual([]);
+  } finally {
+    reg.trickleMs = 0;
+  }
+});
+
 test("C12: a fetch killed by SIGKILL while another waits on its lock leaves no temp folder behind", async () => {
   reg.trickleMs = 1000;
   try {
