@@ -15,7 +15,7 @@ import { archiveName, hostPlatform, type Platform, PLATFORMS } from "./release/p
 import { buildAgentEntry, parseBaseUrl } from "./release/registry-entry.ts";
 import { ReleaseError } from "./release/release-error.ts";
 import { runCommand, tail } from "./release/run-command.ts";
-import { fetchRuntimes } from "./release/runtimes.ts";
+import { cacheRuntimes, fetchRuntimes } from "./release/runtimes.ts";
 import { runnerFor, smokeTest } from "./release/smoke.ts";
 import { readSourceState, type SourceState } from "./release/source-state.ts";
 
@@ -23,7 +23,8 @@ const USAGE = `usage: npm run release [-- OPTIONS]
   --base-url URL   where the archives will be published (https://…; http:// or file:// for local tests);
                    the ACP Registry entry's archive URLs are URL/NAME (default: file:// URL of dist/release)
   --allow-dirty    release the work tree even with uncommitted changes
-  --offline        take the cross-compile runtimes from npm's cache only`;
+  --offline        take the cross-compile runtimes from npm's cache only
+  --cache-runtimes only put the cross-compile runtimes in npm's cache (fetching them), then exit`;
 const BUILD_TIMEOUT_MS = 300_000;
 const ROOT = resolve(import.meta.dir, "..");
 const OUT = join(ROOT, "dist", "release");
@@ -34,12 +35,12 @@ interface Options {
   offline: boolean;
 }
 
-function parseOptions(argv: string[]): Options | "help" {
+function parseOptions(argv: string[]): Options | "help" | "cache-runtimes" {
   let values;
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { "base-url": { type: "string" }, "allow-dirty": { type: "boolean" }, offline: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: { "base-url": { type: "string" }, "allow-dirty": { type: "boolean" }, offline: { type: "boolean" }, "cache-runtimes": { type: "boolean" }, help: { type: "boolean", short: "h" } },
       strict: true,
       allowPositionals: false,
     }));
@@ -47,6 +48,7 @@ function parseOptions(argv: string[]): Options | "help" {
     throw new ReleaseError(`${(err as Error).message}\n${USAGE}`);
   }
   if (values.help) return "help";
+  if (values["cache-runtimes"]) return "cache-runtimes";
   const baseUrl = values["base-url"] === undefined ? pathToFileURL(`${OUT}/`) : parseBaseUrl(values["base-url"]);
   return { baseUrl, allowDirty: values["allow-dirty"] ?? false, offline: values.offline ?? false };
 }
@@ -55,6 +57,10 @@ async function main(argv: string[]): Promise<void> {
   const started = performance.now();
   const opts = parseOptions(argv);
   if (opts === "help") return void console.log(USAGE);
+  if (opts === "cache-runtimes") {
+    await cacheRuntimes(PLATFORMS, process.versions.bun);
+    return log(`npm's cache holds the Bun ${process.versions.bun} runtimes for ${PLATFORMS.map((p) => p.id).join(", ")} (${elapsed(started)})`);
+  }
   const host = hostPlatform();
   if (host === undefined) throw new ReleaseError(`releases are made on ${PLATFORMS.map((p) => p.id).join(", ")}; this machine is ${process.platform}-${process.arch}`);
   const src = await readSourceState(ROOT, opts.allowDirty);
