@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { compileArgs } from "./compile-args.ts";
 import { writeArchive } from "./release/archive.ts";
+import { checkMachoSignature } from "./release/macho-signature.ts";
 import { packLauncher, packPlatform, type PackageMeta } from "./release/npm-packages.ts";
 import { archiveName, hostPlatform, type Platform, PLATFORMS } from "./release/platforms.ts";
 import { buildAgentEntry, parseBaseUrl } from "./release/registry-entry.ts";
@@ -72,6 +73,7 @@ async function main(argv: string[]): Promise<void> {
     log(`runtimes: Bun ${process.versions.bun} for ${PLATFORMS.map((p) => p.id).join(", ")} (${elapsed(started)})`);
     const bins = await buildAll(host, runtimes, join(work, "bin"), src.version);
     log(`built ${PLATFORMS.length} binaries; ${host.id} reports version ${src.version} (${elapsed(started)})`);
+    checkSignatures(bins);
     // The smoke tests and the packing run side by side; dist/release is replaced only when both succeeded.
     const staged = join(work, "out");
     const [, sizes] = await Promise.all([smokeAll(bins, src.version), writeArtifacts(bins, staged, join(work, "npm"), src, opts.baseUrl)]);
@@ -118,6 +120,16 @@ async function checkVersion(bin: string, version: string): Promise<void> {
   const got = r.stdout.trim();
   if (r.code !== 0 || got !== version) {
     throw new ReleaseError(`the built binary reports version ${JSON.stringify(got)} (exit ${r.code}) but package.json says ${version}; the version must come from package.json (core/version.ts)`);
+  }
+}
+
+/** Apple Silicon runs only validly signed code: a darwin-arm64 binary whose signature fails is refused. */
+function checkSignatures(bins: Map<string, string>): void {
+  for (const p of PLATFORMS.filter((q) => q.os === "darwin")) {
+    const problem = checkMachoSignature(bins.get(p.id)!);
+    if (problem === undefined) log(`${p.id}: its ad-hoc code signature verifies`);
+    else if (p.cpu === "arm64") throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${problem}): macOS would kill it at launch; the Bun that compiled it signs wrongly`);
+    else log(`${p.id}: its code signature does not verify (${problem}); Intel Macs do not require one (README: Release and platforms)`);
   }
 }
 

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
 import { archiveName, hostPlatform, PLATFORMS, platformPackage } from "../scripts/release/platforms.ts";
+import { checkMachoSignature } from "../scripts/release/macho-signature.ts";
 import { checkAgentEntry } from "../scripts/release/registry-entry.ts";
 import { runnerFor } from "../scripts/release/smoke.ts";
 
@@ -153,6 +154,18 @@ describe("a release", () => {
       expect(entries.map((e) => [e.path, e.mode & 0o777])).toEqual([["tendril", 0o755], ["LICENSE", 0o644], ["README.md", 0o644]]);
       for (const e of entries) expect(e.mtime).toBe(commitTime);
     }
+  });
+
+  test("the darwin-arm64 binary's code signature verifies (Apple Silicon runs nothing else), and a changed byte breaks it", () => {
+    const dir = join(tmp, "darwin-arm64");
+    mkdirSync(dir);
+    tar.x({ file: join(out, archiveName(VERSION, PLATFORMS.find((p) => p.id === "darwin-arm64")!)), cwd: dir, sync: true });
+    expect(release.stdout).toContain("darwin-arm64: its ad-hoc code signature verifies");
+    expect(checkMachoSignature(join(dir, "tendril"))).toBeUndefined();
+    const bytes = readFileSync(join(dir, "tendril"));
+    bytes[5000] = bytes[5000]! ^ 0xff;
+    writeFileSync(join(dir, "tampered"), bytes);
+    expect(checkMachoSignature(join(dir, "tampered"))).toContain("page hashes do not match");
   });
 
   const host = hostPlatform();
