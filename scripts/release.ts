@@ -2,7 +2,7 @@
 // in scripts/release/platforms.ts exactly as `npm run build` does, checks the version and smoke-tests
 // what can run here, then writes dist/release/: one tar.gz per platform, the npm packages, the ACP
 // Registry entry and SHA256SUMS. Every check runs before dist/release is touched; it is replaced whole.
-import { copyFileSync, createReadStream, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
@@ -29,6 +29,7 @@ const USAGE = `usage: npm run release [-- OPTIONS]
 const BUILD_TIMEOUT_MS = 300_000;
 const ROOT = resolve(import.meta.dir, "..");
 const OUT = join(ROOT, "dist", "release");
+const WORK_PREFIX = ".release-work-";
 
 interface Options {
   baseUrl: URL;
@@ -66,8 +67,14 @@ async function main(argv: string[]): Promise<void> {
   if (host === undefined) throw new ReleaseError(`releases are made on ${PLATFORMS.map((p) => p.id).join(", ")}; this machine is ${process.platform}-${process.arch}`);
   const src = await readSourceState(ROOT, opts.allowDirty);
   log(`tendril ${src.version}, commit ${src.commit.slice(0, 12)}${opts.allowDirty ? " (work tree as it is)" : ""}`);
-  const work = join(ROOT, "dist", `.release-work-${process.pid}`);
-  rmSync(work, { recursive: true, force: true });
+  const work = join(ROOT, "dist", `${WORK_PREFIX}${process.pid}`);
+  sweepStaleWork();
+  // Ctrl-C (which the builds and npm get too) must not leave a gigabyte of work behind.
+  const stop = () => {
+    rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once("SIGINT", stop).once("SIGTERM", stop);
   try {
     const runtimes = await fetchRuntimes(PLATFORMS, process.versions.bun, join(work, "runtimes"), opts.offline);
     log(`runtimes: Bun ${process.versions.bun} for ${PLATFORMS.map((p) => p.id).join(", ")} (${elapsed(started)})`);
@@ -76,12 +83,35 @@ async function main(argv: string[]): Promise<void> {
     checkSignatures(bins);
     // The smoke tests and the packing run side by side; dist/release is replaced only when both succeeded.
     const staged = join(work, "out");
-    const [, sizes] = await Promise.all([smokeAll(bins, src.version), writeArtifacts(bins, staged, join(work, "npm"), src, opts.baseUrl)]);
+    const [smoked, written] = await Promise.allSettled([smokeAll(bins, src.version), writeArtifacts(bins, staged, join(work, "npm"), src, opts.baseUrl)]);
+    if (smoked.status === "rejected") throw smoked.reason;
+    if (written.status === "rejected") throw written.reason;
+    const sizes = written.value;
     rmSync(OUT, { recursive: true, force: true });
     renameSync(staged, OUT);
     report(sizes, bins, src, opts.baseUrl, started);
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Removes work folders of releases that were killed (their pid is gone). */
+function sweepStaleWork(): void {
+  const dist = join(ROOT, "dist");
+  if (!existsSync(dist)) return;
+  for (const name of readdirSync(dist)) {
+    const pid = name.startsWith(WORK_PREFIX) ? Number(name.slice(WORK_PREFIX.length)) : Number.NaN;
+    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    rmSync(join(dist, name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -186,10 +216,11 @@ function sha256(file: string): Promise<string> {
 function report(sizes: Map<string, number>, bins: Map<string, string>, src: SourceState, baseUrl: URL, started: number): void {
   for (const [name, bytes] of sizes) log(`  ${name.padEnd(40)} ${mb(bytes)}`);
   log("  SHA256SUMS, acp-registry/tendril/agent.json (+ icon.svg)");
-  const host = PLATFORMS[0]!;
-  const archive = sizes.get(archiveName(src.version, host))!;
-  const binary = statSync(bins.get(host.id)!).size;
-  log(`${host.id}: archive ${mb(archive)} for a ${mb(binary)} binary (${((100 * archive) / binary).toFixed(1)}%)`);
+  for (const p of PLATFORMS.filter((q) => q.id === "linux-x64")) {
+    const archive = sizes.get(archiveName(src.version, p))!;
+    const binary = statSync(bins.get(p.id)!).size;
+    log(`${p.id}: archive ${mb(archive)} for a ${mb(binary)} binary (${((100 * archive) / binary).toFixed(1)}%)`);
+  }
   if (baseUrl.protocol === "file:") log(`the registry entry's archive URLs are file:// URLs; pass --base-url https://… for the published entry`);
   log(`dist/release written in ${elapsed(started)}`);
 }
