@@ -3,7 +3,8 @@
 // release whose artifacts every later test reads. The cross-compile runtimes come from npm's cache
 // (`--offline`: tests never reach the network; .ci/run puts them there, as `npm run release` would).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +37,28 @@ function expectNothingWritten(): void {
   expect(existsSync(out)).toBe(false);
   const dist = join(clone, "dist");
   expect(existsSync(dist) ? readdirSync(dist).filter((n) => n.startsWith(".release-work")) : []).toEqual([]);
+}
+
+/** An editor stops an agent with SIGTERM to the process it started: the launcher must pass it on and die of it too. */
+async function expectSigtermPassesThrough(launcher: string): Promise<void> {
+  // The built-in rg reads its piped stdin until EOF: a binary that runs until told otherwise.
+  const child = spawn(launcher, ["rg", "needle"], { stdio: ["pipe", "ignore", "ignore"], env: { ...process.env, TENDRIL_RG_BUILTIN: "1" } });
+  const exited = once(child, "exit");
+  let binary: number | undefined;
+  for (let i = 0; i < 500 && binary === undefined; i++) {
+    binary = childrenOf(child.pid!)[0];
+    if (binary === undefined) await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(binary).toBeDefined();
+  child.kill("SIGTERM");
+  const [code, signal] = await exited;
+  expect({ code, signal }).toEqual({ code: null, signal: "SIGTERM" });
+  expect(existsSync(`/proc/${binary}`)).toBe(false);
+}
+
+function childrenOf(pid: number): number[] {
+  const r = spawnSync("pgrep", ["-P", String(pid)], { encoding: "utf8" });
+  return r.stdout.split("\n").filter((l) => l.trim() !== "").map(Number);
 }
 
 function sha256(file: string): string {
@@ -169,7 +192,7 @@ describe("a release", () => {
   });
 
   const host = hostPlatform();
-  test.skipIf(host === undefined)("npm install -g --offline of the launcher and this platform's package gives a working tendril", () => {
+  test.skipIf(host === undefined)("npm install -g --offline of the launcher and this platform's package gives a working tendril", async () => {
     const prefix = join(tmp, "global");
     const files = [`tendril-acp-${VERSION}.tgz`, `${platformPackage(host!)}-${VERSION}.tgz`].map((f) => join(out, f));
     const env = { ...process.env, npm_config_cache: join(tmp, "npm-cache-install") };
@@ -183,6 +206,7 @@ describe("a release", () => {
     // Arguments and the exit status pass through the launcher: a usage error is exit 2.
     const bad = spawnSync(tendril, ["no-such-mode"], { encoding: "utf8", timeout: 30_000 });
     expect(bad.status).toBe(2);
+    await expectSigtermPassesThrough(tendril);
   }, FAIL_TIMEOUT_MS);
 
   test.skipIf(host === undefined)("the launcher alone names the platform package it lacks", () => {
