@@ -58,7 +58,8 @@ function writeManifest(dir: string, manifest: Record<string, unknown>): void {
 }
 
 async function pack(dir: string, out: string): Promise<string> {
-  const r = await runCommand("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", out], { cwd: dir, timeoutMs: NPM_PACK_TIMEOUT_MS });
+  // The folder is named, not implied by the working directory: under `npm run`, npm_config_local_prefix points at the repository.
+  const r = await runCommand("npm", ["pack", dir, "--json", "--ignore-scripts", "--pack-destination", out], { cwd: dir, timeoutMs: NPM_PACK_TIMEOUT_MS });
   let file: string | undefined;
   try {
     file = (JSON.parse(r.stdout) as { filename?: string }[])[0]?.filename;
