@@ -1,9 +1,7 @@
 // Owns opening a directory inside the workspace root so that later file operations in it cannot be
-// redirected: every component below the root is opened with O_NOFOLLOW, and names in it are reached
-// either through the handle itself (`/proc/self/fd/N/NAME`: Linux, which the kernel resolves to the
-// opened directory whatever symlinks are swapped in afterwards) or, where there is no /proc (macOS),
-// through its real path, re-checked before each use to still be that directory (see `PinMode`).
-// Does not decide which path the model meant (workspace-path.ts) nor write files (atomic-write.ts).
+// redirected: components below the root are opened with O_NOFOLLOW, and names in it are reached through
+// the handle (`/proc/self/fd/N/NAME`, Linux) or, without /proc (macOS), through its re-checked real path
+// (see PinMode). Does not decide which path the model meant (workspace-path.ts) nor write files.
 import { constants as fsc, existsSync, realpathSync, statSync } from "node:fs";
 import { type FileHandle, mkdir, open, readlink, realpath, stat } from "node:fs/promises";
 import { relative, sep } from "node:path";
