@@ -120,6 +120,8 @@ async function buildAll(host: Platform, runtimes: Map<string, string>, dir: stri
   const order = [host, ...PLATFORMS.filter((p) => p !== host)];
   const bins = new Map<string, string>();
   let failure: Error | undefined;
+  // After a failure the builds already running finish: a bun build killed mid-way leaves its
+  // `.HASH.bun-build` temp file in the work tree.
   const next = async (): Promise<void> => {
     for (let p = order.shift(); p !== undefined && failure === undefined; p = order.shift()) {
       try {
