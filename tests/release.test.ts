@@ -27,8 +27,9 @@ const clone = join(tmp, "clone");
 const out = join(clone, "dist", "release");
 let release: { code: number | null; stdout: string; stderr: string };
 
+/** At low priority: a release keeps both cores busy for half a minute, and the other test files' time bounds must still hold. */
 function runRelease(args: string[], env: Record<string, string> = {}, timeout = FAIL_TIMEOUT_MS) {
-  const r = spawnSync(process.execPath, ["scripts/release.ts", "--offline", ...args], { cwd: clone, env: { ...process.env, ...env }, encoding: "utf8", timeout });
+  const r = spawnSync("nice", ["-n", "15", process.execPath, "scripts/release.ts", "--offline", ...args], { cwd: clone, env: { ...process.env, ...env }, encoding: "utf8", timeout });
   return { code: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
 }
 
