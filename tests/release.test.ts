@@ -54,12 +54,23 @@ async function expectSigtermPassesThrough(launcher: string): Promise<void> {
   child.kill("SIGTERM");
   const [code, signal] = await exited;
   expect({ code, signal }).toEqual({ code: null, signal: "SIGTERM" });
-  expect(existsSync(`/proc/${binary}`)).toBe(false);
+  expect(childrenOf(child.pid!)).toEqual([]);
+  expect(() => process.kill(binary!, 0)).toThrow();
 }
 
+/** Child pids, from /proc where there is one (no procps needed), else from pgrep. */
 function childrenOf(pid: number): number[] {
-  const r = spawnSync("pgrep", ["-P", String(pid)], { encoding: "utf8" });
-  return r.stdout.split("\n").filter((l) => l.trim() !== "").map(Number);
+  if (!existsSync("/proc/self/stat")) {
+    return spawnSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).stdout.split("\n").filter((l) => l.trim() !== "").map(Number);
+  }
+  return readdirSync("/proc").filter((n) => /^\d+$/.test(n)).map(Number).filter((child) => {
+    try {
+      const stat = readFileSync(`/proc/${child}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid;
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
 
 function sha256(file: string): string {
