@@ -1,7 +1,7 @@
-// `npm run release [-- --base-url URL] [--allow-dirty] [--offline]`: builds Tendril for every platform
-// in scripts/release/platforms.ts exactly as `npm run build` does, checks the version and smoke-tests
-// what can run here, then writes dist/release/: one tar.gz per platform, the npm packages, the ACP
-// Registry entry and SHA256SUMS. Every check runs before dist/release is touched; it is replaced whole.
+// `npm run release [-- --base-url URL] [--allow-dirty] [--offline] [--cache-runtimes]`: builds Tendril
+// for every platform in scripts/release/platforms.ts exactly as `npm run build` does, checks the version,
+// the darwin-arm64 signature, and smoke-tests what can run here, then writes dist/release/: archives, npm
+// packages, the ACP Registry entry, SHA256SUMS. dist/release is replaced whole, only after every check.
 import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { availableParallelism } from "node:os";
