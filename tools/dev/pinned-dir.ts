@@ -1,34 +1,73 @@
 // Owns opening a directory inside the workspace root so that later file operations in it cannot be
-// redirected: every component below the root is opened with O_NOFOLLOW, the opened directory's real
-// path is checked through /proc/self/fd, and callers then name files as `/proc/self/fd/N/NAME`, which
-// the kernel resolves to the opened directory whatever symlinks are swapped in afterwards.
-// Does not decide which path the model meant (workspace-path.ts) nor write files (atomic-write.ts).
-import { constants as fsc, existsSync } from "node:fs";
-import { type FileHandle, mkdir, open, readlink, realpath } from "node:fs/promises";
+// redirected: components below the root are opened with O_NOFOLLOW, and names in it are reached through
+// the handle (`/proc/self/fd/N/NAME`, Linux) or, without /proc (macOS), through its re-checked real path
+// (see PinMode). Does not decide which path the model meant (workspace-path.ts) nor write files.
+import { constants as fsc, existsSync, realpathSync, statSync } from "node:fs";
+import { type FileHandle, mkdir, open, readlink, realpath, stat } from "node:fs/promises";
 import { relative, sep } from "node:path";
 import { isInside, PathError } from "./workspace-path.ts";
 
 const PROC_FD = "/proc/self/fd";
 const DIR_FLAGS = fsc.O_RDONLY | fsc.O_DIRECTORY;
 
+/**
+ * How names in a pinned directory reach it. `proc-fd`: through the open handle, race-free. `checked-path`
+ * (no /proc, as on macOS, where /dev/fd/N is not a directory one can look inside): through the real
+ * path, which before each use must still resolve, with no symlink on the way, to the very directory
+ * (device and inode) that was opened; a swap is refused, and only a swap in the instant between that
+ * check and the file operation itself goes unseen.
+ */
+export type PinMode = "proc-fd" | "checked-path";
+let pinMode: PinMode = existsSync(PROC_FD) ? "proc-fd" : "checked-path";
+
+/** Sets the mode (tests set `checked-path` to run the fallback on Linux too); returns the previous one. */
+export function setPinMode(mode: PinMode): PinMode {
+  const previous = pinMode;
+  pinMode = mode;
+  return previous;
+}
+
+interface Identity {
+  dev: number;
+  ino: number;
+}
+
 export class PinnedDir {
   private constructor(
     private readonly handle: FileHandle,
     /** The directory's real path when it was opened, for messages. */
     readonly real: string,
-    /** Where names are resolved: the /proc path of the handle, or (without /proc) the real path. */
+    /** Where names are resolved: the /proc path of the handle, or (checked-path) the real path. */
     private readonly base: string,
+    /** checked-path: what `real` must still be at each use. */
+    private readonly identity: Identity | undefined,
   ) {}
 
   /** The path through which `name` (one component) in this directory is reached. */
   path(name: string): string {
     if (name === "" || name === "." || name === ".." || name.includes("/")) throw new PathError(`not a file name: ${name}`);
+    this.recheck();
     return `${this.base}/${name}`;
   }
 
   /** The directory itself, as a path that reaches the opened handle. */
   get self(): string {
+    this.recheck();
     return this.base;
+  }
+
+  /** checked-path: the real path must still lead, through no symlink, to the opened directory. */
+  private recheck(): void {
+    if (this.identity === undefined) return;
+    let now: Identity | undefined;
+    try {
+      now = realpathSync(this.real) === this.real ? statSync(this.real) : undefined;
+    } catch {
+      now = undefined;
+    }
+    if (now?.dev !== this.identity.dev || now.ino !== this.identity.ino) {
+      throw new PathError(`${this.real} changed while it was in use (it is no longer the directory that was opened); retry`);
+    }
   }
 
   async sync(): Promise<void> {
@@ -65,19 +104,26 @@ export class PinnedDir {
   /** Wraps an opened handle once its real path is known to be `expected`, inside `root`. */
   private static async verified(handle: FileHandle, root: string, expected: string): Promise<PinnedDir> {
     try {
-      const hasProc = existsSync(PROC_FD);
-      const base = hasProc ? `${PROC_FD}/${handle.fd}` : expected;
-      // Without /proc the best available check is the path's real path; with it, the handle's own.
-      const real = hasProc ? await readlink(base) : await realpath(expected);
-      if (real !== expected || !isInside(root, real)) {
-        throw new PathError(`${expected} changed while it was being opened (it now resolves to ${real}); retry`);
+      if (pinMode === "proc-fd") {
+        const base = `${PROC_FD}/${handle.fd}`;
+        const real = await readlink(base);
+        if (real !== expected || !isInside(root, real)) throw changed(expected, real);
+        return new PinnedDir(handle, real, base, undefined);
       }
-      return new PinnedDir(handle, real, base);
+      // checked-path: the path must lead to the handle's own directory now, and at each later use.
+      const [opened, real] = await Promise.all([handle.stat(), realpath(expected)]);
+      const there = await stat(expected);
+      if (real !== expected || !isInside(root, real) || there.dev !== opened.dev || there.ino !== opened.ino) throw changed(expected, real);
+      return new PinnedDir(handle, real, real, { dev: opened.dev, ino: opened.ino });
     } catch (err) {
       await handle.close();
       throw err;
     }
   }
+}
+
+function changed(expected: string, real: string): PathError {
+  return new PathError(`${expected} changed while it was being opened (it now resolves to ${real}); retry`);
 }
 
 async function openChild(parent: PinnedDir, name: string, create: boolean): Promise<FileHandle> {
