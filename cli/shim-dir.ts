@@ -4,6 +4,7 @@
 import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pidAlive } from "../core/process-group.ts";
 import { selfCommand } from "./self.ts";
 import { SHIM_NAMES } from "./shim-links.ts";
 
@@ -40,14 +41,6 @@ export function removeShimDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Removes shim dirs in TMPDIR whose owner pid is gone; returns how many. Never throws. */
 export function sweepStaleShimDirs(dir: string = tmpdir()): number {
@@ -60,7 +53,7 @@ export function sweepStaleShimDirs(dir: string = tmpdir()): number {
   }
   for (const name of names) {
     const owner = OWNED.exec(name)?.[1];
-    if (owner === undefined || Number(owner) === process.pid || alive(Number(owner))) continue;
+    if (owner === undefined || Number(owner) === process.pid || pidAlive(Number(owner))) continue;
     try {
       rmSync(join(dir, name), { recursive: true, force: true });
       removed++;

@@ -198,6 +198,17 @@ function dropWatchdog(pgid: number): void {
   watchdog?.stdin?.write(`-${pgid}\n`);
 }
 
+/** Whether a process with this pid exists on this host (EPERM: it does, owned by someone else). The one
+ *  liveness test for pids recorded in file and folder names (lock files, temp and shim folders). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Sends `sig` to every process of group `pgid`; false when the group is gone (or not ours). */
 export function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
   try {

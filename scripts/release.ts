@@ -8,6 +8,7 @@ import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { pidAlive } from "../core/process-group.ts";
 import { compileArgs } from "./compile-args.ts";
 import { writeArchive } from "./release/archive.ts";
 import { checkMachoSignature } from "./release/macho-signature.ts";
@@ -101,19 +102,11 @@ function sweepStaleWork(): void {
   if (!existsSync(dist)) return;
   for (const name of readdirSync(dist)) {
     const pid = name.startsWith(WORK_PREFIX) ? Number(name.slice(WORK_PREFIX.length)) : Number.NaN;
-    if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
     rmSync(join(dist, name), { recursive: true, force: true });
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Builds every platform, two at a time (a 2-core machine's worth); the host's binary must report `version`. */
 async function buildAll(host: Platform, runtimes: Map<string, string>, dir: string, version: string): Promise<Map<string, string>> {

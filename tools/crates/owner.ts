@@ -3,6 +3,7 @@
 // own host: a cache shared between hosts (NFS, a container's mounted volume) holds other hosts' pids,
 // which callers must judge by age instead. Does not decide what to remove.
 import { hostname } from "node:os";
+import { pidAlive } from "../../core/process-group.ts";
 
 /** This host's name as it appears in lock files and temp folder names. */
 export const HOST = hostToken(hostname());
@@ -10,16 +11,6 @@ export const HOST = hostToken(hostname());
 /** A host name reduced to letters, digits, `.` and `-` (hostnames have no `_`, so two rarely meet). */
 export function hostToken(name: string): string {
   return name.replace(/[^A-Za-z0-9.-]/g, "_").slice(0, 64) || "unknown-host";
-}
-
-/** Whether a process with this pid exists on this host (EPERM: it does, owned by someone else). */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** True only when the maker ran on this host and its pid no longer exists; another host's maker is never judged here. */
