@@ -1,7 +1,7 @@
 // Persisted sessions in memory: load after a restart replays what the client saw, resume does not,
 // list filters and pages, close keeps the file, and a damaged file still loads.
 import { afterAll, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "../agent/session-store.ts";
@@ -107,4 +107,20 @@ test("a half-written last line loads with a warning; a tool call in flight repla
   // The torn line was cut before appending: every line of the file parses.
   for (const line of readFileSync(file, "utf8").trim().split("\n")) JSON.parse(line);
   await b.close();
+});
+
+test("a session file left readable by others (an older version, a copied store) is made private when it is appended to", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tendril-store-mode-"));
+  try {
+    const store = new SessionStore(dir);
+    const file = store.create({ id: "s1", cwd: "/w", mode: "ask", model: "m", createdAt: new Date(0).toISOString() } as never);
+    file.close();
+    chmodSync(store.path("s1"), 0o644);
+    const again = store.reopen("s1");
+    again.append([{ type: "mode", mode: "yolo" } as never]);
+    again.close();
+    expect(statSync(store.path("s1")).mode & 0o777).toBe(0o600);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

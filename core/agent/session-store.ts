@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message } from "../llm/types.ts";
 import { log } from "../log.ts";
+import { openPrivateFile } from "../private-file.ts";
 
 export interface SessionHeader {
   type: "header";
@@ -143,7 +144,7 @@ export class SessionFile {
     if (events.length === 0) return;
     const text = events.map((e) => JSON.stringify(e)).join("\n") + "\n";
     try {
-      this.#fd ??= openSync(this.path, "a", 0o600);
+      this.#fd ??= openPrivateFile(this.path, "a");
       writeSync(this.#fd, text);
       this.#unsynced = true;
       if (this.#closed) this.close();
