@@ -47,3 +47,20 @@ test("summaries are short and say what matters", () => {
   expect(summarize({ method: "session/request_permission", params: { toolCall: { title: "rm -rf" } } })).toBe('tool "rm -rf"');
   expect(summarize({ method: "x", params: { text: "y".repeat(500) } }).length).toBeLessThan(80);
 });
+
+// What an agent, a model or a tool sent is printed without its terminal controls: a trace is read on a terminal.
+test("a trace's escape sequences (title set, clipboard write, cursor moves) never reach the terminal", () => {
+  const hostile = "\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[Hok\r\u009b31m";
+  const trace: TraceRecord[] = [
+    rec(1, 0, "in", { jsonrpc: "2.0", method: "session/update", params: { sessionId: hostile, update: { sessionUpdate: `x${hostile}`, title: hostile } } }),
+    rec(1.1, "client", "out", { jsonrpc: "2.0", method: "session/update", params: { sessionId: hostile, update: { sessionUpdate: `x${hostile}`, title: hostile } } }),
+    rec(2, 0, "in", { jsonrpc: "2.0", id: 1, error: { code: -32603, message: hostile } }),
+    rec(2.1, "client", "out", { jsonrpc: "2.0", id: 1, error: { code: -32603, message: hostile } }),
+  ];
+  const printed = printTrace(trace, { components: [`agent${hostile}`] });
+  expect(printed).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+  expect(printed).toContain("ok");
+  const coloured = printTrace(trace, { color: true });
+  // only the printer's own colours remain
+  expect(coloured.replace(/\x1b\[(?:36|32|31|2|0)m/g, "")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+});

@@ -8,6 +8,7 @@ import { unwrapSuccessor } from "./dialect.ts";
 import { isObject } from "../wire/jsonrpc.ts";
 import type { Hop } from "./router.ts";
 import type { TraceRecord } from "./trace.ts";
+import { stripTerminalControls } from "../terminal-controls.ts";
 
 export interface PrintOptions {
   session?: string;
@@ -108,9 +109,10 @@ export class TracePrinter {
 
   constructor(
     hops: number[],
-    private readonly opts: PrintOptions = {},
+    private opts: PrintOptions = {},
   ) {
     this.#lanes = ["client", "conductor", ...[...hops].sort((a, b) => a - b)];
+    if (opts.components) this.opts = { ...opts, components: opts.components.map((c) => withoutControls(c)) };
     this.#width = (this.#lanes.length - 1) * LANE + 1;
     this.#matchMethod = opts.method ? picomatch(opts.method) : undefined;
   }
@@ -124,7 +126,9 @@ export class TracePrinter {
     return "     t ms  " + this.#lanes.map((l) => name(l).padEnd(LANE)).join("").trimEnd();
   }
 
-  push(r: TraceRecord): string[] {
+  push(record: TraceRecord): string[] {
+    // A trace holds what agents, models and tools sent: no escape sequence of theirs reaches a terminal.
+    const r = { ...record, message: withoutControls(record.message) };
     const out: string[] = [];
     const held = this.#held;
     this.#held = undefined;
@@ -194,4 +198,12 @@ function drawArrow(from: number, to: number, width: number, laneCols: number[]):
   row[from] = "●";
   row[to] = from < to ? "▶" : "◀";
   return row.join("");
+}
+
+/** Every string in `value` (keys included) without terminal controls; numbers and the rest as they are. */
+function withoutControls<T>(value: T): T {
+  if (typeof value === "string") return stripTerminalControls(value) as T;
+  if (Array.isArray(value)) return value.map((v) => withoutControls(v)) as T;
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [stripTerminalControls(k), withoutControls(v)])) as T;
+  return value;
 }
