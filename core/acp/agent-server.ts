@@ -118,7 +118,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: opts.mcpCapabilities,
         // Listing and resuming need saved sessions; closing works either way.
-        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {} } : { close: {} },
+        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {} } : { close: {} },
       },
       authMethods: [],
     }),
@@ -140,6 +140,10 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       // Every field is optional, so no params at all is a list of everything.
       const p = Params.of("session/list", raw ?? {});
       return sessions.listSessions(p.string("cwd", "nullable"), p.string("cursor", "nullable"));
+    },
+    "session/delete": async (raw) => {
+      await sessions.deleteSession(Params.of("session/delete", raw).id("sessionId"));
+      return {};
     },
     "session/close": async (raw) => {
       await sessions.closeSession(Params.of("session/close", raw).id("sessionId"));

@@ -23,7 +23,7 @@ const req = (a: MemoryAgent, method: string, params: Record<string, unknown>) =>
 const agent = () => memoryAgent({ store: new SessionStore(state) });
 const updatesOf = (a: MemoryAgent, sessionId: string) =>
   a.out.filter((m) => m.method === "session/update" && m.params.sessionId === sessionId).map((m) => m.params.update);
-const conversational = (us: any[]) => us.filter((u) => u.sessionUpdate !== "usage_update" && u.sessionUpdate !== "user_message_chunk");
+const conversational = (us: any[]) => us.filter((u) => !["usage_update", "user_message_chunk", "session_info_update"].includes(u.sessionUpdate));
 
 test("session/load after a restart replays the updates the client saw live, then the conversation continues", async () => {
   const a = agent();

@@ -13,6 +13,14 @@ const TITLE_CHARS = 80;
 /** Chunk updates whose consecutive texts can be merged into one line without changing what replays. */
 const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
 
+/** A session's title: the first text block's first words, on one line, at most TITLE_CHARS characters. */
+export function titleOf(blocks: readonly ContentBlock[]): string | undefined {
+  const text = blocks.find((b) => b.type === "text")?.text;
+  const one = text?.replace(/\s+/g, " ").trim();
+  if (!one) return undefined;
+  return one.length > TITLE_CHARS ? one.slice(0, TITLE_CHARS - 1) + "…" : one;
+}
+
 export class SessionRecorder {
   #pending: SessionEvent[] = [];
   /** History messages already written (or buffered). */
@@ -36,10 +44,9 @@ export class SessionRecorder {
     this.#titledBeforeTurn = this.#titled;
     this.#pending.push({ type: "turn" });
     for (const content of blocks) this.update({ sessionUpdate: "user_message_chunk", content });
-    const text = blocks.find((b) => b.type === "text")?.text;
-    if (!this.#titled && text) {
-      const one = text.replace(/\s+/g, " ").trim();
-      this.#pending.push({ type: "title", title: one.length > TITLE_CHARS ? one.slice(0, TITLE_CHARS - 1) + "…" : one });
+    const title = this.#titled ? undefined : titleOf(blocks);
+    if (title !== undefined) {
+      this.#pending.push({ type: "title", title });
       this.#titled = true;
     }
     this.#write();
@@ -104,6 +111,8 @@ export class SessionRecorder {
 
 function mergeable(a: SessionUpdate, b: SessionUpdate): boolean {
   if (a.sessionUpdate !== b.sessionUpdate || !MERGEABLE.has(a.sessionUpdate)) return false;
+  // Chunks of two messages stay two: a reloading client tells messages apart by their ids.
+  if ((a as { messageId?: unknown }).messageId !== (b as { messageId?: unknown }).messageId) return false;
   const ca = (a as { content?: { type?: string } }).content;
   const cb = (b as { content?: { type?: string } }).content;
   return ca?.type === "text" && cb?.type === "text";

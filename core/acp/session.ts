@@ -21,7 +21,7 @@ import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { type McpPoolLike, SessionOpener } from "./session-open.ts";
 import { checkCwd } from "./params.ts";
-import { SessionRecorder } from "./session-recorder.ts";
+import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
 
 export type { McpPoolLike };
@@ -77,6 +77,8 @@ interface Session {
   system: string;
   history: Message[];
   model: string;
+  /** The first prompt's first line, once there was one (session_info_update, session/list). */
+  title: string | null;
   recorder?: SessionRecorder;
   meter: ContextMeter;
   /** `_Stop` objections left (STOP_MAX_REJECTIONS per session). */
@@ -90,6 +92,7 @@ interface OpenOptions {
   servers: McpServer[];
   meta?: Record<string, unknown> | null;
   history?: Message[];
+  title?: string | null;
   mode?: PermissionMode;
   model?: string;
 }
@@ -161,7 +164,7 @@ export class SessionManager {
     if (live) await this.#drop(live);
     const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
-    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model });
+    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     if (replay) for (const u of saved.updates) replay(u);
     return { modes: modeState(s.policy.mode), ...(await this.#models.describe(s.model)) };
@@ -181,6 +184,23 @@ export class SessionManager {
   async closeSession(id: string): Promise<void> {
     const s = this.#get(id);
     await this.#drop(s);
+  }
+
+  /**
+   * session/delete: the session's file is removed; a live, idle session is closed first. A session
+   * whose prompt is running is refused (the user's turn is never lost by accident), and so is one
+   * being loaded or resumed; an unknown id is -32002.
+   */
+  async deleteSession(id: string): Promise<void> {
+    const store = this.host.store;
+    const live = this.#sessions.get(id);
+    if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first, then delete it`);
+    if (this.#opening.has(id)) throw new AcpError(INVALID_PARAMS, `session ${id} is being loaded; delete it once that is answered`);
+    const saved = store !== undefined && isSessionId(id) && store.exists(id);
+    if (!live && !saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
+    if (live) await this.#drop(live);
+    if (saved) store.remove(id);
+    log.info("session deleted", { session: id });
   }
 
   async #drop(s: Session): Promise<void> {
@@ -215,6 +235,7 @@ export class SessionManager {
       system,
       history: o.history ?? [],
       model: o.model ?? this.host.model,
+      title: o.title ?? null,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
     };
@@ -251,6 +272,7 @@ export class SessionManager {
     const before = s.history.length;
     s.recorder?.prompt(blocks);
     s.history.push({ role: "user", content: parts });
+    const title = s.title === null ? titleOf(blocks) : undefined;
     let failedSilently = false;
     const totals = emptyTotals();
     try {
@@ -271,6 +293,13 @@ export class SessionManager {
       }
       throw new AcpError(INTERNAL_ERROR, err.message, { cause: err.message, kind: err.llm.kind, status: err.llm.status });
     } finally {
+      // The turn's last update, before its answer: the title (after the first prompt) and the time.
+      // Not for a prompt that failed before any output: it left no trace, so a client may resend it.
+      // Not recorded: a reload lists the title from the file, and the time is the moment's.
+      if (!failedSilently) {
+        if (title !== undefined) s.title = title;
+        io.emit({ sessionUpdate: "session_info_update", ...(title !== undefined ? { title } : {}), updatedAt: new Date().toISOString() });
+      }
       open = false;
       io.signal.removeEventListener("abort", onRequestAbort);
       if (failedSilently) s.recorder?.discardTurn();

@@ -3,6 +3,7 @@
 // passes HANDOFF_RATIO: a summary from the model, history replaced by the original task + summary +
 // `_PostCompact` output; past MAX_HANDOFFS, or when a summary cannot be had, the oldest turns are
 // dropped instead. Does not decide when a turn runs (loop.ts) or persist anything (its caller does).
+import { randomId } from "../ids.ts";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { LlmProvider, Message, ToolSpec } from "../llm/types.ts";
 import { log } from "../log.ts";
@@ -123,7 +124,7 @@ export async function keepWithinWindow(d: HandoffDeps, history: Message[], signa
   const after = Math.round(d.meter.estimate(d.system, history, d.offered));
   const text = `[context handoff] ~${Math.round(before)} tokens would pass ${d.ratio} of the ${d.contextWindow}-token window: ${how}; now ~${after} tokens.`;
   log.info("context handoff", { before: Math.round(before), after, how });
-  d.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text } });
+  d.emit({ sessionUpdate: "agent_thought_chunk", messageId: randomId(), content: { type: "text", text } });
   d.onCompact(history);
 }
 

@@ -4,6 +4,7 @@
 import type { SessionUpdate, StopReason as AcpStopReason } from "@agentclientprotocol/sdk";
 import type { LlmError, LlmEvent, LlmProvider, Message, StopReason, ToolCall, ToolSpec, Usage } from "../llm/types.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
+import { randomId } from "../ids.ts";
 import { logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
 import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
@@ -97,6 +98,9 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
     .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal })
     [Symbol.asyncIterator]();
   const out: Response = { text: "", calls: [], stopReason: "cancelled" };
+  // One LLM response is one message to the client: its text chunks share an id, its thinking another.
+  const messageId = randomId();
+  const thoughtId = randomId();
   try {
     for (;;) {
       const r = await nextOrAbort(it, signal);
@@ -104,9 +108,9 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
       const ev = r.value;
       if (ev.type === "text") {
         out.text += ev.text;
-        deps.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: ev.text } });
+        deps.emit({ sessionUpdate: "agent_message_chunk", messageId, content: { type: "text", text: ev.text } });
       } else if (ev.type === "thinking") {
-        deps.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: ev.text } });
+        deps.emit({ sessionUpdate: "agent_thought_chunk", messageId: thoughtId, content: { type: "text", text: ev.text } });
       } else if (ev.type === "tool_call") {
         out.calls.push(ev.call);
       } else if (ev.type === "done") {
@@ -138,7 +142,7 @@ async function stopObjection(deps: TurnDeps, life: Lifecycle, signal: AbortSigna
   if (replies.length === 0 || signal.aborted) return undefined;
   life.stopBudget.left--;
   const text = replies.map((r) => `[${r.server} _Stop hook] ${r.text}`).join("\n\n");
-  deps.emit({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: `${text}\n` } });
+  deps.emit({ sessionUpdate: "agent_thought_chunk", messageId: randomId(), content: { type: "text", text: `${text}\n` } });
   return `${text}\n\nA stop hook objected to ending the turn. Address it, then end your turn.`;
 }
 

@@ -2,7 +2,7 @@
 // then one line per event: what the client saw, what the LLM history gained, mode changes), written
 // at tool results and turn ends and fsync'd at turn end; reading one back tolerantly (a damaged or
 // half-written line is skipped with a warning) and listing them. Does not run turns or speak ACP.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message } from "../llm/types.ts";
@@ -87,6 +87,16 @@ export class SessionStore {
     const end = text.lastIndexOf("\n") + 1;
     if (end < Buffer.byteLength(text)) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
     return new SessionFile(path);
+  }
+
+  /** Whether a saved session has this id (ids outside the id format never name a file). */
+  exists(id: string): boolean {
+    return isSessionId(id) && existsSync(this.path(id));
+  }
+
+  /** Removes a saved session's file (session/delete); an id outside the id format removes nothing. */
+  remove(id: string): void {
+    if (isSessionId(id)) rmSync(this.path(id), { force: true });
   }
 
   /** Reads a session back; undefined when there is none. Damaged lines are skipped with a warning. */

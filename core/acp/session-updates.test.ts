@@ -1,0 +1,115 @@
+// What ACP's stable schema added to a session's life: message ids on chunks, session_info_update,
+// session/delete — driven in memory through the real ACP surface.
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionStore } from "../agent/session-store.ts";
+import { memoryAgent, type MemoryAgent } from "../../tests/memory-agent.ts";
+
+const state = mkdtempSync(join(tmpdir(), "tendril-updates-"));
+const ws = mkdtempSync(join(tmpdir(), "tendril-updates-ws-"));
+afterAll(() => {
+  for (const d of [state, ws]) rmSync(d, { recursive: true, force: true });
+});
+
+let nextId = 1;
+const req = (a: MemoryAgent, method: string, params: Record<string, unknown>) => {
+  const id = nextId++;
+  a.send({ jsonrpc: "2.0", id, method, params });
+  return a.response(id);
+};
+const updates = (a: MemoryAgent, kind: string) => a.out.filter((m) => m.params?.update?.sessionUpdate === kind).map((m) => m.params.update);
+
+test("chunks of one model response share a messageId; the next response has another", async () => {
+  const a = memoryAgent();
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "first", calls: [{ id: "e1", name: "t__echo", input: { text: "x" } }] }, { text: "second" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  const chunks = updates(a, "agent_message_chunk");
+  expect(chunks.map((c) => c.content.text)).toEqual(["first", "second"]);
+  expect(chunks.every((c) => typeof c.messageId === "string" && c.messageId.length > 0)).toBe(true);
+  expect(chunks[0].messageId).not.toBe(chunks[1].messageId);
+  await a.close();
+});
+
+test("session_info_update: the first prompt titles the session (one line, at most 80 characters); every turn updates updatedAt", async () => {
+  const a = memoryAgent();
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  const long = `Fix   the\nflaky test ${"x".repeat(100)}`;
+  a.provider.push({ text: "ok" }, { text: "ok" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: long }] });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "and again" }] });
+  const infos = updates(a, "session_info_update");
+  expect(infos.length).toBe(2);
+  expect(infos[0].title).toBe(`Fix the flaky test ${"x".repeat(60)}…`);
+  expect(infos[0].title.length).toBe(80);
+  expect(infos[1].title).toBeUndefined();
+  for (const i of infos) expect(Number.isNaN(Date.parse(i.updatedAt))).toBe(false);
+  // each turn's info is its last update, just before its answer
+  const first = a.out.findIndex((m) => m.params?.update?.sessionUpdate === "session_info_update");
+  expect(a.out[first + 1].result?.stopReason).toBe("end_turn");
+  await a.close();
+});
+
+test("a loaded session keeps its title: its next turn sends only updatedAt", async () => {
+  const store = new SessionStore(state);
+  const a = memoryAgent({ store });
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "ok" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "titled" }] });
+  await a.close();
+  const b = memoryAgent({ store });
+  await req(b, "session/load", { sessionId, cwd: ws, mcpServers: [] });
+  b.provider.push({ text: "ok" });
+  await req(b, "session/prompt", { sessionId, prompt: [{ type: "text", text: "more" }] });
+  expect(updates(b, "session_info_update").map((i) => i.title)).toEqual([undefined]);
+  await b.close();
+});
+
+test("session/delete: the file goes, list and load forget it; a live idle session is closed first; busy and unknown ids are refused", async () => {
+  const store = new SessionStore(state);
+  const a = memoryAgent({ store });
+  expect((await req(a, "initialize", { protocolVersion: 1 })).result.agentCapabilities.sessionCapabilities.delete).toEqual({});
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "ok" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "keep me?" }] });
+  expect(existsSync(store.path(sessionId))).toBe(true);
+  // a running prompt is not deleted from under the user
+  a.provider.push({ hang: true });
+  a.send({ jsonrpc: "2.0", id: 900, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "long" }] } });
+  // the second turn is running once the scripted provider has its request
+  const end = Date.now() + 5000;
+  while (a.provider.requests.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  const busy = await req(a, "session/delete", { sessionId });
+  expect(busy.error.code).toBe(-32602);
+  expect(busy.error.message).toContain("cancel it first");
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+  expect((await a.response(900)).result.stopReason).toBe("cancelled");
+  // idle and live: closed, then its file removed
+  expect((await req(a, "session/delete", { sessionId })).result).toEqual({});
+  expect(existsSync(store.path(sessionId))).toBe(false);
+  expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "x" }] })).error.code).toBe(-32002);
+  expect((await req(a, "session/list", {})).result.sessions.map((s: { sessionId: string }) => s.sessionId)).not.toContain(sessionId);
+  expect((await req(a, "session/load", { sessionId, cwd: ws, mcpServers: [] })).error.code).toBe(-32002);
+  // unknown, and ids that are not session ids (nothing outside the store is touched)
+  expect((await req(a, "session/delete", { sessionId })).error.code).toBe(-32002);
+  const outside = join(state, "victim.jsonl");
+  writeFileSync(outside, "{}\n");
+  for (const bad of ["../victim", "sessions/../../victim", "no-such-session"]) expect((await req(a, "session/delete", { sessionId: bad })).error.code).toBe(-32002);
+  expect(existsSync(outside)).toBe(true);
+  expect((await req(a, "session/delete", { sessionId: 42 })).error.code).toBe(-32602);
+  expect(readdirSync(join(state, "sessions")).includes(`${sessionId}.jsonl`)).toBe(false);
+  await a.close();
+});
+
+test("a prompt that fails before any output sends no session_info_update (a client may resend it) and titles nothing", async () => {
+  const a = memoryAgent();
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ error: { kind: "server", message: "down", status: 503 } }, { text: "ok" });
+  expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "first try" }] })).error.code).toBe(-32603);
+  expect(updates(a, "session_info_update")).toEqual([]);
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "second try" }] });
+  expect(updates(a, "session_info_update").map((i) => i.title)).toEqual(["second try"]);
+  await a.close();
+});

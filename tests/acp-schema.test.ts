@@ -1,0 +1,103 @@
+// Every message the agent sends, in a session's whole life driven in memory (initialize, new, prompts
+// with tool calls and a permission question, modes, config, list, load with its replay, resume, close,
+// delete, and errors), validated against the ACP v1 JSON Schema the SDK ships — the schema is the oracle.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020";
+import stable from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
+import { SessionStore } from "../core/agent/session-store.ts";
+import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
+
+const state = mkdtempSync(join(tmpdir(), "tendril-schema-"));
+const ws = mkdtempSync(join(tmpdir(), "tendril-schema-ws-"));
+afterAll(() => {
+  for (const d of [state, ws]) rmSync(d, { recursive: true, force: true });
+});
+
+const defs = (stable as { $defs: Record<string, Record<string, unknown>> }).$defs;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+// The schema's number formats are checked, not ignored: an id or a count must be an integer in range.
+const INTEGERS: Record<string, [number, number]> = {
+  int32: [-(2 ** 31), 2 ** 31 - 1],
+  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  uint16: [0, 65535],
+  uint32: [0, 2 ** 32 - 1],
+  uint64: [0, Number.MAX_SAFE_INTEGER],
+};
+for (const [name, [lo, hi]] of Object.entries(INTEGERS)) ajv.addFormat(name, { type: "number", validate: (n: number) => Number.isInteger(n) && n >= lo && n <= hi });
+ajv.addFormat("double", { type: "number", validate: (n: number) => Number.isFinite(n) });
+ajv.addFormat("uri", (text: string) => URL.canParse(text));
+ajv.addSchema(stable as object, "acp");
+const validator = (def: string) => ajv.getSchema(`acp#/$defs/${def}`)!;
+/** The response definition of each method the agent answers (`x-side: agent`). */
+const responseOf = new Map<string, string>();
+for (const [name, d] of Object.entries(defs)) if (d["x-side"] === "agent" && name.endsWith("Response")) responseOf.set(d["x-method"] as string, name);
+
+/** Which schema definition a message the agent sent must satisfy, and the part of it that is checked. */
+function expectation(m: any, asked: Map<unknown, string>): { def: string; value: unknown } {
+  if (m.method === "session/update") return { def: "SessionNotification", value: m.params };
+  if (m.method === "session/request_permission") return { def: "RequestPermissionRequest", value: m.params };
+  if (m.method !== undefined) throw new Error(`the agent sent ${m.method}, which this test does not know`);
+  if (m.error !== undefined) return { def: "Error", value: m.error };
+  const method = asked.get(m.id);
+  const def = method && responseOf.get(method);
+  if (!def) throw new Error(`an answer to ${method ?? `unknown id ${m.id}`} has no response definition in the v1 schema`);
+  return { def, value: m.result };
+}
+
+let nextId = 1;
+async function req(a: MemoryAgent, asked: Map<unknown, string>, method: string, params: Record<string, unknown>) {
+  const id = nextId++;
+  asked.set(id, method);
+  a.send({ jsonrpc: "2.0", id, method, params });
+  return a.response(id);
+}
+
+test("every message the agent sends validates against the ACP v1 schema", async () => {
+  const store = new SessionStore(state);
+  const asked = new Map<unknown, string>();
+  const a = memoryAgent({ store, mode: "ask" });
+  await req(a, asked, "initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "schema-test", version: "1" } });
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [] })).result;
+  // a turn with text, a tool call the user is asked about (and allows), and a failing tool
+  a.provider.push(
+    { text: "Echoing.", calls: [{ id: "c1", name: "t__echo", input: { text: "hi" } }] },
+    { text: "Failing.", calls: [{ id: "c2", name: "t__fail", input: {} }] },
+    { text: "Done." },
+  );
+  const turn = req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "echo hi" }] });
+  for (let answered = 0; answered < 2; ) {
+    const ask = a.out.filter((m) => m.method === "session/request_permission")[answered];
+    if (!ask) {
+      await new Promise((r) => setTimeout(r, 2));
+      continue;
+    }
+    a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+    answered++;
+  }
+  expect((await turn).result.stopReason).toBe("end_turn");
+  await req(a, asked, "session/set_mode", { sessionId, modeId: "read-only" });
+  await req(a, asked, "session/set_mode", { sessionId, modeId: "no-such-mode" });
+  await req(a, asked, "session/list", {});
+  await req(a, asked, "session/prompt", { sessionId: "no-such-session", prompt: [] });
+  await req(a, asked, "session/close", { sessionId });
+  await req(a, asked, "session/load", { sessionId, cwd: ws, mcpServers: [] });
+  await req(a, asked, "session/resume", { sessionId, cwd: ws, mcpServers: [] });
+  await req(a, asked, "session/delete", { sessionId });
+  await a.close();
+
+  const kinds = new Set<string>();
+  const failures: string[] = [];
+  for (const m of a.out) {
+    const { def, value } = expectation(m, asked);
+    if (m.method === "session/update") kinds.add(m.params.update.sessionUpdate);
+    const validate = validator(def);
+    if (!validate(value)) failures.push(`${def}: ${JSON.stringify(value).slice(0, 200)}\n  ${ajv.errorsText(validate.errors)}`);
+  }
+  expect(failures).toEqual([]);
+  // what this life of a session showed, so a kind that stops being sent is noticed
+  expect([...kinds].sort()).toEqual(["agent_message_chunk", "session_info_update", "tool_call", "tool_call_update", "usage_update", "user_message_chunk"]);
+  expect([...new Set([...asked.values()])].every((m) => responseOf.has(m))).toBe(true);
+});
