@@ -48,7 +48,7 @@ test("session_info_update: the first prompt titles the session (one line, at mos
   for (const i of infos) expect(Number.isNaN(Date.parse(i.updatedAt))).toBe(false);
   // each turn's info is its last update, just before its answer
   const first = a.out.findIndex((m) => m.params?.update?.sessionUpdate === "session_info_update");
-  expect(a.out[first + 1].result?.stopReason).toBe("end_turn");
+  expect(a.out[first + 1]?.result?.stopReason).toBe("end_turn");
   await a.close();
 });
 
