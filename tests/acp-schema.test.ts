@@ -80,6 +80,8 @@ test("every message the agent sends validates against the ACP v1 schema", async 
   expect((await turn).result.stopReason).toBe("end_turn");
   await req(a, asked, "session/set_mode", { sessionId, modeId: "read-only" });
   await req(a, asked, "session/set_mode", { sessionId, modeId: "no-such-mode" });
+  await req(a, asked, "session/set_config_option", { sessionId, configId: "mode", value: "ask" });
+  await req(a, asked, "session/set_config_option", { sessionId, configId: "model", value: "m" });
   await req(a, asked, "session/list", {});
   await req(a, asked, "session/prompt", { sessionId: "no-such-session", prompt: [] });
   await req(a, asked, "session/close", { sessionId });
@@ -98,6 +100,15 @@ test("every message the agent sends validates against the ACP v1 schema", async 
   }
   expect(failures).toEqual([]);
   // what this life of a session showed, so a kind that stops being sent is noticed
-  expect([...kinds].sort()).toEqual(["agent_message_chunk", "session_info_update", "tool_call", "tool_call_update", "usage_update", "user_message_chunk"]);
+  expect([...kinds].sort()).toEqual([
+    "agent_message_chunk",
+    "config_option_update",
+    "current_mode_update",
+    "session_info_update",
+    "tool_call",
+    "tool_call_update",
+    "usage_update",
+    "user_message_chunk",
+  ]);
   expect([...new Set([...asked.values()])].every((m) => responseOf.has(m))).toBe(true);
 });

@@ -3,7 +3,7 @@
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
-import type { PermissionOption, RequestPermissionResponse } from "@agentclientprotocol/sdk";
+import type { PermissionOption, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 import { log } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
@@ -108,6 +108,9 @@ type Handler = (params: unknown, signal: AbortSignal) => unknown;
 
 function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handler> {
   const { sessions } = opts;
+  const push = (sessionId: string, updates: SessionUpdate[]) => {
+    for (const update of updates) peer.notify("session/update", { sessionId, update });
+  };
   return {
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => ({
@@ -156,20 +159,26 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       const prompt = p.check("prompt", "an array of content blocks", (v): v is ContentBlock[] => Array.isArray(v))!;
       return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal));
     },
-    "session/set_mode": (raw) => {
+    // Whichever path changes the mode or the model, the client hears it (before the answer).
+    "session/set_mode": async (raw) => {
       const p = Params.of("session/set_mode", raw);
-      sessions.setMode(p.id("sessionId"), p.id("modeId"));
+      const sessionId = p.id("sessionId");
+      push(sessionId, await sessions.setMode(sessionId, p.id("modeId")));
       return {};
     },
-    "session/set_config_option": (raw) => {
+    "session/set_config_option": async (raw) => {
       const p = Params.of("session/set_config_option", raw);
       const ok = (v: unknown): v is string | boolean => typeof v === "string" || typeof v === "boolean";
-      return sessions.setConfigOption(p.id("sessionId"), p.id("configId"), p.check("value", "a value id (a string) or a boolean", ok));
+      const sessionId = p.id("sessionId");
+      const { configOptions, updates } = await sessions.setConfigOption(sessionId, p.id("configId"), p.check("value", "a value id (a string) or a boolean", ok));
+      push(sessionId, updates);
+      return { configOptions };
     },
     // The older (unstable) way some clients switch models; same effect as the `model` config option.
     "session/set_model": async (raw) => {
       const p = Params.of("session/set_model", raw);
-      await sessions.setConfigOption(p.id("sessionId"), MODEL_OPTION_ID, p.id("modelId"));
+      const sessionId = p.id("sessionId");
+      push(sessionId, (await sessions.setConfigOption(sessionId, MODEL_OPTION_ID, p.id("modelId"))).updates);
       return {};
     },
   };

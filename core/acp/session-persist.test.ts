@@ -23,7 +23,9 @@ const req = (a: MemoryAgent, method: string, params: Record<string, unknown>) =>
 const agent = () => memoryAgent({ store: new SessionStore(state) });
 const updatesOf = (a: MemoryAgent, sessionId: string) =>
   a.out.filter((m) => m.method === "session/update" && m.params.sessionId === sessionId).map((m) => m.params.update);
-const conversational = (us: any[]) => us.filter((u) => !["usage_update", "user_message_chunk", "session_info_update"].includes(u.sessionUpdate));
+// What is about the moment, not the conversation: not replayed (a load answers the current mode and options).
+const conversational = (us: any[]) =>
+  us.filter((u) => !["usage_update", "user_message_chunk", "session_info_update", "current_mode_update", "config_option_update"].includes(u.sessionUpdate));
 
 test("session/load after a restart replays the updates the client saw live, then the conversation continues", async () => {
   const a = agent();

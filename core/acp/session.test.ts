@@ -84,12 +84,13 @@ test("model choice: advertised as a config option and the older models state; bo
   const a = memoryAgent({ models: ["m", "m-large"] });
   a.send(newSession(1));
   const created = (await a.response(1)).result;
-  expect(created.configOptions[0]).toMatchObject({ id: "model", category: "model", type: "select", currentValue: "m" });
-  expect(created.configOptions[0].options.map((o: any) => o.value)).toEqual(["m", "m-large"]);
+  const modelOption = (r: any) => r.configOptions.find((o: any) => o.id === "model");
+  expect(modelOption(created)).toMatchObject({ id: "model", category: "model", type: "select", currentValue: "m" });
+  expect(modelOption(created).options.map((o: any) => o.value)).toEqual(["m", "m-large"]);
   expect(created.models).toEqual({ currentModelId: "m", availableModels: [{ modelId: "m", name: "m" }, { modelId: "m-large", name: "m-large" }] });
   const id = created.sessionId;
   a.send({ jsonrpc: "2.0", id: 2, method: "session/set_config_option", params: { sessionId: id, configId: "model", value: "m-large" } });
-  expect((await a.response(2)).result.configOptions[0].currentValue).toBe("m-large");
+  expect(modelOption((await a.response(2)).result).currentValue).toBe("m-large");
   a.send({ jsonrpc: "2.0", id: 3, method: "session/set_config_option", params: { sessionId: id, configId: "model", value: "gpt-9" } });
   const bad = await a.response(3);
   expect(bad.error.code).toBe(-32602);
@@ -106,5 +107,41 @@ test("model choice: advertised as a config option and the older models state; bo
   a.send(prompt(6, id, "two"));
   await a.response(6);
   expect(seen).toEqual(["m-large", "m"]);
+  await a.close();
+});
+
+test("the mode is a config option too; whichever path changes the mode or the model, current_mode_update and config_option_update tell the client before the answer", async () => {
+  const a = memoryAgent({ models: ["m", "m-large"] });
+  a.send(newSession(1));
+  const created = (await a.response(1)).result;
+  expect(created.configOptions.map((o: any) => [o.id, o.category, o.currentValue])).toEqual([["mode", "mode", "yolo"], ["model", "model", "m"]]);
+  expect(created.configOptions[0].options.map((o: any) => o.value)).toEqual(created.modes.availableModes.map((m: any) => m.id));
+  const id = created.sessionId;
+  const pushedBefore = (answerId: number) => {
+    const at = a.out.findIndex((m) => m.id === answerId);
+    return a.out.slice(0, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  };
+  a.send({ jsonrpc: "2.0", id: 2, method: "session/set_config_option", params: { sessionId: id, configId: "mode", value: "read-only" } });
+  expect((await a.response(2)).result.configOptions[0].currentValue).toBe("read-only");
+  expect(pushedBefore(2).map((u: any) => u.sessionUpdate)).toEqual(["current_mode_update", "config_option_update"]);
+  expect(pushedBefore(2)[0].currentModeId).toBe("read-only");
+  a.send({ jsonrpc: "2.0", id: 3, method: "session/set_mode", params: { sessionId: id, modeId: "ask" } });
+  await a.response(3);
+  const viaSetMode = pushedBefore(3).slice(2);
+  expect(viaSetMode[0]).toEqual({ sessionUpdate: "current_mode_update", currentModeId: "ask" });
+  expect(viaSetMode[1].configOptions[0].currentValue).toBe("ask");
+  a.send({ jsonrpc: "2.0", id: 4, method: "session/set_config_option", params: { sessionId: id, configId: "model", value: "m-large" } });
+  await a.response(4);
+  const viaModel = pushedBefore(4).slice(4);
+  expect(viaModel.map((u: any) => u.sessionUpdate)).toEqual(["config_option_update"]);
+  expect(viaModel[0].configOptions[1].currentValue).toBe("m-large");
+  // bad values are refused and nothing is pushed
+  const before = a.out.length;
+  a.send({ jsonrpc: "2.0", id: 5, method: "session/set_config_option", params: { sessionId: id, configId: "mode", value: true } });
+  expect((await a.response(5)).error.code).toBe(-32602);
+  a.send({ jsonrpc: "2.0", id: 6, method: "session/set_config_option", params: { sessionId: id, configId: "colour", value: "red" } });
+  const unknown = await a.response(6);
+  expect(unknown.error.message).toContain("options: mode, model");
+  expect(a.out.slice(before).filter((m) => m.method === "session/update")).toEqual([]);
   await a.close();
 });

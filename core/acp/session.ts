@@ -2,7 +2,7 @@
 // prompt, policy, history), one prompt at a time per session, cancellation through a per-session
 // AbortController, modes, listing and closing, and recording each live session to its file.
 // Does not speak JSON-RPC (agent-server.ts), run the turn (agent/loop.ts) or start servers (session-open.ts).
-import type { ContentBlock, McpServer, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { ContentBlock, McpServer, SessionConfigOption, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { PermissionMode, PermissionRule } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
@@ -69,6 +69,20 @@ export function modeState(current: PermissionMode): SessionModeState {
   return { currentModeId: current, availableModes: PERMISSION_MODES.map((id) => ({ id, ...MODE_INFO[id] })) };
 }
 
+export const MODE_OPTION_ID = "mode";
+
+/** The mode as a config option (category `mode`): what clients that read config options show. */
+function modeOption(current: PermissionMode): SessionConfigOption {
+  return {
+    id: MODE_OPTION_ID,
+    name: "Mode",
+    category: "mode",
+    type: "select",
+    currentValue: current,
+    options: PERMISSION_MODES.map((id) => ({ value: id, name: MODE_INFO[id].name, description: MODE_INFO[id].description })),
+  };
+}
+
 interface Session {
   id: string;
   cwd: string;
@@ -98,7 +112,7 @@ interface OpenOptions {
 }
 
 /** What session/load and session/resume answer. */
-type LoadAnswer = { modes: SessionModeState } & Awaited<ReturnType<ModelChoices["describe"]>>;
+type LoadAnswer = Awaited<ReturnType<SessionManager["describe"]>>;
 
 /** Sessions listed per session/list page. */
 const LIST_PAGE = 100;
@@ -125,7 +139,7 @@ export class SessionManager {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
       s.recorder = new SessionRecorder(file, s.history, false);
     }
-    return { sessionId: s.id, modes: modeState(s.policy.mode), ...(await this.#models.describe(s.model)) };
+    return { sessionId: s.id, ...(await this.describe(s)) };
   }
 
   /**
@@ -167,7 +181,7 @@ export class SessionManager {
     const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     if (replay) for (const u of saved.updates) replay(u);
-    return { modes: modeState(s.policy.mode), ...(await this.#models.describe(s.model)) };
+    return this.describe(s);
   }
 
   /** session/list: newest first, optionally one workspace's, in pages. */
@@ -335,25 +349,48 @@ export class SessionManager {
     this.#sessions.get(id)?.turn?.abort();
   }
 
-  setMode(id: string, modeId: string): void {
-    const s = this.#get(id);
-    if (!PERMISSION_MODES.includes(modeId as PermissionMode)) {
-      throw new AcpError(INVALID_PARAMS, `unknown mode: ${modeId} (modes: ${PERMISSION_MODES.join(", ")})`);
-    }
-    s.policy.setMode(modeId as PermissionMode);
-    s.recorder?.mode(modeId);
+  /** A session's modes and config options (mode, then model), as session/new, load and resume answer. */
+  async describe(s: { policy: Policy; model: string }) {
+    const models = await this.#models.describe(s.model);
+    return { modes: modeState(s.policy.mode), configOptions: [modeOption(s.policy.mode), ...models.configOptions], models: models.models };
   }
 
   /**
-   * session/set_config_option (`model`) and session/set_model: the next LLM request of the session
-   * uses the new model. Answers the config options as they now are.
+   * session/set_mode and the `mode` config option. Returns what the client is told, whichever path
+   * changed it: `current_mode_update` and `config_option_update`.
    */
-  async setConfigOption(id: string, configId: string, value: unknown) {
+  async setMode(id: string, modeId: unknown): Promise<SessionUpdate[]> {
     const s = this.#get(id);
-    if (configId !== MODEL_OPTION_ID) throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${MODEL_OPTION_ID})`);
+    if (typeof modeId !== "string" || !PERMISSION_MODES.includes(modeId as PermissionMode)) {
+      throw new AcpError(INVALID_PARAMS, `unknown mode: ${JSON.stringify(modeId)} (modes: ${PERMISSION_MODES.join(", ")})`);
+    }
+    s.policy.setMode(modeId as PermissionMode);
+    s.recorder?.mode(modeId);
+    const { configOptions } = await this.describe(s);
+    return [
+      { sessionUpdate: "current_mode_update", currentModeId: modeId },
+      { sessionUpdate: "config_option_update", configOptions },
+    ];
+  }
+
+  /**
+   * session/set_config_option (`mode` or `model`) and session/set_model: a mode applies to the next
+   * tool call, a model to the next LLM request. Answers the config options as they now are, and what
+   * the client is told (`config_option_update`, and `current_mode_update` for a mode).
+   */
+  async setConfigOption(id: string, configId: string, value: unknown): Promise<{ configOptions: SessionConfigOption[]; updates: SessionUpdate[] }> {
+    const s = this.#get(id);
+    if (configId === MODE_OPTION_ID) {
+      const updates = await this.setMode(id, value);
+      return { configOptions: (await this.describe(s)).configOptions, updates };
+    }
+    if (configId !== MODEL_OPTION_ID) {
+      throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${MODE_OPTION_ID}, ${MODEL_OPTION_ID})`);
+    }
     s.model = await this.#models.check(value, s.model);
     s.recorder?.model(s.model);
-    return { configOptions: (await this.#models.describe(s.model)).configOptions };
+    const { configOptions } = await this.describe(s);
+    return { configOptions, updates: [{ sessionUpdate: "config_option_update", configOptions }] };
   }
 
   /** Cancels every turn and releases every session's servers (private ones die as process groups). */
