@@ -102,6 +102,7 @@ test("every message the agent sends validates against the ACP v1 schema", async 
   // what this life of a session showed, so a kind that stops being sent is noticed
   expect([...kinds].sort()).toEqual([
     "agent_message_chunk",
+    "available_commands_update",
     "config_option_update",
     "current_mode_update",
     "session_info_update",

@@ -12,6 +12,7 @@ import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
+import { COMMANDS } from "./commands.ts";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
@@ -111,6 +112,9 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   const push = (sessionId: string, updates: SessionUpdate[]) => {
     for (const update of updates) peer.notify("session/update", { sessionId, update });
   };
+  // Right after the answer that gave the client the session (its updates must not come first).
+  const announceCommands = (sessionId: string) =>
+    void setImmediate(() => push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: [...COMMANDS] }]));
   return {
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => ({
@@ -127,17 +131,23 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     }),
     "session/new": async (raw) => {
       const p = await parseNewSession(raw);
-      return sessions.newSession(p.cwd, p.mcpServers, p._meta);
+      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta);
+      announceCommands(answer.sessionId);
+      return answer;
     },
     "session/load": async (raw) => {
       const p = await parseLoadSession(raw, "session/load");
-      return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
+      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
         peer.notify("session/update", { sessionId: p.sessionId, update }),
       );
+      announceCommands(p.sessionId);
+      return answer;
     },
     "session/resume": async (raw) => {
       const p = await parseLoadSession(raw, "session/resume");
-      return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
+      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
+      announceCommands(p.sessionId);
+      return answer;
     },
     "session/list": (raw) => {
       // Every field is optional, so no params at all is a list of everything.

@@ -119,7 +119,7 @@ test("the mode is a config option too; whichever path changes the mode or the mo
   const id = created.sessionId;
   const pushedBefore = (answerId: number) => {
     const at = a.out.findIndex((m) => m.id === answerId);
-    return a.out.slice(0, at).filter((m) => m.method === "session/update").map((m) => m.params.update);
+    return a.out.slice(0, at).filter((m) => m.method === "session/update" && m.params.update.sessionUpdate !== "available_commands_update").map((m) => m.params.update);
   };
   a.send({ jsonrpc: "2.0", id: 2, method: "session/set_config_option", params: { sessionId: id, configId: "mode", value: "read-only" } });
   expect((await a.response(2)).result.configOptions[0].currentValue).toBe("read-only");

@@ -1,7 +1,9 @@
 // Owns the agent's sessions: creation and loading (MCP servers + the private `dev` server, system
 // prompt, policy, history), one prompt at a time per session, cancellation through a per-session
-// AbortController, modes, listing and closing, and recording each live session to its file.
-// Does not speak JSON-RPC (agent-server.ts), run the turn (agent/loop.ts) or start servers (session-open.ts).
+// AbortController, modes and config options, slash commands, listing, closing and deleting, and
+// recording each live session to its file. Over 400 lines as one unit: each of these reads and
+// changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
+// (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
 import type { ContentBlock, McpServer, SessionConfigOption, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { PermissionMode, PermissionRule } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
@@ -13,7 +15,7 @@ import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
 import type { ApprovalStore } from "../policy/approvals.ts";
-import { emptyTotals, type Lifecycle, runTurn, TurnError, type TurnTotals } from "../agent/loop.ts";
+import { compactHistory, emptyTotals, type Lifecycle, runTurn, type TurnDeps, TurnError, type TurnTotals } from "../agent/loop.ts";
 import { ContextMeter } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
@@ -22,6 +24,7 @@ import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL
 import { type McpPoolLike, SessionOpener } from "./session-open.ts";
 import { checkCwd } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
+import { type Command, commandOf, initPrompt } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
 
 export type { McpPoolLike };
@@ -268,9 +271,12 @@ export class SessionManager {
     return s;
   }
 
-  async prompt(id: string, blocks: ContentBlock[], io: PromptIo): Promise<{ stopReason: StopReason; usage: TurnTotals }> {
+  async prompt(id: string, asked: ContentBlock[], io: PromptIo): Promise<{ stopReason: StopReason; usage: TurnTotals }> {
     const s = this.#get(id);
     if (s.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with another prompt; wait for it or send session/cancel`);
+    const command = commandOf(asked);
+    if (command && command.name !== "init") return this.#command(s, command, io);
+    const blocks = command?.name === "init" ? initPrompt(command.rest) : asked;
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
     const turn = new AbortController();
     s.turn = turn;
@@ -290,12 +296,7 @@ export class SessionManager {
     let failedSilently = false;
     const totals = emptyTotals();
     try {
-      const h = this.host;
-      const stopReason = await runTurn(
-        { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s) },
-        s.history,
-        turn.signal,
-      );
+      const stopReason = await runTurn(this.#turnDeps(s, emit, io, totals), s.history, turn.signal);
       return { stopReason, usage: totals };
     } catch (err) {
       if (!(err instanceof TurnError)) throw err;
@@ -320,6 +321,48 @@ export class SessionManager {
       s.recorder?.endTurn();
       if (s.turn === turn) s.turn = undefined;
     }
+  }
+
+  #turnDeps(s: Session, emit: (u: SessionUpdate) => void, io: PromptIo, totals: TurnTotals): TurnDeps {
+    const h = this.host;
+    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s) };
+  }
+
+  /**
+   * A slash command as a turn of its own (cancellable, one at a time, its updates recorded): `/mode`
+   * and `/model` switch as their config options do, `/compact` hands off now. A bad argument is
+   * answered in the conversation, not as a protocol error: a person typed it.
+   */
+  async #command(s: Session, command: Command, io: PromptIo): Promise<{ stopReason: StopReason; usage: TurnTotals }> {
+    const turn = new AbortController();
+    s.turn = turn;
+    const onRequestAbort = () => turn.abort();
+    io.signal.addEventListener("abort", onRequestAbort, { once: true });
+    const totals = emptyTotals();
+    const emit = (u: SessionUpdate) => {
+      s.recorder?.update(u);
+      io.emit(u);
+    };
+    const say = (text: string) => emit({ sessionUpdate: "agent_message_chunk", messageId: randomId(), content: { type: "text", text } });
+    try {
+      if (command.name === "mode") {
+        for (const u of await this.setMode(s.id, command.rest)) io.emit(u);
+        say(`Mode: ${s.policy.mode}.`);
+      } else if (command.name === "model") {
+        for (const u of (await this.setConfigOption(s.id, MODEL_OPTION_ID, command.rest)).updates) io.emit(u);
+        say(`Model: ${s.model}.`);
+      } else if (!(await compactHistory(this.#turnDeps(s, emit, io, totals), s.history, turn.signal)) && !turn.signal.aborted) {
+        say("Nothing to compact yet.");
+      }
+    } catch (err) {
+      if (!(err instanceof AcpError)) throw err;
+      say(err.message);
+    } finally {
+      io.signal.removeEventListener("abort", onRequestAbort);
+      s.recorder?.endTurn();
+      if (s.turn === turn) s.turn = undefined;
+    }
+    return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn", usage: totals };
   }
 
   #lifecycle(s: Session): Lifecycle {

@@ -101,9 +101,25 @@ export interface HandoffDeps {
 
 /** Hands off when the next request would pass the ratio; the history is changed in place. */
 export async function keepWithinWindow(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<void> {
-  const limit = d.ratio * d.contextWindow;
   const before = d.meter.estimate(d.system, history, d.offered);
-  if (before <= limit || history.length < 2) return;
+  if (before <= d.ratio * d.contextWindow || history.length < 2) return;
+  await handOff(d, history, signal, before, `~${Math.round(before)} tokens would pass ${d.ratio} of the ${d.contextWindow}-token window`);
+}
+
+/**
+ * Hands off now, asked by the user (`/compact`): the same summary (or, past MAX_HANDOFFS, the same
+ * dropping of old turns down to the ratio). The last request was answered, so none is carried over.
+ * False when there is nothing to compact (fewer than two messages).
+ */
+export async function compactNow(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<boolean> {
+  if (history.length < 2) return false;
+  const before = d.meter.estimate(d.system, history, d.offered);
+  await handOff(d, history, signal, before, `asked with /compact at ~${Math.round(before)} tokens`, false);
+  return !signal.aborted;
+}
+
+async function handOff(d: HandoffDeps, history: Message[], signal: AbortSignal, before: number, why: string, carryLatest = true): Promise<void> {
+  const limit = d.ratio * d.contextWindow;
   let how: string;
   const summary = d.meter.handoffs < d.maxHandoffs ? await summarize(d, history, signal) : undefined;
   if (signal.aborted) return;
@@ -112,7 +128,7 @@ export async function keepWithinWindow(d: HandoffDeps, history: Message[], signa
     const post = await runHooks(d.tools, "_PostCompact", d.hooks, signal);
     const parts = [taskOf(history), `[Context handoff ${d.meter.handoffs}: the conversation so far was summarized to fit the context window.]`, `Summary:\n${summary}`];
     for (const p of post) parts.push(`[${p.server} _PostCompact]\n${p.text}`);
-    const latest = latestRequest(history);
+    const latest = carryLatest ? latestRequest(history) : undefined;
     if (latest !== undefined) parts.push(`Latest request (answer this):\n${latest}`);
     history.splice(0, history.length, { role: "user", content: [{ type: "text", text: parts.join("\n\n") }] });
     how = `summarized the conversation (handoff ${d.meter.handoffs} of at most ${d.maxHandoffs})`;
@@ -122,7 +138,7 @@ export async function keepWithinWindow(d: HandoffDeps, history: Message[], signa
   }
   d.meter.reset();
   const after = Math.round(d.meter.estimate(d.system, history, d.offered));
-  const text = `[context handoff] ~${Math.round(before)} tokens would pass ${d.ratio} of the ${d.contextWindow}-token window: ${how}; now ~${after} tokens.`;
+  const text = `[context handoff] ${why}: ${how}; now ~${after} tokens.`;
   log.info("context handoff", { before: Math.round(before), after, how });
   d.emit({ sessionUpdate: "agent_thought_chunk", messageId: randomId(), content: { type: "text", text } });
   d.onCompact(history);

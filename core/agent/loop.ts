@@ -8,7 +8,7 @@ import { randomId } from "../ids.ts";
 import { logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
 import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
-import { type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
+import { compactNow, type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
 
 export interface TurnDeps {
@@ -152,6 +152,11 @@ function offeredTools(deps: TurnDeps): ToolSpec[] {
     .tools()
     .filter((t) => !t.hook)
     .map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
+}
+
+/** `/compact`: a handoff now, with the turn's own deps. False when there was nothing to compact. */
+export async function compactHistory(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<boolean> {
+  return deps.lifecycle ? compactNow(handoffDeps(deps, deps.lifecycle), history, signal) : false;
 }
 
 function handoffDeps(deps: TurnDeps, life: Lifecycle): HandoffDeps {
