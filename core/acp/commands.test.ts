@@ -29,7 +29,7 @@ test("the commands are announced right after session/new's answer", async () => 
   const answerAt = a.out.findIndex((m) => m.id === id);
   const announcedAt = a.out.findIndex((m) => m.params?.update?.sessionUpdate === "available_commands_update");
   expect(announcedAt).toBeGreaterThan(answerAt);
-  expect(a.out[announcedAt].params.update.availableCommands.map((c: { name: string }) => c.name)).toEqual(["compact", "mode", "model", "init"]);
+  expect(a.out[announcedAt]!.params.update.availableCommands.map((c: { name: string }) => c.name)).toEqual(["compact", "mode", "model", "init"]);
   await a.close();
 });
 
