@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import stable from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
+import unstable from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
 
@@ -30,10 +31,17 @@ for (const [name, [lo, hi]] of Object.entries(INTEGERS)) ajv.addFormat(name, { t
 ajv.addFormat("double", { type: "number", validate: (n: number) => Number.isFinite(n) });
 ajv.addFormat("uri", (text: string) => URL.canParse(text));
 ajv.addSchema(stable as object, "acp");
-const validator = (def: string) => ajv.getSchema(`acp#/$defs/${def}`)!;
-/** The response definition of each method the agent answers (`x-side: agent`). */
+ajv.addSchema(unstable as object, "acp-unstable");
+/** The response definition of each method the agent answers (`x-side: agent`): stable first, then the
+ *  unstable schema for what Tendril takes from it (session/fork). */
 const responseOf = new Map<string, string>();
-for (const [name, d] of Object.entries(defs)) if (d["x-side"] === "agent" && name.endsWith("Response")) responseOf.set(d["x-method"] as string, name);
+for (const [schema, all] of [["acp", defs], ["acp-unstable", (unstable as typeof stable).$defs]] as const) {
+  for (const [name, d] of Object.entries(all as Record<string, Record<string, unknown>>)) {
+    const method = d["x-method"] as string;
+    if (d["x-side"] === "agent" && name.endsWith("Response") && !responseOf.has(method)) responseOf.set(method, `${schema}#/$defs/${name}`);
+  }
+}
+const validator = (def: string) => ajv.getSchema(def.includes("#") ? def : `acp#/$defs/${def}`)!;
 
 /** Which schema definition a message the agent sent must satisfy, and the part of it that is checked. */
 function expectation(m: any, asked: Map<unknown, string>): { def: string; value: unknown } {
@@ -87,6 +95,7 @@ test("every message the agent sends validates against the ACP v1 schema", async 
   await req(a, asked, "session/close", { sessionId });
   await req(a, asked, "session/load", { sessionId, cwd: ws, mcpServers: [] });
   await req(a, asked, "session/resume", { sessionId, cwd: ws, mcpServers: [] });
+  await req(a, asked, "session/fork", { sessionId, cwd: ws, mcpServers: [] });
   await req(a, asked, "session/delete", { sessionId });
   await a.close();
 

@@ -186,7 +186,7 @@ test("with no `models` configured, the provider's own list is offered; a switch 
     running.push(a);
     await a.initialize();
     const created = (await a.newSession(ws)) as acp.NewSessionResponse & { configOptions: any[] };
-    expect(created.configOptions.find((o: any) => o.id === "model").options.map((o: any) => o.value)).toEqual(["fake-model", "fake-model-large"]);
+    expect((created.configOptions.find((o: any) => o.id === "model") as any).options.map((o: any) => o.value)).toEqual(["fake-model", "fake-model-large"]);
     await a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: created.sessionId, configId: "model", value: "fake-model-large" });
     fake.script([{ text: "hi" }]);
     await a.prompt(created.sessionId, "hello");

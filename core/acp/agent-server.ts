@@ -125,7 +125,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         mcpCapabilities: opts.mcpCapabilities,
         // Listing and resuming need saved sessions; closing works either way.
-        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {} } : { close: {} },
+        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {}, fork: {} } : { close: {}, fork: {} },
       },
       authMethods: [],
     }),
@@ -147,6 +147,12 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       const p = await parseLoadSession(raw, "session/resume");
       const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
       announceCommands(p.sessionId);
+      return answer;
+    },
+    "session/fork": async (raw) => {
+      const p = await parseLoadSession(raw, "session/fork");
+      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
+      announceCommands(answer.sessionId);
       return answer;
     },
     "session/list": (raw) => {

@@ -176,7 +176,7 @@ export async function parseNewSession(raw: unknown, method = "session/new"): Pro
 }
 
 /** session/load and session/resume params: a session id plus what session/new takes. */
-export async function parseLoadSession(raw: unknown, method: "session/load" | "session/resume"): Promise<NewSessionParams & { sessionId: string }> {
+export async function parseLoadSession(raw: unknown, method: "session/load" | "session/resume" | "session/fork"): Promise<NewSessionParams & { sessionId: string }> {
   const sessionId = Params.of(method, raw).id("sessionId");
   return { ...(await parseNewSession(raw, method)), sessionId };
 }

@@ -1,7 +1,7 @@
 // What ACP's stable schema added to a session's life: message ids on chunks, session_info_update,
 // session/delete — driven in memory through the real ACP surface.
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "../agent/session-store.ts";
@@ -111,5 +111,48 @@ test("a prompt that fails before any output sends no session_info_update (a clie
   expect(updates(a, "session_info_update")).toEqual([]);
   await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "second try" }] });
   expect(updates(a, "session_info_update").map((i) => i.title)).toEqual(["second try"]);
+  await a.close();
+});
+
+test("session/fork: a new session with a copy of the history; the original file is untouched; busy and unknown are refused", async () => {
+  const store = new SessionStore(state);
+  const a = memoryAgent({ store });
+  expect((await req(a, "initialize", { protocolVersion: 1 })).result.agentCapabilities.sessionCapabilities.fork).toEqual({});
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "remembered: blue" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "my colour is blue" }] });
+  await req(a, "session/set_mode", { sessionId, modeId: "read-only" });
+  const original = readFileSync(store.path(sessionId), "utf8");
+  const forked = (await req(a, "session/fork", { sessionId, cwd: ws, mcpServers: [] })).result;
+  expect(forked.sessionId).not.toBe(sessionId);
+  expect(forked.modes.currentModeId).toBe("read-only");
+  // the fork continues from the copied history; the original does not see the fork's turn
+  a.provider.push({ text: "it was blue" });
+  await req(a, "session/prompt", { sessionId: forked.sessionId, prompt: [{ type: "text", text: "what colour?" }] });
+  expect(JSON.stringify(a.provider.requests.at(-1))).toContain("my colour is blue");
+  expect(readFileSync(store.path(sessionId), "utf8")).toBe(original);
+  expect(readFileSync(store.path(forked.sessionId), "utf8")).toContain("what colour?");
+  expect((await req(a, "session/list", {})).result.sessions.map((s: { sessionId: string }) => s.sessionId)).toContain(forked.sessionId);
+  // refused: a running prompt, an unknown id, a relative cwd
+  a.provider.push({ hang: true });
+  a.send({ jsonrpc: "2.0", id: 950, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "long" }] } });
+  const end = Date.now() + 5000;
+  while (a.provider.requests.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  expect((await req(a, "session/fork", { sessionId, cwd: ws, mcpServers: [] })).error.message).toContain("busy with a prompt");
+  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
+  await a.response(950);
+  expect((await req(a, "session/fork", { sessionId: "no-such-session", cwd: ws, mcpServers: [] })).error.code).toBe(-32002);
+  expect((await req(a, "session/fork", { sessionId, cwd: "relative", mcpServers: [] })).error.code).toBe(-32602);
+  await a.close();
+});
+
+test("session/fork without a session store forks a live session's history in memory", async () => {
+  const a = memoryAgent();
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "noted" }, { text: "yes" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "remember 42" }] });
+  const forked = (await req(a, "session/fork", { sessionId, cwd: ws, mcpServers: [] })).result;
+  await req(a, "session/prompt", { sessionId: forked.sessionId, prompt: [{ type: "text", text: "what number?" }] });
+  expect(JSON.stringify(a.provider.requests.at(-1))).toContain("remember 42");
   await a.close();
 });

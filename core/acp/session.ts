@@ -204,6 +204,28 @@ export class SessionManager {
   }
 
   /**
+   * session/fork: a new session whose history is a copy of `id`'s (its saved file copied under a new
+   * id, or a live session's history where nothing is saved), in `cwd` with the servers this request
+   * declares. The original is never written. A session whose prompt is running, or that is being
+   * loaded, is refused: its history is mid-turn.
+   */
+  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined) {
+    checkCwd(cwd, "session/fork");
+    const live = this.#sessions.get(id);
+    if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; fork it once the turn ends`);
+    if (this.#opening.has(id)) throw new AcpError(INVALID_PARAMS, `session ${id} is being loaded; fork it once that is answered`);
+    const store = this.host.store;
+    const newId = randomId();
+    if (store?.exists(id)) {
+      store.fork(id, newId, cwd);
+      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta)) };
+    }
+    if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
+    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, title: live.title });
+    return { sessionId: newId, ...(await this.describe(s)) };
+  }
+
+  /**
    * session/delete: the session's file is removed; a live, idle session is closed first. A session
    * whose prompt is running is refused (the user's turn is never lost by accident), and so is one
    * being loaded or resumed; an unknown id is -32002.

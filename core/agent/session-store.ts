@@ -99,6 +99,25 @@ export class SessionStore {
     if (isSessionId(id)) rmSync(this.path(id), { force: true });
   }
 
+  /**
+   * session/fork: a copy of session `from`'s file as session `to` in `cwd` (its header says so; every
+   * other line is the same), written privately and made durable. The original is only read.
+   */
+  fork(from: string, to: string, cwd: string): void {
+    if (!isSessionId(from) || !isSessionId(to)) throw new Error(`not a session id: ${isSessionId(from) ? to : from}`);
+    const text = readFileSync(this.path(from), "utf8");
+    const nl = text.indexOf("\n");
+    const header = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as SessionHeader;
+    const copy = JSON.stringify({ ...header, id: to, cwd, created: new Date().toISOString() }) + (nl < 0 ? "\n" : text.slice(nl));
+    const fd = openPrivateFile(this.path(to), "w");
+    try {
+      writeSync(fd, copy);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
   /** Reads a session back; undefined when there is none. Damaged lines are skipped with a warning. */
   load(id: string): LoadedSession | undefined {
     if (!isSessionId(id)) return undefined;
