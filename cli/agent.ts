@@ -5,8 +5,10 @@
 import type { Command } from "commander";
 import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
+import type { AuthHost } from "../core/acp/auth.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { describeApprovals } from "./approvals.ts";
+import { describeLogin } from "./login.ts";
 import { dieOfUncaught } from "./fatal.ts";
 import type { OpenAgent } from "./agent-runtime.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
@@ -61,10 +63,11 @@ export function describeAgent(program: Command, exit: ExitBox): void {
       exit.code = await runAgent(flags);
     });
   describeApprovals(agent, exit);
+  describeLogin(agent, exit);
 }
 
-/** Config, provider and pass-through names for an agent; a problem the user must fix is a ConfigError-like error. */
-export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider; passEnv: string[] }> {
+/** Config, provider, pass-through names and authentication for an agent; a problem the user must fix is a ConfigError-like error. */
+export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider; passEnv: string[]; auth: AuthHost }> {
   const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel } = await import("../core/log.ts");
   const { passEnvNames } = await import("../core/child-env.ts");
@@ -72,7 +75,19 @@ export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; prov
   setLogLevel(cfg.logLevel);
   const passEnv = passEnvNames(flags.passEnv, process.env);
   const { createProvider } = await import("../core/llm/provider.ts");
-  return { cfg, provider: await createProvider(cfg, readFileOrUndefined), passEnv };
+  const { credentialsPath, endpointUsable, isKeyedProvider, removeKey, resolveEndpoint } = await import("../core/credentials.ts");
+  // The key is looked up per use (environment first, then credentials.toml), so a login or logout
+  // while the agent runs counts from the next session or request.
+  const file = credentialsPath(cfg.paths.configDir);
+  const p = cfg.provider;
+  const endpoint = () => resolveEndpoint(p, p === "anthropic" ? cfg.anthropic : cfg.openai, file);
+  const auth: AuthHost = {
+    provider: p,
+    ...(p === "replay" ? {} : { keyVar: p === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY" }),
+    usable: () => endpointUsable(p, endpoint()),
+    forget: () => isKeyedProvider(p) && removeKey(file, p),
+  };
+  return { cfg, provider: await createProvider(cfg, readFileOrUndefined, p === "replay" ? undefined : endpoint), passEnv, auth };
 }
 
 /** True for the errors that mean "fix your flags, environment or config" (exit 2). */
@@ -91,7 +106,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const { cfg, provider, passEnv } = setup;
+  const { cfg, provider, passEnv, auth } = setup;
   // Caught from here on: a stop during start-up, or a second one during shutdown, still takes the exit path.
   // A client started from a terminal shares its process group with us, so its Ctrl-C reaches us too:
   // the first one cancels the running turns (each answers `cancelled`) and we keep serving; a second
@@ -108,7 +123,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   let brokenStdout: (why: string) => void = () => {};
   const broken = new Promise<string>((resolve) => (brokenStdout = resolve));
   const sink = stdoutSink((err) => brokenStdout(`stdout: ${err.message}`));
-  const running = await openAgent(cfg, provider, { input: stdinChunks(), sink }, { passEnv });
+  const running = await openAgent(cfg, provider, { input: stdinChunks(), sink }, { passEnv, auth });
   agent = running;
   process.on("uncaughtException", (err) =>
     void dieOfUncaught(err, {

@@ -16,6 +16,7 @@ import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
+import type { AgentAuth } from "./auth.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = 1;
@@ -29,6 +30,8 @@ export interface AgentServerOptions {
   acpRelay?: AcpMcpRelay;
   /** Sessions are saved (session/load, list, resume are served). */
   persistent: boolean;
+  /** Authentication (auth methods, auth_required, authenticate, logout); undefined = none needed. */
+  auth?: AgentAuth;
 }
 
 export interface AgentIo {
@@ -107,33 +110,46 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal): Prompt
 type Handler = (params: unknown, signal: AbortSignal) => unknown;
 
 function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handler> {
-  const { sessions } = opts;
+  const { sessions, auth } = opts;
+  // Whether the client said it can run a `terminal` auth method (initialize); never assumed.
+  let terminalAuth = false;
+  const requireAuth = () => auth?.require(terminalAuth);
   return {
     // Not a gate: requests sent before its answer are served.
-    initialize: (raw) => ({
-      protocolVersion: Math.min(parseInitialize(raw).protocolVersion, PROTOCOL_VERSION),
-      agentInfo: { name: "tendril", version: opts.version },
-      agentCapabilities: {
-        loadSession: opts.persistent,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: opts.mcpCapabilities,
-        // Listing and resuming need saved sessions; closing works either way.
-        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {} } : { close: {} },
-      },
-      authMethods: [],
-    }),
+    initialize: (raw) => {
+      const p = parseInitialize(raw);
+      terminalAuth = p.terminalAuth;
+      return {
+        protocolVersion: Math.min(p.protocolVersion, PROTOCOL_VERSION),
+        agentInfo: { name: "tendril", version: opts.version },
+        agentCapabilities: {
+          loadSession: opts.persistent,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: opts.mcpCapabilities,
+          // Listing and resuming need saved sessions; closing works either way.
+          sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {} } : { close: {} },
+          ...(auth ? { auth: { logout: {} } } : {}),
+        },
+        authMethods: auth?.methods(terminalAuth) ?? [],
+      };
+    },
+    authenticate: (raw) => (auth ? auth.authenticate(Params.of("authenticate", raw).id("methodId")) : {}),
+    logout: () => auth?.logout() ?? {},
     "session/new": async (raw) => {
       const p = await parseNewSession(raw);
+      requireAuth();
       return sessions.newSession(p.cwd, p.mcpServers, p._meta);
     },
     "session/load": async (raw) => {
       const p = await parseLoadSession(raw, "session/load");
+      requireAuth();
       return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
         peer.notify("session/update", { sessionId: p.sessionId, update }),
       );
     },
     "session/resume": async (raw) => {
       const p = await parseLoadSession(raw, "session/resume");
+      requireAuth();
       return sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
     },
     "session/list": (raw) => {
