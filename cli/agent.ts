@@ -75,18 +75,11 @@ export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; prov
   setLogLevel(cfg.logLevel);
   const passEnv = passEnvNames(flags.passEnv, process.env);
   const { createProvider } = await import("../core/llm/provider.ts");
-  const { credentialsPath, endpointUsable, isKeyedProvider, removeKey, resolveEndpoint } = await import("../core/credentials.ts");
+  const { credentialsPath, keySource } = await import("../core/credentials.ts");
   // The key is looked up per use (environment first, then credentials.toml), so a login or logout
   // while the agent runs counts from the next session or request.
-  const file = credentialsPath(cfg.paths.configDir);
   const p = cfg.provider;
-  const endpoint = () => resolveEndpoint(p, p === "anthropic" ? cfg.anthropic : cfg.openai, file);
-  const auth: AuthHost = {
-    provider: p,
-    ...(p === "replay" ? {} : { keyVar: p === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY" }),
-    usable: () => endpointUsable(p, endpoint()),
-    forget: () => isKeyedProvider(p) && removeKey(file, p),
-  };
+  const { endpoint, auth } = keySource(p, p === "anthropic" ? cfg.anthropic : cfg.openai, credentialsPath(cfg.paths.configDir));
   return { cfg, provider: await createProvider(cfg, readFileOrUndefined, p === "replay" ? undefined : endpoint), passEnv, auth };
 }
 

@@ -139,14 +139,15 @@ export function describeLogin(agent: Command, exit: ExitBox): void {
     .description("store an API key in $XDG_CONFIG_HOME/tendril/credentials.toml (mode 0600); prompts on a terminal, else reads the key from stdin")
     .option("--provider <name>", "anthropic | openai (required when stdin is not a terminal)")
     .option("--base-url <url>", "the provider's endpoint, stored with the key")
-    .action(async (flags: LoginFlags) => {
-      exit.code = await run("login", flags);
+    // `tendril agent` has --provider too: the value lands on whichever command commander gives it to.
+    .action(async (_flags: LoginFlags, cmd: Command) => {
+      exit.code = await run("login", cmd.optsWithGlobals<LoginFlags>());
     });
   agent
     .command("logout")
     .description("remove stored keys: one provider's with --provider, else the whole credentials file")
     .option("--provider <name>", "anthropic | openai")
-    .action(async (flags: LoginFlags) => {
-      exit.code = await run("logout", flags);
+    .action(async (_flags: LoginFlags, cmd: Command) => {
+      exit.code = await run("logout", cmd.optsWithGlobals<LoginFlags>());
     });
 }

@@ -63,7 +63,7 @@ export function readCredentials(path: string): Credentials {
     throw new CredentialsError(`${path}: ${(err as Error).message}`);
   }
   if ((mode & 0o077) !== 0) {
-    throw new CredentialsError(`${path} is readable by others (mode ${mode.toString(8).padStart(4, "0")}); run chmod 600 ${path} (and replace the key if others could have read it)`);
+    throw new CredentialsError(`${path} can be read by group or others (mode ${mode.toString(8).padStart(4, "0")}); run chmod 600 ${path} (and replace the key if others could have read it)`);
   }
   let text: string;
   try {
@@ -165,4 +165,21 @@ export function storedProvider(path: string): KeyedProvider | undefined {
   } catch {
     return undefined; // reported where the key is needed, naming the file and the fix
   }
+}
+
+/**
+ * The key source of an agent running `provider`: its endpoint per use, and what its authentication
+ * needs (core/acp/auth.ts's AuthHost): whether a usable key exists now, and forgetting the stored one.
+ */
+export function keySource(provider: ProviderName, env: { apiKey?: string; baseUrl?: string }, path: string) {
+  const endpoint = (): Endpoint => resolveEndpoint(provider, env, path);
+  return {
+    endpoint,
+    auth: {
+      provider,
+      ...(provider === "replay" ? {} : { keyVar: provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY" }),
+      usable: () => endpointUsable(provider, endpoint()),
+      forget: () => isKeyedProvider(provider) && removeKey(path, provider),
+    },
+  };
 }
