@@ -151,4 +151,13 @@ describe("tendril prompt against an agent without a key", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`run once in a terminal: SETUP_MODE=1 ${process.execPath} ${join(ROOT, "tests", "fixtures", "terminal-auth-agent.ts")} --setup 'two words'`);
   });
+
+  test("an agent offering an agent method and a terminal one: authenticated through the agent method, the prompt runs", async () => {
+    const h = home();
+    const agent = `AUTH_AGENT_METHOD=1 '${process.execPath}' '${join(ROOT, "tests", "fixtures", "terminal-auth-agent.ts")}'`;
+    const r = await run(["prompt", "--agent", agent, "hi"], h.env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("authenticated with token\n");
+  });
 });

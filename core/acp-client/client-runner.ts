@@ -263,7 +263,9 @@ async function newSession(
     try {
       await peer.request("authenticate", { methodId: method.id });
     } catch (authErr) {
-      if (runOnce && isAuthRequired(authErr)) throw new RpcError(authErr.code, `${authErr.message}; or ${runOnce}`);
+      // The terminal method's command, unless the agent's own message already names it.
+      const named = terminal?.args?.length ? authErr instanceof Error && authErr.message.includes(terminal.args.join(" ")) : false;
+      if (runOnce && !named && isAuthRequired(authErr)) throw new RpcError(authErr.code, `${authErr.message}; or ${runOnce}`);
       throw authErr;
     }
     state.step = "session/new";

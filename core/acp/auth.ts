@@ -57,7 +57,7 @@ export class AgentAuth {
     }
     if (methodId !== API_KEY_METHOD) throw new AcpError(INVALID_PARAMS, `unknown auth method ${JSON.stringify(methodId)} (methods: ${API_KEY_METHOD}, ${LOGIN_METHOD})`);
     const problem = this.#problem();
-    if (problem !== undefined) throw new AcpError(AUTH_REQUIRED, `${problem}; run \`${LOGIN_COMMAND}\` once, then authenticate again`);
+    if (problem !== undefined) throw new AcpError(AUTH_REQUIRED, `${problem}; run \`${LOGIN_COMMAND}\` once (or set the key in the agent's environment), then authenticate again`);
     return {};
   }
 
