@@ -27,31 +27,47 @@ async function stdinLine(max: number): Promise<string> {
   return text;
 }
 
+/** Typed ahead of the current question (a paste of several lines): read by the next one. */
+let typedAhead = "";
+
 /** Asks one question on the terminal; `hidden` reads without echo (raw mode), backspace works. */
 function ask(question: string, hidden: boolean, max: number): Promise<string> {
   const stdin = process.stdin;
+  // Echo goes off before the question shows: nothing typed in answer to it is ever echoed.
+  if (hidden) stdin.setRawMode(true);
   process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let answer = "";
+    let finished = false;
     const done = (err?: Error) => {
+      finished = true;
       stdin.off("data", onData);
       if (hidden) stdin.setRawMode(false);
       stdin.pause();
-      process.stderr.write("\n");
+      if (hidden) process.stderr.write("\n"); // the terminal echoed nothing, not even the Enter
       if (err) reject(err);
       else resolve(answer);
     };
-    const onData = (chunk: Buffer) => {
-      for (const ch of chunk.toString("utf8")) {
-        if (ch === "\r" || ch === "\n") return done();
-        if (ch === "\u0003") return done(new Interrupted());
-        if (ch === "\u0004") return done(answer === "" ? new LoginError("no answer (end of input)") : undefined);
-        if (ch === "\u007f" || ch === "\b") answer = answer.slice(0, -1);
-        else if (ch >= " ") answer += ch;
-        if (Buffer.byteLength(answer) > max) return done(new LoginError(`the answer is over MAX_API_KEY_BYTES (${max} bytes)`));
+    const take = (text: string) => {
+      const chars = [...text];
+      for (let i = 0; i < chars.length && !finished; i++) {
+        const ch = chars[i]!;
+        const rest = () => (typedAhead = chars.slice(i + 1).join("").replace(/^\n/, ""));
+        if (ch === "\r" || ch === "\n") (rest(), done());
+        else if (ch === "\u0003") done(new Interrupted());
+        else if (ch === "\u0004") done(answer === "" ? new LoginError("no answer (end of input)") : undefined);
+        else {
+          if (ch === "\u007f" || ch === "\b") answer = answer.slice(0, -1);
+          else if (ch >= " ") answer += ch;
+          if (Buffer.byteLength(answer) > max) done(new LoginError(`the answer is over MAX_API_KEY_BYTES (${max} bytes)`));
+        }
       }
     };
-    if (hidden) stdin.setRawMode(true);
+    const onData = (chunk: Buffer) => take(chunk.toString("utf8"));
+    const ahead = typedAhead;
+    typedAhead = "";
+    take(ahead);
+    if (finished) return;
     stdin.on("data", onData);
     stdin.resume();
   });

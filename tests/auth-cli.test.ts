@@ -2,7 +2,7 @@
 // path), and `tendril prompt` against agents without a key: the in-process tendril agent, and a
 // third-party agent that offers only a terminal method.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -118,6 +118,32 @@ describe("tendril agent login / logout (stdin not a terminal)", () => {
     const again = await run(["agent", "logout"], h.env);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain("no stored keys");
+  });
+});
+
+// util-linux `script` gives the login a terminal; each answer is typed once its question is shown.
+const hasScript = spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+
+describe.skipIf(!hasScript)("tendril agent login on a terminal", () => {
+  test("asks provider, base URL and key; the key is not echoed, backspace edits it; stored 0600", async () => {
+    const h = home();
+    const child = spawn("script", ["-qec", `'${BIN}' agent login`, "/dev/null"], { env: { ...h.env, TERM: "dumb" }, stdio: ["pipe", "pipe", "pipe"] });
+    let screen = "";
+    const answers: [string, string][] = [["Provider", "openai\n"], ["Base URL", "http://127.0.0.1:11434/v1\n"], ["(not shown)", "sk-tty-secrex\u007ft\r"]];
+    child.stdout.setEncoding("utf8").on("data", (s: string) => {
+      screen += s;
+      while (answers.length > 0 && screen.includes(answers[0]![0])) child.stdin.write(answers.shift()![1]);
+    });
+    const guard = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    clearTimeout(guard);
+    expect(code).toBe(0);
+    expect(screen).toContain("stored the openai key");
+    expect(screen).not.toContain("sk-tty");
+    expect(statSync(h.file).mode & 0o777).toBe(0o600);
+    const text = readFileSync(h.file, "utf8");
+    expect(text).toContain('api_key = "sk-tty-secret"');
+    expect(text).toContain('base_url = "http://127.0.0.1:11434/v1"');
   });
 });
 
