@@ -17,10 +17,12 @@ import { signalExitCode, watchStopSignals } from "./stop-signals.ts";
 const ENV_HELP = `
 Configuration (flag > environment > config file > default):
   TENDRIL_PROVIDER            anthropic | openai (any OpenAI-compatible endpoint) | replay
-                              (default: anthropic if ANTHROPIC_API_KEY is set, else openai)
+                              (default: the provider whose key is set, else the first one in
+                              credentials.toml, else openai)
   TENDRIL_MODEL               model id (default: the provider's current default)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   as the official SDK reads them
   OPENAI_API_KEY, OPENAI_BASE_URL         e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for Ollama
+  (keys can instead be stored once: tendril agent login; the environment wins over the file)
   TENDRIL_MAX_TOKENS          output token cap (default 32768)
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
   TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
