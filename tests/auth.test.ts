@@ -148,8 +148,12 @@ describe("logout", () => {
     expect(text).toContain("sk-o");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect((await call(a, "session/new", { cwd: tmpdir(), mcpServers: [] })).error.code).toBe(-32000);
-    // Idempotent: nothing stored is still a successful logout.
+    // Idempotent: nothing stored is still a successful logout; no params is none; a wrong type is named.
     expect((await call(a, "logout", {})).result).toEqual({});
+    expect((await call(a, "logout", undefined)).result).toEqual({});
+    const bad = await call(a, "logout", { _meta: "x" });
+    expect(bad.error.code).toBe(-32602);
+    expect(bad.error.message).toContain("_meta");
   });
 
   test("logout of the last stored key removes the file", async () => {

@@ -133,8 +133,15 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
         authMethods: auth?.methods(terminalAuth) ?? [],
       };
     },
-    authenticate: (raw) => (auth ? auth.authenticate(Params.of("authenticate", raw).id("methodId")) : {}),
-    logout: () => auth?.logout() ?? {},
+    authenticate: (raw) => {
+      const methodId = Params.of("authenticate", raw).id("methodId");
+      return auth ? auth.authenticate(methodId) : {};
+    },
+    logout: (raw) => {
+      // Every field is optional; a wrong type is still named.
+      Params.of("logout", raw ?? {}).object("_meta", "nullable");
+      return auth?.logout() ?? {};
+    },
     "session/new": async (raw) => {
       const p = await parseNewSession(raw);
       requireAuth();
