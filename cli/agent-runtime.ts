@@ -5,6 +5,7 @@
 // Reads no flags, catches no signal and never exits (agent.ts, prompt.ts do).
 import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
+import type { AuthHost } from "../core/acp/auth.ts";
 import type { LinkEnd } from "../core/wire/link.ts";
 import type { ByteSink } from "../core/wire/writer.ts";
 import { releaseOnStop } from "./stop-signals.ts";
@@ -36,6 +37,8 @@ export interface OpenOptions {
   askProviderForModels?: boolean;
   /** Variables of ours the dev tools' shell commands also get (`--pass-env`, TENDRIL_PASS_ENV). */
   passEnv?: readonly string[];
+  /** Where the agent's key comes from (auth methods, auth_required, authenticate, logout). */
+  auth?: AuthHost;
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo, opts: OpenOptions = {}): Promise<OpenAgent> {
@@ -79,7 +82,8 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
     home: process.env.HOME,
   });
   const mcpCapabilities = { http: true, sse: true, acp: true };
-  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true });
+  const auth = opts.auth ? new (await import("../core/acp/auth.ts")).AgentAuth(opts.auth) : undefined;
+  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true, auth });
   let closing: Promise<void> | undefined;
   return {
     ended: conn.ended,

@@ -5,8 +5,10 @@
 import type { Command } from "commander";
 import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
+import type { AuthHost } from "../core/acp/auth.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { describeApprovals } from "./approvals.ts";
+import { describeLogin } from "./login.ts";
 import { dieOfUncaught } from "./fatal.ts";
 import type { OpenAgent } from "./agent-runtime.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
@@ -15,10 +17,12 @@ import { signalExitCode, watchStopSignals } from "./stop-signals.ts";
 const ENV_HELP = `
 Configuration (flag > environment > config file > default):
   TENDRIL_PROVIDER            anthropic | openai (any OpenAI-compatible endpoint) | replay
-                              (default: anthropic if ANTHROPIC_API_KEY is set, else openai)
+                              (default: the provider whose key is set, else the first one in
+                              credentials.toml, else openai)
   TENDRIL_MODEL               model id (default: the provider's current default)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   as the official SDK reads them
   OPENAI_API_KEY, OPENAI_BASE_URL         e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for Ollama
+  (keys can instead be stored once: tendril agent login; the environment wins over the file)
   TENDRIL_MAX_TOKENS          output token cap (default 32768)
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
   TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
@@ -61,10 +65,11 @@ export function describeAgent(program: Command, exit: ExitBox): void {
       exit.code = await runAgent(flags);
     });
   describeApprovals(agent, exit);
+  describeLogin(agent, exit);
 }
 
-/** Config, provider and pass-through names for an agent; a problem the user must fix is a ConfigError-like error. */
-export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider; passEnv: string[] }> {
+/** Config, provider, pass-through names and authentication for an agent; a problem the user must fix is a ConfigError-like error. */
+export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; provider: LlmProvider; passEnv: string[]; auth: AuthHost }> {
   const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel } = await import("../core/log.ts");
   const { passEnvNames } = await import("../core/child-env.ts");
@@ -72,7 +77,12 @@ export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; prov
   setLogLevel(cfg.logLevel);
   const passEnv = passEnvNames(flags.passEnv, process.env);
   const { createProvider } = await import("../core/llm/provider.ts");
-  return { cfg, provider: await createProvider(cfg, readFileOrUndefined), passEnv };
+  const { credentialsPath, keySource } = await import("../core/credentials.ts");
+  // The key is looked up per use (environment first, then credentials.toml), so a login or logout
+  // while the agent runs counts from the next session or request.
+  const p = cfg.provider;
+  const { endpoint, auth } = keySource(p, p === "anthropic" ? cfg.anthropic : cfg.openai, credentialsPath(cfg.paths.configDir));
+  return { cfg, provider: await createProvider(cfg, readFileOrUndefined, p === "replay" ? undefined : endpoint), passEnv, auth };
 }
 
 /** True for the errors that mean "fix your flags, environment or config" (exit 2). */
@@ -91,7 +101,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     process.stderr.write(`tendril agent: ${err.message}\n`);
     return 2;
   }
-  const { cfg, provider, passEnv } = setup;
+  const { cfg, provider, passEnv, auth } = setup;
   // Caught from here on: a stop during start-up, or a second one during shutdown, still takes the exit path.
   // A client started from a terminal shares its process group with us, so its Ctrl-C reaches us too:
   // the first one cancels the running turns (each answers `cancelled`) and we keep serving; a second
@@ -108,7 +118,7 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
   let brokenStdout: (why: string) => void = () => {};
   const broken = new Promise<string>((resolve) => (brokenStdout = resolve));
   const sink = stdoutSink((err) => brokenStdout(`stdout: ${err.message}`));
-  const running = await openAgent(cfg, provider, { input: stdinChunks(), sink }, { passEnv });
+  const running = await openAgent(cfg, provider, { input: stdinChunks(), sink }, { passEnv, auth });
   agent = running;
   process.on("uncaughtException", (err) =>
     void dieOfUncaught(err, {

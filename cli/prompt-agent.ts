@@ -26,9 +26,9 @@ export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
     setLogScope("tendril agent");
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
-      const { cfg, provider, passEnv } = await agentSetup({});
+      const { cfg, provider, passEnv, auth } = await agentSetup({});
       const { openAgent } = await import("./agent-runtime.ts");
-      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv });
+      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv, auth });
     } catch (err) {
       if (!isSetupError(err)) throw err;
       say(`tendril agent: ${err.message}`);

@@ -9,6 +9,7 @@ import { describeIssue, lazySchema, type SchemaOf } from "./zod-issue.ts";
 import type { z } from "zod";
 import { type McpServerEntry, mcpEntrySchema } from "./mcp-entry.ts";
 import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.ts";
+import { credentialsPath, storedProvider } from "./credentials.ts";
 
 export type { McpServerEntry };
 
@@ -107,8 +108,12 @@ function positiveInt(raw: string | number | undefined, what: string): number | u
   return n;
 }
 
-function pickProvider(raw: string | undefined, env: Env): ProviderName {
-  if (raw === undefined || raw === "") return env.ANTHROPIC_API_KEY ? "anthropic" : "openai";
+/** Unset: the provider whose key the environment holds, else the first one credentials.toml holds, else openai. */
+function pickProvider(raw: string | undefined, env: Env, stored: () => ProviderName | undefined): ProviderName {
+  if (raw === undefined || raw === "") {
+    if (env.ANTHROPIC_API_KEY) return "anthropic";
+    return env.OPENAI_API_KEY || env.OPENAI_BASE_URL ? "openai" : (stored() ?? "openai");
+  }
   if (raw === "anthropic" || raw === "openai" || raw === "replay") return raw;
   throw new ConfigError(`provider must be anthropic, openai or replay, got ${JSON.stringify(raw)}`);
 }
@@ -192,7 +197,8 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
   const where = paths.configFile;
   const file = await validateFile(parseConfigFile(where, readFile(where), explicit), where);
   const profile = await readProfile(flags, env, paths, readFile);
-  const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? profile?.provider ?? file.provider, env);
+  const stored = () => storedProvider(credentialsPath(paths.configDir));
+  const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? profile?.provider ?? file.provider, env, stored);
   const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
   if (!isLogLevel(level)) throw new ConfigError(`log level must be error, warn, info or debug, got ${JSON.stringify(level)}`);
   const mode = flags.mode ?? env.TENDRIL_MODE ?? profile?.mode ?? file.mode ?? "ask";

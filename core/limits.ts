@@ -26,6 +26,7 @@ export const LIMIT_SPECS = {
   MAX_TOOL_SCHEMA_BYTES: { value: 4 * KiB, unit: "bytes", why: "one tool input schema (larger tools dropped)" },
   MAX_SERVER_INSTRUCTIONS_BYTES: { value: 8 * KiB, unit: "bytes", why: "one MCP server's instructions in the system prompt" },
   MAX_AGENTS_MD_BYTES: { value: 64 * KiB, unit: "bytes", why: "AGENTS.md text in the system prompt, all files together" },
+  MAX_API_KEY_BYTES: { value: 16 * KiB, unit: "bytes", why: "one API key `tendril agent login` reads (terminal or stdin)" },
   MCP_INIT_TIMEOUT_S: { value: 30, unit: "s", why: "MCP initialize and tools/list" },
   MCP_IDLE_S: { value: 1800, unit: "s", why: "an unused shared MCP server is stopped" },
   MAX_LLM_RESPONSE_BYTES: { value: 16 * MiB, unit: "bytes", why: "one streamed LLM response" },

@@ -2,6 +2,7 @@
 // scripted provider and stand-in tools, driven by raw JSON-RPC lines. No process, no socket. Test-only.
 import { PassThrough } from "node:stream";
 import { serveAgent } from "../core/acp/agent-server.ts";
+import type { AgentAuth } from "../core/acp/auth.ts";
 import { SessionManager, type SessionHost } from "../core/acp/session.ts";
 import { chunksOf } from "../core/wire/link.ts";
 import { loadLimits } from "../core/limits.ts";
@@ -18,7 +19,7 @@ export interface MemoryAgent {
   close(): Promise<void>;
 }
 
-export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string, string> = {}): MemoryAgent {
+export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string, string> = {}, serve: { auth?: AgentAuth } = {}): MemoryAgent {
   const provider = scriptedProvider();
   const input = new PassThrough();
   const out: Record<string, any>[] = [];
@@ -46,7 +47,7 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
     limits,
     ...over,
   });
-  const conn = serveAgent({ input: chunksOf(input), sink, maxLineBytes: limits.MAX_LINE_BYTES }, { version: "test", sessions, mcpCapabilities: { http: true, sse: true }, persistent: over.store !== undefined });
+  const conn = serveAgent({ input: chunksOf(input), sink, maxLineBytes: limits.MAX_LINE_BYTES }, { version: "test", sessions, mcpCapabilities: { http: true, sse: true }, persistent: over.store !== undefined, ...serve });
   return {
     provider: (over.provider as ScriptedProvider | undefined) ?? provider,
     out,

@@ -172,7 +172,8 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
 async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
   const init = await peer.request<acp.InitializeResponse>("initialize", {
     protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    // auth.terminal: a `terminal` method is not run here, but its command is named for the user to run once.
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, auth: { terminal: true } },
     clientInfo: { name: "tendril-prompt", version: opts.clientVersion },
   });
   if (init?.protocolVersion !== PROTOCOL_VERSION) {
@@ -197,23 +198,44 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
   return answer;
 }
 
-/** An auth method as agents advertise it; `env_var` methods name the variables they read. */
+/** An auth method as agents advertise it: `agent` (the default), `terminal` (args, env to add to the
+ *  agent's command) or the older `env_var` (the variables it reads). */
 interface AdvertisedAuth {
   id: string;
   name?: string;
   type?: string;
   varName?: string;
   vars?: { name: string }[];
+  args?: string[];
+  env?: Record<string, string>;
 }
+
+/** ACP's auth_required code. */
+const AUTH_REQUIRED = -32000;
 
 function varsOf(m: AdvertisedAuth): string[] {
   return [...(m.varName ? [m.varName] : []), ...(m.vars ?? []).map((v) => v.name)];
 }
 
+function shellWord(w: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`;
+}
+
+/** The command a `terminal` method asks the user to run: the agent's own, plus its env and args. */
+function terminalCommand(agent: AgentSpawn, m: AdvertisedAuth): string {
+  const env = Object.entries(m.env ?? {}).map(([k, v]) => `${k}=${shellWord(v)}`);
+  return [...env, agent.command, ...agent.args, ...(Array.isArray(m.args) ? m.args : [])].map((w, i) => (i < env.length ? w : shellWord(w))).join(" ");
+}
+
+function isAuthRequired(err: unknown): err is RpcError {
+  return err instanceof RpcError && (err.code === AUTH_REQUIRED || /auth/i.test(err.message));
+}
+
 /**
  * session/new, authenticating first when the agent requires it: an `env_var` method whose variables
- * are all set in the agent's environment, else an agent-handled method; none usable → an error that
- * names the methods and the variables they need.
+ * are all set in the agent's environment, else an agent-handled method; when only `terminal`
+ * methods are left (or the agent method fails), an error naming the command to run once; none
+ * usable → an error that names the methods and the variables they need.
  */
 async function newSession(
   peer: RpcPeer,
@@ -226,16 +248,26 @@ async function newSession(
   try {
     return await ask();
   } catch (err) {
-    const methods = (init.authMethods ?? []) as AdvertisedAuth[];
-    if (!(err instanceof RpcError) || !/auth/i.test(err.message) || methods.length === 0) throw err;
+    const methods = ((init.authMethods ?? []) as AdvertisedAuth[]).filter((m) => m && typeof m.id === "string");
+    if (!isAuthRequired(err) || methods.length === 0) throw err;
+    state.step = "authenticate";
+    const terminal = methods.find((m) => m.type === "terminal");
+    const runOnce = terminal ? `run once in a terminal: ${terminalCommand(opts.agent, terminal)}` : undefined;
     const ready = methods.find((m) => m.type === "env_var" && varsOf(m).length > 0 && varsOf(m).every((v) => opts.agent.env[v]));
     const method = ready ?? methods.find((m) => m.type === undefined || m.type === "agent");
     if (!method) {
+      if (runOnce) throw new RpcError(err.code, `the agent needs a login first: ${runOnce}`);
       const list = methods.map((m) => `${m.id}${varsOf(m).length ? ` (set ${varsOf(m).join(", ")})` : ` (${m.type ?? "agent"})`}`).join("; ");
       throw new RpcError(err.code, `the agent requires authentication and no advertised method can be used here: ${list}`);
     }
-    state.step = "authenticate";
-    await peer.request("authenticate", { methodId: method.id });
+    try {
+      await peer.request("authenticate", { methodId: method.id });
+    } catch (authErr) {
+      // The terminal method's command, unless the agent's own message already names it.
+      const named = terminal?.args?.length ? authErr instanceof Error && authErr.message.includes(terminal.args.join(" ")) : false;
+      if (runOnce && !named && isAuthRequired(authErr)) throw new RpcError(authErr.code, `${authErr.message}; or ${runOnce}`);
+      throw authErr;
+    }
     state.step = "session/new";
     return ask();
   }

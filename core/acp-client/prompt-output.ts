@@ -47,6 +47,7 @@ export function exitCodeFor(outcome: RunOutcome): number {
 const HINTS: Record<string, string> = {
   initialize: "is --agent an ACP agent?",
   "session/new": "check --cwd and the --mcp servers",
+  authenticate: "give the agent its key as it says, then run again",
   "session/prompt": "check the agent's LLM and MCP settings and its stderr above",
 };
 

@@ -1,5 +1,5 @@
-// Owns the agent's ACP surface: the methods it answers (initialize, session/new|load|resume|list|close,
-// prompt, cancel, set_mode, set_config_option, set_model), permission requests to the client, and the
+// Owns the agent's ACP surface: the methods it answers (initialize, authenticate, logout, session/new|
+// load|resume|list|close, prompt, cancel, set_mode, set_config_option, set_model), permission requests to the client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
@@ -17,6 +17,7 @@ import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
+import type { AgentAuth } from "./auth.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = 1;
@@ -30,6 +31,8 @@ export interface AgentServerOptions {
   acpRelay?: AcpMcpRelay;
   /** Sessions are saved (session/load, list, resume are served). */
   persistent: boolean;
+  /** Authentication (auth methods, auth_required, authenticate, logout); undefined = none needed. */
+  auth?: AgentAuth;
 }
 
 export interface AgentIo {
@@ -108,7 +111,10 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal): Prompt
 type Handler = (params: unknown, signal: AbortSignal) => unknown;
 
 function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handler> {
-  const { sessions } = opts;
+  const { sessions, auth } = opts;
+  // Whether the client said it can run a `terminal` auth method (initialize); never assumed.
+  let terminalAuth = false;
+  const requireAuth = () => auth?.require(terminalAuth);
   const push = (sessionId: string, updates: SessionUpdate[]) => {
     for (const update of updates) peer.notify("session/update", { sessionId, update });
   };
@@ -117,26 +123,42 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     void setImmediate(() => push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: [...COMMANDS] }]));
   return {
     // Not a gate: requests sent before its answer are served.
-    initialize: (raw) => ({
-      protocolVersion: Math.min(parseInitialize(raw).protocolVersion, PROTOCOL_VERSION),
-      agentInfo: { name: "tendril", version: opts.version },
-      agentCapabilities: {
-        loadSession: opts.persistent,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: opts.mcpCapabilities,
-        // Listing and resuming need saved sessions; closing works either way.
-        sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {}, fork: {} } : { close: {}, fork: {} },
-      },
-      authMethods: [],
-    }),
+    initialize: (raw) => {
+      const p = parseInitialize(raw);
+      terminalAuth = p.terminalAuth;
+      return {
+        protocolVersion: Math.min(p.protocolVersion, PROTOCOL_VERSION),
+        agentInfo: { name: "tendril", version: opts.version },
+        agentCapabilities: {
+          loadSession: opts.persistent,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: opts.mcpCapabilities,
+          // Listing, resuming and deleting need saved sessions; closing and forking work either way.
+          sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {}, fork: {} } : { close: {}, fork: {} },
+          ...(auth ? { auth: { logout: {} } } : {}),
+        },
+        authMethods: auth?.methods(terminalAuth) ?? [],
+      };
+    },
+    authenticate: (raw) => {
+      const methodId = Params.of("authenticate", raw).id("methodId");
+      return auth ? auth.authenticate(methodId) : {};
+    },
+    logout: (raw) => {
+      // Every field is optional; a wrong type is still named.
+      Params.of("logout", raw ?? {}).object("_meta", "nullable");
+      return auth?.logout() ?? {};
+    },
     "session/new": async (raw) => {
       const p = await parseNewSession(raw);
+      requireAuth();
       const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta);
       announceCommands(answer.sessionId);
       return answer;
     },
     "session/load": async (raw) => {
       const p = await parseLoadSession(raw, "session/load");
+      requireAuth();
       const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
         peer.notify("session/update", { sessionId: p.sessionId, update }),
       );
@@ -145,12 +167,14 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     },
     "session/resume": async (raw) => {
       const p = await parseLoadSession(raw, "session/resume");
+      requireAuth();
       const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
       announceCommands(p.sessionId);
       return answer;
     },
     "session/fork": async (raw) => {
       const p = await parseLoadSession(raw, "session/fork");
+      requireAuth();
       const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
       announceCommands(answer.sessionId);
       return answer;

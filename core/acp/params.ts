@@ -96,16 +96,17 @@ export class Params {
 /** initialize: the protocol version the client asks for; the capabilities and client info it sends
  *  are checked against the schema's types (the agent needs none of them, but a wrong one is a client bug
  *  it should hear about, not one silently read as "no capability"). */
-export function parseInitialize(raw: unknown): { protocolVersion: number } {
+export function parseInitialize(raw: unknown): { protocolVersion: number; terminalAuth: boolean } {
   const p = Params.of("initialize", raw);
   const protocolVersion = p.integer("protocolVersion", 0, 65535);
   const caps = p.object("clientCapabilities");
+  let terminalAuth = false;
   if (caps) {
     const fs = caps.object("fs");
     fs?.boolean("readTextFile");
     fs?.boolean("writeTextFile");
     caps.boolean("terminal");
-    caps.object("auth")?.boolean("terminal");
+    terminalAuth = caps.object("auth")?.boolean("terminal") === true;
     caps.object("session", "nullable");
     caps.object("elicitation", "nullable");
     caps.object("_meta", "nullable");
@@ -117,7 +118,7 @@ export function parseInitialize(raw: unknown): { protocolVersion: number } {
     info.string("title", "nullable");
   }
   p.object("_meta", "nullable");
-  return { protocolVersion };
+  return { protocolVersion, terminalAuth };
 }
 
 /** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */

@@ -31,13 +31,23 @@ async function loadReplay(cfg: Config, readFile: ReadFile): Promise<LlmProvider>
   }
 }
 
+/** Where a keyed provider's key and base URL come from, asked on every request (a login or logout
+ *  while the agent runs takes effect at the next request); throws when the credentials file is bad. */
+export type EndpointSource = () => { apiKey?: string; baseUrl?: string };
+
 /**
  * A provider whose SDK adapter loads on first use, one event-loop turn later: loading an SDK costs
  * ~10 ms, which `initialize` (answered before any session asks for a model) should not wait for.
+ * The adapter is rebuilt when the endpoint (key, base URL) changes.
  */
-function deferred(name: string, load: () => Promise<LlmProvider>): LlmProvider {
-  let loaded: Promise<LlmProvider> | undefined;
-  const get = () => (loaded ??= new Promise<void>((r) => setTimeout(r, 0)).then(load));
+function deferred(name: string, endpoint: EndpointSource, load: (side: { apiKey?: string; baseUrl?: string }) => Promise<LlmProvider>): LlmProvider {
+  let loaded: { at: string; p: Promise<LlmProvider> } | undefined;
+  const get = () => {
+    const side = endpoint();
+    const at = JSON.stringify([side.apiKey ?? null, side.baseUrl ?? null]);
+    if (loaded?.at !== at) loaded = { at, p: new Promise<void>((r) => setTimeout(r, 0)).then(() => load(side)) };
+    return loaded.p;
+  };
   return {
     name,
     async *stream(req) {
@@ -45,7 +55,8 @@ function deferred(name: string, load: () => Promise<LlmProvider>): LlmProvider {
       try {
         p = await get();
       } catch (err) {
-        yield { type: "error", error: { kind: "transport", message: `the ${name} adapter could not load: ${(err as Error).message}` } };
+        const kind = (err as Error).name === "CredentialsError" ? "auth" : "transport";
+        yield { type: "error", error: { kind, message: kind === "auth" ? (err as Error).message : `the ${name} adapter could not load: ${(err as Error).message}` } };
         return;
       }
       yield* p.stream(req);
@@ -62,18 +73,19 @@ function deferred(name: string, load: () => Promise<LlmProvider>): LlmProvider {
  * The provider the configuration asks for; recording-wrapped when `cfg.record` is set.
  * Rejects with a ConfigError (naming the variable to fix) when replay has no usable cassette;
  * credential problems surface later as `auth` error events, so `tendril agent` can still start.
+ * `endpoint` (default: the environment's values in cfg) is asked for the key and base URL per request.
  */
-export async function createProvider(cfg: Config, readFile: ReadFile): Promise<LlmProvider> {
+export async function createProvider(cfg: Config, readFile: ReadFile, endpoint?: EndpointSource): Promise<LlmProvider> {
   let provider: LlmProvider;
   switch (cfg.provider) {
     case "anthropic": {
-      const opts = sdkOptions(cfg, cfg.anthropic);
-      provider = deferred("anthropic", async () => (await import("./anthropic.ts")).anthropicProvider(opts));
+      const source = endpoint ?? (() => cfg.anthropic);
+      provider = deferred("anthropic", source, async (side) => (await import("./anthropic.ts")).anthropicProvider(sdkOptions(cfg, side)));
       break;
     }
     case "openai": {
-      const opts = sdkOptions(cfg, cfg.openai);
-      provider = deferred("openai", async () => (await import("./openai.ts")).openaiProvider(opts));
+      const source = endpoint ?? (() => cfg.openai);
+      provider = deferred("openai", source, async (side) => (await import("./openai.ts")).openaiProvider(sdkOptions(cfg, side)));
       break;
     }
     case "replay":
