@@ -167,6 +167,25 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(running("73")).toBe(false);
   });
 
+  test("regression: a sandboxed call waited out the kill grace (bwrap's reaper lingered as a zombie in the group)", async () => {
+    // With a 4 s grace, one call that waited for it would take 4 s; three calls must take far less.
+    const { client } = await start("workspace-write", { TENDRIL_KILL_GRACE_MS: "4000" });
+    await sh(client, "true");
+    const t0 = Date.now();
+    for (let i = 0; i < 3; i++) expect(exitOf(await sh(client, "true"))).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(4000);
+  });
+
+  test("a repository without .git/hooks gets a read-only empty one inside, and the model cannot plant a hook", async () => {
+    const repo = join(base, "bare-repo");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    const { client } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const r = await sh(client, "mkdir -p .git/hooks; echo 'echo pwned' > .git/hooks/post-checkout; echo ok > file.txt");
+    expect(textOf(r)).toContain("Read-only file system");
+    expect(readdirSync(join(repo, ".git", "hooks"))).toEqual([]);
+    expect(readFileSync(join(repo, "file.txt"), "utf8")).toBe("ok\n");
+  });
+
   test("fail closed: no bwrap on PATH makes each command a tool error saying why and how to fix it", async () => {
     const bin = join(base, "bin-no-bwrap");
     mkdirSync(bin, { recursive: true });

@@ -88,6 +88,10 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     "--unshare-all",
     ...(settings.network ? ["--share-net"] : []),
     "--cap-drop", "ALL",
+    // The command is the namespace's PID 1: bwrap's own reaper would outlive the outer bwrap for a moment
+    // as a zombie of the host's init, and a zombie keeps the process group (and the kill ladder) waiting.
+    "--as-pid-1",
+    // The outer bwrap leads our process group: SIGTERM to the group kills it, and this takes the rest.
     "--die-with-parent",
   ];
   if (settings.mode === "workspace-write") {
