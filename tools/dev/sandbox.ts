@@ -7,6 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findCommand } from "../../core/process-group.ts";
+import { log } from "../../core/log.ts";
 import { isInside } from "../../core/path-inside.ts";
 import type { SandboxConfig, SandboxMode } from "../../core/config.ts";
 import type { Launcher } from "./exec.ts";
@@ -152,6 +153,7 @@ export function probeBwrap(bwrap: string, args: string[]): Promise<string | unde
  */
 export function sandboxLauncher(ctx: SandboxContext): Launcher {
   let ready: Promise<string> | undefined;
+  let warned = false;
   const prepare = async (): Promise<string> => {
     const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
@@ -170,6 +172,8 @@ export function sandboxLauncher(ctx: SandboxContext): Launcher {
       bwrap = await ready;
     } catch (err) {
       ready = undefined; // installed meanwhile? the next command looks again
+      if (!warned) log.warn("shell commands fail: the sandbox cannot start", { error: (err as Error).message });
+      warned = true;
       throw err;
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
