@@ -8,6 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, runBin } from "./binary.ts";
 import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
+import { startAgent, type TestAgent } from "./acp-client.ts";
+import { agentEnv } from "./agent-env.ts";
+import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
 
 const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].find((p) => existsSync(p));
 if (!BWRAP) console.warn("tests/sandbox.test.ts: bwrap (Debian package bubblewrap) is not installed: the sandbox tests are skipped");
@@ -215,6 +218,49 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(r.isError).toBe(true);
     expect(textOf(r)).toContain("lies inside the workspace");
     rmSync(bin, { recursive: true });
+  });
+});
+
+describe.skipIf(!BWRAP)("tendril agent --sandbox", () => {
+  let fake: FakeLlm;
+  const agents: TestAgent[] = [];
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close(2000).catch(() => {});
+    await fake.close();
+  });
+  const agent = (args: string[]) => {
+    const a = startAgent({ args: ["agent", ...args], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo" } });
+    agents.push(a);
+    return a;
+  };
+
+  test("the flag confines the agent's shell: the model reads why a command failed, and cancel kills a sleep inside", async () => {
+    const a = agent(["--sandbox", "workspace-write"]);
+    await a.initialize();
+    const { sessionId } = await a.newSession(ws);
+    fake.script([{ toolCalls: [{ id: "e1", name: "dev__shell", input: { command: `cat ${secret}; echo x > ${join(base, "agent-outside.txt")}` } }] }, { text: "blocked" }]);
+    const before = fake.requests.length;
+    expect((await a.prompt(sessionId, "try")).stopReason).toBe("end_turn");
+    expect(existsSync(join(base, "agent-outside.txt"))).toBe(false);
+    const seen = JSON.stringify(fake.requests[before + 1]!.body.messages);
+    expect(seen).toContain('sandbox: this command ran confined (sandbox = \\"workspace-write\\"');
+    expect(seen).not.toContain("PRIVATE KEY");
+
+    fake.script([{ toolCalls: [{ id: "k1", name: "dev__shell", input: { command: "sleep 300.81" } }] }]);
+    const turn = a.prompt(sessionId, "sleep");
+    const sleeping = () =>
+      readdirSync("/proc").some((p) => /^\d+$/.test(p) && (() => { try { return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("300.81"); } catch { return false; } })());
+    for (let i = 0; i < 500 && !sleeping(); i++) await Bun.sleep(10);
+    expect(sleeping()).toBe(true);
+    const t0 = Date.now();
+    await a.cancel(sessionId);
+    expect((await turn).stopReason).toBe("cancelled");
+    for (let i = 0; i < 500 && sleeping(); i++) await Bun.sleep(10);
+    expect(sleeping()).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(5000);
   });
 });
 
