@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, runBin } from "./binary.ts";
+import { BIN, runBin, runBinAsync } from "./binary.ts";
 import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { agentEnv } from "./agent-env.ts";
@@ -153,6 +153,12 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(Date.now() - t0).toBeLessThan(5000 * 2);
     expect(running("71")).toBe(false);
 
+    // A grandchild that ignores SIGTERM: the ladder's SIGTERM kills the outer bwrap, which takes the namespace.
+    const stubborn = await sh(client, `bash -c 'trap "" TERM; ${marker("74")}' & wait`, { timeout_s: 1 });
+    expect(stubborn.structuredContent?.timed_out).toBe(true);
+    for (let i = 0; i < 100 && running("74"); i++) await Bun.sleep(10);
+    expect(running("74")).toBe(false);
+
     // MCP cancellation (the agent's session/cancel takes this path) kills the group inside.
     const ac = new AbortController();
     const call = callTool(client, "shell", { command: marker("72") }, ac.signal).catch(() => undefined);
@@ -261,6 +267,28 @@ describe.skipIf(!BWRAP)("tendril agent --sandbox", () => {
     for (let i = 0; i < 500 && sleeping(); i++) await Bun.sleep(10);
     expect(sleeping()).toBe(false);
     expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});
+
+describe.skipIf(!BWRAP)("tendril prompt --sandbox", () => {
+  test("confines the built-in agent's shell; refused with --agent and for an unknown setting", async () => {
+    const fake = await startFakeLlm();
+    try {
+      fake.script([{ toolCalls: [{ id: "p1", name: "dev__shell", input: { command: "echo in > in.txt; echo out > ../prompt-outside.txt" } }] }, { text: "done" }]);
+      const env = { ...agentEnv(fake, base), HOME: base, PATH: process.env.PATH ?? "/usr/bin:/bin" };
+      const r = await runBinAsync(["prompt", "--sandbox", "workspace-write", "--approve", "all", "write"], { env, cwd: ws, timeoutMs: 20_000 });
+      expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(readFileSync(join(ws, "in.txt"), "utf8")).toBe("in\n");
+      expect(existsSync(join(base, "prompt-outside.txt"))).toBe(false);
+    } finally {
+      await fake.close();
+    }
+    const withAgent = runBin(["prompt", "--sandbox", "read-only", "--agent", "true", "hi"], { input: "" });
+    expect(withAgent.code).toBe(2);
+    expect(withAgent.stderr).toContain("--sandbox confines the built-in agent only");
+    const bad = runBin(["prompt", "--sandbox", "strict", "hi"], { input: "" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("Allowed choices are off, read-only, workspace-write");
   });
 });
 
