@@ -72,4 +72,6 @@ test("a profile's sandbox setting takes effect under the environment's, and its 
   expect((await loadConfig({ profile: "/p/s.toml" }, { HOME, TENDRIL_SANDBOX: "read-only" }, fs)).sandbox.mode).toBe("read-only");
   await expect(loadConfig({ profile: "/p/d.toml" }, { HOME }, fs)).rejects.toThrow("/p/d.toml: sandbox_allow_domains is not built yet");
   await expect(loadProfile("/p/b.toml", files({ "/p/b.toml": 'sandbox = "on"\n' }))).rejects.toThrow("/p/b.toml:1: sandbox: Invalid option");
+  const mcp = '[[mcp]]\nname = "a"\ncommand = "c"\n\n[[mcp]]\nname = "b"\ncommand = "d"\nsandbox = "read-only"\n';
+  await expect(loadProfile("/p/m.toml", files({ "/p/m.toml": mcp }))).rejects.toThrow("/p/m.toml:8: mcp[1].sandbox: sandboxing an MCP server is not built yet");
 });
