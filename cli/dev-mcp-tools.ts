@@ -9,7 +9,7 @@ import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.
 import { log } from "../core/log.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
 import { GroupExecutor } from "../tools/dev/exec.ts";
-import { explainSandboxFailure, type SandboxContext, sandboxLauncher } from "../tools/dev/sandbox.ts";
+import { describeSandbox, explainSandboxFailure, type SandboxContext, sandboxLauncher } from "../tools/dev/sandbox.ts";
 import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";
 import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
@@ -117,6 +117,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       run: async () => ({ text: todo.afterCompaction() }),
     }),
   ];
-  const instructions = serverInstructions(root, await detectStack(root), limits);
+  const plain = serverInstructions(root, await detectStack(root), limits);
+  const instructions = sandbox ? `${plain.trimEnd()}\n${describeSandbox(sandbox)}\n` : plain;
   return { tools, instructions, shell, artifactDir };
 }

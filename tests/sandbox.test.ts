@@ -70,6 +70,7 @@ function configWithHide(): Record<string, string> {
 describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
   test("off: the control, every escape attempt succeeds", async () => {
     const { client } = await start("off", configWithHide());
+    expect(client.getInstructions()).not.toContain("Shell commands run in a sandbox");
     for (const [name, command] of Object.entries(attempts())) {
       const r = await sh(client, command);
       expect({ name, exit: exitOf(r) }).toEqual({ name, exit: 0 });
@@ -102,6 +103,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
 
   test("a command the sandbox stopped says it ran confined, naming the setting", async () => {
     const { client } = await start("workspace-write");
+    expect(client.getInstructions()).toContain('Shell commands run in a sandbox (sandbox = "workspace-write": writable: the workspace');
     const r = await sh(client, `echo x > ${join(base, "outside.txt")}`);
     expect(textOf(r)).toContain("Read-only file system");
     expect(textOf(r)).toContain('sandbox: this command ran confined (sandbox = "workspace-write"');

@@ -190,15 +190,28 @@ export function sandboxLauncher(ctx: SandboxContext): Launcher {
 /** Output that looks like the sandbox said no: a read-only file system, a refused permission, no network. */
 const REFUSAL = /read-only file system|permission denied|operation not permitted|network is unreachable|connection refused|could not resolve|name resolution|name or service not known|no route to host/i;
 
-/** The line a failed sandboxed command's result gets when its output looks like the sandbox stopped it. */
-export function explainSandboxFailure(ctx: SandboxContext, output: string): string | undefined {
-  const hidden = hiddenPaths(ctx.settings, ctx.home, ctx.configDir);
-  if (!REFUSAL.test(output) && !hidden.some((p) => output.includes(p))) return undefined;
+/** What a confined command may do, in one parenthesis-free clause list. */
+function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
   const home = ctx.home;
   const show = (p: string) => (home && isInside(home, p) ? `~${p.slice(home.length)}` : p);
   const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except .git/hooks and .git/config) and $TMPDIR" : "only $TMPDIR";
   const net = ctx.settings.network ? "network allowed" : "no network";
-  return `sandbox: this command ran confined (sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}), which may be what stopped it. Tell the user; they can widen the setting (sandbox = "workspace-write", sandbox_network = true) or turn it off (sandbox = "off").`;
+  return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
+}
+
+/** One sentence for the tool server's instructions: the model knows the rules before it runs anything. */
+export function describeSandbox(ctx: SandboxContext): string {
+  return `Shell commands run in a sandbox (${rulesText(ctx, hiddenPaths(ctx.settings, ctx.home, ctx.configDir))}); $TMPDIR is private to each command.`;
+}
+
+/** The line a failed sandboxed command's result gets when its output looks like the sandbox stopped it. */
+export function explainSandboxFailure(ctx: SandboxContext, output: string): string | undefined {
+  if (/^bwrap: /m.test(output)) {
+    return `sandbox: bwrap could not set up this command (its message is above); the setting in force is sandbox = "${ctx.settings.mode}", and sandbox = "off" runs commands unconfined.`;
+  }
+  const hidden = hiddenPaths(ctx.settings, ctx.home, ctx.configDir);
+  if (!REFUSAL.test(output) && !hidden.some((p) => output.includes(p))) return undefined;
+  return `sandbox: this command ran confined (${rulesText(ctx, hidden)}), which may be what stopped it. Tell the user; they can widen the setting (sandbox = "workspace-write", sandbox_network = true) or turn it off (sandbox = "off").`;
 }
 
 /** One line per setting: whether it works on this machine. */
