@@ -9,7 +9,7 @@ import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.
 import { log } from "../core/log.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
 import { GroupExecutor } from "../tools/dev/exec.ts";
-import { describeSandbox, explainSandboxFailure, type SandboxContext, sandboxLauncher } from "../tools/dev/sandbox.ts";
+import type { SandboxContext } from "../tools/dev/sandbox.ts";
 import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";
 import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
@@ -44,12 +44,14 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   // Artifact dirs of sessions idle for ARTIFACTS_STALE_S are removed when a new server starts.
   void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
   const sandbox = opts.sandbox && opts.sandbox.settings.mode !== "off" ? { ...opts.sandbox, root } : undefined;
+  // Loaded only for a confined setting: `off` (the default) costs nothing.
+  const sb = sandbox && (await import("../tools/dev/sandbox.ts"));
   const shell = new ShellTool({
     root,
     env: opts.env,
-    ...(sandbox && {
-      executor: new GroupExecutor(sandboxLauncher(sandbox)),
-      explainFailure: (o) => explainSandboxFailure(sandbox, `${o.capture.stdout}\n${o.capture.stderr}`),
+    ...(sandbox && sb && {
+      executor: new GroupExecutor(sb.sandboxLauncher(sandbox)),
+      explainFailure: (o) => sb.explainSandboxFailure(sandbox, `${o.capture.stdout}\n${o.capture.stderr}`),
     }),
     artifactDir,
     limits: {
@@ -118,6 +120,6 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     }),
   ];
   const plain = serverInstructions(root, await detectStack(root), limits);
-  const instructions = sandbox ? `${plain.trimEnd()}\n${describeSandbox(sandbox)}\n` : plain;
+  const instructions = sandbox && sb ? `${plain.trimEnd()}\n${sb.describeSandbox(sandbox)}\n` : plain;
   return { tools, instructions, shell, artifactDir };
 }
