@@ -137,7 +137,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(r.structuredContent?.stdout).toBe("hello\n");
   });
 
-  test("cancel and timeout kill a sleep inside, and a setsid escapee dies with the sandbox", async () => {
+  test("cancel, timeout and the server's SIGKILL kill a sleep inside, and a setsid escapee dies with the sandbox", async () => {
     const { client } = await start("workspace-write");
     const marker = (n: string) => `sleep 300.${n}`;
     const running = (n: string) =>
@@ -172,6 +172,15 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     for (let i = 0; i < 500 && running("72"); i++) await Bun.sleep(10);
     expect(running("72")).toBe(false);
     expect(Date.now() - c0).toBeLessThan(5000);
+
+    // The server SIGKILLed mid-command: nothing it started inside the sandbox survives it.
+    const killed = await start("workspace-write");
+    void sh(killed.client, marker("75")).catch(() => undefined);
+    for (let i = 0; i < 500 && !running("75"); i++) await Bun.sleep(10);
+    expect(running("75")).toBe(true);
+    process.kill(killed.pid, "SIGKILL");
+    for (let i = 0; i < 500 && running("75"); i++) await Bun.sleep(10);
+    expect(running("75")).toBe(false);
 
     const esc = await sh(client, `setsid ${marker("73")} >/dev/null 2>&1 & echo started`);
     expect(esc.structuredContent?.stdout).toBe("started\n");
