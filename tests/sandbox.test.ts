@@ -95,6 +95,11 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
       expect({ name, exit: exitOf(r) === 0 }).toEqual({ name, exit: false });
       expect({ name, leaked: /PRIVATE KEY|sk-test|TOKEN|hello/.test(String(r.structuredContent?.stdout)) }).toEqual({ name, leaked: false });
     }
+    // No way back to the hidden folder through a nested namespace, no capabilities, setuid binaries inert.
+    const nested = await sh(client, `unshare -rm sh -c 'umount ${join(base, ".ssh")}; cat ${secret}'`);
+    expect(String(nested.structuredContent?.stdout)).not.toContain("PRIVATE KEY");
+    const privs = await sh(client, "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status");
+    expect(privs.structuredContent?.stdout).toBe("CapEff:\t0000000000000000\nNoNewPrivs:\t1\n");
     expect(existsSync(join(base, "outside.txt"))).toBe(false);
     expect(existsSync(join(ws, ".git", "hooks", "pre-commit"))).toBe(false);
     expect(readFileSync(join(ws, ".git", "config"), "utf8")).toBe("[core]\n");
