@@ -55,7 +55,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
       import("../core/log.ts"),
     ]);
   setKillGrace(cfg.limits.KILL_GRACE_MS);
-  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv) : undefined;
+  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv, { settings: cfg.sandbox, configDir: cfg.paths.configDir }) : undefined;
   // Last-resort exit: whatever else happens, no tool process outlives the agent. The shim folder goes
   // first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace later), and at exit.
   process.on("exit", () => killAllGroups());

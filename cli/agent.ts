@@ -32,6 +32,7 @@ Configuration (flag > environment > config file > default):
   TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
   TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
   TENDRIL_LOG                 error | warn | info | debug (stderr; default warn)
+  TENDRIL_SANDBOX             off | read-only | workspace-write: confine shell commands (default off)
   TENDRIL_PASS_ENV            NAME,… of ours the dev tools' shell commands also get (default: only
                               PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*, TENDRIL_*)
   TENDRIL_<LIMIT>             override any limit, e.g. TENDRIL_MAX_LINE_BYTES=256, TENDRIL_MCP_INIT_TIMEOUT_S=5
@@ -47,6 +48,8 @@ export interface AgentFlags {
   profile?: string;
   log?: string;
   passEnv?: string;
+  sandbox?: string;
+  checkSandbox?: boolean;
 }
 
 export function describeAgent(program: Command, exit: ExitBox): void {
@@ -60,9 +63,11 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .option("--profile <name>", "agent profile: NAME or a .toml path (TENDRIL_PROFILE)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .option("--pass-env <NAMES>", "also give the dev tools' shell commands these variables, e.g. GITHUB_TOKEN,NPM_TOKEN (TENDRIL_PASS_ENV)")
+    .option("--sandbox <setting>", "off | read-only | workspace-write: confine shell commands with bubblewrap (TENDRIL_SANDBOX)")
+    .option("--check-sandbox", "print whether each sandbox setting works on this machine; exit 0 if all do, else 1")
     .addHelpText("after", ENV_HELP)
     .action(async (flags: AgentFlags) => {
-      exit.code = await runAgent(flags);
+      exit.code = flags.checkSandbox ? await checkSandboxHere() : await runAgent(flags);
     });
   describeApprovals(agent, exit);
   describeLogin(agent, exit);
@@ -75,6 +80,7 @@ export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; prov
   const { passEnvNames } = await import("../core/child-env.ts");
   const cfg = await loadConfig({ ...flags, cwd: process.cwd() }, process.env, readFileOrUndefined);
   setLogLevel(cfg.logLevel);
+  if (cfg.sandbox.hide.length > 0) (await import("../tools/dev/sandbox.ts")).checkHidePaths(cfg.sandbox.hide);
   const passEnv = passEnvNames(flags.passEnv, process.env);
   const { createProvider } = await import("../core/llm/provider.ts");
   const { credentialsPath, keySource } = await import("../core/credentials.ts");
@@ -87,7 +93,15 @@ export async function agentSetup(flags: AgentFlags): Promise<{ cfg: Config; prov
 
 /** True for the errors that mean "fix your flags, environment or config" (exit 2). */
 export function isSetupError(err: unknown): err is Error {
-  return err instanceof Error && (err.name === "ConfigError" || err.name === "LimitError" || err.name === "PassEnvError");
+  return err instanceof Error && (err.name === "ConfigError" || err.name === "LimitError" || err.name === "PassEnvError" || err.name === "SandboxError");
+}
+
+/** `tendril agent --check-sandbox`: one line per setting, exit 0 when every setting works here. */
+async function checkSandboxHere(): Promise<number> {
+  const [{ resolvePaths }, { checkSandbox }] = await Promise.all([import("../core/config.ts"), import("../tools/dev/sandbox.ts")]);
+  const { lines, ok } = await checkSandbox(process.env.PATH, process.env.HOME, resolvePaths(process.env).configDir);
+  process.stdout.write(`${lines.join("\n")}\n`);
+  return ok ? 0 : 1;
 }
 
 export async function runAgent(flags: AgentFlags): Promise<number> {

@@ -8,6 +8,8 @@ import { defineTool, noInput, type ToolDefinition } from "../core/mcp/tool-defin
 import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
+import { GroupExecutor } from "../tools/dev/exec.ts";
+import type { SandboxContext } from "../tools/dev/sandbox.ts";
 import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";
 import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
@@ -20,6 +22,8 @@ export interface DevToolsOptions {
   cacheDir: string;
   /** Environment for shell commands (PATH starts with the shim dir). */
   env: Record<string, string> | (() => Promise<Record<string, string>>);
+  /** The sandbox for shell commands; unset or mode `off`: plain process groups. */
+  sandbox?: Omit<SandboxContext, "root">;
 }
 
 export interface DevTools {
@@ -39,9 +43,16 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   const artifactDir = join(artifactsParent, sessionName());
   // Artifact dirs of sessions idle for ARTIFACTS_STALE_S are removed when a new server starts.
   void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
+  const sandbox = opts.sandbox && opts.sandbox.settings.mode !== "off" ? { ...opts.sandbox, root } : undefined;
+  // Loaded only for a confined setting: `off` (the default) costs nothing.
+  const sb = sandbox && (await import("../tools/dev/sandbox.ts"));
   const shell = new ShellTool({
     root,
     env: opts.env,
+    ...(sandbox && sb && {
+      executor: new GroupExecutor(sb.sandboxLauncher(sandbox)),
+      explainFailure: (o) => sb.explainSandboxFailure(sandbox, `${o.capture.stdout}\n${o.capture.stderr}`),
+    }),
     artifactDir,
     limits: {
       inlineBytes: limits.SHIM_OUTPUT_BYTES,
@@ -108,6 +119,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       run: async () => ({ text: todo.afterCompaction() }),
     }),
   ];
-  const instructions = serverInstructions(root, await detectStack(root), limits);
+  const plain = serverInstructions(root, await detectStack(root), limits);
+  const instructions = sandbox && sb ? `${plain.trimEnd()}\n${sb.describeSandbox(sandbox)}\n` : plain;
   return { tools, instructions, shell, artifactDir };
 }

@@ -1,6 +1,6 @@
 // Owns `tendril dev-mcp`: flags and environment → the shell, str_replace and todo tools (plus the
 // `_Stop`/`_PostCompact` hooks) served over stdio, the shell's environment (the agent's whitelist plus
-// `--pass-env` names), and the exit path (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process
+// `--pass-env` names, the `--sandbox` setting), and the exit path (stdin EOF, SIGTERM/SIGINT/SIGHUP) that kills every process
 // group and removes the shim dir.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
@@ -11,6 +11,7 @@ interface DevMcpFlags {
   config?: string;
   log?: string;
   passEnv?: string;
+  sandbox?: string;
 }
 
 export function describeDevMcp(program: Command, exit: ExitBox): void {
@@ -21,6 +22,7 @@ export function describeDevMcp(program: Command, exit: ExitBox): void {
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")
     .option("--pass-env <NAMES>", "also give shell commands these variables, e.g. GITHUB_TOKEN,NPM_TOKEN (TENDRIL_PASS_ENV)")
+    .option("--sandbox <setting>", "off | read-only | workspace-write: confine shell commands with bubblewrap (TENDRIL_SANDBOX)")
     .addHelpText("after", PASS_ENV_HELP)
     .action(async (flags: DevMcpFlags) => {
       exit.code = await runDevMcp(flags);
@@ -50,7 +52,8 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   let passEnv: string[];
   const { passEnvNames, shellEnv } = await import("../core/child-env.ts");
   try {
-    cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
+    cfg = await loadConfig({ config: flags.config, log: flags.log, sandbox: flags.sandbox }, process.env, readFileOrUndefined);
+    if (cfg.sandbox.hide.length > 0) (await import("../tools/dev/sandbox.ts")).checkHidePaths(cfg.sandbox.hide);
     setLogLevel(cfg.logLevel);
     root = await resolveRoot(flags.root ?? process.cwd());
     passEnv = passEnvNames(flags.passEnv, process.env);
@@ -75,7 +78,9 @@ async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
   process.once("exit", () => killAllGroupsNow());
   const { buildDevTools } = await import("./dev-mcp-tools.ts");
-  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env });
+  const { sandboxContext } = await import("./agent-dev-tools.ts");
+  const sandbox = sandboxContext({ settings: cfg.sandbox, configDir: cfg.paths.configDir });
+  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env, sandbox });
   const { serveMcp } = await import("../core/mcp/server.ts");
   const { VERSION } = await import("../core/version.ts");
   const serving = await serveMcp({

@@ -9,7 +9,7 @@ import { bytePipe } from "../core/wire/byte-pipe.ts";
 import { agentSetup, isSetupError } from "./agent.ts";
 import type { OpenAgent } from "./agent-runtime.ts";
 
-export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
+export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string } = {}): AgentEnd {
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
   const tail = new AgentStderr();
@@ -26,7 +26,7 @@ export function startInProcessAgent(stderr: (text: string) => void): AgentEnd {
     setLogScope("tendril agent");
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
-      const { cfg, provider, passEnv, auth } = await agentSetup({});
+      const { cfg, provider, passEnv, auth } = await agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
       const { openAgent } = await import("./agent-runtime.ts");
       agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv, auth });
     } catch (err) {

@@ -22,6 +22,7 @@ interface PromptFlags {
   output: "text" | "json" | "stream-json";
   timeout?: string;
   mcp?: string[];
+  sandbox?: string;
 }
 
 class UsageError extends Error {}
@@ -34,6 +35,7 @@ const FLAGS: { name: keyof PromptFlags; arg: string; help: string; default?: str
   { name: "output", arg: "<FORMAT>", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: ["text", "json", "stream-json"] },
   { name: "timeout", arg: "<S>", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
   { name: "mcp", arg: "<NAME=CMD>", help: "add a stdio MCP server to the session (repeatable)", repeatable: true },
+  { name: "sandbox", arg: "<S>", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: ["off", "read-only", "workspace-write"] },
 ];
 
 export function describePrompt(program: Command, exit: ExitBox): void {
@@ -209,6 +211,9 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   setLogScope("tendril prompt");
   if (vars.TENDRIL_LOG && isLogLevel(vars.TENDRIL_LOG)) setLogLevel(vars.TENDRIL_LOG);
   const setup = await resolveSetup(promptArg, flags, vars);
+  if (flags.sandbox !== undefined && flags.agent !== undefined) {
+    throw new UsageError("--sandbox confines the built-in agent only: with --agent, use that agent's own sandbox setting");
+  }
   const { decidePermission } = await import("../core/acp-client/approve.ts");
   const { runPrompt } = await import("../core/acp-client/client-runner.ts");
   const { createPromptOutput } = await import("../core/acp-client/prompt-output.ts");
@@ -236,7 +241,7 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   });
   try {
     const result = await runPrompt({
-      agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text)) } : setup.agent,
+      agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), { sandbox: flags.sandbox }) } : setup.agent,
       cwd: setup.cwd,
       mcpServers: setup.mcpServers,
       prompt: setup.prompt,

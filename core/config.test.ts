@@ -84,6 +84,10 @@ test("regression: settings were accepted and ignored; every config key either ta
     mcp: ['[[mcp]]\nname = "x"\nurl = "http://127.0.0.1:1/mcp"', (c) => c.mcp[0]?.url, "http://127.0.0.1:1/mcp"],
     limits: ["[limits]\nmax_tools = 5", (c) => c.limits.MAX_TOOLS, 5],
     mcp_hook_servers: ['mcp_hook_servers = "dev, fs"', (c) => c.hookServers, ["dev", "fs"]],
+    sandbox: ['sandbox = "read-only"', (c) => c.sandbox.mode, "read-only"],
+    sandbox_network: ["sandbox_network = true", (c) => c.sandbox.network, true],
+    sandbox_hide: ['sandbox_hide = ["~/keys", "/srv/secret"]', (c) => c.sandbox.hide, [`${HOME}/keys`, "/srv/secret"]],
+    sandbox_allow_domains: ['sandbox_allow_domains = ["registry.npmjs.org"]', () => undefined, "refused"],
   };
   expect(Object.keys(cases).sort()).toEqual((await configFileKeys()).sort());
   for (const [key, [toml, read, want]] of Object.entries(cases)) {
@@ -98,6 +102,17 @@ test("regression: settings were accepted and ignored; every config key either ta
   expect((await loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({}))).hookServers).toBe("*");
   expect((await loadConfig({}, { HOME }, files({}))).hookServers).toEqual([]);
   await expect(loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).rejects.toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
+  // The sandbox setting: flag > env > profile > file, and a bad value anywhere names the choices.
+  const sb = files({ "/s.toml": 'sandbox = "read-only"' });
+  expect((await loadConfig({ config: "/s.toml" }, { HOME }, sb)).sandbox).toEqual({ mode: "read-only", network: false, hide: [] });
+  expect((await loadConfig({ config: "/s.toml" }, { HOME, TENDRIL_SANDBOX: "workspace-write" }, sb)).sandbox.mode).toBe("workspace-write");
+  expect((await loadConfig({ config: "/s.toml", sandbox: "off" }, { HOME, TENDRIL_SANDBOX: "workspace-write" }, sb)).sandbox.mode).toBe("off");
+  expect((await loadConfig({}, { HOME }, files({}))).sandbox.mode).toBe("off");
+  await expect(loadConfig({ sandbox: "strict" }, { HOME }, files({}))).rejects.toThrow('sandbox must be one of off, read-only, workspace-write, got "strict"');
+  await expect(loadConfig({ config: "/h.toml" }, { HOME }, files({ "/h.toml": 'sandbox_hide = ["keys"]' }))).rejects.toThrow("must be an absolute path or start with ~/");
+  await expect(loadConfig({ config: "/ms.toml" }, { HOME }, files({ "/ms.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "read-only"' }))).rejects.toThrow(
+    "/ms.toml: mcp[0].sandbox: sandboxing an MCP server is not built yet",
+  );
   // A key the file may not hold is named, not ignored.
   await expect(loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).rejects.toThrow(/u\.toml.*modle/);
   await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(

@@ -18,6 +18,17 @@ export type { PermissionRule };
 export type ProviderName = "anthropic" | "openai" | "replay";
 export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only";
 export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only"];
+export type SandboxMode = "off" | "read-only" | "workspace-write";
+export const SANDBOX_MODES: readonly SandboxMode[] = ["off", "read-only", "workspace-write"];
+
+/** The sandbox for shell commands (SPEC §3.8; tools/dev/sandbox.ts enforces it). */
+export interface SandboxConfig {
+  mode: SandboxMode;
+  /** `sandbox_network = true`: confined commands keep the host's network. */
+  network: boolean;
+  /** `sandbox_hide`: more paths confined commands cannot read, absolute (`~/` expanded). */
+  hide: string[];
+}
 
 
 export interface Paths {
@@ -47,6 +58,7 @@ export interface Config {
   mode: PermissionMode;
   rules: PermissionRule[];
   mcp: McpServerEntry[];
+  sandbox: SandboxConfig;
   record?: string;
   replay?: string;
   limits: Limits;
@@ -66,6 +78,7 @@ export interface ConfigFlags {
   profile?: string;
   mode?: string;
   log?: string;
+  sandbox?: string;
 }
 
 export const DEFAULT_MODELS: Record<ProviderName, string> = {
@@ -133,6 +146,11 @@ const fileSchema = lazySchema((z) =>
     rules: z.unknown().optional(),
     mcp: z.array(mcpEntrySchema(z)).optional(),
     limits: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
+    sandbox: z.string().optional(),
+    sandbox_network: z.boolean().optional(),
+    sandbox_hide: z.array(z.string().min(1)).optional(),
+    /** Not built yet: accepted by the schema only to be refused with that reason. */
+    sandbox_allow_domains: z.unknown().optional(),
   }),
 );
 type ConfigFile = z.infer<SchemaOf<typeof fileSchema>>;
@@ -142,8 +160,19 @@ export async function configFileKeys(): Promise<(keyof ConfigFile)[]> {
   return Object.keys((await fileSchema()).shape) as (keyof ConfigFile)[];
 }
 
+/** `sandbox` in an `[[mcp]]` entry: not built yet, so named as such rather than as an unknown key. */
+function mcpSandboxUnbuilt(mcp: unknown): number | undefined {
+  if (!Array.isArray(mcp)) return undefined;
+  const i = mcp.findIndex((e) => typeof e === "object" && e !== null && "sandbox" in e);
+  return i >= 0 ? i : undefined;
+}
+
+const MCP_SANDBOX_UNBUILT = "sandboxing an MCP server is not built yet (its commands run unconfined; `sandbox` confines the shell tool only): remove the key";
+
 async function validateFile(table: FileTable, where: string): Promise<ConfigFile> {
   if (Object.keys(table).length === 0) return {}; // no file, or an empty one: nothing to check
+  const i = mcpSandboxUnbuilt(table.mcp);
+  if (i !== undefined) throw new ConfigError(`${where}: mcp[${i}].sandbox: ${MCP_SANDBOX_UNBUILT}`);
   const r = (await fileSchema()).safeParse(table);
   if (!r.success) throw new ConfigError(describeIssue(r.error, where));
   return r.data;
@@ -187,6 +216,30 @@ function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, st
   return out;
 }
 
+/** Settings that have a name but no implementation yet: refused, never accepted and ignored. */
+export function refuseUnbuilt(table: { sandbox_allow_domains?: unknown }, where: string): void {
+  if (table.sandbox_allow_domains !== undefined) {
+    throw new ConfigError(
+      `${where}: sandbox_allow_domains is not built yet (no per-host network allowlist): leave it out and use sandbox_network = true for the whole network, or no network`,
+    );
+  }
+}
+
+function pickSandboxMode(raw: string): SandboxMode {
+  if (SANDBOX_MODES.includes(raw as SandboxMode)) return raw as SandboxMode;
+  throw new ConfigError(`sandbox must be one of ${SANDBOX_MODES.join(", ")}, got ${JSON.stringify(raw)}`);
+}
+
+/** `~/x` against HOME; anything else must already be absolute. */
+function hidePath(raw: string, home: string | undefined, where: string): string {
+  if (raw === "~" || raw.startsWith("~/")) {
+    if (!home) throw new ConfigError(`${where}: sandbox_hide: ${raw} needs HOME, which is not set`);
+    return join(home, raw.slice(1));
+  }
+  if (!raw.startsWith("/")) throw new ConfigError(`${where}: sandbox_hide: ${JSON.stringify(raw)} must be an absolute path or start with ~/`);
+  return raw;
+}
+
 /**
  * Resolves the whole configuration. `readFile` returns undefined for a missing file. Asynchronous
  * only because checking a file that exists loads the validator.
@@ -206,6 +259,16 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
     throw new ConfigError(`mode must be one of ${PERMISSION_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
   }
   const limits = loadLimits({ ...fileLimits(file.limits, where), ...env });
+  refuseUnbuilt(file, where);
+  if (profile) refuseUnbuilt(profile, profile.file);
+  const sandbox: SandboxConfig = {
+    mode: pickSandboxMode(flags.sandbox ?? env.TENDRIL_SANDBOX ?? profile?.sandbox ?? file.sandbox ?? "off"),
+    network: profile?.sandbox_network ?? file.sandbox_network ?? false,
+    hide: [
+      ...(profile?.sandbox_hide ?? []).map((p) => hidePath(p, env.HOME, profile!.file)),
+      ...(file.sandbox_hide ?? []).map((p) => hidePath(p, env.HOME, where)),
+    ],
+  };
   const cfg: Config = {
     provider,
     model: flags.model ?? env.TENDRIL_MODEL ?? profile?.model ?? file.model ?? DEFAULT_MODELS[provider],
@@ -222,6 +285,7 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
     // A profile's rules are checked before the config file's: first match wins.
     rules: [...(await parseRules(profile?.rules, profile?.file ?? "")), ...(await parseRules(file.rules, where))],
     mcp: [...(profile?.mcp ?? []), ...(file.mcp ?? [])],
+    sandbox,
     limits,
     paths,
   };

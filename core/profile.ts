@@ -1,5 +1,5 @@
 // Owns agent profiles: a TOML file that is the whole agent by value (provider, model, system prompt,
-// mode, permission rules, MCP servers, whether the default `dev` tools are included), found by name
+// mode, permission rules, MCP servers, the sandbox setting, whether the default `dev` tools are included), found by name
 // in $XDG_CONFIG_HOME/tendril/agents/ or given as a path; every problem names the file, the key and
 // the line. Does not merge it into the configuration (config.ts does) or start anything.
 import { parse as parseToml } from "smol-toml";
@@ -28,6 +28,11 @@ const profileSchema = lazySchema((z) =>
       dev: z.boolean().optional(),
       rules: z.array(z.unknown()).optional(),
       mcp: z.array(mcpEntrySchema(z)).optional(),
+      sandbox: z.enum(["off", "read-only", "workspace-write"]).optional(),
+      sandbox_network: z.boolean().optional(),
+      sandbox_hide: z.array(z.string().min(1)).optional(),
+      /** Not built yet: config.ts refuses it with that reason. */
+      sandbox_allow_domains: z.unknown().optional(),
     })
     .refine((p) => p.system_prompt === undefined || p.system_prompt_file === undefined, {
       message: "give system_prompt or system_prompt_file, not both",
@@ -58,6 +63,14 @@ export async function loadProfile(file: string, readFile: (path: string) => stri
     raw = parseToml(text);
   } catch (err) {
     throw new ProfileError(`${file}: ${(err as Error).message.split("\n")[0]}`);
+  }
+  const unbuilt = Array.isArray((raw as { mcp?: unknown }).mcp)
+    ? ((raw as { mcp: unknown[] }).mcp).findIndex((e) => typeof e === "object" && e !== null && "sandbox" in e)
+    : -1;
+  if (unbuilt >= 0) {
+    throw new ProfileError(
+      `${file}:${lineOf(text, ["mcp", unbuilt, "sandbox"])}: mcp[${unbuilt}].sandbox: sandboxing an MCP server is not built yet (its commands run unconfined; \`sandbox\` confines the shell tool only): remove the key`,
+    );
   }
   const parsed = (await profileSchema()).safeParse(raw);
   if (!parsed.success) {

@@ -1,0 +1,356 @@
+// End-to-end tests of the `sandbox` setting (SPEC §3.8) through the built binary (`tendril dev-mcp`
+// and `tendril agent --check-sandbox`) with the real bubblewrap: each rule with its escape attempt, the
+// `off` control where the same commands succeed, kills inside the sandbox, and failing closed.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BIN, runBin, runBinAsync } from "./binary.ts";
+import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
+import { startAgent, type TestAgent } from "./acp-client.ts";
+import { agentEnv } from "./agent-env.ts";
+import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
+
+const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].find((p) => existsSync(p));
+if (!BWRAP) console.warn("tests/sandbox.test.ts: bwrap (Debian package bubblewrap) is not installed: the sandbox tests are skipped");
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-sandbox-e2e-")));
+const ws = join(base, "ws");
+const secret = join(base, ".ssh", "id_rsa");
+const credentials = join(base, "config", "tendril", "credentials.toml");
+const extraSecret = join(base, "private", "token");
+let server: Server;
+let port = 0;
+
+beforeAll(async () => {
+  for (const d of [join(ws, ".git", "hooks"), join(base, ".ssh"), join(base, "config", "tendril"), join(base, "private")]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(ws, ".git", "config"), "[core]\n");
+  writeFileSync(secret, "PRIVATE KEY\n");
+  writeFileSync(credentials, "api_key = 'sk-test'\n");
+  writeFileSync(extraSecret, "TOKEN\n");
+  writeFileSync(join(ws, "notes.txt"), "needle in the workspace\n");
+  symlinkSync(join(base, ".ssh"), join(ws, "planted"));
+  // A loopback port the commands try to reach: the host's loopback is not the sandbox's.
+  server = createServer((s) => s.end("hello\n"));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  port = (server.address() as { port: number }).port;
+});
+afterEach(stopDevMcps);
+afterAll(() => {
+  server?.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+const start = (sandbox: string, env: Record<string, string> = {}) => startDevMcp(ws, base, { TENDRIL_SANDBOX: sandbox, ...env });
+const sh = async (client: Awaited<ReturnType<typeof start>>["client"], command: string, extra: Record<string, unknown> = {}) =>
+  callTool(client, "shell", { command, ...extra });
+const exitOf = (r: ToolResult) => r.structuredContent?.exit_code as number;
+
+/** The escape attempts, each one command; under `off` every one succeeds. */
+const attempts = () => ({
+  writeOutside: `echo x > ${join(base, "outside.txt")}`,
+  readSecret: `cat ${secret}`,
+  readCredentials: `cat ${credentials}`,
+  readHidden: `cat ${extraSecret}`,
+  throughSymlink: "cat planted/id_rsa",
+  // PID 1 of the host may not be ours to look through; our own root is the same view under `off`.
+  throughProc: `cat /proc/1/root${secret} 2>/dev/null || cat /proc/self/root${secret}`,
+  writeHook: "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit",
+  writeGitConfig: "printf '[core]\\n\\thooksPath = /tmp\\n' >> .git/config",
+  network: `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3`,
+});
+
+function configWithHide(): Record<string, string> {
+  const file = join(base, "sandbox-config.toml");
+  writeFileSync(file, `sandbox_hide = ["~/private/token"]\n`);
+  return { TENDRIL_CONFIG: file };
+}
+
+describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
+  test("off: the control, every escape attempt succeeds", async () => {
+    const { client } = await start("off", configWithHide());
+    expect(client.getInstructions()).not.toContain("Shell commands run in a sandbox");
+    for (const [name, command] of Object.entries(attempts())) {
+      const r = await sh(client, command);
+      expect({ name, exit: exitOf(r) }).toEqual({ name, exit: 0 });
+    }
+    expect(readFileSync(join(ws, ".git", "hooks", "pre-commit"), "utf8")).toContain("pwned");
+    rmSync(join(ws, ".git", "hooks", "pre-commit"));
+    writeFileSync(join(ws, ".git", "config"), "[core]\n");
+    rmSync(join(base, "outside.txt"));
+  });
+
+  test("workspace-write: the workspace and TMPDIR are writable; each escape attempt fails and changes nothing", async () => {
+    rmSync(join(base, "outside.txt"), { force: true });
+    rmSync(join(ws, ".git", "hooks", "pre-commit"), { force: true });
+    writeFileSync(join(ws, ".git", "config"), "[core]\n");
+    const { client } = await start("workspace-write", configWithHide());
+    const ok = await sh(client, 'echo made > made.txt && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" made.txt && rg -n needle notes.txt');
+    expect(exitOf(ok)).toBe(0);
+    expect(ok.structuredContent?.stdout).toBe("t\nmade\n1:needle in the workspace\n");
+    expect(readFileSync(join(ws, "made.txt"), "utf8")).toBe("made\n");
+    for (const [name, command] of Object.entries(attempts())) {
+      const r = await sh(client, command);
+      expect({ name, exit: exitOf(r) === 0 }).toEqual({ name, exit: false });
+      expect({ name, leaked: /PRIVATE KEY|sk-test|TOKEN|hello/.test(String(r.structuredContent?.stdout)) }).toEqual({ name, leaked: false });
+    }
+    // No way back to the hidden folder through a nested namespace, no capabilities, setuid binaries inert.
+    const nested = await sh(client, `unshare -rm sh -c 'umount ${join(base, ".ssh")}; cat ${secret}'`);
+    expect(String(nested.structuredContent?.stdout)).not.toContain("PRIVATE KEY");
+    const privs = await sh(client, "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status");
+    expect(privs.structuredContent?.stdout).toBe("CapEff:\t0000000000000000\nNoNewPrivs:\t1\n");
+    expect(existsSync(join(base, "outside.txt"))).toBe(false);
+    expect(existsSync(join(ws, ".git", "hooks", "pre-commit"))).toBe(false);
+    expect(readFileSync(join(ws, ".git", "config"), "utf8")).toBe("[core]\n");
+    expect(readFileSync(secret, "utf8")).toBe("PRIVATE KEY\n");
+  });
+
+  test("a command the sandbox stopped says it ran confined, naming the setting", async () => {
+    const { client } = await start("workspace-write");
+    expect(client.getInstructions()).toContain('Shell commands run in a sandbox (sandbox = "workspace-write": writable: the workspace');
+    const r = await sh(client, `echo x > ${join(base, "outside.txt")}`);
+    expect(textOf(r)).toContain("Read-only file system");
+    expect(textOf(r)).toContain('sandbox: this command ran confined (sandbox = "workspace-write"');
+    expect(r.structuredContent?.sandbox_note).toContain("~/.ssh");
+    const net = await sh(client, attempts().network);
+    expect(textOf(net)).toContain("no network");
+    // A plain failure that is not the sandbox's gets no such line.
+    const plain = await sh(client, "exit 3");
+    expect(exitOf(plain)).toBe(3);
+    expect(textOf(plain)).not.toContain("sandbox:");
+  });
+
+  test("read-only: nothing is writable but the private TMPDIR, which is gone after the command", async () => {
+    const { client } = await start("read-only");
+    const r = await sh(client, "echo x > ro.txt");
+    expect(exitOf(r)).not.toBe(0);
+    expect(existsSync(join(ws, "ro.txt"))).toBe(false);
+    const t = await sh(client, 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && echo "$TMPDIR"');
+    expect(exitOf(t)).toBe(0);
+    const dir = String(t.structuredContent?.stdout).split("\n")[1]!;
+    expect(dir).toContain("tendril-sandbox-");
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  test("sandbox_network = true keeps the network", async () => {
+    const file = join(base, "net.toml");
+    writeFileSync(file, "sandbox_network = true\n");
+    const { client } = await start("workspace-write", { TENDRIL_CONFIG: file });
+    const r = await sh(client, attempts().network);
+    expect(exitOf(r)).toBe(0);
+    expect(r.structuredContent?.stdout).toBe("hello\n");
+  });
+
+  test("cancel, timeout and the server's SIGKILL kill a sleep inside, and a setsid escapee dies with the sandbox", async () => {
+    const { client } = await start("workspace-write");
+    const marker = (n: string) => `sleep 300.${n}`;
+    const running = (n: string) =>
+      readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ").includes(`300.${n}`);
+        } catch {
+          return false;
+        }
+      });
+    const t0 = Date.now();
+    const timed = await sh(client, marker("71"), { timeout_s: 1 });
+    expect(timed.structuredContent?.timed_out).toBe(true);
+    expect(exitOf(timed)).toBe(124);
+    expect(Date.now() - t0).toBeLessThan(5000 * 2);
+    expect(running("71")).toBe(false);
+
+    // A grandchild that ignores SIGTERM: the ladder's SIGTERM kills the outer bwrap, which takes the namespace.
+    const stubborn = await sh(client, `bash -c 'trap "" TERM; ${marker("74")}' & wait`, { timeout_s: 1 });
+    expect(stubborn.structuredContent?.timed_out).toBe(true);
+    for (let i = 0; i < 100 && running("74"); i++) await Bun.sleep(10);
+    expect(running("74")).toBe(false);
+
+    // MCP cancellation (the agent's session/cancel takes this path) kills the group inside.
+    const ac = new AbortController();
+    const call = callTool(client, "shell", { command: marker("72") }, ac.signal).catch(() => undefined);
+    for (let i = 0; i < 500 && !running("72"); i++) await Bun.sleep(10);
+    expect(running("72")).toBe(true);
+    const c0 = Date.now();
+    ac.abort();
+    await call;
+    for (let i = 0; i < 500 && running("72"); i++) await Bun.sleep(10);
+    expect(running("72")).toBe(false);
+    expect(Date.now() - c0).toBeLessThan(5000);
+
+    // The server SIGKILLed mid-command: nothing it started inside the sandbox survives it.
+    const killed = await start("workspace-write");
+    void sh(killed.client, marker("75")).catch(() => undefined);
+    for (let i = 0; i < 500 && !running("75"); i++) await Bun.sleep(10);
+    expect(running("75")).toBe(true);
+    process.kill(killed.pid, "SIGKILL");
+    for (let i = 0; i < 500 && running("75"); i++) await Bun.sleep(10);
+    expect(running("75")).toBe(false);
+
+    const esc = await sh(client, `setsid ${marker("73")} >/dev/null 2>&1 & echo started`);
+    expect(esc.structuredContent?.stdout).toBe("started\n");
+    expect(running("73")).toBe(false);
+  });
+
+  test("regression: a sandboxed call waited out the kill grace (bwrap's reaper lingered as a zombie in the group)", async () => {
+    // With a 4 s grace, one call that waited for it would take 4 s; three calls must take far less.
+    const { client } = await start("workspace-write", { TENDRIL_KILL_GRACE_MS: "4000" });
+    await sh(client, "true");
+    const t0 = Date.now();
+    for (let i = 0; i < 3; i++) expect(exitOf(await sh(client, "true"))).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(4000);
+  });
+
+  test("a repository without .git/hooks gets a read-only empty one inside, and the model cannot plant a hook", async () => {
+    const repo = join(base, "bare-repo");
+    mkdirSync(join(repo, ".git"), { recursive: true });
+    const { client } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const r = await sh(client, "mkdir -p .git/hooks; echo 'echo pwned' > .git/hooks/post-checkout; echo ok > file.txt");
+    expect(textOf(r)).toContain("Read-only file system");
+    expect(readdirSync(join(repo, ".git", "hooks"))).toEqual([]);
+    expect(readFileSync(join(repo, "file.txt"), "utf8")).toBe("ok\n");
+  });
+
+  test("a workspace that is HOME itself is writable, and its ~/.ssh still unreadable and unwritable", async () => {
+    const { client } = await startDevMcp(base, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const r = await sh(client, "echo home > home-note.txt && cat .ssh/id_rsa");
+    expect(exitOf(r)).not.toBe(0);
+    expect(readFileSync(join(base, "home-note.txt"), "utf8")).toBe("home\n");
+    expect(String(r.structuredContent?.stdout)).not.toContain("PRIVATE KEY");
+    const w = await sh(client, "echo planted > .ssh/authorized_keys");
+    expect(exitOf(w)).not.toBe(0);
+    expect(existsSync(join(base, ".ssh", "authorized_keys"))).toBe(false);
+  });
+
+  test("fail closed: no bwrap on PATH makes each command a tool error saying why and how to fix it", async () => {
+    const bin = join(base, "bin-no-bwrap");
+    mkdirSync(bin, { recursive: true });
+    for (const tool of ["bash", "cat"]) if (!existsSync(join(bin, tool))) symlinkSync(`/bin/${tool}`, join(bin, tool));
+    const { client } = await start("workspace-write", { PATH: bin });
+    for (let i = 0; i < 2; i++) {
+      const r = await sh(client, "echo should-not-run > ran.txt");
+      expect(r.isError).toBe(true);
+      expect(textOf(r)).toContain("bwrap (bubblewrap) is not on PATH");
+      expect(textOf(r)).toContain("apt-get install bubblewrap");
+      expect(textOf(r)).toContain('sandbox = "off"');
+    }
+    expect(existsSync(join(ws, "ran.txt"))).toBe(false);
+    const check = runBin(["agent", "--check-sandbox"], { env: { PATH: bin, HOME: base } });
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain("read-only: does not work");
+    const good = runBin(["agent", "--check-sandbox"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base } });
+    expect({ code: good.code, out: good.stdout }).toEqual({ code: 0, out: expect.stringContaining("workspace-write: works") });
+  });
+
+  test("fail closed: a bwrap inside the workspace is refused", async () => {
+    const bin = join(ws, "bin");
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(BWRAP!, join(bin, "bwrap"));
+    const { client } = await start("workspace-write", { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` });
+    const r = await sh(client, "true");
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toContain("lies inside the workspace");
+    rmSync(bin, { recursive: true });
+  });
+});
+
+describe.skipIf(!BWRAP)("tendril agent --sandbox", () => {
+  let fake: FakeLlm;
+  const agents: TestAgent[] = [];
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close(2000).catch(() => {});
+    await fake.close();
+  });
+  const agent = (args: string[]) => {
+    const a = startAgent({ args: ["agent", ...args], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo" } });
+    agents.push(a);
+    return a;
+  };
+
+  test("the flag confines the agent's shell: the model reads why a command failed, and cancel kills a sleep inside", async () => {
+    const a = agent(["--sandbox", "workspace-write"]);
+    await a.initialize();
+    const { sessionId } = await a.newSession(ws);
+    fake.script([{ toolCalls: [{ id: "e1", name: "dev__shell", input: { command: `cat ${secret}; echo x > ${join(base, "agent-outside.txt")}` } }] }, { text: "blocked" }]);
+    const before = fake.requests.length;
+    expect((await a.prompt(sessionId, "try")).stopReason).toBe("end_turn");
+    expect(existsSync(join(base, "agent-outside.txt"))).toBe(false);
+    const seen = JSON.stringify(fake.requests[before + 1]!.body.messages);
+    expect(seen).toContain('sandbox: this command ran confined (sandbox = \\"workspace-write\\"');
+    expect(seen).not.toContain("PRIVATE KEY");
+
+    fake.script([{ toolCalls: [{ id: "k1", name: "dev__shell", input: { command: "sleep 300.81" } }] }]);
+    const turn = a.prompt(sessionId, "sleep");
+    const sleeping = () =>
+      readdirSync("/proc").some((p) => /^\d+$/.test(p) && (() => { try { return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("300.81"); } catch { return false; } })());
+    for (let i = 0; i < 500 && !sleeping(); i++) await Bun.sleep(10);
+    expect(sleeping()).toBe(true);
+    const t0 = Date.now();
+    await a.cancel(sessionId);
+    expect((await turn).stopReason).toBe("cancelled");
+    for (let i = 0; i < 500 && sleeping(); i++) await Bun.sleep(10);
+    expect(sleeping()).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});
+
+describe.skipIf(!BWRAP)("tendril prompt --sandbox", () => {
+  test("confines the built-in agent's shell; refused with --agent and for an unknown setting", async () => {
+    const fake = await startFakeLlm();
+    try {
+      fake.script([{ toolCalls: [{ id: "p1", name: "dev__shell", input: { command: "echo in > in.txt; echo out > ../prompt-outside.txt" } }] }, { text: "done" }]);
+      const env = { ...agentEnv(fake, base), HOME: base, PATH: process.env.PATH ?? "/usr/bin:/bin" };
+      const r = await runBinAsync(["prompt", "--sandbox", "workspace-write", "--approve", "all", "write"], { env, cwd: ws, timeoutMs: 20_000 });
+      expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(readFileSync(join(ws, "in.txt"), "utf8")).toBe("in\n");
+      expect(existsSync(join(base, "prompt-outside.txt"))).toBe(false);
+    } finally {
+      await fake.close();
+    }
+    const withAgent = runBin(["prompt", "--sandbox", "read-only", "--agent", "true", "hi"], { input: "" });
+    expect(withAgent.code).toBe(2);
+    expect(withAgent.stderr).toContain("--sandbox confines the built-in agent only");
+    const bad = runBin(["prompt", "--sandbox", "strict", "hi"], { input: "" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("Allowed choices are off, read-only, workspace-write");
+  });
+});
+
+describe("sandbox settings", () => {
+  test("a bad sandbox value is refused by flag, env and config, naming the choices", () => {
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, XDG_CONFIG_HOME: join(base, "config") };
+    const flag = runBin(["dev-mcp", "--root", ws, "--sandbox", "strict"], { env, input: "" });
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('sandbox must be one of off, read-only, workspace-write, got "strict"');
+    const viaEnv = runBin(["agent"], { env: { ...env, TENDRIL_SANDBOX: "on" }, input: "" });
+    expect(viaEnv.code).toBe(2);
+    expect(viaEnv.stderr).toContain('got "on"');
+    const file = join(base, "bad.toml");
+    writeFileSync(file, 'sandbox = "yes"\n');
+    const viaFile = runBin(["dev-mcp", "--root", ws], { env: { ...env, TENDRIL_CONFIG: file }, input: "" });
+    expect(viaFile.code).toBe(2);
+    expect(viaFile.stderr).toContain('got "yes"');
+  });
+
+  test("settings not built yet and sandbox_hide paths that do not exist are refused, not ignored", () => {
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base };
+    const domains = join(base, "domains.toml");
+    writeFileSync(domains, 'sandbox = "workspace-write"\nsandbox_allow_domains = ["registry.npmjs.org"]\n');
+    const d = runBin(["dev-mcp", "--root", ws], { env: { ...env, TENDRIL_CONFIG: domains }, input: "" });
+    expect(d.code).toBe(2);
+    expect(d.stderr).toContain("sandbox_allow_domains is not built yet");
+    const hide = join(base, "hide.toml");
+    writeFileSync(hide, 'sandbox_hide = ["~/no-such-dir"]\n');
+    const h = runBin(["agent"], { env: { ...env, TENDRIL_CONFIG: hide }, input: "" });
+    expect(h.code).toBe(2);
+    expect(h.stderr).toContain(`sandbox_hide: ${join(base, "no-such-dir")} does not exist`);
+    const rel = join(base, "rel.toml");
+    writeFileSync(rel, 'sandbox_hide = ["secrets"]\n');
+    const r = runBin(["agent"], { env: { ...env, TENDRIL_CONFIG: rel }, input: "" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("must be an absolute path or start with ~/");
+  });
+});

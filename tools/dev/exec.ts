@@ -1,0 +1,138 @@
+// Owns the execution seam of the `shell` tool: one small interface (command, cwd, env, time limit,
+// signal → outcome) and its process-group implementation, which runs what a launcher makes of the
+// command (plain `bash -c`, or bash inside the sandbox of sandbox.ts). Timeouts, cancellation and
+// the kill ladder are the same for every launcher. Does not format results or decide the environment.
+import { constants as osConstants } from "node:os";
+import type { Readable } from "node:stream";
+import { killGroup, spawnGroup } from "../../core/process-group.ts";
+
+/** The exit code `timeout(1)` uses. */
+export const TIMEOUT_EXIT_CODE = 124;
+/** A process that escaped the group (setsid) may hold the pipes open; stop reading after this. */
+const PIPE_DRAIN_MS = 1000;
+/** setTimeout fires at once beyond this (a 32-bit millisecond count). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface ExecRequest {
+  /** A bash command line. */
+  command: string;
+  cwd: string;
+  /** The command's whole environment. */
+  env: Record<string, string>;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Output as it arrives: 0 stdout, 1 stderr. */
+  onOutput: (stream: 0 | 1, chunk: Buffer) => void;
+}
+
+export interface ExecOutcome {
+  exitCode: number;
+  timedOut: boolean;
+  cancelled: boolean;
+}
+
+/** Runs commands; `shell` sees nothing else. */
+export interface Executor {
+  run(req: ExecRequest): Promise<ExecOutcome>;
+  /** Kills every command still running. */
+  stopAll(): Promise<void>;
+  /** How many commands are running now. */
+  readonly running: number;
+}
+
+/** What actually starts: the program, its arguments, its environment, and what to undo afterwards. */
+export interface Launch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cleanup?: () => Promise<void>;
+}
+
+/** Turns a request into a launch; throws (with a message for the model) when it cannot run at all. */
+export type Launcher = (req: ExecRequest) => Promise<Launch>;
+
+/** `bash -c COMMAND` as it is. */
+export const plainLauncher: Launcher = async (req) => ({ command: "bash", args: ["-c", req.command], env: req.env });
+
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {
+  if (code !== null) return code;
+  const n = signal ? (osConstants.signals as Record<string, number>)[signal] : undefined;
+  return 128 + (n ?? 0);
+}
+
+/**
+ * Each command is the leader of a new process group from core/process-group.ts (whose watchdog
+ * kills it even when this process is SIGKILLed); a call resolves once the whole group is gone.
+ */
+export class GroupExecutor implements Executor {
+  private readonly live = new Set<number>();
+
+  constructor(private readonly launcher: Launcher = plainLauncher) {}
+
+  get running(): number {
+    return this.live.size;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.live].map((pgid) => killGroup(pgid)));
+  }
+
+  async run(req: ExecRequest): Promise<ExecOutcome> {
+    const launch = await this.launcher(req);
+    try {
+      return await this.runLaunch(req, launch);
+    } finally {
+      await launch.cleanup?.();
+    }
+  }
+
+  private runLaunch(req: ExecRequest, launch: Launch): Promise<ExecOutcome> {
+    const { signal } = req;
+    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: "ignore" });
+    const pgid = child.pid;
+    if (pgid === undefined) {
+      return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start ${launch.command}: ${err.message}`))));
+    }
+    this.live.add(pgid);
+    let timedOut = false;
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      void killGroup(pgid);
+    }, Math.min(req.timeoutMs, MAX_TIMER_MS));
+    const onAbort = () => {
+      cancelled = true;
+      void killGroup(pgid);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout!.on("data", (b: Buffer) => req.onOutput(0, b));
+    child.stderr!.on("data", (b: Buffer) => req.onOutput(1, b));
+    const exited = new Promise<number>((resolve) => {
+      child.once("exit", (code, sig) => resolve(exitCodeOf(code, sig)));
+      child.once("error", () => resolve(127));
+    });
+    return (async () => {
+      try {
+        const code = await exited;
+        // Background jobs must neither outlive the call nor keep the pipes (and this call) open.
+        await killGroup(pgid);
+        await drainPipes(child.stdout!, child.stderr!);
+        return { exitCode: timedOut ? TIMEOUT_EXIT_CODE : code, timedOut, cancelled };
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.live.delete(pgid);
+      }
+    })();
+  }
+}
+
+async function drainPipes(...pipes: Readable[]): Promise<void> {
+  const closed = pipes.map((p) => (p.closed ? Promise.resolve() : new Promise<void>((r) => p.once("close", r))));
+  const waited = await Promise.race([
+    Promise.all(closed).then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), PIPE_DRAIN_MS).unref()),
+  ]);
+  if (!waited) for (const p of pipes) p.destroy();
+}

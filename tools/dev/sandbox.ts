@@ -1,0 +1,243 @@
+// Owns the sandbox for shell commands: finding bubblewrap (on PATH, never inside the workspace), the
+// mounts and namespaces each setting means, the probe that fails a confined setting closed, and the
+// line telling the model a failed command ran confined. exec.ts runs what the launcher here returns.
+import { execFile } from "node:child_process";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { findCommand } from "../../core/process-group.ts";
+import { log } from "../../core/log.ts";
+import { isInside } from "../../core/path-inside.ts";
+import type { SandboxConfig, SandboxMode } from "../../core/config.ts";
+import type { Launcher } from "./exec.ts";
+
+/** The setting in force: mode, `sandbox_network`, `sandbox_hide` (absolute paths). */
+export type SandboxSettings = Readonly<SandboxConfig>;
+const CONFINED: readonly SandboxMode[] = ["read-only", "workspace-write"];
+
+export class SandboxError extends Error {
+  override name = "SandboxError";
+}
+
+/** What the hidden paths are, for messages; HOME-relative ones are shown with `~`. */
+const HOME_SECRETS = [".ssh", ".aws", ".gnupg"];
+/** How long the start-up probe may take before the sandbox counts as broken. */
+const PROBE_TIMEOUT_MS = 10_000;
+
+function fixHint(mode: SandboxMode): string {
+  return `Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or set sandbox = "off" (--sandbox off, TENDRIL_SANDBOX=off) to run commands unconfined; the setting in force is sandbox = "${mode}"`;
+}
+
+/**
+ * The bwrap to use: the first on `pathVar`, resolved through symlinks; refused when it lies inside
+ * the workspace (a program the model can write would be its own jailer).
+ */
+export function findBwrap(pathVar: string | undefined, root: string, mode: SandboxMode): string {
+  const found = findCommand("bwrap", pathVar);
+  if (found === undefined) throw new SandboxError(`the sandbox cannot start: bwrap (bubblewrap) is not on PATH. ${fixHint(mode)}`);
+  let real: string;
+  try {
+    real = realpathSync(found);
+  } catch {
+    real = found;
+  }
+  if (isInside(root, real) || isInside(root, found)) {
+    throw new SandboxError(`the sandbox cannot start: bwrap on PATH (${found}) lies inside the workspace ${root}, where commands may write it; put a system bwrap first on PATH. ${fixHint(mode)}`);
+  }
+  return real;
+}
+
+/** Paths the command must not read: the usual secrets in HOME, Tendril's config dir, `sandbox_hide`. */
+export function hiddenPaths(settings: SandboxSettings, home: string | undefined, configDir: string): string[] {
+  const wanted = [...(home ? HOME_SECRETS.map((d) => join(home, d)) : []), configDir, ...settings.hide];
+  const out = new Set<string>();
+  for (const p of wanted) {
+    if (!existsSync(p)) continue;
+    out.add(p);
+    try {
+      out.add(realpathSync(p)); // a symlinked ~/.ssh: hide where it leads too
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return [...out];
+}
+
+/** `sandbox_hide` entries must exist (a typo would otherwise hide nothing, silently). */
+export function checkHidePaths(hide: readonly string[]): void {
+  for (const p of hide) {
+    if (!existsSync(p)) throw new SandboxError(`sandbox_hide: ${p} does not exist`);
+  }
+}
+
+export interface BwrapPlan {
+  root: string;
+  cwd: string;
+  tmp: string;
+  hidden: readonly string[];
+}
+
+/** The bwrap arguments for a setting (everything before `--`). */
+export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] {
+  const args = [
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    // Own user, PID, IPC, UTS, cgroup and network namespaces; no capabilities even when run as root
+    // (no remounting the read-only root, no unmounting a hidden path).
+    "--unshare-all",
+    ...(settings.network ? ["--share-net"] : []),
+    "--cap-drop", "ALL",
+    // The command is the namespace's PID 1: bwrap's own reaper would outlive the outer bwrap for a moment
+    // as a zombie of the host's init, and a zombie keeps the process group (and the kill ladder) waiting.
+    "--as-pid-1",
+    // The outer bwrap leads our process group: SIGTERM to the group kills it, and this takes the rest.
+    "--die-with-parent",
+  ];
+  if (settings.mode === "workspace-write") {
+    args.push("--bind", plan.root, plan.root);
+    const git = join(plan.root, ".git");
+    if (isDir(git)) {
+      // Git runs hooks and reads config (core.hooksPath, core.fsmonitor …) later, as the user.
+      const hooks = join(git, "hooks");
+      if (isDir(hooks)) args.push("--ro-bind", hooks, hooks);
+      else args.push("--tmpfs", hooks, "--remount-ro", hooks);
+      const config = join(git, "config");
+      args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
+    }
+  }
+  args.push("--bind", plan.tmp, plan.tmp);
+  for (const p of plan.hidden) {
+    if (isDir(p)) args.push("--tmpfs", p, "--remount-ro", p);
+    else args.push("--ro-bind", "/dev/null", p);
+  }
+  args.push("--chdir", plan.cwd);
+  return args;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export interface SandboxContext {
+  settings: SandboxSettings;
+  /** Real path of the workspace root. */
+  root: string;
+  /** PATH where bwrap is looked up (the agent's own). */
+  pathVar: string | undefined;
+  home: string | undefined;
+  /** Tendril's config dir (credentials). */
+  configDir: string;
+}
+
+/** Runs `bwrap ARGS -- true`; resolves to bwrap's complaint, or undefined when it worked. */
+export function probeBwrap(bwrap: string, args: string[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(bwrap, [...args, "--", "true"], { timeout: PROBE_TIMEOUT_MS, env: { PATH: "/usr/bin:/bin" } }, (err, _out, stderr) => {
+      if (!err) return resolve(undefined);
+      const said = String(stderr).trim().split("\n")[0];
+      resolve(said || err.message);
+    });
+  });
+}
+
+/**
+ * A launcher that runs each command in bwrap with a private TMPDIR (made for the command, removed
+ * after it). The first command checks that bwrap is there and works (the answer is kept); when it
+ * is not, every command fails with why and how to fix it.
+ */
+export function sandboxLauncher(ctx: SandboxContext): Launcher {
+  let ready: Promise<string> | undefined;
+  let warned = false;
+  const prepare = async (): Promise<string> => {
+    const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
+    const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
+    try {
+      const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) }));
+      if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+    return bwrap;
+  };
+  return async (req) => {
+    ready ??= prepare();
+    let bwrap: string;
+    try {
+      bwrap = await ready;
+    } catch (err) {
+      ready = undefined; // installed meanwhile? the next command looks again
+      if (!warned) log.warn("shell commands fail: the sandbox cannot start", { error: (err as Error).message });
+      warned = true;
+      throw err;
+    }
+    const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
+    const args = bwrapArgs(ctx.settings, { root: ctx.root, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) });
+    return {
+      command: bwrap,
+      args: [...args, "--", "bash", "-c", req.command],
+      env: { ...req.env, TMPDIR: tmp },
+      cleanup: () => rm(tmp, { recursive: true, force: true }),
+    };
+  };
+}
+
+/** Output that looks like the sandbox said no: a read-only file system, a refused permission, no network. */
+const REFUSAL = /read-only file system|permission denied|operation not permitted|network is unreachable|connection refused|could not resolve|name resolution|name or service not known|no route to host/i;
+
+/** What a confined command may do, in one parenthesis-free clause list. */
+function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
+  const home = ctx.home;
+  const show = (p: string) => (home && isInside(home, p) ? `~${p.slice(home.length)}` : p);
+  const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except .git/hooks and .git/config) and $TMPDIR" : "only $TMPDIR";
+  const net = ctx.settings.network ? "network allowed" : "no network";
+  return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
+}
+
+/** One sentence for the tool server's instructions: the model knows the rules before it runs anything. */
+export function describeSandbox(ctx: SandboxContext): string {
+  return `Shell commands run in a sandbox (${rulesText(ctx, hiddenPaths(ctx.settings, ctx.home, ctx.configDir))}); $TMPDIR is private to each command.`;
+}
+
+/** The line a failed sandboxed command's result gets when its output looks like the sandbox stopped it. */
+export function explainSandboxFailure(ctx: SandboxContext, output: string): string | undefined {
+  if (/^bwrap: /m.test(output)) {
+    return `sandbox: bwrap could not set up this command (its message is above); the setting in force is sandbox = "${ctx.settings.mode}", and sandbox = "off" runs commands unconfined.`;
+  }
+  const hidden = hiddenPaths(ctx.settings, ctx.home, ctx.configDir);
+  if (!REFUSAL.test(output) && !hidden.some((p) => output.includes(p))) return undefined;
+  return `sandbox: this command ran confined (${rulesText(ctx, hidden)}), which may be what stopped it. Tell the user; they can widen the setting (sandbox = "workspace-write", sandbox_network = true) or turn it off (sandbox = "off").`;
+}
+
+/** One line per setting: whether it works on this machine. */
+export async function checkSandbox(pathVar: string | undefined, home: string | undefined, configDir: string): Promise<{ lines: string[]; ok: boolean }> {
+  const lines = ["off: works (commands run unconfined)"];
+  let ok = true;
+  const scratch = await mkdtemp(join(tmpdir(), "tendril-sandbox-check-"));
+  try {
+    const root = realpathSync(scratch);
+    const ws = join(root, "ws");
+    const tmp = join(root, "tmp");
+    await Promise.all([ws, tmp].map((d) => import("node:fs/promises").then((fs) => fs.mkdir(d))));
+    for (const mode of CONFINED) {
+      const settings: SandboxSettings = { mode, network: false, hide: [] };
+      try {
+        const bwrap = findBwrap(pathVar, ws, mode);
+        const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir) }));
+        if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(mode)}`);
+        lines.push(`${mode}: works (${bwrap})`);
+      } catch (err) {
+        ok = false;
+        lines.push(`${mode}: does not work: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  return { lines, ok };
+}
