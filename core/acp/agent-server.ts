@@ -11,7 +11,7 @@ import { METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
-import { Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
+import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
 import { COMMANDS } from "./commands.ts";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { PromptIo, SessionManager } from "./session.ts";
@@ -84,9 +84,10 @@ function answerOf(res: RequestPermissionResponse | undefined, offered: Permissio
   return (option?.kind as PermissionAnswer | undefined) ?? "reject_once";
 }
 
-function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal): PromptIo {
+function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: ClientSessionCaps): PromptIo {
   return {
     signal,
+    caps,
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },
@@ -114,6 +115,8 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   const { sessions, auth } = opts;
   // Whether the client said it can run a `terminal` auth method (initialize); never assumed.
   let terminalAuth = false;
+  // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
+  let caps: ClientSessionCaps = { notices: false, compaction: false };
   const requireAuth = () => auth?.require(terminalAuth);
   const push = (sessionId: string, updates: SessionUpdate[]) => {
     for (const update of updates) peer.notify("session/update", { sessionId, update });
@@ -126,6 +129,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     initialize: (raw) => {
       const p = parseInitialize(raw);
       terminalAuth = p.terminalAuth;
+      caps = p.session;
       return {
         protocolVersion: Math.min(p.protocolVersion, PROTOCOL_VERSION),
         agentInfo: { name: "tendril", version: opts.version },
@@ -159,8 +163,13 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/load": async (raw) => {
       const p = await parseLoadSession(raw, "session/load");
       requireAuth();
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, (update) =>
-        peer.notify("session/update", { sessionId: p.sessionId, update }),
+      const answer = await sessions.loadSession(
+        p.sessionId,
+        p.cwd,
+        p.mcpServers,
+        p._meta,
+        (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
+        caps,
       );
       announceCommands(p.sessionId);
       return answer;
@@ -197,7 +206,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       const p = Params.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
       const prompt = p.check("prompt", "an array of content blocks", (v): v is ContentBlock[] => Array.isArray(v))!;
-      return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal));
+      return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, caps));
     },
     // Whichever path changes the mode or the model, the client hears it (before the answer).
     "session/set_mode": async (raw) => {

@@ -93,21 +93,32 @@ export class Params {
   }
 }
 
+/** What the client said it can show (initialize's clientCapabilities.session): `notice` updates and
+ *  `compaction_update`s. An object (`{}`) advertises one; absent or null does not. */
+export interface ClientSessionCaps {
+  notices: boolean;
+  compaction: boolean;
+}
+
 /** initialize: the protocol version the client asks for; the capabilities and client info it sends
- *  are checked against the schema's types (the agent needs none of them, but a wrong one is a client bug
- *  it should hear about, not one silently read as "no capability"). */
-export function parseInitialize(raw: unknown): { protocolVersion: number; terminalAuth: boolean } {
+ *  are checked against the schema's types (the agent reads `auth.terminal`, `session.notices` and
+ *  `session.compaction`; a wrong type elsewhere is a client bug it should hear about, not one silently
+ *  read as "no capability"). */
+export function parseInitialize(raw: unknown): { protocolVersion: number; terminalAuth: boolean; session: ClientSessionCaps } {
   const p = Params.of("initialize", raw);
   const protocolVersion = p.integer("protocolVersion", 0, 65535);
   const caps = p.object("clientCapabilities");
   let terminalAuth = false;
+  const session: ClientSessionCaps = { notices: false, compaction: false };
   if (caps) {
     const fs = caps.object("fs");
     fs?.boolean("readTextFile");
     fs?.boolean("writeTextFile");
     caps.boolean("terminal");
     terminalAuth = caps.object("auth")?.boolean("terminal") === true;
-    caps.object("session", "nullable");
+    const sessionCaps = caps.object("session", "nullable");
+    session.notices = sessionCaps?.object("notices", "nullable") !== undefined;
+    session.compaction = sessionCaps?.object("compaction", "nullable") !== undefined;
     caps.object("elicitation", "nullable");
     caps.object("_meta", "nullable");
   }
@@ -118,7 +129,7 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
     info.string("title", "nullable");
   }
   p.object("_meta", "nullable");
-  return { protocolVersion, terminalAuth };
+  return { protocolVersion, terminalAuth, session };
 }
 
 /** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */

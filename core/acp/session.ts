@@ -16,13 +16,13 @@ import { randomId } from "../ids.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
 import type { ApprovalStore } from "../policy/approvals.ts";
 import { compactHistory, emptyTotals, type Lifecycle, runTurn, type TurnDeps, TurnError, type TurnTotals } from "../agent/loop.ts";
-import { ContextMeter } from "../agent/handoff.ts";
+import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { type McpPoolLike, SessionOpener } from "./session-open.ts";
-import { checkCwd } from "./params.ts";
+import { checkCwd, type ClientSessionCaps } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { type Command, commandOf, initPrompt } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
@@ -59,6 +59,8 @@ export interface PromptIo {
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
   /** Aborts when the prompt request itself is cancelled or the connection closes. */
   signal: AbortSignal;
+  /** What the client advertised in initialize; undefined = nothing beyond the basics. */
+  caps?: ClientSessionCaps;
 }
 
 const MODE_INFO: Record<PermissionMode, { name: string; description: string }> = {
@@ -157,14 +159,21 @@ export class SessionManager {
    * load sent after the first answer would. Two opens side by side would leave one session's
    * servers running with no session to close them, and two recorders appending to one file.
    */
-  loadSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void): Promise<LoadAnswer> {
+  loadSession(
+    id: string,
+    cwd: string,
+    servers: McpServer[],
+    meta: Record<string, unknown> | null | undefined,
+    replay?: (u: SessionUpdate) => void,
+    caps?: ClientSessionCaps,
+  ): Promise<LoadAnswer> {
     checkCwd(cwd, replay ? "session/load" : "session/resume");
     const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null]);
     const before = this.#opening.get(id);
     if (before?.ask === ask) return before.answer;
     const answer = (async () => {
       if (before) await before.answer.catch(() => {});
-      return this.#load(id, cwd, servers, meta, replay);
+      return this.#load(id, cwd, servers, meta, replay, caps);
     })();
     const entry = { ask, answer };
     this.#opening.set(id, entry);
@@ -173,7 +182,14 @@ export class SessionManager {
     return answer;
   }
 
-  async #load(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, replay?: (u: SessionUpdate) => void): Promise<LoadAnswer> {
+  async #load(
+    id: string,
+    cwd: string,
+    servers: McpServer[],
+    meta: Record<string, unknown> | null | undefined,
+    replay?: (u: SessionUpdate) => void,
+    caps?: ClientSessionCaps,
+  ): Promise<LoadAnswer> {
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
     const saved = this.host.store && isSessionId(id) ? this.host.store.load(id) : undefined;
@@ -183,7 +199,13 @@ export class SessionManager {
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
     const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
-    if (replay) for (const u of saved.updates) replay(u);
+    // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
+    if (replay) {
+      for (const u of saved.updates) {
+        const shown = caps?.compaction ? u : withoutCompaction(u);
+        if (shown) replay(shown);
+      }
+    }
     return this.describe(s);
   }
 
@@ -347,7 +369,7 @@ export class SessionManager {
 
   #turnDeps(s: Session, emit: (u: SessionUpdate) => void, io: PromptIo, totals: TurnTotals): TurnDeps {
     const h = this.host;
-    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s) };
+    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
   }
 
   /**
@@ -387,7 +409,7 @@ export class SessionManager {
     return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn", usage: totals };
   }
 
-  #lifecycle(s: Session): Lifecycle {
+  #lifecycle(s: Session, io: PromptIo): Lifecycle {
     const { limits } = this.host;
     return {
       meter: s.meter,
@@ -395,6 +417,7 @@ export class SessionManager {
       stopBudget: s.stopBudget,
       ratio: limits.HANDOFF_RATIO,
       maxHandoffs: limits.MAX_HANDOFFS,
+      compaction: io.caps?.compaction === true,
       onCompact: (history) => s.recorder?.compacted(history),
     };
   }

@@ -95,6 +95,8 @@ export interface HandoffDeps {
   hooks: HookOptions;
   meter: ContextMeter;
   emit(update: SessionUpdate): void;
+  /** The client advertised `session.compaction`: show a handoff as `compaction_update`s. */
+  compaction?: boolean;
   /** The history was replaced (persist it). */
   onCompact(history: Message[]): void;
 }
@@ -119,10 +121,51 @@ export async function compactNow(d: HandoffDeps, history: Message[], signal: Abo
 }
 
 async function handOff(d: HandoffDeps, history: Message[], signal: AbortSignal, before: number, why: string, carryLatest = true): Promise<void> {
+  const show = compactionShow(d);
+  try {
+    await handOffShown(d, history, signal, before, why, carryLatest, show);
+  } catch (err) {
+    show.failed(err instanceof Error ? err.message : String(err));
+    throw err;
+  }
+}
+
+/** How the client sees one handoff: `compaction_update`s (in_progress, then completed, failed or
+ *  cancelled) when it advertised `session.compaction`, else one `agent_thought_chunk` at the end. */
+function compactionShow(d: HandoffDeps) {
+  const compactionId = randomId();
+  const thought = (text: string) => d.emit({ sessionUpdate: "agent_thought_chunk", messageId: randomId(), content: { type: "text", text } });
+  if (d.compaction) d.emit({ sessionUpdate: "compaction_update", compactionId, status: "in_progress" });
+  return {
+    completed(line: string, summary: string | undefined) {
+      if (!d.compaction) return thought(line);
+      const blocks = [line, ...(summary === undefined ? [] : [summary])].map((text) => ({ type: "text" as const, text }));
+      d.emit({ sessionUpdate: "compaction_update", compactionId, status: "completed", summary: blocks });
+    },
+    failed(error: string) {
+      if (d.compaction) d.emit({ sessionUpdate: "compaction_update", compactionId, status: "failed", error });
+      else thought(`[context handoff] failed: ${error}`);
+    },
+    cancelled() {
+      if (d.compaction) d.emit({ sessionUpdate: "compaction_update", compactionId, status: "cancelled" });
+    },
+  };
+}
+
+async function handOffShown(
+  d: HandoffDeps,
+  history: Message[],
+  signal: AbortSignal,
+  before: number,
+  why: string,
+  carryLatest: boolean,
+  show: ReturnType<typeof compactionShow>,
+): Promise<void> {
   const limit = d.ratio * d.contextWindow;
   let how: string;
-  const summary = d.meter.handoffs < d.maxHandoffs ? await summarize(d, history, signal) : undefined;
-  if (signal.aborted) return;
+  const asked = d.meter.handoffs < d.maxHandoffs ? await summarize(d, history, signal) : undefined;
+  if (signal.aborted) return show.cancelled();
+  const summary = asked?.summary;
   if (summary !== undefined) {
     d.meter.handoffs++;
     const post = await runHooks(d.tools, "_PostCompact", d.hooks, signal);
@@ -134,14 +177,31 @@ async function handOff(d: HandoffDeps, history: Message[], signal: AbortSignal, 
     how = `summarized the conversation (handoff ${d.meter.handoffs} of at most ${d.maxHandoffs})`;
   } else {
     const dropped = dropOldestTurns(history, (h) => d.meter.estimate(d.system, h, d.offered) <= limit);
-    how = `dropped the ${dropped} oldest messages${d.meter.handoffs >= d.maxHandoffs ? ` (MAX_HANDOFFS ${d.maxHandoffs} reached)` : " (no summary could be had)"}`;
+    const reason = d.meter.handoffs >= d.maxHandoffs ? `MAX_HANDOFFS ${d.maxHandoffs} reached` : `no summary could be had${asked?.error ? `: ${asked.error}` : ""}`;
+    if (dropped === 0) {
+      // Nothing changed: the history is as it was, so nothing is persisted.
+      log.warn("context handoff failed", { before: Math.round(before), reason });
+      return show.failed(`${why}: ${reason}, and there were no older turns to drop`);
+    }
+    how = `dropped the ${dropped} oldest messages (${reason})`;
   }
   d.meter.reset();
   const after = Math.round(d.meter.estimate(d.system, history, d.offered));
   const text = `[context handoff] ${why}: ${how}; now ~${after} tokens.`;
   log.info("context handoff", { before: Math.round(before), after, how });
-  d.emit({ sessionUpdate: "agent_thought_chunk", messageId: randomId(), content: { type: "text", text } });
+  show.completed(text, summary);
   d.onCompact(history);
+}
+
+/** A recorded `compaction_update` as a client without `session.compaction` is shown it on load: the
+ *  finished one as the thought chunk it would have seen live; the in-progress and cancelled ones not at
+ *  all. Any other update is unchanged. */
+export function withoutCompaction(u: SessionUpdate): SessionUpdate | undefined {
+  if (u.sessionUpdate !== "compaction_update") return u;
+  const thought = (text: string): SessionUpdate => ({ sessionUpdate: "agent_thought_chunk", messageId: randomId(), content: { type: "text", text } });
+  if (u.status === "completed") return thought((u.summary ?? []).flatMap((b) => (b.type === "text" ? [b.text] : [])).slice(0, 1).join(""));
+  if (u.status === "failed") return thought(`[context handoff] failed: ${u.error ?? "unknown error"}`);
+  return undefined;
 }
 
 /** The session's first user message: the original task, kept through every handoff. */
@@ -159,7 +219,7 @@ function latestRequest(history: Message[]): string | undefined {
   return m.content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
 }
 
-async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<string | undefined> {
+async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<{ summary?: string; error?: string }> {
   // The summary request must fit the window itself: its oldest turns go first (the first message,
   // which carries the task and any earlier summary, stays).
   const seen = [...history];
@@ -173,10 +233,10 @@ async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal
     if (ev.type === "text") text += ev.text;
     if (ev.type === "error") {
       log.warn("handoff summary failed; dropping the oldest turns instead", { error: ev.error.message });
-      return undefined;
+      return { error: ev.error.message };
     }
   }
-  return text.trim() === "" ? undefined : text.trim();
+  return text.trim() === "" ? { error: "the model answered with an empty summary" } : { summary: text.trim() };
 }
 
 /**

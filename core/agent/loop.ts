@@ -36,6 +36,8 @@ export interface Lifecycle {
   stopBudget: { left: number };
   ratio: number;
   maxHandoffs: number;
+  /** The client advertised `session.compaction` (handoffs shown as `compaction_update`s). */
+  compaction?: boolean;
   /** The history was replaced by a handoff. */
   onCompact(history: Message[]): void;
 }
@@ -174,6 +176,7 @@ function handoffDeps(deps: TurnDeps, life: Lifecycle): HandoffDeps {
     hooks: life.hooks,
     meter: life.meter,
     emit: deps.emit,
+    compaction: life.compaction,
     onCompact: life.onCompact,
   };
 }
