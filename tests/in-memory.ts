@@ -2,7 +2,7 @@
 // scripted LLM provider (each call pops the next scripted response and records the request), a
 // stand-in MCP namespace, and a pool handing it out. Test-only.
 import type { LlmEvent, LlmProvider, LlmRequest, Message, ToolCall } from "../core/llm/types.ts";
-import type { McpCallResult, McpServerSpec, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
+import type { McpCallResult, McpServerEvent, McpServerSpec, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
 import { toCallResult } from "../core/mcp/call-result.ts";
 
 export type Scripted =
@@ -55,11 +55,20 @@ export interface StandInHooks {
   postCompact?: string;
 }
 
+/** Server events a test fires at every open stand-in session (as the pool reports a death, a restart). */
+export class StandInServerEvents {
+  readonly listeners = new Set<(e: McpServerEvent) => void>();
+  fire(e: McpServerEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+}
+
 /**
  * `t__echo {text}` echoes; `t__sleep {ms}` waits (abortable); `t__fail` is an isError result; with
  * `hooks`, the server also has `_Stop` and `_PostCompact`.
  */
-export function standInTools(calls: string[] = [], hooks?: StandInHooks): McpSessionTools {
+export function standInTools(calls: string[] = [], hooks?: StandInHooks, events?: StandInServerEvents): McpSessionTools {
+  const mine = new Set<(e: McpServerEvent) => void>();
   const info = (tool: string): McpToolInfo => ({
     qualifiedName: `t__${tool}`, server: "t", tool, description: tool, inputSchema: { type: "object" }, readOnly: false, hook: tool.startsWith("_"),
   });
@@ -68,7 +77,13 @@ export function standInTools(calls: string[] = [], hooks?: StandInHooks): McpSes
     tools: () => [info("echo"), info("sleep"), info("fail"), info("picture"), ...hookTools],
     instructions: () => ({}),
     onToolsChanged: () => {},
-    close: async () => {},
+    onServerEvent(listener) {
+      mine.add(listener);
+      events?.listeners.add(listener);
+    },
+    close: async () => {
+      for (const l of mine) events?.listeners.delete(l);
+    },
     async call(name, args, opts) {
       calls.push(name);
       if (name === "t___Stop") {
@@ -100,12 +115,12 @@ export function standInTools(calls: string[] = [], hooks?: StandInHooks): McpSes
 }
 
 /** A pool whose sessions all get standInTools; `openDelayMs` simulates server start-up. */
-export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec[][]; hooks?: StandInHooks; calls?: string[] } = {}) {
+export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec[][]; hooks?: StandInHooks; calls?: string[]; events?: StandInServerEvents } = {}) {
   return {
     async openSession(specs: McpServerSpec[]): Promise<McpSessionTools> {
       opts.opened?.push(specs);
       if (opts.openDelayMs) await new Promise((r) => setTimeout(r, opts.openDelayMs));
-      return standInTools(opts.calls, opts.hooks);
+      return standInTools(opts.calls, opts.hooks, opts.events);
     },
   };
 }

@@ -14,7 +14,7 @@ import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
 import { COMMANDS } from "./commands.ts";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { PromptIo, SessionManager } from "./session.ts";
+import type { ClientLink, PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
@@ -116,7 +116,10 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   // Whether the client said it can run a `terminal` auth method (initialize); never assumed.
   let terminalAuth = false;
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
-  let caps: ClientSessionCaps = { notices: false, compaction: false };
+  const client: ClientLink & { caps: ClientSessionCaps } = {
+    caps: { notices: false, compaction: false },
+    notify: (sessionId, update) => peer.notify("session/update", { sessionId, update }),
+  };
   const requireAuth = () => auth?.require(terminalAuth);
   const push = (sessionId: string, updates: SessionUpdate[]) => {
     for (const update of updates) peer.notify("session/update", { sessionId, update });
@@ -129,7 +132,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     initialize: (raw) => {
       const p = parseInitialize(raw);
       terminalAuth = p.terminalAuth;
-      caps = p.session;
+      client.caps = p.session;
       return {
         protocolVersion: Math.min(p.protocolVersion, PROTOCOL_VERSION),
         agentInfo: { name: "tendril", version: opts.version },
@@ -156,7 +159,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/new": async (raw) => {
       const p = await parseNewSession(raw);
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta);
+      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client);
       announceCommands(answer.sessionId);
       return answer;
     },
@@ -169,7 +172,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
         p.mcpServers,
         p._meta,
         (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
-        caps,
+        client,
       );
       announceCommands(p.sessionId);
       return answer;
@@ -177,14 +180,14 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/resume": async (raw) => {
       const p = await parseLoadSession(raw, "session/resume");
       requireAuth();
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
+      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client);
       announceCommands(p.sessionId);
       return answer;
     },
     "session/fork": async (raw) => {
       const p = await parseLoadSession(raw, "session/fork");
       requireAuth();
-      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta);
+      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client);
       announceCommands(answer.sessionId);
       return answer;
     },
@@ -206,7 +209,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       const p = Params.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
       const prompt = p.check("prompt", "an array of content blocks", (v): v is ContentBlock[] => Array.isArray(v))!;
-      return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, caps));
+      return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, client.caps));
     },
     // Whichever path changes the mode or the model, the client hears it (before the answer).
     "session/set_mode": async (raw) => {

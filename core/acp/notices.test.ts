@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "../agent/session-store.ts";
 import { loadLimits } from "../limits.ts";
-import { standInPool } from "../../tests/in-memory.ts";
+import { standInPool, StandInServerEvents } from "../../tests/in-memory.ts";
 import { memoryAgent, type MemoryAgent } from "../../tests/memory-agent.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-notices-"));
@@ -21,6 +21,12 @@ async function req(a: MemoryAgent, method: string, params: Record<string, unknow
 }
 const say = (a: MemoryAgent, sessionId: string, text: string) => req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 const updates = (a: MemoryAgent, kind: string) => a.out.filter((m) => m.params?.update?.sessionUpdate === kind).map((m) => m.params.update);
+/** The updates of `kind` once there are `n` (notices are written as they come, outside any answer). */
+async function awaitUpdates(a: MemoryAgent, kind: string, n: number, ms = 5000) {
+  const end = Date.now() + ms;
+  while (updates(a, kind).length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  return a.out.filter((m) => m.params?.update?.sessionUpdate === kind);
+}
 const handoffThoughts = (a: MemoryAgent) => updates(a, "agent_thought_chunk").filter((u) => u.content.text.includes("[context handoff]"));
 
 /** An agent whose client advertised `session` capabilities (`{}` for each named), or none. */
@@ -148,5 +154,47 @@ test("initialize: a session capability of the wrong type is -32602 naming it", a
   const r = await req(a, "initialize", { protocolVersion: 1, clientCapabilities: { session: { notices: true } } });
   expect(r.error.code).toBe(-32602);
   expect(r.error.data.param).toBe("clientCapabilities.session.notices");
+  await a.close();
+});
+
+test("a client with session.notices hears its session's MCP server die, restart and go, as notices that are not recorded", async () => {
+  const store = new SessionStore(state);
+  const events = new StandInServerEvents();
+  const a = await agent({ notices: true }, { store, pool: standInPool({ events }) });
+  const { sessionId } = (await req(a, "session/new", { cwd: tmpdir(), mcpServers: [] })).result;
+  events.fire({ server: "t", kind: "died", detail: "connection closed; it restarts on next use" });
+  events.fire({ server: "t", kind: "restarted", detail: "restart attempt 1 of 3 succeeded" });
+  events.fire({ server: "t", kind: "gone", detail: "restarted 3 times without success (spawn failed); its tools are withdrawn" });
+  const sent = await awaitUpdates(a, "notice", 3);
+  expect(sent.map((m) => m.params.sessionId)).toEqual([sessionId, sessionId, sessionId]);
+  expect(sent.map((m) => [m.params.update.severity, m.params.update.title])).toEqual([
+    ["warning", "MCP server t stopped"],
+    ["info", "MCP server t restarted"],
+    ["error", "MCP server t is gone"],
+  ]);
+  expect(sent[2].params.update.description).toContain("its tools are withdrawn");
+  // a prompt makes the session's file; notices are live events, so a reload shows none
+  a.provider.push({ text: "ok" });
+  await say(a, sessionId, "hi");
+  await req(a, "session/close", { sessionId });
+  events.fire({ server: "t", kind: "died", detail: "after close" });
+  await req(a, "session/list", {});
+  expect(updates(a, "notice").length).toBe(3);
+  await a.close();
+  const b = await agent({ notices: true }, { store, pool: standInPool({ events }) });
+  await req(b, "session/load", { sessionId, cwd: tmpdir(), mcpServers: [] });
+  expect(updates(b, "agent_message_chunk").length).toBe(1);
+  expect(updates(b, "notice")).toEqual([]);
+  await b.close();
+});
+
+test("a client without session.notices is sent no notice (the log has it)", async () => {
+  const events = new StandInServerEvents();
+  const a = await agent({ compaction: true }, { pool: standInPool({ events }) });
+  await req(a, "session/new", { cwd: tmpdir(), mcpServers: [] });
+  events.fire({ server: "t", kind: "died", detail: "connection closed" });
+  // a request answered after the event: anything the event sent would have been written before it
+  await req(a, "session/list", {});
+  expect(updates(a, "notice")).toEqual([]);
   await a.close();
 });

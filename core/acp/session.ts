@@ -10,7 +10,7 @@ import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
 import type { LlmProvider, Message } from "../llm/types.ts";
-import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
+import type { McpServerEvent, McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
@@ -63,6 +63,13 @@ export interface PromptIo {
   caps?: ClientSessionCaps;
 }
 
+/** The connection that opened a session: what its client shows, and a way to tell it something
+ *  outside a prompt (a `notice`). */
+export interface ClientLink {
+  readonly caps: ClientSessionCaps;
+  notify(sessionId: string, update: SessionUpdate): void;
+}
+
 const MODE_INFO: Record<PermissionMode, { name: string; description: string }> = {
   ask: { name: "Ask", description: "Ask before any tool that may change things (rules and read-only tools decide first)" },
   "auto-edit": { name: "Auto-edit", description: "Edit files without asking; ask before commands" },
@@ -75,6 +82,13 @@ export function modeState(current: PermissionMode): SessionModeState {
 }
 
 export const MODE_OPTION_ID = "mode";
+
+/** A server's death, restart or withdrawal as the `notice` the client shows. */
+function serverNotice(e: McpServerEvent): SessionUpdate {
+  const what = { died: ["warning", "stopped"], restarted: ["info", "restarted"], gone: ["error", "is gone"] } as const;
+  const [severity, verb] = what[e.kind];
+  return { sessionUpdate: "notice", severity, title: `MCP server ${e.server} ${verb}`, description: e.detail };
+}
 
 /** The mode as a config option (category `mode`): what clients that read config options show. */
 function modeOption(current: PermissionMode): SessionConfigOption {
@@ -103,6 +117,7 @@ interface Session {
   /** `_Stop` objections left (STOP_MAX_REJECTIONS per session). */
   stopBudget: { left: number };
   turn?: AbortController;
+  client?: ClientLink;
 }
 
 interface OpenOptions {
@@ -114,6 +129,7 @@ interface OpenOptions {
   title?: string | null;
   mode?: PermissionMode;
   model?: string;
+  client?: ClientLink;
 }
 
 /** What session/load and session/resume answer. */
@@ -136,9 +152,9 @@ export class SessionManager {
   }
 
   /** session/new. */
-  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null) {
+  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null, client?: ClientLink) {
     checkCwd(cwd, "session/new");
-    const s = await this.#open({ id: randomId(), cwd, servers, meta });
+    const s = await this.#open({ id: randomId(), cwd, servers, meta, client });
     const store = this.host.store;
     if (store) {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
@@ -165,7 +181,7 @@ export class SessionManager {
     servers: McpServer[],
     meta: Record<string, unknown> | null | undefined,
     replay?: (u: SessionUpdate) => void,
-    caps?: ClientSessionCaps,
+    client?: ClientLink,
   ): Promise<LoadAnswer> {
     checkCwd(cwd, replay ? "session/load" : "session/resume");
     const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null]);
@@ -173,7 +189,7 @@ export class SessionManager {
     if (before?.ask === ask) return before.answer;
     const answer = (async () => {
       if (before) await before.answer.catch(() => {});
-      return this.#load(id, cwd, servers, meta, replay, caps);
+      return this.#load(id, cwd, servers, meta, replay, client);
     })();
     const entry = { ask, answer };
     this.#opening.set(id, entry);
@@ -188,7 +204,7 @@ export class SessionManager {
     servers: McpServer[],
     meta: Record<string, unknown> | null | undefined,
     replay?: (u: SessionUpdate) => void,
-    caps?: ClientSessionCaps,
+    client?: ClientLink,
   ): Promise<LoadAnswer> {
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
@@ -197,12 +213,12 @@ export class SessionManager {
     if (live) await this.#drop(live);
     const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
-    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title });
+    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title, client });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
       for (const u of saved.updates) {
-        const shown = caps?.compaction ? u : withoutCompaction(u);
+        const shown = client?.caps.compaction ? u : withoutCompaction(u);
         if (shown) replay(shown);
       }
     }
@@ -231,7 +247,7 @@ export class SessionManager {
    * declares. The original is never written. A session whose prompt is running, or that is being
    * loaded, is refused: its history is mid-turn.
    */
-  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined) {
+  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, client?: ClientLink) {
     checkCwd(cwd, "session/fork");
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; fork it once the turn ends`);
@@ -240,10 +256,10 @@ export class SessionManager {
     const newId = randomId();
     if (store?.exists(id)) {
       store.fork(id, newId, cwd);
-      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta)) };
+      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client)) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, title: live.title });
+    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, title: live.title, client });
     return { sessionId: newId, ...(await this.describe(s)) };
   }
 
@@ -299,7 +315,13 @@ export class SessionManager {
       title: o.title ?? null,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
+      client: o.client,
     };
+    // Live events, not history: never recorded, and sent only to a client that shows notices.
+    tools.onServerEvent?.((e) => {
+      if (this.#sessions.get(session.id) !== session || !session.client?.caps.notices) return;
+      session.client.notify(session.id, serverNotice(e));
+    });
     if (this.#closed) {
       void tools.close();
       throw new AcpError(INTERNAL_ERROR, "the agent is shutting down");

@@ -19,6 +19,7 @@ import {
   type McpCallOptions,
   type McpCallResult,
   type McpPool,
+  type McpServerEvent,
   type McpServerSpec,
   type McpSessionTools,
   type McpToolInfo,
@@ -155,6 +156,7 @@ class Session implements McpSessionTools {
   readonly #withdrawn = new Map<string, string>();
   readonly #warned = new Set<string>();
   readonly #listeners = new Set<() => void>();
+  readonly #watchers = new Set<(e: McpServerEvent) => void>();
   readonly #unsubscribe: (() => void)[];
 
   constructor(
@@ -165,6 +167,9 @@ class Session implements McpSessionTools {
     private readonly release: (server: PoolServer) => Promise<void>,
   ) {
     this.#unsubscribe = servers.map((s) => s.subscribe(() => this.#changed()));
+    servers.forEach((s, i) => {
+      if (s instanceof SharedServer) this.#unsubscribe.push(s.watch((e) => this.#event({ server: this.specs[i]!.name, ...e })));
+    });
   }
 
   tools(): McpToolInfo[] {
@@ -201,11 +206,26 @@ class Session implements McpSessionTools {
     this.#listeners.add(listener);
   }
 
+  onServerEvent(listener: (e: McpServerEvent) => void): void {
+    this.#watchers.add(listener);
+  }
+
+  #event(e: McpServerEvent): void {
+    for (const w of this.#watchers) {
+      try {
+        w(e);
+      } catch (err) {
+        this.log.warn("MCP server event listener failed", { err });
+      }
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const off of this.#unsubscribe) off();
     this.#listeners.clear();
+    this.#watchers.clear();
     await Promise.all(this.servers.map((s) => this.release(s)));
   }
 

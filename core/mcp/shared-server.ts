@@ -5,7 +5,7 @@
 import { errorResult, type RawTool } from "./call-result.ts";
 // The MCP client SDK loads with the first external server a session declares, not with the agent.
 import type { ConnectOptions, McpConnection } from "./client.ts";
-import { McpLinkLost, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
+import { McpLinkLost, type McpServerEvent, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
 import type { Limits } from "../limits.ts";
 
 const JITTER = 0.2;
@@ -53,6 +53,7 @@ export class SharedServer {
   #goneReason = "";
   #stopped = false;
   readonly #listeners = new Set<() => void>();
+  readonly #watchers = new Set<(e: Omit<McpServerEvent, "server">) => void>();
   /** Question answerers of the calls running now, oldest first. */
   readonly #askers: NonNullable<McpCallOptions["onElicit"]>[] = [];
 
@@ -85,6 +86,22 @@ export class SharedServer {
   subscribe(listener: () => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Registers a listener for this server's deaths, restarts and withdrawal; returns its remover. */
+  watch(listener: (e: Omit<McpServerEvent, "server">) => void): () => void {
+    this.#watchers.add(listener);
+    return () => this.#watchers.delete(listener);
+  }
+
+  #tell(kind: McpServerEvent["kind"], detail: string): void {
+    for (const w of this.#watchers) {
+      try {
+        w({ kind, detail });
+      } catch (err) {
+        this.opts.log?.warn("MCP server event listener failed", { err });
+      }
+    }
   }
 
   /** `opts.label` is the caller's name for this server (sessions sharing it may name it differently). */
@@ -130,8 +147,8 @@ export class SharedServer {
       this.#attempts = 0;
       return result;
     } catch (err) {
-      this.#markDead(conn);
       const why = err instanceof McpLinkLost ? err.message : String(err);
+      this.#markDead(conn, why);
       return errorResult(`MCP server ${label} stopped during this call (${why}); it restarts on next use`);
     }
   }
@@ -160,11 +177,12 @@ export class SharedServer {
     for (const listener of this.#listeners) listener();
   }
 
-  #markDead(conn: McpConnection | undefined): void {
+  #markDead(conn: McpConnection | undefined, why?: string): void {
     if (this.#conn !== conn || this.state !== "live" || this.#stopped) return;
     this.state = "dead";
-    this.opts.log?.warn("MCP server died; it restarts on next use", { server: this.label, pid: conn?.pid });
+    this.opts.log?.warn("MCP server died; it restarts on next use", { server: this.label, pid: conn?.pid, why });
     void conn?.close();
+    this.#tell("died", `${why ?? "its connection was lost"}; it restarts on next use`);
   }
 
   #restart(): Promise<boolean> {
@@ -185,6 +203,7 @@ export class SharedServer {
         this.state = "live";
         this.opts.log?.info("MCP server restarted", { server: this.label, attempt: this.#attempts, pid: this.pid });
         this.#notify();
+        this.#tell("restarted", `restart attempt ${this.#attempts} of ${this.opts.limits.MCP_RESTART_TRIES} succeeded`);
         return true;
       } catch (err) {
         lastError = err instanceof Error ? err.message : String(err);
@@ -199,6 +218,7 @@ export class SharedServer {
       err: lastError,
     });
     this.#notify();
+    this.#tell("gone", `restarted ${this.opts.limits.MCP_RESTART_TRIES} times without success (${this.#goneReason}); its tools are withdrawn`);
     return false;
   }
 

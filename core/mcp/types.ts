@@ -72,6 +72,15 @@ export interface McpCallOptions {
   onElicit?: (e: McpElicitation) => Promise<McpElicitAnswer>;
 }
 
+/** A change in a running server's life, as one session names the server (for the client's notices). */
+export interface McpServerEvent {
+  server: string;
+  /** `died`: its connection was lost (it restarts on next use); `restarted`; `gone`: restarts failed,
+   *  its tools are withdrawn. */
+  kind: "died" | "restarted" | "gone";
+  detail: string;
+}
+
 export interface McpSessionTools {
   /** Every tool of every live server of this session, hooks included (callers filter on `hook`). */
   tools(): McpToolInfo[];
@@ -80,6 +89,8 @@ export interface McpSessionTools {
   /** Server `instructions` from initialize, by server name. */
   instructions(): Record<string, string>;
   onToolsChanged(listener: () => void): void;
+  /** Hears its servers die, restart and go (one event per change; none after close). */
+  onServerEvent?(listener: (e: McpServerEvent) => void): void;
   /** Releases this session's servers (refcounted); private ones are killed as process groups. */
   close(): Promise<void>;
 }
