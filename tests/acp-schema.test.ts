@@ -10,6 +10,7 @@ import stable from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type:
 import unstable from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
+import { standInPool, StandInServerEvents } from "./in-memory.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-schema-"));
 const ws = mkdtempSync(join(tmpdir(), "tendril-schema-ws-"));
@@ -53,6 +54,19 @@ function expectation(m: any, asked: Map<unknown, string>): { def: string; value:
   const def = method && responseOf.get(method);
   if (!def) throw new Error(`an answer to ${method ?? `unknown id ${m.id}`} has no response definition in the v1 schema`);
   return { def, value: m.result };
+}
+
+/** Every message the agent sent, each checked against its definition; and the update kinds seen. */
+function validateAll(a: MemoryAgent, asked: Map<unknown, string>) {
+  const kinds = new Set<string>();
+  const failures: string[] = [];
+  for (const m of a.out) {
+    const { def, value } = expectation(m, asked);
+    if (m.method === "session/update") kinds.add(m.params.update.sessionUpdate);
+    const validate = validator(def);
+    if (!validate(value)) failures.push(`${def}: ${JSON.stringify(value).slice(0, 200)}\n  ${ajv.errorsText(validate.errors)}`);
+  }
+  return { kinds, failures };
 }
 
 let nextId = 1;
@@ -99,14 +113,7 @@ test("every message the agent sends validates against the ACP v1 schema", async 
   await req(a, asked, "session/delete", { sessionId });
   await a.close();
 
-  const kinds = new Set<string>();
-  const failures: string[] = [];
-  for (const m of a.out) {
-    const { def, value } = expectation(m, asked);
-    if (m.method === "session/update") kinds.add(m.params.update.sessionUpdate);
-    const validate = validator(def);
-    if (!validate(value)) failures.push(`${def}: ${JSON.stringify(value).slice(0, 200)}\n  ${ajv.errorsText(validate.errors)}`);
-  }
+  const { kinds, failures } = validateAll(a, asked);
   expect(failures).toEqual([]);
   // what this life of a session showed, so a kind that stops being sent is noticed
   expect([...kinds].sort()).toEqual([
@@ -121,4 +128,36 @@ test("every message the agent sends validates against the ACP v1 schema", async 
     "user_message_chunk",
   ]);
   expect([...new Set([...asked.values()])].every((m) => responseOf.has(m))).toBe(true);
+});
+
+test("with session.notices and session.compaction advertised, notices and compaction updates validate too", async () => {
+  const store = new SessionStore(state);
+  const asked = new Map<unknown, string>();
+  const events = new StandInServerEvents();
+  const over = { store, contextWindow: 10_000, pool: standInPool({ events }) };
+  const a = memoryAgent(over);
+  const caps = { session: { notices: {}, compaction: {} } };
+  await req(a, asked, "initialize", { protocolVersion: 1, clientCapabilities: caps, clientInfo: { name: "schema-test", version: "1" } });
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [] })).result;
+  // an automatic handoff (reported usage past the ratio), then /compact, whose summary fails
+  a.provider.push(
+    { text: "read a lot", calls: [{ id: "r1", name: "t__echo", input: { text: "big" } }], usage: { input: 9_500, output: 100 } },
+    { text: "THE SUMMARY" },
+    { text: "continuing" },
+    { error: { kind: "server", message: "overloaded", status: 529 } },
+  );
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "the task" }] });
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "/compact" }] });
+  for (const kind of ["died", "restarted", "gone"] as const) events.fire({ server: "t", kind, detail: `it ${kind}` });
+  await req(a, asked, "session/close", { sessionId });
+  await req(a, asked, "session/load", { sessionId, cwd: ws, mcpServers: [] });
+  await a.close();
+
+  const { kinds, failures } = validateAll(a, asked);
+  expect(failures).toEqual([]);
+  expect(kinds.has("notice")).toBe(true);
+  expect(kinds.has("compaction_update")).toBe(true);
+  const statuses = a.out.filter((m) => m.params?.update?.sessionUpdate === "compaction_update").map((m) => m.params.update.status);
+  // live: the handoff and the failed /compact; replayed by load: the same four
+  expect(statuses).toEqual(["in_progress", "completed", "in_progress", "failed", "in_progress", "completed", "in_progress", "failed"]);
 });
