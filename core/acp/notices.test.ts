@@ -172,7 +172,7 @@ test("a client with session.notices hears its session's MCP server die, restart 
     ["info", "MCP server t restarted"],
     ["error", "MCP server t is gone"],
   ]);
-  expect(sent[2].params.update.description).toContain("its tools are withdrawn");
+  expect(sent[2]!.params.update.description).toContain("its tools are withdrawn");
   // a prompt makes the session's file; notices are live events, so a reload shows none
   a.provider.push({ text: "ok" });
   await say(a, sessionId, "hi");

@@ -391,7 +391,9 @@ export class SessionManager {
 
   #turnDeps(s: Session, emit: (u: SessionUpdate) => void, io: PromptIo, totals: TurnTotals): TurnDeps {
     const h = this.host;
-    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
+    // A notice is live, not history: sent past the recorder, and only to a client that shows them.
+    const notice: TurnDeps["notice"] = io.caps?.notices ? (n) => io.emit({ sessionUpdate: "notice", ...n }) : undefined;
+    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
   }
 
   /**

@@ -5,7 +5,7 @@ import type { SessionUpdate, StopReason as AcpStopReason } from "@agentclientpro
 import type { LlmError, LlmEvent, LlmProvider, Message, StopReason, ToolCall, ToolSpec, Usage } from "../llm/types.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
 import { randomId } from "../ids.ts";
-import { logFailure } from "../log.ts";
+import { log, logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
 import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
 import { compactNow, type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
@@ -23,6 +23,9 @@ export interface TurnDeps {
   limits: { MAX_TOOL_CALLS_PER_TURN: number; MAX_PARALLEL_TOOLS: number; MAX_TOOL_RESULT_BYTES: number; MAX_TOOL_IMAGE_BYTES: number; MAX_PROGRESS_UPDATES_PER_S: number; TOOL_TIMEOUT_S: number };
   emit(update: SessionUpdate): void;
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
+  /** Tells the user something outside the conversation (a `notice`, not recorded); undefined = the
+   *  client shows none, so it goes to the log only. */
+  notice?(n: { severity: "info" | "warning" | "error"; title: string; description?: string }): void;
   /** The turn's token totals, added to after each LLM response (the prompt answer reports them). */
   totals?: TurnTotals;
   /** Hooks and context handoff; undefined = neither (a bare turn). */
@@ -94,10 +97,17 @@ function nextOrAbort(it: AsyncIterator<LlmEvent>, signal: AbortSignal): Promise<
   });
 }
 
+/** The provider retries a request after HTTP 429/5xx: logged, and a notice when the client shows them. */
+function retried(deps: TurnDeps, r: { status: number; attempt: number }): void {
+  log.info("LLM request retried", { status: r.status, attempt: r.attempt, model: deps.model });
+  const why = r.status === 429 ? "rate limited (HTTP 429)" : `server error (HTTP ${r.status})`;
+  deps.notice?.({ severity: "warning", title: `LLM request retried: ${why}`, description: `trying again (attempt ${r.attempt})` });
+}
+
 async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<Response> {
   const tools = offeredTools(deps);
   const it = deps.provider
-    .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal })
+    .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal, onRetry: (r) => retried(deps, r) })
     [Symbol.asyncIterator]();
   const out: Response = { text: "", calls: [], stopReason: "cancelled" };
   // One LLM response is one message to the client: its text chunks share an id, its thinking another.

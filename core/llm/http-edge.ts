@@ -42,9 +42,14 @@ export class RequestRun {
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly onCallerAbort = () => this.stop("caller");
 
+  /** HTTP attempts so far, and the status of the last one when it was 429 or 5xx (the SDK retries those). */
+  #attempts = 0;
+  #lastRetryable?: number;
+
   constructor(
     private readonly caller: AbortSignal,
     private readonly opts: SdkProviderOptions,
+    private readonly onRetry?: LlmRequest["onRetry"],
   ) {
     if (caller.aborted) this.stop("caller");
     caller.addEventListener("abort", this.onCallerAbort, { once: true });
@@ -76,7 +81,12 @@ export class RequestRun {
 
   /** A fetch whose response bodies are counted; over the bound, the request is aborted. */
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    // A second attempt of this run is the SDK's retry: after a 429/5xx it is reported.
+    this.#attempts++;
+    if (this.#lastRetryable !== undefined) this.onRetry?.({ status: this.#lastRetryable, attempt: this.#attempts });
+    this.#lastRetryable = undefined;
     const res = await fetch(input, init);
+    if (res.status === 429 || res.status >= 500) this.#lastRetryable = res.status;
     if (!res.body) return res;
     const limit = this.opts.maxResponseBytes;
     const counter = new TransformStream<Uint8Array, Uint8Array>({
@@ -229,7 +239,7 @@ export async function* streamThroughSdk<C>(req: LlmRequest, opts: SdkProviderOpt
     yield { type: "error", error: { kind: "auth", message: plan.missingKey } };
     return;
   }
-  const run = new RequestRun(req.signal, opts);
+  const run = new RequestRun(req.signal, opts, req.onRetry);
   let failure: LlmError | undefined;
   try {
     for await (const chunk of await plan.open(run)) yield* plan.fold.push(chunk);

@@ -38,6 +38,10 @@ export interface LlmRequest {
   tools: ToolSpec[];
   maxTokens: number;
   signal: AbortSignal;
+  /** Called when the provider tries the request again after an attempt answered HTTP 429 or 5xx
+   *  (`attempt` is the new attempt's number, 2 for the first retry); not called by providers that do
+   *  not retry. */
+  onRetry?(r: { status: number; attempt: number }): void;
 }
 
 export interface Usage {
