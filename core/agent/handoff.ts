@@ -2,7 +2,8 @@
 // provider's last reported usage plus the growth since, else the text size), and the handoff when it
 // passes HANDOFF_RATIO: a summary from the model, history replaced by the original task + summary +
 // `_PostCompact` output; past MAX_HANDOFFS, or when a summary cannot be had, the oldest turns are
-// dropped instead. Does not decide when a turn runs (loop.ts) or persist anything (its caller does).
+// dropped instead; and how the client sees it (`compaction_update`s when advertised, else a thought).
+// Does not decide when a turn runs (loop.ts) or persist anything (its caller does).
 import { randomId } from "../ids.ts";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { LlmProvider, Message, ToolSpec } from "../llm/types.ts";

@@ -1,6 +1,7 @@
 // Owns the life of one running MCP server that sessions share: start, death noticed, restart on next use
 // with backoff (MCP_BACKOFF_FIRST_S doubling to MCP_BACKOFF_MAX_S, ±20% jitter, at most MCP_RESTART_TRIES), then "gone" with its tools
-// withdrawn; refcount and the idle timer the pool drives. Calls never throw.
+// withdrawn (each of these reported to its watchers); refcount and the idle timer the pool drives.
+// Calls never throw.
 // Does not decide who shares it (pool.ts) or how tools are named (catalog.ts).
 import { errorResult, type RawTool } from "./call-result.ts";
 // The MCP client SDK loads with the first external server a session declares, not with the agent.
