@@ -224,6 +224,7 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
       err: (s) => void process.stderr.write(s),
       errIsTty: process.stderr.isTTY === true,
       outIsTty: process.stdout.isTTY === true,
+      color: process.stderr.isTTY === true && !vars.NO_COLOR,
     },
     { timeoutS: setup.timeoutS },
   );

@@ -115,3 +115,39 @@ test("json lines escape C1 controls too: the same document, nothing raw for a te
   expect(sink.out).not.toMatch(CONTROLS);
   expect(JSON.parse(sink.out.split("\n")[0]!).update.content.text).toBe(`${ESC}]52;c;ZXZpbA==\x07\u009d0;t\u009c`);
 });
+
+// Both streams as one terminal or one CI log shows them, in write order.
+function interleaved(color: boolean, tty = color) {
+  const sink = { all: "", out: "" };
+  const output = createPromptOutput("text", {
+    out: (s) => void ((sink.all += s), (sink.out += s)),
+    err: (s) => void (sink.all += s),
+    errIsTty: false,
+    outIsTty: tty,
+    color,
+  });
+  return { sink, output };
+}
+
+test("regression: agent text and a tool line ran together on one line (…first.tool dev__shell)", () => {
+  const { sink, output } = interleaved(false);
+  output.update(chunk("I will run the check first."), undefined);
+  output.update(toolUpdate, call);
+  output.update(chunk("It failed."), undefined);
+  output.finish(done);
+  expect(sink.all).toBe("I will run the check first.\ntool dev__shell: npm test … failed\nIt failed.\n");
+  expect(sink.out).toBe("I will run the check first.\nIt failed.\n");
+});
+
+test("text: tool lines are dimmed only when colour is on; the answer never is", () => {
+  const dim = interleaved(true);
+  dim.output.update(chunk("Checking."), undefined);
+  dim.output.update(toolUpdate, call);
+  dim.output.finish(done);
+  expect(dim.sink.all).toBe("Checking.\n\x1b[2mtool dev__shell: npm test … failed\x1b[22m\n");
+  expect(dim.sink.out).toBe("Checking.\n");
+  const plain = interleaved(false, true);
+  plain.output.update(toolUpdate, call);
+  plain.output.finish(done);
+  expect(plain.sink.all).not.toContain("\x1b[");
+});

@@ -15,6 +15,8 @@ export interface OutputSink {
    *  control sequences (model text, tool titles, the agent's stderr and error messages). */
   errIsTty: boolean;
   outIsTty: boolean;
+  /** Tool lines dimmed (SGR 2): only on a terminal stderr and without NO_COLOR; cli/ decides. */
+  color?: boolean;
 }
 
 export interface PromptOutput {
@@ -180,7 +182,17 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
     if (reported.has(call.id)) return;
     reported.add(call.id);
     const denied = denials.get(call.id);
-    err(`tool ${oneLine(callLabel(call))} … ${call.status}${denied ? ` (${denied})` : ""}\n`);
+    const line = `tool ${oneLine(callLabel(call))} … ${call.status}${denied ? ` (${denied})` : ""}`;
+    // A tool line starts a line of its own: close a half-written answer line first (the same
+    // paragraph break the next answer chunk would get), so stdout and stderr never run together.
+    if (printedText !== "" && !printedText.endsWith("\n")) {
+      sink.out("\n");
+      printedText = "\n";
+    }
+    if (sink.color) {
+      spinner.clear();
+      sink.err(`\x1b[2m${stripTerminalControls(line)}\x1b[22m\n`);
+    } else err(`${line}\n`);
   };
 
   const showText = (chunk: string) => {
