@@ -2,7 +2,7 @@
 // Usage errors exit 2 with one line; the run itself (core/acp-client/client-runner.ts) sets every other code.
 // Does not speak ACP or render: core/acp does both; this file only wires values and the process.
 import type { Command } from "commander";
-import { statSync } from "node:fs";
+import { closeSync, openSync, statSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { VERSION } from "../core/version.ts";
@@ -23,12 +23,18 @@ interface PromptFlags {
   timeout?: string;
   mcp?: string[];
   sandbox?: string;
+  maxTurns?: string;
+  model?: string;
+  mode?: string;
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
+  outputFile?: string;
 }
 
 class UsageError extends Error {}
 
 /** prompt's flags, the one table both the command line parser and the fast path read. */
-const FLAGS: { name: keyof PromptFlags; arg: string; help: string; default?: string; choices?: readonly string[]; repeatable?: boolean }[] = [
+const FLAGS: { name: string; short?: string; arg: string; help: string; default?: string; choices?: readonly string[]; repeatable?: boolean }[] = [
   { name: "agent", arg: "<CMD>", help: "ACP agent command, shell-split; leading NAME=value words set env (default: tendril agent)" },
   { name: "cwd", arg: "<DIR>", help: "workspace directory of the session (default: the current directory)" },
   { name: "approve", arg: "<POLICY>", help: "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", default: "ask-deny" },
@@ -36,7 +42,18 @@ const FLAGS: { name: keyof PromptFlags; arg: string; help: string; default?: str
   { name: "timeout", arg: "<S>", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
   { name: "mcp", arg: "<NAME=CMD>", help: "add a stdio MCP server to the session (repeatable)", repeatable: true },
   { name: "sandbox", arg: "<S>", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: ["off", "read-only", "workspace-write"] },
+  { name: "max-turns", arg: "<N>", help: "stop after N model turns: the next one is cancelled (exit 5)" },
+  { name: "model", arg: "<ID>", help: "the agent's model for this session (its `model` config option, or session/set_model)" },
+  { name: "mode", arg: "<ID>", help: "the agent's session mode (its `mode` config option, or session/set_mode)" },
+  { name: "system-prompt", arg: "<TEXT>", help: "replace the agent's system prompt (_meta.systemPrompt)" },
+  { name: "append-system-prompt", arg: "<TEXT>", help: "add TEXT to the agent's system prompt (_meta.systemPrompt.append)" },
+  { name: "output-file", short: "o", arg: "<FILE>", help: "write what would go to stdout (the answer, or the json result) to FILE instead" },
 ];
+
+/** `max-turns` → `maxTurns`, the key commander gives a flag. */
+function flagKey(name: string): keyof PromptFlags {
+  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof PromptFlags;
+}
 
 export function describePrompt(program: Command, exit: ExitBox): void {
   const cmd = program
@@ -45,7 +62,7 @@ export function describePrompt(program: Command, exit: ExitBox): void {
     .description("send one prompt to an ACP agent, print the answer, exit 0 on end_turn (for CI)")
     .argument("<PROMPT>", 'the prompt, or "-" to read it from stdin');
   for (const f of FLAGS) {
-    const option = cmd.createOption(`--${f.name} ${f.arg}`, f.help);
+    const option = cmd.createOption(`${f.short ? `-${f.short}, ` : ""}--${f.name} ${f.arg}`, f.help);
     if (f.choices) option.choices(f.choices);
     if (f.default !== undefined) option.default(f.default);
     if (f.repeatable) option.argParser((v: string, all?: string[]) => [...(all ?? []), v]);
@@ -54,7 +71,7 @@ export function describePrompt(program: Command, exit: ExitBox): void {
   cmd
     .addHelpText(
       "after",
-      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 124 timeout, 130 Ctrl-C,\n129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
+      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 5 --max-turns reached, 124 timeout, 130 Ctrl-C,\n129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
     )
     .action(async (prompt: string, flags: PromptFlags) => {
       exit.code = await runPromptCommand(prompt, flags);
@@ -73,18 +90,21 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
       args,
       allowPositionals: true,
       strict: true,
-      options: Object.fromEntries(FLAGS.map((f) => [f.name, { type: "string" as const, ...(f.repeatable ? { multiple: true } : {}) }])),
+      options: Object.fromEntries(
+        FLAGS.map((f) => [f.name, { type: "string" as const, ...(f.short ? { short: f.short } : {}), ...(f.repeatable ? { multiple: true } : {}) }]),
+      ),
     });
   } catch {
     parsed = undefined;
   }
-  const flags = parsed?.values as Partial<PromptFlags> | undefined;
+  const values = parsed?.values as Record<string, string | string[] | undefined> | undefined;
   const plain =
     parsed !== undefined &&
     parsed.positionals.length === 1 &&
-    FLAGS.every((f) => !f.choices || flags![f.name] === undefined || f.choices.includes(flags![f.name] as string));
+    FLAGS.every((f) => !f.choices || values![f.name] === undefined || f.choices.includes(values![f.name] as string));
   if (!plain) return undefined;
-  const withDefaults = { ...Object.fromEntries(FLAGS.filter((f) => f.default !== undefined).map((f) => [f.name, f.default])), ...flags } as PromptFlags;
+  const flags = Object.fromEntries(Object.entries(values!).map(([k, v]) => [flagKey(k), v]));
+  const withDefaults = { ...Object.fromEntries(FLAGS.filter((f) => f.default !== undefined).map((f) => [flagKey(f.name), f.default])), ...flags } as unknown as PromptFlags;
   return runPromptCommand(parsed!.positionals[0]!, withDefaults);
 }
 
@@ -111,6 +131,41 @@ function parseTimeout(raw: string | undefined): number | undefined {
     throw new UsageError(`--timeout must be a positive number of seconds, got ${JSON.stringify(raw)}`);
   }
   return s;
+}
+
+function parseMaxTurns(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(`--max-turns must be a whole number of turns, 1 or more, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+function nonEmpty(flag: string, raw: string | undefined): string | undefined {
+  if (raw !== undefined && raw.trim() === "") throw new UsageError(`--${flag} must not be empty`);
+  return raw;
+}
+
+/** session/new `_meta`: a string replaces the system prompt, `{append}` adds to it. */
+function sessionMeta(flags: PromptFlags): Record<string, unknown> | undefined {
+  const replace = nonEmpty("system-prompt", flags.systemPrompt);
+  const append = nonEmpty("append-system-prompt", flags.appendSystemPrompt);
+  if (replace !== undefined && append !== undefined) throw new UsageError("--system-prompt and --append-system-prompt exclude each other: give one");
+  if (replace !== undefined) return { systemPrompt: replace };
+  if (append !== undefined) return { systemPrompt: { append } };
+  return undefined;
+}
+
+/** -o FILE, created (truncated) now so a bad path is a usage error before the agent starts. */
+function openOutputFile(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === "") throw new UsageError("-o needs a file name");
+  try {
+    return openSync(resolve(raw), "w");
+  } catch (err) {
+    throw new UsageError(`-o ${raw}: cannot write the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
 }
 
 function workspace(raw: string | undefined): string {
@@ -155,6 +210,11 @@ interface Setup {
   agent: AgentSpawn;
   mcpServers: McpStdioServer[];
   prompt: string;
+  maxTurns?: number;
+  settings: { model?: string; mode?: string };
+  meta?: Record<string, unknown>;
+  /** -o FILE's descriptor, open for writing. */
+  outFd?: number;
 }
 
 function agentSpawn(flag: string | undefined, vars: Record<string, string>, cl: CommandLineModule, selfCmd: SelfCommand): AgentSpawn {
@@ -191,12 +251,16 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     const limits = loadLimits(vars);
     (await import("../core/process-group.ts")).setKillGrace(limits.KILL_GRACE_MS);
     const timeoutS = parseTimeout(flags.timeout);
+    const maxTurns = parseMaxTurns(flags.maxTurns);
+    const settings = { model: nonEmpty("model", flags.model), mode: nonEmpty("mode", flags.mode) };
+    const meta = sessionMeta(flags);
     const cwd = workspace(flags.cwd);
     const policy = await parseApprovalPolicy(flags.approve, readFileOrUndefined);
     const agent = agentSpawn(flags.agent, vars, cl, selfCommand());
     const mcpServers = (flags.mcp ?? []).map((spec) => mcpServer(spec, vars, cl));
     const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);
-    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt };
+    const outFd = openOutputFile(flags.outputFile);
+    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, settings, meta, outFd };
   } catch (err) {
     if (err instanceof LimitError || err instanceof ConfigError || err instanceof cl.CommandLineError) {
       throw new UsageError(err.message);
@@ -210,20 +274,28 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
   const vars = env();
   setLogScope("tendril prompt");
   if (vars.TENDRIL_LOG && isLogLevel(vars.TENDRIL_LOG)) setLogLevel(vars.TENDRIL_LOG);
-  const setup = await resolveSetup(promptArg, flags, vars);
   if (flags.sandbox !== undefined && flags.agent !== undefined) {
     throw new UsageError("--sandbox confines the built-in agent only: with --agent, use that agent's own sandbox setting");
   }
+  const setup = await resolveSetup(promptArg, flags, vars);
+  try {
+    return await runWithSetup(setup, flags, vars);
+  } finally {
+    if (setup.outFd !== undefined) closeSync(setup.outFd);
+  }
+}
+
+async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<string, string>): Promise<number> {
   const { decidePermission } = await import("../core/acp-client/approve.ts");
   const { runPrompt } = await import("../core/acp-client/client-runner.ts");
   const { createPromptOutput } = await import("../core/acp-client/prompt-output.ts");
   const output = createPromptOutput(
     flags.output,
     {
-      out: (s) => void process.stdout.write(s),
+      out: setup.outFd !== undefined ? (s) => void writeSync(setup.outFd!, s) : (s) => void process.stdout.write(s),
       err: (s) => void process.stderr.write(s),
       errIsTty: process.stderr.isTTY === true,
-      outIsTty: process.stdout.isTTY === true,
+      outIsTty: setup.outFd === undefined && process.stdout.isTTY === true,
       color: process.stderr.isTTY === true && !vars.NO_COLOR,
     },
     { timeoutS: setup.timeoutS },
@@ -247,6 +319,9 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
       mcpServers: setup.mcpServers,
       prompt: setup.prompt,
       timeoutMs: setup.timeoutS !== undefined ? setup.timeoutS * 1000 : undefined,
+      maxTurns: setup.maxTurns,
+      settings: setup.settings,
+      sessionMeta: setup.meta,
       signal: interrupt.signal,
       maxLineBytes: setup.limits.MAX_LINE_BYTES,
       waits: {

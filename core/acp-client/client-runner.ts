@@ -5,6 +5,7 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
+import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
 export type { PermissionOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
@@ -41,6 +42,12 @@ export interface RunPromptOptions {
   prompt: string;
   /** Whole run, initialize included; undefined = no limit. */
   timeoutMs?: number;
+  /** Model turns allowed (see TurnCounter); the (N+1)-th is cancelled. undefined = no limit. */
+  maxTurns?: number;
+  /** --model / --mode, applied after session/new (session-settings.ts). */
+  settings?: WantedSettings;
+  /** session/new `_meta` (e.g. `systemPrompt`). */
+  sessionMeta?: Record<string, unknown>;
   /** Aborting it (Ctrl-C) cancels the turn and stops the agent like a timeout does. */
   signal?: AbortSignal;
   maxLineBytes: number;
@@ -57,12 +64,45 @@ export type RunOutcome =
   | { kind: "stopped"; stopReason: acp.StopReason; usage?: Record<string, unknown> }
   | { kind: "timeout" }
   | { kind: "interrupted" }
+  | { kind: "max-turns"; limit: number }
+  | { kind: "setting"; message: string }
   | { kind: "agent-error"; message: string; code?: number; step: string }
   | { kind: "died"; message: string; stderrTail: string[] };
 
 export interface RunResult {
   outcome: RunOutcome;
   toolCalls: ToolCallView[];
+  sessionId?: string;
+  /** Model turns observed (TurnCounter), at most maxTurns. */
+  numTurns?: number;
+  durationMs?: number;
+}
+
+/**
+ * What counts as a model turn for any ACP agent, from the updates a client sees: a turn begins with
+ * the first agent message, thought or tool call of the prompt, and again when such an update follows
+ * a finished tool call (the model answering tool results) or when an agent message arrives with a
+ * `messageId` other than the previous message's. An agent that runs several tool calls of one answer
+ * one after another may be counted a turn per call: the count errs on the side of stopping early.
+ */
+export class TurnCounter {
+  turns = 0;
+  private toolFinished = false;
+  private lastMessageId: string | undefined;
+
+  /** True when this update begins a new turn (the count is then already raised). */
+  see(u: acp.SessionUpdate): boolean {
+    const kind = u.sessionUpdate;
+    if (kind === "tool_call_update" && (u.status === "completed" || u.status === "failed")) this.toolFinished = true;
+    if (kind !== "agent_message_chunk" && kind !== "agent_thought_chunk" && kind !== "tool_call") return false;
+    const id = kind === "agent_message_chunk" ? (u as { messageId?: unknown }).messageId : undefined;
+    const newMessage = typeof id === "string" && this.lastMessageId !== undefined && id !== this.lastMessageId;
+    if (typeof id === "string") this.lastMessageId = id;
+    if (this.turns > 0 && !this.toolFinished && !newMessage) return false;
+    this.toolFinished = false;
+    this.turns++;
+    return true;
+  }
 }
 
 /** The ACP protocol version this client speaks. */
@@ -135,7 +175,8 @@ type Race =
   | { kind: "failed"; error: unknown; step: string }
   | { kind: "exit"; exit: AgentExit }
   | { kind: "timeout" }
-  | { kind: "interrupted" };
+  | { kind: "interrupted" }
+  | { kind: "max-turns" };
 
 /** What the run learns as it goes; handlers write it synchronously in arrival order. */
 interface RunState {
@@ -143,6 +184,10 @@ interface RunState {
   step: string;
   sessionId?: string;
   lastUsage?: acp.UsageUpdate;
+  turns: TurnCounter;
+  /** Set once the (N+1)-th turn began: nothing after it is shown, permissions are cancelled. */
+  overLimit: boolean;
+  onTurnLimit: () => void;
 }
 
 function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPeer {
@@ -156,6 +201,13 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       if (!params?.update || typeof params.update !== "object") return;
       if (state.sessionId !== undefined && params.sessionId !== state.sessionId) return;
       const u = params.update;
+      if (state.overLimit) return;
+      if (state.turns.see(u) && opts.maxTurns !== undefined && state.turns.turns > opts.maxTurns) {
+        state.turns.turns = opts.maxTurns;
+        state.overLimit = true;
+        state.onTurnLimit();
+        return;
+      }
       if (u.sessionUpdate === "usage_update") state.lastUsage = u;
       const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
       opts.onUpdate(u, call);
@@ -164,6 +216,7 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       if (method !== "session/request_permission") throw new RpcError(-32601, `Method not found: ${method} (this client offers no fs or terminal)`);
       const params = raw as acp.RequestPermissionRequest;
       if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(-32602, "session/request_permission needs toolCall and options");
+      if (state.overLimit) return { outcome: { outcome: "cancelled" } };
       return { outcome: opts.decide(state.table.merge(params.toolCall), params.options) };
     },
   });
@@ -189,6 +242,10 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
   const session = await newSession(peer, opts, state, init, mcpServers);
   if (typeof session?.sessionId !== "string") throw new RpcError(-32603, "the agent answered session/new without a sessionId");
   state.sessionId = session.sessionId;
+  for (const req of settingRequests(session.sessionId, session, opts.settings ?? {})) {
+    state.step = req.method;
+    await peer.request(req.method, req.params);
+  }
   state.step = "session/prompt";
   const answer = await peer.request<acp.PromptResponse>("session/prompt", {
     sessionId: session.sessionId,
@@ -244,7 +301,8 @@ async function newSession(
   init: acp.InitializeResponse,
   mcpServers: acp.McpServer[],
 ): Promise<acp.NewSessionResponse> {
-  const ask = () => peer.request<acp.NewSessionResponse>("session/new", { cwd: opts.cwd, mcpServers });
+  const ask = () =>
+    peer.request<acp.NewSessionResponse>("session/new", { cwd: opts.cwd, mcpServers, ...(opts.sessionMeta ? { _meta: opts.sessionMeta } : {}) });
   try {
     return await ask();
   } catch (err) {
@@ -275,12 +333,15 @@ async function newSession(
 
 /** Runs one prompt against an agent command and always leaves the agent's process group dead. */
 export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
-  const state: RunState = { table: new ToolCallTable(), step: "initialize" };
+  const t0 = performance.now();
+  let turnLimit!: () => void;
+  const limitReached = new Promise<Race>((resolve) => (turnLimit = () => resolve({ kind: "max-turns" })));
+  const state: RunState = { table: new ToolCallTable(), step: "initialize", turns: new TurnCounter(), overLimit: false, onTurnLimit: () => turnLimit() };
   let proc: AgentEnd;
   try {
     proc = opts.agent.start ? opts.agent.start() : new AgentProcess(opts.agent, opts.onStderr);
   } catch (err) {
-    return { outcome: { kind: "died", message: (err as Error).message, stderrTail: [] }, toolCalls: [] };
+    return { outcome: { kind: "died", message: (err as Error).message, stderrTail: [] }, toolCalls: [], numTurns: 0, durationMs: Math.round(performance.now() - t0) };
   }
   const conn = connect(proc, opts, state);
   const conversation = converse(conn, opts, state);
@@ -294,9 +355,11 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
       ),
       proc.exited.then((exit) => ({ kind: "exit", exit })),
       stops.promise,
+      limitReached,
     ]);
-    const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits });
-    return { outcome, toolCalls: state.table.list() };
+    const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits, maxTurns: opts.maxTurns });
+    const durationMs = Math.round(performance.now() - t0);
+    return { outcome, toolCalls: state.table.list(), sessionId: state.sessionId, numTurns: state.turns.turns, durationMs };
   } finally {
     stops.dispose();
     // The same deadline tendril agent gives itself to stop its tool servers (SHUTDOWN_DEADLINE_S).
@@ -311,23 +374,25 @@ interface SettleContext {
   conn: RpcPeer;
   state: RunState;
   waits: RunPromptOptions["waits"];
+  maxTurns?: number;
 }
 
 async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   if (first.kind === "answer") {
     return { kind: "stopped", stopReason: first.response.stopReason, usage: usageOf(first.response, cx.state.lastUsage) };
   }
-  if (first.kind === "timeout" || first.kind === "interrupted") {
+  if (first.kind === "timeout" || first.kind === "interrupted" || first.kind === "max-turns") {
     const id = cx.state.sessionId;
     if (id !== undefined) {
       cx.conn.notify("session/cancel", { sessionId: id });
       // A well-behaved agent answers `cancelled` at once; give it CANCEL_WAIT_S to wind down its own
       // tools (INTERRUPT_WAIT_S after Ctrl-C: a person is waiting).
-      await waitFor(cx.conversation.catch(() => undefined), first.kind === "timeout" ? cx.waits.cancelMs : cx.waits.interruptMs);
+      await waitFor(cx.conversation.catch(() => undefined), first.kind === "interrupted" ? cx.waits.interruptMs : cx.waits.cancelMs);
     }
-    return { kind: first.kind };
+    return first.kind === "max-turns" ? { kind: "max-turns", limit: cx.maxTurns ?? 0 } : { kind: first.kind };
   }
   if (first.kind === "failed") {
+    if (first.error instanceof SettingError) return { kind: "setting", message: first.error.message };
     const known = agentError(first.error, first.step);
     if (known) return known;
     // Not an error answer: the connection broke. If the process died, say that instead.

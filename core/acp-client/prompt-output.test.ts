@@ -39,8 +39,11 @@ test("text: tool calls still open at the end get their line too", () => {
 test("json: one object; failures carry stopReason null and the error text", () => {
   const ok = capture("json");
   ok.output.update(chunk("hi"), undefined);
-  ok.output.finish({ ...done, outcome: { kind: "stopped", stopReason: "end_turn", usage: { inputTokens: 3 } } });
+  ok.output.finish({ ...done, sessionId: "s1", numTurns: 2, durationMs: 40, outcome: { kind: "stopped", stopReason: "end_turn", usage: { inputTokens: 3 } } });
   expect(JSON.parse(ok.sink.out)).toEqual({
+    sessionId: "s1",
+    numTurns: 2,
+    durationMs: 40,
     stopReason: "end_turn",
     text: "hi",
     toolCalls: [{ id: "c1", title: "npm test", kind: "execute", status: "failed", rawInput: { command: "npm test" } }],
@@ -70,6 +73,8 @@ test("exit codes", () => {
   expect(exitCodeFor({ kind: "died", message: "x", stderrTail: [] })).toBe(1);
   expect(exitCodeFor({ kind: "timeout" })).toBe(124);
   expect(exitCodeFor({ kind: "interrupted" })).toBe(130);
+  expect(exitCodeFor({ kind: "max-turns", limit: 2 })).toBe(5);
+  expect(exitCodeFor({ kind: "setting", message: "x" })).toBe(2);
 });
 
 const ESC = "\x1b";

@@ -31,7 +31,7 @@ export interface OutputContext {
   timeoutS?: number;
 }
 
-export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, interrupted: 130, timeout: 124 } as const;
+export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, maxTurns: 5, interrupted: 130, timeout: 124 } as const;
 
 export function exitCodeFor(outcome: RunOutcome): number {
   switch (outcome.kind) {
@@ -41,6 +41,10 @@ export function exitCodeFor(outcome: RunOutcome): number {
       return EXIT.timeout;
     case "interrupted":
       return EXIT.interrupted;
+    case "max-turns":
+      return EXIT.maxTurns;
+    case "setting":
+      return EXIT.usage;
     default:
       return EXIT.agentError;
   }
@@ -63,6 +67,10 @@ export function describeFailure(outcome: RunOutcome, ctx: OutputContext): string
       return `timed out after ${ctx.timeoutS ?? "?"} s; the agent was cancelled and stopped (raise --timeout to wait longer)`;
     case "interrupted":
       return "interrupted; the agent was cancelled and stopped";
+    case "max-turns":
+      return `stopped at --max-turns ${outcome.limit}: the agent began another model turn, which was cancelled`;
+    case "setting":
+      return outcome.message;
     case "agent-error": {
       const code = outcome.code !== undefined ? ` (code ${outcome.code})` : "";
       const hint = HINTS[outcome.step] ?? "see the agent's stderr above";
@@ -80,6 +88,7 @@ export function describeFailure(outcome: RunOutcome, ctx: OutputContext): string
 export function resultObject(result: RunResult, text: string, ctx: OutputContext): Record<string, unknown> {
   const o = result.outcome;
   const obj: Record<string, unknown> = {
+    sessionId: result.sessionId ?? null,
     stopReason: o.kind === "stopped" ? o.stopReason : null,
     text,
     toolCalls: result.toolCalls.map((c) => {
@@ -88,7 +97,9 @@ export function resultObject(result: RunResult, text: string, ctx: OutputContext
       return call;
     }),
   };
-  if (o.kind === "stopped" && o.usage) obj.usage = o.usage;
+  obj.numTurns = result.numTurns ?? 0;
+  obj.durationMs = result.durationMs ?? 0;
+  obj.usage = (o.kind === "stopped" && o.usage) || null;
   if (o.kind !== "stopped") obj.error = describeFailure(o, ctx);
   return obj;
 }
