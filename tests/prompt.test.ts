@@ -118,8 +118,11 @@ describe("against a third-party ACP agent", () => {
     expect(r.code).toBe(0);
     const obj = JSON.parse(r.stdout);
     expect(obj).toEqual({
+      sessionId: "echo-1",
       stopReason: "end_turn",
       text: "one two ",
+      numTurns: 1,
+      durationMs: expect.any(Number),
       toolCalls: [],
       usage: { contextUsed: 42, contextSize: 1000 },
     });
