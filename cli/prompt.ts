@@ -47,7 +47,7 @@ const FLAGS: { name: string; short?: string; arg: string; help: string; default?
   { name: "mode", arg: "<ID>", help: "the agent's session mode (its `mode` config option, or session/set_mode)" },
   { name: "system-prompt", arg: "<TEXT>", help: "replace the agent's system prompt (_meta.systemPrompt)" },
   { name: "append-system-prompt", arg: "<TEXT>", help: "add TEXT to the agent's system prompt (_meta.systemPrompt.append)" },
-  { name: "output-file", short: "o", arg: "<FILE>", help: "write what would go to stdout (the answer, or the json result) to FILE instead" },
+  { name: "output-file", short: "o", arg: "<FILE>", help: "also write the final answer text to FILE (stdout is unchanged)" },
 ];
 
 /** `max-turns` → `maxTurns`, the key commander gives a flag. */
@@ -292,10 +292,10 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
   const output = createPromptOutput(
     flags.output,
     {
-      out: setup.outFd !== undefined ? (s) => void writeSync(setup.outFd!, s) : (s) => void process.stdout.write(s),
+      out: (s) => void process.stdout.write(s),
       err: (s) => void process.stderr.write(s),
       errIsTty: process.stderr.isTTY === true,
-      outIsTty: setup.outFd === undefined && process.stdout.isTTY === true,
+      outIsTty: process.stdout.isTTY === true,
       color: process.stderr.isTTY === true && !vars.NO_COLOR,
     },
     { timeoutS: setup.timeoutS },
@@ -339,6 +339,9 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
       onStderr: (text) => output.agentStderr(text),
     });
     const code = output.finish(result);
+    // -o FILE: the answer's text as the agent gave it, whatever the output format (a failed run keeps
+    // what was said before it failed).
+    if (setup.outFd !== undefined && output.answer !== "") writeSync(setup.outFd, output.answer.endsWith("\n") ? output.answer : `${output.answer}\n`);
     await new Promise<void>((done) => process.stdout.write("", () => done()));
     return result.outcome.kind === "interrupted" && stoppedBy !== undefined ? signalExitCode(stoppedBy) : code;
   } finally {

@@ -162,26 +162,26 @@ describe("system prompt", () => {
 });
 
 describe("-o FILE and the json result", () => {
-  test("-o writes the answer to FILE instead of stdout", async () => {
+  test("-o also writes the final answer text to FILE; stdout is unchanged", async () => {
     const file = join(freshDir(), "answer.txt");
     fake.script([{ text: "All good." }]);
     const r = await prompt(["--cwd", work, "-o", file, "check"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("");
+    expect(r.stdout).toBe("All good.\n");
     expect(readFileSync(file, "utf8")).toBe("All good.\n");
   });
 
-  test("--output json -o FILE: the result object, with sessionId, numTurns, durationMs and usage", async () => {
-    const file = join(freshDir(), "result.json");
+  test("--output json -o FILE: the result object on stdout, with sessionId, numTurns, durationMs and usage; the answer text in FILE", async () => {
+    const file = join(freshDir(), "answer.txt");
     fake.script([{ text: "All good." }]);
     const r = await prompt(["--cwd", work, "--output", "json", "--output-file", file, "check"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("");
-    const obj = JSON.parse(readFileSync(file, "utf8"));
+    const obj = JSON.parse(r.stdout);
     expect(obj).toMatchObject({ stopReason: "end_turn", text: "All good.", toolCalls: [], numTurns: 1 });
     expect(typeof obj.sessionId).toBe("string");
     expect(obj.durationMs).toBeGreaterThanOrEqual(0);
     expect(obj.usage).toMatchObject({ inputTokens: expect.any(Number), outputTokens: expect.any(Number) });
+    expect(readFileSync(file, "utf8")).toBe("All good.\n");
   });
 
   test("-o into a missing directory is exit 2 before any agent starts", async () => {

@@ -25,6 +25,8 @@ export interface PromptOutput {
   agentStderr(text: string): void;
   /** Prints the final answer/result and, on failure, one error line; returns the exit code. */
   finish(result: RunResult): number;
+  /** The answer's text so far (what the agent said, without tool activity): what `-o FILE` keeps. */
+  readonly answer: string;
 }
 
 export interface OutputContext {
@@ -236,6 +238,9 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
     },
     agentStderr(chunk) {
       err(chunk);
+    },
+    get answer() {
+      return text;
     },
     finish(result) {
       spinner.stop();
