@@ -188,7 +188,8 @@ export class SessionManager {
     const before = this.#opening.get(id);
     if (before?.ask === ask) return before.answer;
     const answer = (async () => {
-      if (before) await before.answer.catch(() => {});
+      // The first open's failure is its own caller's to report; this one only waits it out.
+      if (before) await before.answer.catch((err) => log.debug("an earlier open of this session failed", { session: id, error: err }));
       return this.#load(id, cwd, servers, meta, replay, client);
     })();
     const entry = { ask, answer };
@@ -344,17 +345,8 @@ export class SessionManager {
     if (command && command.name !== "init") return this.#command(s, command, io);
     const blocks = command?.name === "init" ? initPrompt(command.rest) : asked;
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
-    const turn = new AbortController();
-    s.turn = turn;
-    const onRequestAbort = () => turn.abort();
-    io.signal.addEventListener("abort", onRequestAbort, { once: true });
-    // Updates after the turn's answer would break "every update before the response": close the tap.
-    let open = true;
-    const emit = (u: SessionUpdate) => {
-      if (!open) return;
-      s.recorder?.update(u);
-      io.emit(u);
-    };
+    const turn = this.#openTurn(s, io);
+    const emit = turn.emit;
     const before = s.history.length;
     s.recorder?.prompt(blocks);
     s.history.push({ role: "user", content: parts });
@@ -381,12 +373,37 @@ export class SessionManager {
         if (title !== undefined) s.title = title;
         io.emit({ sessionUpdate: "session_info_update", ...(title !== undefined ? { title } : {}), updatedAt: new Date().toISOString() });
       }
-      open = false;
-      io.signal.removeEventListener("abort", onRequestAbort);
-      if (failedSilently) s.recorder?.discardTurn();
-      s.recorder?.endTurn();
-      if (s.turn === turn) s.turn = undefined;
+      turn.end(failedSilently);
     }
+  }
+
+  /**
+   * Opens a turn on `s` (one at a time; the request's abort cancels it) for a prompt or a command:
+   * its signal, and the tap its updates go through (recorded, then sent). `end` closes the tap
+   * (updates after the answer would break "every update before the response"), drops what a turn
+   * that failed silently recorded, makes the rest durable and frees the session.
+   */
+  #openTurn(s: Session, io: PromptIo) {
+    const controller = new AbortController();
+    s.turn = controller;
+    const onRequestAbort = () => controller.abort();
+    io.signal.addEventListener("abort", onRequestAbort, { once: true });
+    let open = true;
+    return {
+      signal: controller.signal,
+      emit: (u: SessionUpdate) => {
+        if (!open) return;
+        s.recorder?.update(u);
+        io.emit(u);
+      },
+      end: (discard = false) => {
+        open = false;
+        io.signal.removeEventListener("abort", onRequestAbort);
+        if (discard) s.recorder?.discardTurn();
+        s.recorder?.endTurn();
+        if (s.turn === controller) s.turn = undefined;
+      },
+    };
   }
 
   #turnDeps(s: Session, emit: (u: SessionUpdate) => void, io: PromptIo, totals: TurnTotals): TurnDeps {
@@ -402,15 +419,9 @@ export class SessionManager {
    * answered in the conversation, not as a protocol error: a person typed it.
    */
   async #command(s: Session, command: Command, io: PromptIo): Promise<{ stopReason: StopReason; usage: TurnTotals }> {
-    const turn = new AbortController();
-    s.turn = turn;
-    const onRequestAbort = () => turn.abort();
-    io.signal.addEventListener("abort", onRequestAbort, { once: true });
+    const turn = this.#openTurn(s, io);
+    const emit = turn.emit;
     const totals = emptyTotals();
-    const emit = (u: SessionUpdate) => {
-      s.recorder?.update(u);
-      io.emit(u);
-    };
     const say = (text: string) => emit({ sessionUpdate: "agent_message_chunk", messageId: randomId(), content: { type: "text", text } });
     try {
       if (command.name === "mode") {
@@ -426,9 +437,7 @@ export class SessionManager {
       if (!(err instanceof AcpError)) throw err;
       say(err.message);
     } finally {
-      io.signal.removeEventListener("abort", onRequestAbort);
-      s.recorder?.endTurn();
-      if (s.turn === turn) s.turn = undefined;
+      turn.end();
     }
     return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn", usage: totals };
   }
