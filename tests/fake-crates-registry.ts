@@ -4,6 +4,8 @@
 import { createHash } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Header } from "tar";
 
@@ -224,4 +226,27 @@ export class FakeRegistry {
     res.writeHead(200, { ...headers, "content-length": body.length });
     res.write(body.subarray(0, body.length >> 1), () => res.socket?.destroy());
   }
+}
+
+/**
+ * Environments for `tendril crate-fetch` runs against `reg`: each call makes a fresh folder under
+ * `root` as the run's HOME, caches and config (so runs share nothing unless a test passes one on),
+ * with retries quick; `over` adds or replaces variables.
+ */
+export function crateRunEnv(root: string, reg: FakeRegistry): (over?: Record<string, string>) => Record<string, string> {
+  let n = 0;
+  return (over = {}) => {
+    const dir = join(root, `run-${n++}`);
+    mkdirSync(dir);
+    return {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: dir,
+      XDG_CACHE_HOME: join(dir, "cache"),
+      XDG_CONFIG_HOME: join(dir, "config"),
+      CARGO_HOME: join(dir, "cargo"),
+      TENDRIL_CRATES_INDEX: reg.indexUrl,
+      TENDRIL_CRATES_RETRY_BACKOFF_S: "0.01",
+      ...over,
+    };
+  };
 }

@@ -2,11 +2,10 @@
 // --model/--mode, --system-prompt/--append-system-prompt, -o FILE, the json result's run fields and
 // bad input, against Tendril's own agent with the loopback fake LLM and a third-party echo agent.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, ROOT } from "./binary.ts";
+import { ROOT, type RunResult, runBinAsync } from "./binary.ts";
 import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
 
 const ECHO = `'${process.execPath}' '${join(ROOT, "tests", "fixtures", "echo-agent.ts")}'`;
@@ -29,12 +28,6 @@ function freshDir(): string {
   return dir;
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 const llmEnv = () => ({
   TENDRIL_PROVIDER: "anthropic",
   TENDRIL_MODEL: "fake-model",
@@ -43,29 +36,16 @@ const llmEnv = () => ({
 });
 
 /** `tendril prompt ARGS` without blocking this process (the fake LLM answers from here). */
-function prompt(args: string[]): Promise<Run> {
+function prompt(args: string[]): Promise<RunResult> {
   const env = {
-    ...process.env,
+    ...(process.env as Record<string, string>),
     XDG_CONFIG_HOME: join(work, "config"),
     XDG_STATE_HOME: join(work, "state"),
     XDG_CACHE_HOME: join(work, "cache"),
     TENDRIL_LOG: "warn",
     ...llmEnv(),
   };
-  const child = spawn(BIN, ["prompt", ...args], { env, cwd: work, stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
-  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-  child.stdin.on("error", () => {});
-  child.stdin.end("");
-  const guard = setTimeout(() => child.kill("SIGKILL"), 25_000);
-  return new Promise((resolve) => {
-    child.on("close", (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runBinAsync(["prompt", ...args], { env, cwd: work, timeoutMs: 25_000 });
 }
 
 const shell = (command: string) => ({ name: "dev__shell", input: { command } });

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HOST } from "../tools/crates/owner.ts";
 import { BIN, runBinAsync } from "./binary.ts";
-import { FakeRegistry } from "./fake-crates-registry.ts";
+import { crateRunEnv, FakeRegistry } from "./fake-crates-registry.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "tendril-crates-regress-"));
 const reg = new FakeRegistry()
@@ -21,21 +21,7 @@ afterAll(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-let n = 0;
-function env(over: Record<string, string> = {}): Record<string, string> {
-  const dir = join(tmp, `run-${n++}`);
-  mkdirSync(dir);
-  return {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: dir,
-    XDG_CACHE_HOME: join(dir, "cache"),
-    XDG_CONFIG_HOME: join(dir, "config"),
-    CARGO_HOME: join(dir, "cargo"),
-    TENDRIL_CRATES_INDEX: reg.indexUrl,
-    TENDRIL_CRATES_RETRY_BACKOFF_S: "0.01",
-    ...over,
-  };
-}
+const env = crateRunEnv(tmp, reg);
 
 const fetchCrates = (args: string[], e: Record<string, string>) => runBinAsync(["crate-fetch", ...args], { env: e, cwd: e.HOME });
 
