@@ -116,6 +116,6 @@ test("regression: settings were accepted and ignored; every config key either ta
   // A key the file may not hold is named, not ignored.
   await expect(loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).rejects.toThrow(/u\.toml.*modle/);
   await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(
-    "/m.toml.mcp[0].args",
+    "/m.toml: mcp[0].args: Invalid input: expected array",
   );
 });

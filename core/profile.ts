@@ -6,7 +6,7 @@ import { parse as parseToml } from "smol-toml";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { mcpEntrySchema } from "./mcp-entry.ts";
-import { lazySchema, type SchemaOf } from "./zod-issue.ts";
+import { firstIssue, issuePath, lazySchema, type SchemaOf } from "./zod-issue.ts";
 
 export class ProfileError extends Error {
   override name = "ProfileError";
@@ -74,11 +74,8 @@ export async function loadProfile(file: string, readFile: (path: string) => stri
   }
   const parsed = (await profileSchema()).safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const path = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0]!] : issue.path;
-    const key = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
-    const what = issue.code === "unrecognized_keys" ? "unknown key" : issue.message;
-    throw new ProfileError(`${file}:${lineOf(text, path)}: ${key || "(top level)"}: ${what}`);
+    const { path, what } = firstIssue(parsed.error);
+    throw new ProfileError(`${file}:${lineOf(text, path)}: ${issuePath(path) || "(top level)"}: ${what}`);
   }
   const { system_prompt_file, ...rest } = parsed.data;
   const profile: Profile = { ...rest, file };

@@ -119,7 +119,7 @@ test("a malformed cassette is refused up front, naming the line", () => {
     new CassetteError("replay file line 2: reply.toolCalls[0].name: Invalid input: expected string, received undefined"),
   );
   // A misspelt field in the hand-written form is named, not silently ignored.
-  expect(() => replayProvider('{"v":1,"reply":{"txet":"hi"}}')).toThrow(/replay file line 1: reply: Unrecognized key: "txet"/);
+  expect(() => replayProvider('{"v":1,"reply":{"txet":"hi"}}')).toThrow(/replay file line 1: reply.txet: unknown key/);
   expect(() => replayProvider("{oops")).toThrow(/replay file line 1: not JSON/);
   expect(() => replayProvider('{"v":1,"events":[{"type":"text","text":"x"}]}')).toThrow(/must end with a done or error event/);
 });

@@ -116,7 +116,7 @@ function parseStep(line: string, step: number, lineNo: number): ReplayStep {
   }
   const recorded = typeof obj === "object" && obj !== null && "events" in obj;
   const parsed = (recorded ? recordedStep : compactStep).safeParse(obj);
-  if (!parsed.success) throw new CassetteError(describeIssue(parsed.error, `${where}: `).replace(": .", ": "));
+  if (!parsed.success) throw new CassetteError(describeIssue(parsed.error, where));
   const s: ReplayStep = { events: [] };
   if ("events" in parsed.data) {
     const d = parsed.data as z.infer<typeof recordedStep>;

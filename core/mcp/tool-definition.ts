@@ -6,7 +6,7 @@
 import type { z } from "zod";
 import { log } from "../log.ts";
 import { isObject } from "../wire/jsonrpc.ts";
-import { lazySchema, loadZod } from "../zod-issue.ts";
+import { describeToolArgIssues, lazySchema, loadZod } from "../zod-issue.ts";
 import type { RawTool } from "./call-result.ts";
 import type { McpCallResult } from "./types.ts";
 
@@ -91,8 +91,7 @@ export async function replyOf(def: ToolDefinition, args: unknown, signal: AbortS
  * MCP server built on the SDK answers with, so both ways of serving a tool read alike.
  */
 function invalidArguments(tool: string, error: z.ZodError): string {
-  const issues = error.issues.map((i) => (i.path.length ? `${i.message} at ${i.path.join(".")}` : i.message)).join("\n");
-  return `MCP error -32602: Input validation error: Invalid arguments for tool ${tool}: ${issues}`;
+  return `MCP error -32602: Input validation error: Invalid arguments for tool ${tool}: ${describeToolArgIssues(error)}`;
 }
 
 /** Calls a tool in process: arguments checked against its schema as an MCP server would, never throws. */

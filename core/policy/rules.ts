@@ -105,7 +105,7 @@ const rulesSchema = lazySchema((z) => {
 export async function parseRules(raw: unknown, where: string): Promise<PermissionRule[]> {
   if (raw === undefined) return [];
   const parsed = (await rulesSchema()).safeParse(raw);
-  if (!parsed.success) throw new RuleError(describeIssue(parsed.error, `${where}: rules`));
+  if (!parsed.success) throw new RuleError(describeIssue(parsed.error, where, "rules"));
   const picomatch = await loadGlobCompiler();
   return parsed.data.map((r, i) => {
     const spec: RuleSpec = { tool: r.tool, decision: r.decision, label: `${where} rules[${i}] (${r.tool} ${r.decision})` };

@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { McpCallContext, McpToolResult } from "../conductor/mcp-over-acp.ts";
 import type { Proxy, ServedMcp } from "../conductor/proxy.ts";
 import { log } from "../log.ts";
+import { describeToolArgIssues } from "../zod-issue.ts";
 import { ResearchCache } from "./research-cache.ts";
 import { type ResearchDeps, type ResearchQuery, runResearch } from "./research-session.ts";
 import queryDescription from "./rust-crate-query.md" with { type: "text" };
@@ -64,7 +65,7 @@ export function attachCrateResearch(proxy: Proxy, opts: CrateResearchOptions): v
 
   const query = async (cwd: string, args: Record<string, unknown>, ctx: McpCallContext): Promise<McpToolResult> => {
     const parsed = queryInput.safeParse(args);
-    if (!parsed.success) return text(`rust_crate_query: invalid arguments: ${parsed.error.issues.map((i) => `${i.path.join(".") || "input"}: ${i.message}`).join("; ")}`, true);
+    if (!parsed.success) return text(`rust_crate_query: invalid arguments: ${describeToolArgIssues(parsed.error)}`, true);
     const q: ResearchQuery = { ...parsed.data, cwd };
     const key = cacheKey(q);
     const hit = cache.get(key);
