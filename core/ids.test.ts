@@ -1,6 +1,9 @@
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { randomHex, randomId, sha256Hex } from "./ids.ts";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomHex, randomId, sha256, sha256File, sha256Hex } from "./ids.ts";
 
 test("random hex has two lower-case hex digits per byte and differs between calls", () => {
   const a = randomHex(8);
@@ -19,4 +22,19 @@ test("sha256Hex is node:crypto's SHA-256 of the UTF-8 text", () => {
     expect(sha256Hex(text)).toBe(createHash("sha256").update(text).digest("hex"));
   }
   expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+});
+
+test("SHA-256 has one owner: text, bytes, a stream and a file give the same known digest", async () => {
+  const abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  expect(sha256Hex("abc")).toBe(abc);
+  expect(sha256Hex(new TextEncoder().encode("abc"))).toBe(abc);
+  const h = sha256();
+  h.update("a");
+  h.update(new TextEncoder().encode("bc"));
+  expect(h.hex()).toBe(abc);
+  const dir = mkdtempSync(join(tmpdir(), "tendril-ids-"));
+  writeFileSync(join(dir, "f"), "abc");
+  expect(await sha256File(join(dir, "f"))).toBe(abc);
+  await expect(sha256File(join(dir, "missing"))).rejects.toThrow("ENOENT");
+  rmSync(dir, { recursive: true });
 });

@@ -2,12 +2,12 @@
 // for every platform in scripts/release/platforms.ts exactly as `npm run build` does, checks the version,
 // the darwin-arm64 signature, and smoke-tests what can run here, then writes dist/release/: archives, npm
 // packages, the ACP Registry entry, SHA256SUMS. dist/release is replaced whole, only after every check.
-import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { sha256File } from "../core/ids.ts";
 import { pidAlive } from "../core/process-group.ts";
 import { compileArgs } from "./compile-args.ts";
 import { writeArchive } from "./release/archive.ts";
@@ -187,7 +187,7 @@ async function writeArtifacts(bins: Map<string, string>, out: string, stage: str
 
   const files = readdirSync(out).sort();
   const sums = new Map<string, string>();
-  for (const f of files) sums.set(f, await sha256(join(out, f)));
+  for (const f of files) sums.set(f, await sha256File(join(out, f)));
   writeFileSync(join(out, "SHA256SUMS"), files.map((f) => `${sums.get(f)}  ${f}\n`).join(""));
   const registry = join(out, "acp-registry", "tendril");
   mkdirSync(registry, { recursive: true });
@@ -196,16 +196,6 @@ async function writeArtifacts(bins: Map<string, string>, out: string, stage: str
   writeFileSync(join(registry, "agent.json"), `${JSON.stringify(entry, null, 2)}\n`);
   copyFileSync(join(ROOT, "scripts", "release", "icon.svg"), join(registry, "icon.svg"));
   return new Map(files.map((f) => [f, statSync(join(out, f)).size]));
-}
-
-function sha256(file: string): Promise<string> {
-  return new Promise((done, fail) => {
-    const hash = createHash("sha256");
-    createReadStream(file)
-      .on("data", (c) => hash.update(c))
-      .on("error", fail)
-      .on("end", () => done(hash.digest("hex")));
-  });
 }
 
 function report(sizes: Map<string, number>, bins: Map<string, string>, src: SourceState, baseUrl: URL, started: number): void {

@@ -1,10 +1,6 @@
 // Owns the .crate checksum: SHA-256 against the index's `cksum` (or Cargo.lock's `checksum`).
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../core/ids.ts";
 import { CrateError } from "./errors.ts";
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 /** Throws a "checksum" CrateError naming both sums when `bytes` do not hash to `expected`. */
 export function verifyChecksum(bytes: Uint8Array, expected: string, what: string): void {

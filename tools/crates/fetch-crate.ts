@@ -2,9 +2,9 @@
 // tendril's cache, cargo's .crate files, then the registry (one download per crate across processes,
 // under a lock file). Requests of one call run concurrently, bounded. Knows no argv, env or output
 // format: cli/ turns results and CrateErrors into lines, JSON and exit codes.
-import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { sha256 } from "../../core/ids.ts";
 import type { Limits } from "../../core/limits.ts";
 import { log, logFailure } from "../../core/log.ts";
 import { type CargoLock, findCargoLock, type LockedPackage, lockedVersion } from "./cargo-lock.ts";
@@ -183,7 +183,7 @@ export class CrateFetcher {
     // The body streams through the hash into the extraction as it arrives; a mismatch found at the end
     // throws before the rename, so the temp folder (all there is) goes.
     const path = await this.install(entry.name, entry.vers, async (begin) => {
-      let hash = createHash("sha256");
+      let hash = sha256();
       let extraction: CrateExtraction | undefined;
       let bytes = 0;
       const got = await this.http.get(url, {
@@ -195,7 +195,7 @@ export class CrateFetcher {
           this.opts.onProgress?.({ crate, received, total, done: false });
         },
         sink: () => {
-          hash = createHash("sha256");
+          hash = sha256();
           const x = (extraction = begin());
           return (chunk) => {
             hash.update(chunk);
@@ -204,7 +204,7 @@ export class CrateFetcher {
         },
       });
       if (got.status === "missing") throw new CrateError("failed", `${url}: HTTP ${got.code}: the index lists ${crate} but the registry has no download`);
-      checkDigest(hash.digest("hex"), entry.cksum, `${url} (index cksum)`);
+      checkDigest(hash.hex(), entry.cksum, `${url} (index cksum)`);
       log.info("downloaded", { crate, url, bytes });
       this.opts.onProgress?.({ crate, received: bytes, total: bytes, done: true });
       return extraction ?? begin();
