@@ -9,6 +9,7 @@ import type { AuthHost } from "../core/acp/auth.ts";
 import type { LinkEnd } from "../core/wire/link.ts";
 import type { ByteSink } from "../core/wire/writer.ts";
 import { releaseOnStop } from "./stop-signals.ts";
+import { flushWithin } from "../core/exit-flush.ts";
 
 export interface AgentIo {
   input: AsyncIterable<Uint8Array>;
@@ -29,7 +30,6 @@ export interface OpenAgent {
 }
 
 const SETTLE_AFTER_EOF_MS = 200; // cancelled turns' answers are queued within a moment of the EOF
-const FLUSH_BOUND_MS = 500;
 
 export interface OpenOptions {
   /** Ask the provider which models it offers when the config lists none (default true). A client
@@ -98,7 +98,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
         await pool.closeAll().catch(logFailure("closing the MCP pool"));
         killAllGroups();
         dev?.dispose();
-        await Promise.race([conn.flush().catch(logFailure("flushing the connection")), new Promise((r) => setTimeout(r, FLUSH_BOUND_MS))]);
+        await flushWithin(conn.flush().catch(logFailure("flushing the connection")));
       })()),
   };
 }

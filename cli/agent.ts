@@ -139,7 +139,6 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
       logError: (m, f) => log.error(m, f),
       killAllGroups: running.killAllGroups,
       flush: () => running.flush(),
-      flushBoundMs: 500,
       exit: (code) => process.exit(code),
     }),
   );

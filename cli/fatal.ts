@@ -1,12 +1,14 @@
 // Owns what a protocol mode does when its own code throws where nothing catches it: log it, kill
 // every process group, flush what is owed on stdout within a bound, exit 1. A wedged agent that
 // keeps running after an unknown failure is worse than a dead one its client can restart.
+import { flushWithin } from "../core/exit-flush.ts";
 
 export interface FatalDeps {
   logError(message: string, fields: Record<string, unknown>): void;
   killAllGroups(): void;
   flush(): Promise<unknown>;
-  flushBoundMs: number;
+  /** Default EXIT_FLUSH_MS (core/exit-flush.ts); tests shorten it. */
+  flushBoundMs?: number;
   exit(code: number): void;
 }
 
@@ -18,11 +20,7 @@ export async function dieOfUncaught(err: unknown, deps: FatalDeps): Promise<void
     // logging must not stop the exit
   }
   deps.killAllGroups();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    deps.flush().catch(() => undefined), // stdout may be gone: exiting is what matters now
-    new Promise((resolve) => (timer = setTimeout(resolve, deps.flushBoundMs))),
-  ]);
-  clearTimeout(timer);
+  // stdout may be gone: exiting is what matters now
+  await flushWithin(deps.flush(), deps.flushBoundMs);
   deps.exit(1);
 }

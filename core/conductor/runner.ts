@@ -3,6 +3,7 @@
 // stop signal arrives (the caller's code for it), or a component exits or misbehaves (1: the client's
 // pending requests fail naming it and its last stderr lines). Every path kills every process group.
 import { killAllGroups } from "../process-group.ts";
+import { flushWithin } from "../exit-flush.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
 import { type ComponentSpec, type RunningComponent, startComponent } from "./components.ts";
@@ -79,7 +80,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     opts.stop.then((stop): Outcome => ({ kind: "signal", stop })),
   ]);
   const code = await report(outcome, chain, running);
-  await Promise.race([chain.flushClient(), new Promise((r) => setTimeout(r, 500))]);
+  await flushWithin(chain.flushClient());
   if (outcome.kind === "client" && code === 0) {
     // The client left: close every component's stdin and give them the cleanup time an agent
     // expects (sessions saved, tool groups killed) before the ladder kills what is left.
