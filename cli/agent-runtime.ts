@@ -7,14 +7,12 @@ import type { Config } from "../core/config.ts";
 import type { LlmProvider } from "../core/llm/types.ts";
 import type { AuthHost } from "../core/acp/auth.ts";
 import type { LinkEnd } from "../core/wire/link.ts";
-import type { ByteSink } from "../core/wire/writer.ts";
+import type { AgentIo } from "../core/acp/agent-server.ts";
 import { releaseOnStop } from "./stop-signals.ts";
 import { flushWithin } from "../core/exit-flush.ts";
 
-export interface AgentIo {
-  input: AsyncIterable<Uint8Array>;
-  sink: ByteSink;
-}
+/** The client's byte streams (the line bound comes from the config). */
+type ClientStreams = Omit<AgentIo, "maxLineBytes">;
 
 export interface OpenAgent {
   /** Resolves when the client's input ends or breaks. */
@@ -41,7 +39,7 @@ export interface OpenOptions {
   auth?: AuthHost;
 }
 
-export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo, opts: OpenOptions = {}): Promise<OpenAgent> {
+export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
   const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools }, { VERSION }, { logFailure }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),

@@ -28,7 +28,7 @@ Configuration (flag > environment > config file > default):
   TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
   TENDRIL_CONFIG              config file (default $XDG_CONFIG_HOME/tendril/config.toml)
   TENDRIL_PROFILE             agent profile: NAME ($XDG_CONFIG_HOME/tendril/agents/NAME.toml) or a path
-  TENDRIL_MCP_HOOK_SERVERS    servers allowed to run lifecycle hooks (not built yet: refused)
+  TENDRIL_MCP_HOOK_SERVERS    servers whose _Stop/_PostCompact tools run as hooks: a,b or * (default none)
   TENDRIL_RECORD=FILE         append every LLM exchange to FILE (JSONL)
   TENDRIL_REPLAY=FILE         with TENDRIL_PROVIDER=replay: answer from a recorded FILE
   TENDRIL_LOG                 error | warn | info | debug (stderr; default warn)

@@ -31,8 +31,8 @@ export function lazyShims(base: () => Record<string, string>): LazyShims {
       if (swept > 0) log.info("removed shim folders of dead owners", { count: swept });
       const dir = makeShimDir(); // throws (a full TMPDIR): this command fails, the next one tries again
       const env = base();
-      // TENDRIL_SHIM_DIR lets the rg shim skip its own folder when it looks for a real ripgrep on PATH.
-      made = { dir, remove: removeShimDir, env: { ...env, PATH: env.PATH ? `${dir}:${env.PATH}` : dir, TENDRIL_SHIM_DIR: dir } };
+      // The rg shim skips its own folder by itself (findRealRg compares real paths with this binary).
+      made = { dir, remove: removeShimDir, env: { ...env, PATH: env.PATH ? `${dir}:${env.PATH}` : dir } };
       return made.env;
     },
     dispose() {

@@ -13,51 +13,17 @@ import { VERSION } from "../core/version.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { runShim } from "./quick.ts";
 
-
-/** Edit distance, for "did you mean" when commander has no suggestion of its own. */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-function nearest(word: string, candidates: string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const c of candidates) {
-    const d = distance(word, c);
-    if (d < bestD) [best, bestD] = [c, d];
-  }
-  return best;
-}
-
-/** Finds the (sub)command the failing argv was aimed at, to list its valid options. */
+/** Finds the (sub)command the failing argv was aimed at, to point at its --help. */
 function targetCommand(program: Command, args: string[]): Command {
   const sub = program.commands.find((c) => c.name() === args[0] || c.aliases().includes(args[0] ?? ""));
   return sub ?? program;
 }
 
-function oneLine(err: CommanderError, program: Command, args: string[]): string {
+/** commander's message on one line; its own "did you mean" (a close enough name) is kept, never a guess. */
+function oneLine(err: CommanderError): string {
   let text = err.message.replace(/^error:\s*/, "").replace(/\s*\n\s*/g, " ");
   text = text.replace(/\(Did you mean (.+?)\?\)/, "(did you mean $1?)");
-  if (text.includes("did you mean")) return text;
-  const word = /'([^']+)'/.exec(text)?.[1];
-  if (!word) return text;
-  const cmd = targetCommand(program, args);
-  const pool =
-    err.code === "commander.unknownCommand"
-      ? program.commands.map((c) => c.name())
-      : err.code === "commander.unknownOption"
-        ? cmd.options.flatMap((o) => [o.long, o.short].filter((f): f is string => !!f)).concat("--help")
-        : [];
-  const hint = nearest(word, pool);
-  return hint ? `${text} (did you mean ${hint}?)` : text;
+  return text;
 }
 
 /** Each mode's name (and aliases) → what describes it on the command line. */
@@ -108,7 +74,7 @@ export async function runProgram(args: string[]): Promise<number> {
       }
       const sub = targetCommand(program, args);
       const help = sub === program ? "tendril --help" : `tendril ${sub.name()} --help`;
-      process.stderr.write(`tendril: ${oneLine(err, program, args)}; see '${help}'\n`);
+      process.stderr.write(`tendril: ${oneLine(err)}; see '${help}'\n`);
       return 2;
     }
     process.stderr.write(`tendril: ${err instanceof Error ? err.message : String(err)}\n`);

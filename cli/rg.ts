@@ -1,5 +1,5 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary), else
-// the built-in search with the output cap from the limits. Does not search (tools/rg-*.ts).
+// the built-in search with the output cap from the limits. Does not search (tools/search/).
 import { accessSync, constants, fstatSync, readFileSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { readAll, writeAll } from "./stdio.ts";

@@ -3,7 +3,7 @@
 import { parse as parseToml } from "smol-toml";
 import { join } from "node:path";
 import { type Limits, type LimitName, LIMIT_SPECS, loadLimits, parseLimit } from "./limits.ts";
-import { isLogLevel, type LogLevel } from "./log.ts";
+import { isLogLevel, LOG_LEVELS, type LogLevel } from "./log.ts";
 import { type PermissionRule, parseRules as parseRuleTables, RuleError } from "./policy/rules.ts";
 import { describeIssue, lazySchema, type SchemaOf } from "./zod-issue.ts";
 import type { z } from "zod";
@@ -253,7 +253,7 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
   const stored = () => storedProvider(credentialsPath(paths.configDir));
   const provider = pickProvider(flags.provider ?? env.TENDRIL_PROVIDER ?? profile?.provider ?? file.provider, env, stored);
   const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
-  if (!isLogLevel(level)) throw new ConfigError(`log level must be error, warn, info or debug, got ${JSON.stringify(level)}`);
+  if (!isLogLevel(level)) throw new ConfigError(`log level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level)}`);
   const mode = flags.mode ?? env.TENDRIL_MODE ?? profile?.mode ?? file.mode ?? "ask";
   if (!PERMISSION_MODES.includes(mode as PermissionMode)) {
     throw new ConfigError(`mode must be one of ${PERMISSION_MODES.join(", ")}, got ${JSON.stringify(mode)}`);

@@ -53,7 +53,6 @@ export const log = {
   warn: (msg: string, fields?: Record<string, unknown>) => emit("warn", msg, fields),
   info: (msg: string, fields?: Record<string, unknown>) => emit("info", msg, fields),
   debug: (msg: string, fields?: Record<string, unknown>) => emit("debug", msg, fields),
-  enabled: (level: LogLevel) => RANK[level] <= threshold,
 };
 
 /**

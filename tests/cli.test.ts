@@ -89,3 +89,11 @@ test("`tendril shims DIR` writes rg and tree links to the binary", () => {
   expect(clash.code).toBe(1);
   expect(clash.stderr).toContain("not a link");
 });
+
+test("a mode name nothing like a real one gets no guess, only the pointer to --help", () => {
+  const r = runBin(["qqqqqqq"]);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain("'qqqqqqq'");
+  expect(r.stderr).not.toContain("did you mean");
+  expect(r.stderr).toContain("tendril --help");
+});

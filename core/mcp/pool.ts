@@ -95,10 +95,6 @@ class Pool implements McpPool {
     await Promise.all(all.map((s) => s.stop()));
   }
 
-  close(): Promise<void> {
-    return this.closeAll();
-  }
-
   async #acquire(spec: McpServerSpec, cwd: string): Promise<Acquired> {
     checkSpec(spec);
     const key = spec.private || spec.transport === "local" ? `private:${this.#privateCount++}` : fingerprint(spec, cwd);

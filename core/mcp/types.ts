@@ -111,8 +111,6 @@ export interface McpPool {
   openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
   /** Stops every server of every session. */
   closeAll(): Promise<void>;
-  /** The same as closeAll (a pool is closed once, at exit). */
-  close(): Promise<void>;
 }
 
 /** The connection itself failed during a call (process gone, HTTP endpoint unreachable): restart material.
