@@ -2,6 +2,7 @@
 // TMPDIR, HOME and cache per call, stderr kept, and cleanup of every server a test started. Test-only.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { watch } from "node:fs";
 import { join } from "node:path";
 import { BIN } from "./binary.ts";
 
@@ -51,3 +52,23 @@ export async function callTool(client: Client, name: string, args: Record<string
 }
 
 export const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? "").join("");
+
+/**
+ * Resolves once the `nth` (1-based) edit temp file (`.NAME.tendril-….tmp`) appears in `root`: the
+ * moment an edit is between writing its new bytes and renaming them into place. Resolves false
+ * after `timeoutMs` without it. Kill tests wait on this instead of sleeping a random while.
+ */
+export function editTempFileAppears(root: string, nth = 1, timeoutMs = 20_000): Promise<boolean> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const done = (ok: boolean) => {
+      watcher.close();
+      clearTimeout(timer);
+      resolve(ok);
+    };
+    const watcher = watch(root, (_event, name) => {
+      if (name && /\.tendril-.*\.tmp$/.test(name) && ++seen === nth) done(true);
+    });
+    const timer = setTimeout(() => done(false), timeoutMs);
+  });
+}

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { BIN } from "./binary.ts";
-import { callTool as call, type DevMcp, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
+import { callTool as call, type DevMcp, editTempFileAppears, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
 import { pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-dev-mcp-e2e-")));
@@ -162,13 +162,14 @@ test("kill -9 in the middle of edits leaves the old or the new file, never a mix
         if (!r.isError && ++edits === 1) firstEdit();
       }
     })().catch(() => {});
-    // Kill at a random moment once edits are flowing (a loaded machine may take a while for the first).
-    await Promise.race([edited, Bun.sleep(5000)]);
-    await Bun.sleep(Math.floor(Math.random() * 250));
+    // Round 0 kills between two edits (right after one answered), the others in the middle of a write
+    // (its temp file exists): the moments a torn file could come from.
+    if (round === 0) await Promise.race([edited, Bun.sleep(20_000)]);
+    else expect(await editTempFileAppears(root, round * 3)).toBe(true);
     process.kill(pid, "SIGKILL");
     stop = true;
     await loop;
-    expect(edits).toBeGreaterThan(0);
+    if (round === 0) expect(edits).toBeGreaterThan(0); // later rounds saw an edit's temp file: edits were flowing
     const now = readFileSync(path, "utf8");
     expect(now === versionA || now === versionB).toBe(true);
   }

@@ -4,10 +4,10 @@
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { BIN } from "./binary.ts";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { callTool, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
+import { callTool, editTempFileAppears, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
 
@@ -99,12 +99,14 @@ test("regression: temp files of interrupted edits stayed in the workspace after 
         await callTool(client, "str_replace", { path: "big.txt", old_str: from, new_str: to }).catch(() => {});
       }
     })();
-    await Bun.sleep(100 + Math.floor(Math.random() * 300));
+    // Each round kills at another edit's write, once its temp file exists: the hard case every time.
+    expect(await editTempFileAppears(root, 1 + round * 2)).toBe(true);
     process.kill(pid, "SIGKILL");
     stop = true;
     await loop;
   }
-  await Bun.sleep(100); // older than TENDRIL_EDIT_TEMP_STALE_S
+  const past = new Date(Date.now() - 60_000); // older than TENDRIL_EDIT_TEMP_STALE_S
+  for (const f of tempFiles(root)) utimesSync(join(root, f), past, past);
   const { client } = await startDevMcp(root, home, env);
   const r = await callTool(client, "str_replace", { path: "note.txt", old_str: "", new_str: "x\n" });
   expect(r.isError).toBeFalsy();
