@@ -425,8 +425,9 @@ describe("cancellation and failures", () => {
     await a.initialize();
     const { sessionId } = await a.newSession(workspace("cancel-llm"));
     fake.script([{ fault: { hang: true } }]);
+    const asked = fake.requests.length;
     const turn = a.prompt(sessionId, "hang");
-    await Bun.sleep(200);
+    expect(await waitFor(() => fake.requests.length > asked, 10_000)).toBe(true); // the request hangs now
     const t0 = Date.now();
     await a.cancel(sessionId);
     expect((await turn).stopReason).toBe("cancelled");

@@ -83,8 +83,9 @@ describe("chains in front of tendril agent", () => {
     expect(a.text()).toContain("all done");
 
     fake.script([{ fault: { hang: true } }]);
+    const asked = fake.requests.length;
     const turn = a.prompt(sessionId, "hang");
-    await Bun.sleep(200);
+    expect(await waitFor(() => fake.requests.length > asked, 10_000)).toBe(true); // the request hangs now
     const t0 = Date.now();
     await a.cancel(sessionId);
     expect((await turn).stopReason).toBe("cancelled");

@@ -231,11 +231,12 @@ test("a crashed server restarts on next use", async () => {
   const p = pool();
   const file = tmp("crash.pid");
   const s = await p.openSession([fakeMcpSpec("cr", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file })], { cwd: dir });
+  const events: string[] = [];
+  s.onServerEvent?.((e) => events.push(e.kind));
   const first = await readPidFile(file);
   pids.push(first);
   expect((await s.call("cr__echo", { text: "one" })).text).toBe("one");
-  expect(await waitFor(() => !pidAlive(first), 2000)).toBe(true);
-  await new Promise((r) => setTimeout(r, 200));
+  expect(await waitFor(() => !pidAlive(first) && events.includes("died"), 10_000)).toBe(true);
   expect(await s.call("cr__echo", { text: "two" })).toMatchObject({ isError: false, text: "two" });
   const all = readPids(file);
   pids.push(...all);
@@ -249,10 +250,11 @@ test("a server that cannot restart is given up after 3 tries and its tools are w
   const s = await p.openSession([fakeMcpSpec("gn", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file, FAKE_MCP_MAX_STARTS: "1" })], { cwd: dir });
   let changed = 0;
   s.onToolsChanged(() => changed++);
+  const events: string[] = [];
+  s.onServerEvent?.((e) => events.push(e.kind));
   pids.push(await readPidFile(file));
   expect((await s.call("gn__echo", { text: "one" })).text).toBe("one");
-  expect(await waitFor(() => !pidAlive(readPids(file)[0]!), 2000)).toBe(true);
-  await new Promise((r) => setTimeout(r, 200));
+  expect(await waitFor(() => !pidAlive(readPids(file)[0]!) && events.includes("died"), 10_000)).toBe(true);
   const r = await s.call("gn__echo", { text: "two" });
   expect(r.isError).toBe(true);
   expect(r.text).toMatch(/MCP server gn is gone .*its tools are withdrawn/);
