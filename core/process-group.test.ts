@@ -32,8 +32,7 @@ test("the command leads its own group and sees its arguments", async () => {
   const child = spawnGroup({ label: "t", command: "sh", args: ["-c", 'echo "$0 $1"', "a", "b"], env, stdin: "ignore" });
   let out = "";
   child.stdout!.on("data", (b) => (out += b));
-  await new Promise((r) => child.once("exit", r));
-  await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => child.once("close", r)); // exited and its stdout drained
   expect(out.split("\n")[0]).toBe("a b");
   expect(processGroup(child.pid!) ?? child.pid).toBe(child.pid!);
   await killGroup(child.pid!);
@@ -41,9 +40,9 @@ test("the command leads its own group and sees its arguments", async () => {
 
 test("the ladder kills a group that ignores SIGTERM, and the registry forgets it", async () => {
   const before = liveGroupCount();
-  const child = spawnGroup({ label: "t", command: "sh", args: ["-c", "trap '' TERM; sleep 30 & wait"], env, stdin: "ignore" });
+  const child = spawnGroup({ label: "t", command: "sh", args: ["-c", "trap '' TERM; echo ready; sleep 30 & wait"], env, stdin: "ignore" });
   expect(liveGroupCount()).toBe(before + 1);
-  await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => child.stdout!.once("data", r)); // the trap is set
   const t0 = Date.now();
   await killGroup(child.pid!, 50);
   expect(Date.now() - t0).toBeLessThan(1000);

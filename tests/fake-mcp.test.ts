@@ -114,8 +114,10 @@ test("FAKE_MCP_GRANDCHILD starts a SIGTERM-proof sleeper in the server's process
   const grandchild = await readPidFile(file);
   started.push(grandchild);
   expect(processGroup(grandchild)).toBe(processGroup(pid));
+  // SIGTERM-proof means ignored, which the kernel shows in the signal mask: no waiting for what does not happen.
+  const sigIgn = BigInt(`0x${/^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${grandchild}/status`, "utf8"))![1]}`);
+  expect((sigIgn >> 14n) & 1n).toBe(1n); // SIGTERM is signal 15
   process.kill(grandchild, "SIGTERM");
-  await new Promise((r) => setTimeout(r, 200));
   expect(pidAlive(grandchild)).toBe(true);
   process.kill(grandchild, "SIGKILL");
   expect(await waitFor(() => !pidAlive(grandchild), 2000)).toBe(true);
