@@ -114,4 +114,4 @@ export class FileReader {
   }
 }
 
-belowTopTier(openSync, readSync, closeSync, FileReader.prototype.read, FileReader.prototype.countLines); // once per file
+belowTopTier(FileReader.prototype.read, FileReader.prototype.countLines); // once per file

@@ -237,7 +237,7 @@ export class FileWalk {
   }
 }
 
-belowTopTier(readdirSync, readDir, kindOf, keep, FileWalk.prototype.next); // once per directory or entry
+belowTopTier(readDir, kindOf, keep, FileWalk.prototype.next); // once per directory or entry
 
 /** The files of a `FileWalk` as an iterable. */
 export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
