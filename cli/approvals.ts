@@ -2,12 +2,12 @@
 // or JSON, and taking one back. The store itself is core/policy/approvals.ts.
 import type { Command } from "commander";
 import { resolve } from "node:path";
+import { loadConfig } from "../core/config.ts";
+import { ApprovalStore } from "../core/policy/approvals.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 
 async function store(configFlag?: string) {
-  const { loadConfig } = await import("../core/config.ts");
-  const { ApprovalStore } = await import("../core/policy/approvals.ts");
   const cfg = await loadConfig({ config: configFlag }, process.env, readFileOrUndefined);
   return new ApprovalStore(cfg.paths.stateDir);
 }

@@ -3,6 +3,10 @@
 // from one stdin line, so scripts and an editor's terminal auth both work. Exit 0 on success, 2 on a
 // bad input or credentials file, 130 on Ctrl-C. The file itself is core/credentials.ts's.
 import type { Command } from "commander";
+import { existsSync, rmSync } from "node:fs";
+import { resolvePaths } from "../core/config.ts";
+import { credentialsPath, isKeyedProvider, KEYED_PROVIDERS, removeKey, storeKey } from "../core/credentials.ts";
+import { loadLimits } from "../core/limits.ts";
 import type { ExitBox } from "./exit-box.ts";
 
 interface LoginFlags {
@@ -89,9 +93,6 @@ function checkBaseUrl(raw: string | undefined): string | undefined {
 }
 
 async function login(flags: LoginFlags): Promise<string> {
-  const { credentialsPath, isKeyedProvider, KEYED_PROVIDERS, storeKey } = await import("../core/credentials.ts");
-  const { resolvePaths } = await import("../core/config.ts");
-  const { loadLimits } = await import("../core/limits.ts");
   const max = loadLimits(process.env).MAX_API_KEY_BYTES;
   const file = credentialsPath(resolvePaths(process.env).configDir);
   const tty = process.stdin.isTTY === true;
@@ -120,12 +121,9 @@ async function login(flags: LoginFlags): Promise<string> {
 }
 
 async function logout(flags: LoginFlags): Promise<string> {
-  const { credentialsPath, isKeyedProvider, KEYED_PROVIDERS, removeKey } = await import("../core/credentials.ts");
-  const { resolvePaths } = await import("../core/config.ts");
   const file = credentialsPath(resolvePaths(process.env).configDir);
   if (flags.provider === undefined) {
     // Every key: the file goes, unread, so a file with bad permissions or syntax can be removed too.
-    const { existsSync, rmSync } = await import("node:fs");
     const had = existsSync(file);
     rmSync(file, { force: true });
     return had ? `removed ${file}` : `no stored keys (${file} does not exist)`;

@@ -1,6 +1,8 @@
 // Owns `tendril shims DIR`: writes `rg` and `tree` symlinks to this binary so argv0 dispatch finds them.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
+import { selfCommand } from "./self.ts";
+import { writeShimLinks } from "./shim-links.ts";
 
 export function describeShims(program: Command, exit: ExitBox): void {
   program
@@ -8,8 +10,6 @@ export function describeShims(program: Command, exit: ExitBox): void {
     .description("create `rg` and `tree` links to this binary in DIR")
     .argument("<DIR>", "directory to write the links into (created if missing)")
     .action(async (dir: string) => {
-      const { writeShimLinks } = await import("./shim-links.ts");
-      const { selfCommand } = await import("./self.ts");
       const self = selfCommand();
       if (self.args.length > 0) {
         process.stderr.write("tendril: shims need the compiled binary (run `npm run build`, then dist/tendril shims DIR)\n");

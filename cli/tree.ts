@@ -2,6 +2,9 @@
 // line counts (tools/tree/tree.ts), capped by the shim output limits. Does not walk or count itself.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { loadLimits } from "../core/limits.ts";
+import { ShimOutput } from "../tools/search/shim-output.ts";
+import { buildTree, renderTree } from "../tools/tree/tree.ts";
 import { writeAll } from "./stdio.ts";
 
 const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
@@ -40,7 +43,6 @@ export async function run(args: string[]): Promise<number> {
     writeAll(2, parsed + "\n");
     return 2;
   }
-  const { loadLimits } = await import("../core/limits.ts");
   let limits;
   try {
     limits = loadLimits(process.env);
@@ -57,8 +59,6 @@ export async function run(args: string[]): Promise<number> {
     writeAll(2, `tree: ${parsed.dir ?? "."}: ${why}\n`);
     return 1;
   }
-  const { ShimOutput } = await import("../tools/search/shim-output.ts");
-  const { buildTree, renderTree } = await import("../tools/tree/tree.ts");
   // Written straight to the descriptor, as rg's output is; a closed pipe (`tree | head`) ends it quietly.
   let broken = false;
   const emit = (chunk: string) => {
