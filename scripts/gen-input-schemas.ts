@@ -4,7 +4,8 @@
 // `bun scripts/gen-input-schemas.ts` after changing a schema in tools/dev/.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inputJsonSchema, noInput } from "../core/mcp/tool-definition.ts";
+import { noInput } from "../core/mcp/tool-definition.ts";
+import { inputJsonSchema } from "../core/mcp/tool-serving.ts";
 import { shellInput } from "../tools/dev/shell.ts";
 import { strReplaceInput } from "../tools/dev/str-replace.ts";
 import { todoInput } from "../tools/dev/todo.ts";

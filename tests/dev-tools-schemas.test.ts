@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildDevTools } from "../cli/dev-mcp-tools.ts";
 import { DEFAULT_LIMITS } from "../core/limits.ts";
-import { inputJsonSchema } from "../core/mcp/tool-definition.ts";
+import { inputJsonSchema } from "../core/mcp/tool-serving.ts";
 import { inputSchemasJson } from "../scripts/gen-input-schemas.ts";
 import { ROOT } from "./binary.ts";
 

@@ -5,7 +5,8 @@
 // built by hand or from Tendril tool definitions. Does not route (router.ts, mcp-bridge.ts, proxy-mcp.ts)
 // and does not load the MCP SDK (the inner protocol is tiny).
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
-import { callInProcess, listedTool, type ToolDefinition } from "../mcp/tool-definition.ts";
+import type { ToolDefinition } from "../mcp/tool-definition.ts";
+import { callInProcess, listedTool } from "../mcp/tool-serving.ts";
 
 export type Flavour = "acp" | "sacp";
 

@@ -3,7 +3,8 @@
 // or the MCP SDK. Each session gets its own (the tools hold session state). Does not define the
 // tools (cli/ builds them from tools/ and passes a factory in the spec).
 import { errorResult, type RawTool } from "./call-result.ts";
-import { callInProcess, listedTool, type ToolDefinition } from "./tool-definition.ts";
+import type { ToolDefinition } from "./tool-definition.ts";
+import { callInProcess, listedTool } from "./tool-serving.ts";
 import type { McpCallOptions, McpCallResult, McpServerSpec } from "./types.ts";
 
 /** What a local server's factory builds for one session. */

@@ -5,7 +5,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Readable, Writable } from "node:stream";
 import { log, logFailure } from "../log.ts";
 import { LineServerTransport } from "./server-transport.ts";
-import { replyOf, type ToolDefinition } from "./tool-definition.ts";
+import type { ToolDefinition } from "./tool-definition.ts";
+import { replyOf } from "./tool-serving.ts";
 import { errorResponse, INVALID_PARAMS } from "../wire/jsonrpc.ts";
 
 export type { ToolDefinition, ToolHints, ToolReply } from "./tool-definition.ts";

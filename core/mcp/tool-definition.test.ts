@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
 import { z } from "zod";
-import { callInProcess, defineTool, noInput } from "./tool-definition.ts";
+import { defineTool, noInput } from "./tool-definition.ts";
+import { callInProcess } from "./tool-serving.ts";
 import { lazySchema } from "../zod-issue.ts";
 
 const signal = new AbortController().signal;

@@ -3,7 +3,7 @@
 // definition both `--mcp` and the research proxy serve. The MCP wiring is in cli/.
 import { readdir } from "node:fs/promises";
 import type { z } from "zod";
-import type { ToolDefinition } from "../../core/mcp/tool-definition.ts";
+import { defineTool, type ToolDefinition } from "../../core/mcp/tool-definition.ts";
 import instructions from "./crate-sources-instructions.md" with { type: "text" };
 import description from "./get-rust-crate-source.md" with { type: "text" };
 import { parseRange } from "./crate-spec.ts";
@@ -47,7 +47,7 @@ export async function describeCheckout(found: CrateResult, maxBytes: number): Pr
 
 /** The tool; `newFetcher` is called per call (a fetcher remembers index answers, and failures, for its lifetime). */
 export function crateSourceTool(newFetcher: () => CrateFetcher, maxResultBytes: number): ToolDefinition {
-  const def: ToolDefinition<SchemaOf<typeof crateSourceInput>> = {
+  return defineTool({
     name: "get_rust_crate_source",
     title: "Rust crate source",
     description: crateSourceDescription,
@@ -59,6 +59,5 @@ export function crateSourceTool(newFetcher: () => CrateFetcher, maxResultBytes: 
       const { text, files } = await describeCheckout(found, maxResultBytes);
       return { text, structured: { ...found, files } };
     },
-  };
-  return def as unknown as ToolDefinition;
+  });
 }
