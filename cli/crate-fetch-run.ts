@@ -12,9 +12,16 @@ import { CrateError, type CrateErrorKind } from "../tools/crates/errors.ts";
 import { CrateFetcher, type CrateProgress, type CrateResult } from "../tools/crates/fetch-crate.ts";
 import { CRATES_IO_INDEX } from "../tools/crates/index-client.ts";
 import { ProgressLine } from "../tools/crates/progress-line.ts";
-import type { CrateFetchFlags } from "./crate-fetch.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
+
+export interface CrateFetchFlags {
+  json?: boolean;
+  mcp?: boolean;
+  proxy?: boolean;
+  config?: string;
+  log?: string;
+}
 
 export const EXIT_CODES: Record<CrateErrorKind, number> = {
   failed: 1,

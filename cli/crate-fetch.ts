@@ -2,14 +2,7 @@
 // (cli/crate-fetch-run.ts) loads when it runs.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
-
-export interface CrateFetchFlags {
-  json?: boolean;
-  mcp?: boolean;
-  proxy?: boolean;
-  config?: string;
-  log?: string;
-}
+import type { CrateFetchFlags } from "./crate-fetch-run.ts";
 
 export function describeCrateFetch(program: Command, exit: ExitBox): void {
   program

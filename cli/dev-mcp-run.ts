@@ -12,11 +12,18 @@ import { killAllGroups, killAllGroupsNow, setKillGrace } from "../core/process-g
 import { VERSION } from "../core/version.ts";
 import { checkHidePaths } from "../tools/dev/sandbox.ts";
 import { sandboxContext } from "./agent-dev-tools.ts";
-import type { DevMcpFlags } from "./dev-mcp.ts";
 import { buildDevTools } from "./dev-mcp-tools.ts";
 import { lazyShims } from "./lazy-shims.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 import { releaseOnStop, watchStopSignals } from "./stop-signals.ts";
+
+export interface DevMcpFlags {
+  root?: string;
+  config?: string;
+  log?: string;
+  passEnv?: string;
+  sandbox?: string;
+}
 
 async function resolveRoot(input: string): Promise<string> {
   const real = await realpath(resolve(input)).catch(() => undefined);

@@ -2,14 +2,7 @@
 // loads when it runs.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
-
-export interface DevMcpFlags {
-  root?: string;
-  config?: string;
-  log?: string;
-  passEnv?: string;
-  sandbox?: string;
-}
+import type { DevMcpFlags } from "./dev-mcp-run.ts";
 
 export function describeDevMcp(program: Command, exit: ExitBox): void {
   program

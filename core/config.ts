@@ -10,12 +10,12 @@ import type { z } from "zod";
 import { type McpServerEntry, mcpEntrySchema } from "./mcp-entry.ts";
 import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.ts";
 import { credentialsPath, storedProvider } from "./credentials.ts";
+import { isProviderName, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
 
 export type { McpServerEntry };
 
 export type { PermissionRule };
 
-export type ProviderName = "anthropic" | "openai" | "replay";
 export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only";
 export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only"];
 export type SandboxMode = "off" | "read-only" | "workspace-write";
@@ -127,8 +127,8 @@ function pickProvider(raw: string | undefined, env: Env, stored: () => ProviderN
     if (env.ANTHROPIC_API_KEY) return "anthropic";
     return env.OPENAI_API_KEY || env.OPENAI_BASE_URL ? "openai" : (stored() ?? "openai");
   }
-  if (raw === "anthropic" || raw === "openai" || raw === "replay") return raw;
-  throw new ConfigError(`provider must be anthropic, openai or replay, got ${JSON.stringify(raw)}`);
+  if (isProviderName(raw)) return raw;
+  throw new ConfigError(`provider must be one of ${PROVIDERS.join(", ")}, got ${JSON.stringify(raw)}`);
 }
 
 /** Every key config.toml may hold; anything else is refused, never silently ignored. */

@@ -5,7 +5,7 @@
 import { closeSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
-import type { ProviderName } from "./config.ts";
+import type { ProviderName } from "./llm/provider-names.ts";
 import { openPrivateFile } from "./private-file.ts";
 
 /** The providers a key can be stored for (replay needs none). */

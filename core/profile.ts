@@ -6,6 +6,7 @@ import { parse as parseToml } from "smol-toml";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { mcpEntrySchema } from "./mcp-entry.ts";
+import { PROVIDERS } from "./llm/provider-names.ts";
 import { firstIssue, issuePath, lazySchema, type SchemaOf } from "./zod-issue.ts";
 
 export class ProfileError extends Error {
@@ -15,7 +16,7 @@ export class ProfileError extends Error {
 const profileSchema = lazySchema((z) =>
   z.strictObject({
       description: z.string().optional(),
-      provider: z.enum(["anthropic", "openai", "replay"]).optional(),
+      provider: z.enum(PROVIDERS).optional(),
       model: z.string().min(1).optional(),
       models: z.array(z.string().min(1)).optional(),
       max_tokens: z.number().int().positive().optional(),

@@ -9,7 +9,7 @@ import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { AgentAuth } from "../core/acp/auth.ts";
 import { credentialsPath, keySource, storeKey } from "../core/credentials.ts";
-import type { ProviderName } from "../core/config.ts";
+import type { ProviderName } from "../core/llm/provider-names.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
 
 const schema = JSON.parse(readFileSync(join(import.meta.dir, "..", "node_modules", "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"), "utf8"));

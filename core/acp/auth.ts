@@ -2,7 +2,7 @@
 // `agent` method, always; `login`, a `terminal` method, only for a client that can run it), the
 // auth-required answer (-32000) for sessions without a usable key, `authenticate` and `logout`.
 // Does not read or write the credentials file itself (core/credentials.ts, through AuthHost).
-import type { ProviderName } from "../config.ts";
+import type { ProviderName } from "../llm/provider-names.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
 
 /** ACP's auth_required error code. */

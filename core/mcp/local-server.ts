@@ -5,17 +5,7 @@
 import { errorResult, type RawTool } from "./call-result.ts";
 import type { ToolDefinition } from "./tool-definition.ts";
 import { callInProcess, listedTool } from "./tool-serving.ts";
-import type { McpCallOptions, McpCallResult, McpServerSpec } from "./types.ts";
-
-/** What a local server's factory builds for one session. */
-export interface LocalTools {
-  tools: ToolDefinition[];
-  instructions: string;
-  /** Stops whatever the tools still run (shell process groups) and frees their state. */
-  close(): Promise<void>;
-}
-
-export type LocalToolsFactory = () => Promise<LocalTools>;
+import type { LocalTools, McpCallOptions, McpCallResult, McpServerSpec } from "./types.ts";
 
 export class LocalServer {
   state: "starting" | "live" | "gone" = "starting";

@@ -1,6 +1,16 @@
 // Owns the MCP client pool's interface as the agent sees it: a per-session tool namespace
 // (`server__tool`), calls that never throw, and the server declarations that open one.
-import type { LocalToolsFactory } from "./local-server.ts";
+import type { ToolDefinition } from "./tool-definition.ts";
+
+/** What a local server's factory builds for one session. */
+export interface LocalTools {
+  tools: ToolDefinition[];
+  instructions: string;
+  /** Stops whatever the tools still run (shell process groups) and frees their state. */
+  close(): Promise<void>;
+}
+
+export type LocalToolsFactory = () => Promise<LocalTools>;
 
 export interface McpServerSpec {
   /** A label only; identity is structural (fingerprint of the rest). */

@@ -3,7 +3,8 @@
 // Does not define the flags (rg-flags.ts), search or print.
 import { defaultOptions, FLAGS, REFUSED_LONG, REFUSED_SHORT, WholeError, type Flag, type ParseState, type RgOptions } from "./rg-flags.ts";
 
-export type { CaseMode, OutputMode, RgOptions } from "./rg-flags.ts";
+export type { OutputMode, RgOptions } from "./rg-flags.ts";
+export type { CaseMode } from "./rg-regex.ts";
 export { defaultOptions } from "./rg-flags.ts";
 export type ParseResult = { ok: true; options: RgOptions } | { ok: false; message: string };
 

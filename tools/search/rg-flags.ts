@@ -1,8 +1,8 @@
 // Owns the built-in rg's flag table: every supported flag with ripgrep's short and long spelling and what it
 // sets in RgOptions, plus ripgrep's flags the built-in refuses by name. Does not read argv (rg-args.ts).
 import type { TypeChange } from "./rg-types.ts";
+import type { CaseMode } from "./rg-regex.ts";
 
-export type CaseMode = "sensitive" | "insensitive" | "smart";
 export type OutputMode = "lines" | "files-with-matches" | "files-without-match" | "count" | "count-matches" | "files" | "type-list";
 export type SortKey = "none" | "path" | "modified" | "accessed" | "created";
 

@@ -1,7 +1,9 @@
 // Owns turning rg patterns (Rust regex syntax, -F, -w, -i/-S) into one JavaScript RegExp with the `u`
 // flag that finds matches in a whole file at once: `.`/`^`/`$` stay inside a line, `\w`/`\d`/`\b` are
 // Unicode-aware as in Rust. Does not split lines or search files (rg-search.ts).
-import type { CaseMode } from "./rg-flags.ts";
+
+/** How letter case counts: `-s`, `-i`, or `-S` (insensitive unless the pattern has an upper-case letter). */
+export type CaseMode = "sensitive" | "insensitive" | "smart";
 
 export interface CompiledPattern {
   /** Global, for finding the lines with a match in a whole file (may match less text than `exact`). */
