@@ -80,10 +80,14 @@ export async function readPidFile(file: string, timeoutMs = 3000): Promise<numbe
 }
 
 /** SIGKILLs pids that are still around (afterAll cleanup; never throws). */
-export function killPids(pids: number[]): void {
+/** Test cleanup: SIGKILLs the process group each pid belongs to (a server and whatever it started),
+ *  or the pid alone when it is in the test runner's own group. */
+export function killGroupsOf(pids: number[]): void {
+  const own = processGroup(process.pid);
   for (const pid of pids) {
+    const group = processGroup(pid);
     try {
-      process.kill(pid, "SIGKILL");
+      process.kill(group !== undefined && group !== own ? -group : pid, "SIGKILL");
     } catch {
       // already gone
     }

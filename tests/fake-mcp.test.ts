@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { FAKE_MCP_PATH, killPids, pidAlive, processGroup, readPidFile, waitFor } from "./fake-mcp-helpers.ts";
+import { FAKE_MCP_PATH, killGroupsOf, pidAlive, processGroup, readPidFile, waitFor } from "./fake-mcp-helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "fake-mcp-test-"));
 const started: number[] = [];
@@ -14,7 +14,7 @@ const clients: Client[] = [];
 
 afterAll(async () => {
   await Promise.allSettled(clients.map((c) => c.close()));
-  killPids(started);
+  killGroupsOf(started);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fakeMcpSpec, killPids, pidAlive, readPidFile, readPids, waitFor } from "../../tests/fake-mcp-helpers.ts";
+import { fakeMcpSpec, killGroupsOf, pidAlive, readPidFile, readPids, waitFor } from "../../tests/fake-mcp-helpers.ts";
 import { LimitError, loadLimits } from "../limits.ts";
 import { DESCRIPTION_MARKER } from "./catalog.ts";
 import { createMcpPool } from "./pool.ts";
@@ -26,7 +26,7 @@ const tmp = (name: string) => join(dir, `${fileSeq++}-${name}`);
 
 afterAll(async () => {
   await Promise.allSettled(pools.map((p) => p.closeAll()));
-  killPids(pids);
+  killGroupsOf(pids);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fakeMcpSpec, killPids, readPidFile, readPids } from "../../tests/fake-mcp-helpers.ts";
+import { fakeMcpSpec, killGroupsOf, readPidFile, readPids } from "../../tests/fake-mcp-helpers.ts";
 import { loadLimits } from "../limits.ts";
 import { createMcpPool } from "./pool.ts";
 import type { McpPool, McpServerEvent } from "./types.ts";
@@ -15,7 +15,7 @@ const pids: number[] = [];
 const quiet = { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} };
 afterAll(async () => {
   await Promise.allSettled(pools.map((p) => p.closeAll()));
-  killPids(pids);
+  killGroupsOf(pids);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FAKE_MCP_PATH, killPids, pidAlive, readPidFile, waitFor } from "../../tests/fake-mcp-helpers.ts";
+import { FAKE_MCP_PATH, killGroupsOf, pidAlive, readPidFile, waitFor } from "../../tests/fake-mcp-helpers.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "stdio-transport-test-"));
@@ -12,7 +12,7 @@ const pids: number[] = [];
 const quiet = { warn() {}, info() {}, debug() {} };
 
 afterAll(() => {
-  killPids(pids);
+  killGroupsOf(pids);
   rmSync(dir, { recursive: true, force: true });
 });
 
