@@ -9,6 +9,7 @@ import type { SandboxConfig } from "../core/config.ts";
 import type { Limits } from "../core/limits.ts";
 import type { McpServerSpec } from "../core/mcp/types.ts";
 import { lazyShims } from "./lazy-shims.ts";
+import { selfCommand } from "./self.ts";
 
 export interface AgentDevTools {
   /** The `dev` server of a session working in `cwd`. */
@@ -40,5 +41,5 @@ export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonl
 
 /** The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own PATH. */
 export function sandboxContext(s: { settings: SandboxConfig; configDir: string }) {
-  return { settings: s.settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME };
+  return { settings: s.settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME, self: selfCommand() };
 }

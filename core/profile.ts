@@ -31,8 +31,7 @@ const profileSchema = lazySchema((z) =>
       sandbox: z.enum(["off", "read-only", "workspace-write"]).optional(),
       sandbox_network: z.boolean().optional(),
       sandbox_hide: z.array(z.string().min(1)).optional(),
-      /** Not built yet: config.ts refuses it with that reason. */
-      sandbox_allow_domains: z.unknown().optional(),
+      sandbox_allow_domains: z.array(z.string()).optional(),
     })
     .refine((p) => p.system_prompt === undefined || p.system_prompt_file === undefined, {
       message: "give system_prompt or system_prompt_file, not both",

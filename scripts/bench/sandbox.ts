@@ -36,7 +36,7 @@ export async function run(): Promise<void> {
   const tmp = join(scratch, "tmp");
   mkdirSync(root);
   mkdirSync(tmp);
-  const settings: SandboxSettings = { mode: "workspace-write", network: false, hide: [] };
+  const settings: SandboxSettings = { mode: "workspace-write", network: false, hide: [], allowDomains: [] };
   try {
     bwrap = findBwrap(process.env.PATH, root, settings.mode);
   } catch (err) {

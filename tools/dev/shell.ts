@@ -40,6 +40,8 @@ export interface ShellOutcome {
   exitCode: number;
   timedOut: boolean;
   cancelled: boolean;
+  /** The executor's line about the run (the sandbox proxy refused a host). */
+  note?: string;
   capture: CaptureResult;
 }
 
@@ -70,7 +72,7 @@ export class ShellTool {
       const env = typeof this.opts.env === "function" ? await this.opts.env() : this.opts.env;
       const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env);
       const reply = formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
-      const why = outcome.exitCode !== 0 && !outcome.cancelled ? this.opts.explainFailure?.(outcome) : undefined;
+      const why = outcome.note ?? (outcome.exitCode !== 0 && !outcome.cancelled ? this.opts.explainFailure?.(outcome) : undefined);
       if (why !== undefined) {
         reply.text += `${why}\n`;
         reply.structured!.sandbox_note = why;
