@@ -7,6 +7,7 @@ import type { Limits } from "../core/limits.ts";
 import { defineTool, noInput, type ToolDefinition } from "../core/mcp/tool-definition.ts";
 import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
+import { UNSANDBOXED_HOOK } from "../core/agent/sandbox-retry.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
 import { GroupExecutor } from "../tools/dev/exec.ts";
 import type { SandboxContext } from "../tools/dev/sandbox.ts";
@@ -102,6 +103,20 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       annotations: { readOnlyHint: true, openWorldHint: false },
       run: async (args) => todo.update(args),
     }),
+    // Only with a confined shell: the agent runs one command the sandbox stopped again, unconfined, once the
+    // user allowed it (core/agent/sandbox-retry.ts). A hook: never offered to a model.
+    ...(sandbox
+      ? [
+          defineTool({
+            name: UNSANDBOXED_HOOK,
+            description: "Runs one shell command without the sandbox, after the user allowed it (called by the agent, never by a model).",
+            inputSchema: shellInput,
+            listedSchema: listed.shell,
+            annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+            run: (args, signal) => shell.call(args, signal, true),
+          }),
+        ]
+      : []),
     defineTool({
       name: "_Stop",
       description: text.stop,

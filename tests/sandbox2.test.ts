@@ -2,12 +2,20 @@
 // bubblewrap: sandbox_allow_domains through the agent's proxy (a loopback HTTP server stands in for an
 // allowed host; no real network), and the bad-input and escape list with its `off` control.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
 import { hostAllowed, startEgressProxy } from "../tools/dev/egress-proxy.ts";
+import type { McpCallResult, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
+import { createPolicy } from "../core/policy/policy.ts";
+import { ApprovalStore } from "../core/policy/approvals.ts";
+import { type PermissionAnswer, type PermissionAsk, runToolCalls } from "../core/agent/tool-calls.ts";
+import { decidePermission } from "../core/acp-client/approve.ts";
+import { startAgent, type TestAgent } from "./acp-client.ts";
+import { agentEnv } from "./agent-env.ts";
+import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
 
 const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].find((p) => existsSync(p));
 const CURL = ["/usr/bin/curl", "/bin/curl"].find((p) => existsSync(p));
@@ -116,5 +124,104 @@ describe.skipIf(!BWRAP || !CURL)("sandbox_allow_domains through the binary", () 
     const r = runBin(["dev-mcp", "--root", ws], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, ...config("bad.toml", 'sandbox_allow_domains = ["https://registry.npmjs.org/"]\n') }, input: "" });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('sandbox_allow_domains: "https://registry.npmjs.org/" is not a host name');
+  });
+});
+
+/** A `dev` server stand-in whose shell the sandbox "stops" and whose hook runs the command for real. */
+function confinedTools(ran: string[]): McpSessionTools {
+  const info = (tool: string, hook = false): McpToolInfo => ({ qualifiedName: `dev__${tool}`, server: "dev", tool, description: tool, inputSchema: { type: "object" }, readOnly: false, hook });
+  const reply = (text: string, structured?: Record<string, unknown>): McpCallResult => ({ content: [{ type: "text", text }], text, isError: false, ...(structured ? { structured } : {}) });
+  return {
+    tools: () => [info("shell"), info("_ShellUnsandboxed", true)],
+    instructions: () => ({}),
+    onToolsChanged: () => {},
+    close: async () => {},
+    async call(name, args) {
+      ran.push(`${name} ${args.command}`);
+      if (name === "dev___ShellUnsandboxed") return reply("exit_code: 0 (unconfined)");
+      return reply("exit_code: 1\nRead-only file system", { exit_code: 1, sandbox_note: "sandbox: this command ran confined" });
+    },
+  };
+}
+
+describe("a command the sandbox stopped: asking to run it unsandboxed (in memory)", () => {
+  const run = async (mode: "ask" | "yolo" | "auto-edit", answers: PermissionAnswer[], store?: ApprovalStore, command = "make install") => {
+    const ran: string[] = [];
+    const asks: PermissionAsk[] = [];
+    const policy = createPolicy({ mode, rules: [], workspace: "/w", ...(store ? { approvals: store } : {}) });
+    const ctx = {
+      tools: confinedTools(ran), policy, cwd: "/w", maxParallel: 4, maxResultBytes: 10_000, maxImageBytes: 1000, progressPerS: 100, toolTimeoutMs: 10_000,
+      signal: new AbortController().signal, emit: () => {},
+      askPermission: async (ask: PermissionAsk) => (asks.push(ask), answers.shift() ?? "reject_once"),
+    };
+    const [result] = await runToolCalls([{ call: { id: "c1", name: "dev__shell", input: { command } } }], ctx);
+    return { ran, asks, result: result!, policy, ctx };
+  };
+
+  test("ask mode: the user is asked about that one command; allow runs it unsandboxed, reject keeps the sandbox's result", async () => {
+    const allowed = await run("ask", ["allow_once", "allow_once"]);
+    expect(allowed.asks.map((a) => a.title)).toEqual(["shell: make install", "The sandbox stopped this command. Run it once without the sandbox? make install"]);
+    expect(allowed.asks[1]!._meta.toolName).toBe("dev___ShellUnsandboxed");
+    expect(allowed.ran).toEqual(["dev__shell make install", "dev___ShellUnsandboxed make install"]);
+    expect(allowed.result.content).toStartWith("[ran again without the sandbox, as the user allowed");
+    const rejected = await run("ask", ["allow_once", "reject_once"]);
+    expect(rejected.ran).toEqual(["dev__shell make install"]);
+    expect(rejected.result.content).toContain("Read-only file system\n[the user declined to run this command without the sandbox]");
+  });
+
+  test("an always answer is remembered like other approvals: in the session and, with the store, in later sessions", async () => {
+    const dir = mkdtempSync(join(base, "approvals-"));
+    const store = new ApprovalStore(dir);
+    const first = await run("ask", ["allow_once", "allow_always"], store);
+    expect(first.asks[1]!.allowAlways).toBe("Always run unsandboxed: `make` commands");
+    expect(store.list("/w").map((a) => a.scope)).toEqual(["dev___ShellUnsandboxed make"]);
+    // A later session in the same workspace: asked for the shell call, never for the retry.
+    const later = await run("ask", ["allow_once"], new ApprovalStore(dir), "make test");
+    expect(later.asks).toHaveLength(1);
+    expect(later.ran).toEqual(["dev__shell make test", "dev___ShellUnsandboxed make test"]);
+    const never = await run("ask", ["allow_once", "reject_always"], new ApprovalStore(dir), "curl x");
+    expect(never.ran).toHaveLength(1);
+    const again = await run("ask", ["allow_once"], new ApprovalStore(dir), "curl y");
+    expect(again.asks).toHaveLength(1);
+    expect(again.result.content).toContain("[not run again unsandboxed: rejected always in /w]");
+  });
+
+  test("yolo never lifts the sandbox (nobody is asked), and `tendril prompt --approve all` does not answer yes for the user", async () => {
+    const yolo = await run("yolo", []);
+    expect({ asks: yolo.asks.length, ran: yolo.ran }).toEqual({ asks: 0, ran: ["dev__shell make install"] });
+    const options = [{ optionId: "a", kind: "allow_once" }, { optionId: "r", kind: "reject_once" }];
+    expect(decidePermission({ kind: "all" }, { id: "1", name: "dev___ShellUnsandboxed" }, options, "/w").allowed).toBe(false);
+    expect(decidePermission({ kind: "all" }, { id: "1", name: "dev__shell" }, options, "/w").allowed).toBe(true);
+  });
+});
+
+describe.skipIf(!BWRAP)("the permission round trip through the binary", () => {
+  let fake: FakeLlm;
+  const agents: TestAgent[] = [];
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close(2000).catch(() => {});
+    await fake.close();
+  });
+
+  test("the sandbox stops a write outside; the user allows it once unsandboxed and it runs; rejected, nothing changes", async () => {
+    const outside = join(base, "outside-allowed.txt");
+    const a = startAgent({ args: ["agent", "--sandbox", "workspace-write"], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "ask" }, script: ["allow_once", "reject_once", "allow_once", "allow_once"] });
+    agents.push(a);
+    await a.initialize();
+    const { sessionId } = await a.newSession(ws);
+    fake.script([{ toolCalls: [{ id: "s1", name: "dev__shell", input: { command: `echo no > ${join(base, "outside-rejected.txt")}` } }] }, { text: "kept" }]);
+    await a.prompt(sessionId, "first");
+    expect(a.permissions.map((p) => p.request.toolCall.title)).toEqual([`shell: echo no > ${join(base, "outside-rejected.txt")}`, `The sandbox stopped this command. Run it once without the sandbox? echo no > ${join(base, "outside-rejected.txt")}`]);
+    expect(existsSync(join(base, "outside-rejected.txt"))).toBe(false);
+    fake.script([{ toolCalls: [{ id: "s2", name: "dev__shell", input: { command: `touch ${outside}` } }] }, { text: "done" }]);
+    const before = fake.requests.length;
+    await a.prompt(sessionId, "second");
+    expect(a.permissions).toHaveLength(4);
+    expect(a.permissions[3]!.request.options.map((o) => o.name)).toContain("Always run unsandboxed: `touch` commands");
+    expect(existsSync(outside)).toBe(true);
+    expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).toContain("[ran again without the sandbox, as the user allowed");
   });
 });
