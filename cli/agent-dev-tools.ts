@@ -7,7 +7,8 @@ import { realpathSync } from "node:fs";
 import { shellEnv } from "../core/child-env.ts";
 import type { SandboxConfig } from "../core/config.ts";
 import type { Limits } from "../core/limits.ts";
-import type { McpServerSpec } from "../core/mcp/types.ts";
+import type { McpServerSpec, StdioConfine } from "../core/mcp/types.ts";
+import type { Launch } from "../tools/dev/exec.ts";
 import { lazyShims } from "./lazy-shims.ts";
 import { selfCommand } from "./self.ts";
 
@@ -36,6 +37,25 @@ export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonl
       },
     }),
     dispose: () => shims.dispose(),
+  };
+}
+
+/**
+ * The pool's way to start `[[mcp]] sandbox = …` servers: the shell's sandbox (same settings but the
+ * mode), one confiner per mode and workspace so bwrap is probed once for each.
+ */
+export function mcpConfine(s: { settings: SandboxConfig; configDir: string }): StdioConfine {
+  const confiners = new Map<string, Promise<(req: { argv: string[]; cwd: string; env: Record<string, string> }) => Promise<Launch>>>();
+  return async (req) => {
+    const root = realpathSync(req.root);
+    const key = `${req.mode}\0${root}`;
+    let confiner = confiners.get(key);
+    if (!confiner) {
+      confiner = import("../tools/dev/sandbox.ts").then((sb) => sb.sandboxConfiner({ ...sandboxContext({ ...s, settings: { ...s.settings, mode: req.mode } }), root }));
+      confiners.set(key, confiner);
+    }
+    const launch = await (await confiner)({ argv: [req.command, ...req.args], cwd: req.cwd, env: req.env });
+    return { command: launch.command, args: launch.args, env: launch.env, ...(launch.cleanup ? { cleanup: launch.cleanup } : {}) };
   };
 }
 

@@ -42,7 +42,7 @@ export interface OpenOptions {
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo, opts: OpenOptions = {}): Promise<OpenAgent> {
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools }, { VERSION }, { logFailure }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools, mcpConfine }, { VERSION }, { logFailure }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
@@ -62,7 +62,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
   if (dev) releaseOnStop(() => dev.dispose());
   const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
   const acpRelay = new AcpMcpRelay();
-  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay });
+  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay, confine: mcpConfine({ settings: cfg.sandbox, configDir: cfg.paths.configDir }) });
   const sessions = new SessionManager({
     pool,
     provider,

@@ -118,9 +118,11 @@ test("regression: settings were accepted and ignored; every config key either ta
   expect((await loadConfig({}, { HOME }, files({}))).sandbox.mode).toBe("off");
   await expect(loadConfig({ sandbox: "strict" }, { HOME }, files({}))).rejects.toThrow('sandbox must be one of off, read-only, workspace-write, got "strict"');
   await expect(loadConfig({ config: "/h.toml" }, { HOME }, files({ "/h.toml": 'sandbox_hide = ["keys"]' }))).rejects.toThrow("must be an absolute path or start with ~/");
-  await expect(loadConfig({ config: "/ms.toml" }, { HOME }, files({ "/ms.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "read-only"' }))).rejects.toThrow(
-    "/ms.toml: mcp[0].sandbox: sandboxing an MCP server is not built yet",
+  expect((await loadConfig({ config: "/ms.toml" }, { HOME }, files({ "/ms.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "read-only"' }))).mcp[0]!.sandbox).toBe("read-only");
+  await expect(loadConfig({ config: "/mu.toml" }, { HOME }, files({ "/mu.toml": '[[mcp]]\nname = "x"\nurl = "http://127.0.0.1:1/"\nsandbox = "read-only"' }))).rejects.toThrow(
+    "sandbox confines a server this agent starts (command), not one it reaches by url",
   );
+  await expect(loadConfig({ config: "/mb.toml" }, { HOME }, files({ "/mb.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "strict"' }))).rejects.toThrow("/mb.toml.mcp[0].sandbox");
   // A key the file may not hold is named, not ignored.
   await expect(loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).rejects.toThrow(/u\.toml.*modle/);
   await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(

@@ -162,19 +162,8 @@ export async function configFileKeys(): Promise<(keyof ConfigFile)[]> {
   return Object.keys((await fileSchema()).shape) as (keyof ConfigFile)[];
 }
 
-/** `sandbox` in an `[[mcp]]` entry: not built yet, so named as such rather than as an unknown key. */
-function mcpSandboxUnbuilt(mcp: unknown): number | undefined {
-  if (!Array.isArray(mcp)) return undefined;
-  const i = mcp.findIndex((e) => typeof e === "object" && e !== null && "sandbox" in e);
-  return i >= 0 ? i : undefined;
-}
-
-const MCP_SANDBOX_UNBUILT = "sandboxing an MCP server is not built yet (its commands run unconfined; `sandbox` confines the shell tool only): remove the key";
-
 async function validateFile(table: FileTable, where: string): Promise<ConfigFile> {
   if (Object.keys(table).length === 0) return {}; // no file, or an empty one: nothing to check
-  const i = mcpSandboxUnbuilt(table.mcp);
-  if (i !== undefined) throw new ConfigError(`${where}: mcp[${i}].sandbox: ${MCP_SANDBOX_UNBUILT}`);
   const r = (await fileSchema()).safeParse(table);
   if (!r.success) throw new ConfigError(describeIssue(r.error, where));
   return r.data;

@@ -74,5 +74,6 @@ test("a profile's sandbox setting takes effect under the environment's, and its 
   await expect(loadConfig({ profile: "/p/e.toml" }, { HOME }, files({ "/p/e.toml": 'sandbox_allow_domains = ["http://a.example"]\n' }))).rejects.toThrow("/p/e.toml: sandbox_allow_domains");
   await expect(loadProfile("/p/b.toml", files({ "/p/b.toml": 'sandbox = "on"\n' }))).rejects.toThrow("/p/b.toml:1: sandbox: Invalid option");
   const mcp = '[[mcp]]\nname = "a"\ncommand = "c"\n\n[[mcp]]\nname = "b"\ncommand = "d"\nsandbox = "read-only"\n';
-  await expect(loadProfile("/p/m.toml", files({ "/p/m.toml": mcp }))).rejects.toThrow("/p/m.toml:8: mcp[1].sandbox: sandboxing an MCP server is not built yet");
+  expect((await loadProfile("/p/m.toml", files({ "/p/m.toml": mcp }))).mcp![1]!.sandbox).toBe("read-only");
+  await expect(loadProfile("/p/m.toml", files({ "/p/m.toml": mcp.replace('"read-only"', '"on"') }))).rejects.toThrow("/p/m.toml:8: mcp[1].sandbox: Invalid option");
 });

@@ -63,14 +63,6 @@ export async function loadProfile(file: string, readFile: (path: string) => stri
   } catch (err) {
     throw new ProfileError(`${file}: ${(err as Error).message.split("\n")[0]}`);
   }
-  const unbuilt = Array.isArray((raw as { mcp?: unknown }).mcp)
-    ? ((raw as { mcp: unknown[] }).mcp).findIndex((e) => typeof e === "object" && e !== null && "sandbox" in e)
-    : -1;
-  if (unbuilt >= 0) {
-    throw new ProfileError(
-      `${file}:${lineOf(text, ["mcp", unbuilt, "sandbox"])}: mcp[${unbuilt}].sandbox: sandboxing an MCP server is not built yet (its commands run unconfined; \`sandbox\` confines the shell tool only): remove the key`,
-    );
-  }
   const parsed = (await profileSchema()).safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

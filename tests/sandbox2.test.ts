@@ -225,3 +225,52 @@ describe.skipIf(!BWRAP)("the permission round trip through the binary", () => {
     expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).toContain("[ran again without the sandbox, as the user allowed");
   });
 });
+
+describe.skipIf(!BWRAP)("[[mcp]] sandbox: a stdio server confined like commands", () => {
+  let fake: FakeLlm;
+  const agents: TestAgent[] = [];
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close(2000).catch(() => {});
+    await fake.close();
+  });
+
+  /** The fake MCP server from config, `sandbox` as given; `hidden` in sandbox_hide. */
+  async function readThrough(sandbox: string | undefined, path: string): Promise<string> {
+    const hidden = join(base, "mcp-secret.txt");
+    writeFileSync(hidden, "MCP SECRET\n");
+    const server = `[[mcp]]\nname = "fake"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(join(import.meta.dir, "fake-mcp.ts"))}]\n${sandbox ? `sandbox = "${sandbox}"\n` : ""}`;
+    const env = { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo", ...config(`mcp-${sandbox ?? "none"}.toml`, `sandbox_hide = [${JSON.stringify(hidden)}]\n${server}`) };
+    const a = startAgent({ env });
+    agents.push(a);
+    await a.initialize();
+    const { sessionId } = await a.newSession(ws);
+    fake.script([{ toolCalls: [{ id: "r1", name: "fake__read", input: { path } }] }, { text: "read" }]);
+    const before = fake.requests.length;
+    await a.prompt(sessionId, "read it");
+    return JSON.stringify(fake.requests[before + 1]!.body.messages);
+  }
+
+  test("confined, the fake MCP server cannot read a hidden file but reads the workspace; unconfined (the control) it reads both", async () => {
+    writeFileSync(join(ws, "visible.txt"), "VISIBLE\n");
+    const hidden = join(base, "mcp-secret.txt");
+    const confined = await readThrough("workspace-write", hidden);
+    expect(confined).not.toContain("MCP SECRET");
+    expect(confined).toContain(`cannot read ${hidden}`);
+    expect(await readThrough("read-only", join(ws, "visible.txt"))).toContain("VISIBLE");
+    expect(await readThrough(undefined, hidden)).toContain("MCP SECRET");
+  });
+
+  test("fail closed: a confined server where bwrap is missing fails the session's start, saying why", async () => {
+    const bin = join(base, "bin-no-bwrap-mcp");
+    mkdirSync(bin, { recursive: true });
+    const server = `[[mcp]]\nname = "fake"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(join(import.meta.dir, "fake-mcp.ts"))}]\nsandbox = "read-only"\n`;
+    const a = startAgent({ env: { ...agentEnv(fake, base), HOME: base, PATH: bin, ...config("mcp-nobwrap.toml", server) }, command: (await import("./binary.ts")).BIN });
+    agents.push(a);
+    await a.initialize();
+    const err = await a.newSession(ws).then(() => undefined, (e: Error) => e);
+    expect(String(err?.message ?? JSON.stringify(err))).toContain('MCP server fake: sandbox = "read-only": the sandbox cannot start: bwrap (bubblewrap) is not on PATH');
+  });
+});
