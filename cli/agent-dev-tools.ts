@@ -5,7 +5,7 @@
 // pool's local-server spec. `tendril dev-mcp` serves the same tools.
 import { realpathSync } from "node:fs";
 import { shellEnv } from "../core/child-env.ts";
-import type { SandboxConfig } from "../core/config.ts";
+import type { SandboxConfig, SandboxMode } from "../core/config.ts";
 import type { Limits } from "../core/limits.ts";
 import type { McpServerSpec, StdioConfine } from "../core/mcp/types.ts";
 import type { Launch } from "../tools/dev/exec.ts";
@@ -13,8 +13,8 @@ import { lazyShims } from "./lazy-shims.ts";
 import { selfCommand } from "./self.ts";
 
 export interface AgentDevTools {
-  /** The `dev` server of a session working in `cwd`. */
-  spec(cwd: string): McpServerSpec;
+  /** The `dev` server of a session working in `cwd`; `sandboxMode`: the session's setting, read at each command. */
+  spec(cwd: string, sandboxMode?: () => SandboxMode): McpServerSpec;
   /** Removes the shim folder (every exit path calls it; idempotent and synchronous). */
   dispose(): void;
 }
@@ -26,13 +26,13 @@ export interface AgentDevTools {
 export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = [], sandbox?: { settings: SandboxConfig; configDir: string }): AgentDevTools {
   const shims = lazyShims(() => shellEnv(process.env, passEnv));
   return {
-    spec: (cwd) => ({
+    spec: (cwd, sandboxMode) => ({
       name: "dev",
       transport: "local",
       private: true,
       local: async () => {
         const { buildDevTools } = await import("./dev-mcp-tools.ts");
-        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox) });
+        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}) });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
       },
     }),
@@ -57,6 +57,16 @@ export function mcpConfine(s: { settings: SandboxConfig; configDir: string }): S
     const launch = await (await confiner)({ argv: [req.command, ...req.args], cwd: req.cwd, env: req.env });
     return { command: launch.command, args: launch.args, env: launch.env, ...(launch.cleanup ? { cleanup: launch.cleanup } : {}) };
   };
+}
+
+/** Why a confined `mode` cannot work for a session in `cwd` (no bwrap, user namespaces refused), or undefined when it can. */
+export async function sandboxProblem(s: { settings: SandboxConfig; configDir: string }, mode: SandboxMode, cwd: string): Promise<string | undefined> {
+  if (mode === "off") return undefined;
+  const sb = await import("../tools/dev/sandbox.ts");
+  return sb.prepareSandbox({ ...sandboxContext({ ...s, settings: { ...s.settings, mode } }), root: realpathSync(cwd) }).then(
+    () => undefined,
+    (err: Error) => err.message,
+  );
 }
 
 /** The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own PATH. */

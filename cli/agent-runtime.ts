@@ -42,7 +42,7 @@ export interface OpenOptions {
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo, opts: OpenOptions = {}): Promise<OpenAgent> {
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools, mcpConfine }, { VERSION }, { logFailure }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools, mcpConfine, sandboxProblem }, { VERSION }, { logFailure }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
@@ -74,6 +74,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: AgentIo,
     systemPrompt: cfg.systemPrompt,
     limits: cfg.limits,
     devServer: dev?.spec,
+    ...(dev && { sandbox: { mode: cfg.sandbox.mode, problem: (mode, cwd) => sandboxProblem({ settings: cfg.sandbox, configDir: cfg.paths.configDir }, mode, cwd) } }),
     configServers: cfg.mcp,
     models: cfg.models.length === 0 && opts.askProviderForModels === false ? [cfg.model] : cfg.models,
     hookServers: cfg.hookServers,

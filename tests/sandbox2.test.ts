@@ -274,3 +274,73 @@ describe.skipIf(!BWRAP)("[[mcp]] sandbox: a stdio server confined like commands"
     expect(String(err?.message ?? JSON.stringify(err))).toContain('MCP server fake: sandbox = "read-only": the sandbox cannot start: bwrap (bubblewrap) is not on PATH');
   });
 });
+
+describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed notice", () => {
+  let fake: FakeLlm;
+  const agents: TestAgent[] = [];
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+  });
+  afterAll(async () => {
+    for (const a of agents) await a.close(2000).catch(() => {});
+    await fake.close();
+  });
+  const start = (env: Record<string, string> = {}, args: string[] = []) => {
+    const a = startAgent({ args: ["agent", ...args], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo", ...env } });
+    agents.push(a);
+    return a;
+  };
+  const initWithNotices = (a: TestAgent) =>
+    a.agent.request("initialize" as never, { protocolVersion: 1, clientCapabilities: { session: { notices: {} } }, clientInfo: { name: "t", version: "0" } } as never);
+  const shell = async (a: TestAgent, sessionId: string, command: string) => {
+    fake.script([{ toolCalls: [{ id: `c${fake.requests.length}`, name: "dev__shell", input: { command } }] }, { text: "ok" }]);
+    const before = fake.requests.length;
+    await a.prompt(sessionId, "run");
+    return JSON.stringify(fake.requests[before + 1]!.body.messages.at(-1));
+  };
+
+  test("an editor switches the sandbox per session: off by default, then workspace-write confines, then off again", async () => {
+    const a = start();
+    await a.initialize();
+    const created = (await a.newSession(ws)) as { sessionId: string; configOptions: { id: string; currentValue: string; options: { value: string }[] }[] };
+    const option = created.configOptions.find((o) => o.id === "sandbox")!;
+    expect({ current: option.currentValue, values: option.options.map((o) => o.value) }).toEqual({ current: "off", values: ["off", "read-only", "workspace-write"] });
+    const outside = join(base, "switch-outside.txt");
+    const set = (value: string) => a.agent.request("session/set_config_option" as never, { sessionId: created.sessionId, configId: "sandbox", value } as never) as Promise<{ configOptions: { id: string; currentValue: string }[] }>;
+    const answer = await set("workspace-write");
+    expect(answer.configOptions.find((o) => o.id === "sandbox")!.currentValue).toBe("workspace-write");
+    expect(await shell(a, created.sessionId, `touch ${outside}`)).toContain("sandbox: this command ran confined");
+    expect(existsSync(outside)).toBe(false);
+    // Another session of the same agent keeps its own setting.
+    const other = await a.newSession(ws);
+    expect(await shell(a, other.sessionId, `touch ${outside}`)).not.toContain("sandbox:");
+    expect(existsSync(outside)).toBe(true);
+    rmSync(outside);
+    await set("off");
+    await shell(a, created.sessionId, `touch ${outside}`);
+    expect(existsSync(outside)).toBe(true);
+    const bad = await set("strict").then(() => undefined, (e: { message?: string }) => e);
+    expect(String(bad?.message)).toContain('unknown sandbox setting: "strict" (settings: off, read-only, workspace-write)');
+  });
+
+  test("fail closed: with no bwrap, each session gets one notice saying why, and each command fails saying so", async () => {
+    const bin = join(base, "bin-no-bwrap-notice");
+    mkdirSync(bin, { recursive: true });
+    for (const tool of ["bash", "touch"]) if (!existsSync(join(bin, tool))) (await import("node:fs")).symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+    const a = start({ PATH: bin }, ["--sandbox", "workspace-write"]);
+    await initWithNotices(a);
+    const notices = () => a.updates.filter((n) => (n.update as { sessionUpdate: string }).sessionUpdate === "notice");
+    const { sessionId } = await a.newSession(ws);
+    for (let i = 0; i < 300 && notices().length === 0; i++) await Bun.sleep(10);
+    const out1 = await shell(a, sessionId, "touch notice-ran.txt");
+    const out2 = await shell(a, sessionId, "touch notice-ran.txt");
+    expect(out1).toContain("bwrap (bubblewrap) is not on PATH");
+    expect(out2).toContain("bwrap (bubblewrap) is not on PATH");
+    expect(existsSync(join(ws, "notice-ran.txt"))).toBe(false);
+    expect(notices().map((n) => [n.sessionId, (n.update as { title?: string }).title])).toEqual([[sessionId, "The sandbox (workspace-write) cannot work here: shell commands will fail"]]);
+    expect(JSON.stringify(notices()[0]!.update)).toContain("apt-get install bubblewrap");
+    const second = await a.newSession(ws);
+    for (let i = 0; i < 300 && notices().length < 2; i++) await Bun.sleep(10);
+    expect(notices().map((n) => n.sessionId)).toEqual([sessionId, second.sessionId]);
+  });
+});

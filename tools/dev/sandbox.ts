@@ -160,6 +160,19 @@ export function probeBwrap(bwrap: string, args: string[]): Promise<string | unde
   });
 }
 
+/** Finds bwrap and checks that it works for this setting: its path, or a SandboxError saying why not and how to fix it. */
+export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
+  const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
+  const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
+  try {
+    const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) }));
+    if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  return bwrap;
+}
+
 /**
  * Confines programs: each runs in bwrap with a private TMPDIR (made for it, removed after it) and,
  * under sandbox_allow_domains, its own proxy. The first start checks that bwrap is there and works
@@ -168,17 +181,7 @@ export function probeBwrap(bwrap: string, args: string[]): Promise<string | unde
 export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => Promise<Launch> {
   let ready: Promise<string> | undefined;
   let warned = false;
-  const prepare = async (): Promise<string> => {
-    const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
-    const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
-    try {
-      const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) }));
-      if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
-    }
-    return bwrap;
-  };
+  const prepare = () => prepareSandbox(ctx);
   const proxied = !ctx.settings.network && ctx.settings.allowDomains.length > 0;
   if (proxied && !ctx.self) throw new SandboxError("sandbox_allow_domains needs the tendril binary to forward to its proxy inside the sandbox");
   return async (req) => {
