@@ -344,3 +344,123 @@ describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed not
     expect(notices().map((n) => n.sessionId)).toEqual([sessionId, second.sessionId]);
   });
 });
+
+describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` control", () => {
+  const secretDir = join(base, ".ssh");
+  const secret = join(secretDir, "id_rsa");
+  const running = () => existsSync(join(ws, "listening"));
+  beforeAll(() => {
+    mkdirSync(secretDir, { recursive: true });
+    writeFileSync(secret, "PRIVATE KEY\n");
+  });
+
+  /** A loopback port nobody on the host listens on now. */
+  async function freePort(): Promise<number> {
+    const { createServer } = await import("node:net");
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    const port = (s.address() as { port: number }).port;
+    await new Promise((r) => s.close(r));
+    return port;
+  }
+  const hostConnects = async (port: number) => {
+    const { connect } = await import("node:net");
+    return new Promise<boolean>((resolve) => {
+      const c = connect(port, "127.0.0.1");
+      c.once("connect", () => (c.destroy(), resolve(true)));
+      c.once("error", () => resolve(false));
+    });
+  };
+
+  /** Each attempt: the command, and what tells that it got through. */
+  const attempts = (tag: string) => ({
+    plantedLink: { command: `ln -sfn ${secretDir} leak-${tag} && cat leak-${tag}/id_rsa`, leaked: (out: string) => out.includes("PRIVATE KEY") },
+    remount: { command: `unshare -rm sh -c 'mount -o remount,rw / 2>&1; touch ${join(base, `remounted-${tag}`)}' ; cat ${join(base, `remounted-${tag}`)} >/dev/null 2>&1 && echo got-through`, leaked: (out: string) => out.includes("got-through") },
+    procRoot: { command: `cat /proc/1/root${secret} 2>/dev/null || cat /proc/self/root${secret}`, leaked: (out: string) => out.includes("PRIVATE KEY") },
+  });
+
+  test("workspace-write: a planted symlink, a remount in a nested namespace and /proc/1/root read nothing and change nothing; `off` lets each through", async () => {
+    const confined = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write" });
+    for (const [name, a] of Object.entries(attempts("c"))) {
+      const out = stdoutOf(await callTool(confined.client, "shell", { command: a.command }));
+      expect({ name, leaked: a.leaked(out) }).toEqual({ name, leaked: false });
+    }
+    expect(existsSync(join(base, "remounted-c"))).toBe(false);
+    expect(readFileSync(secret, "utf8")).toBe("PRIVATE KEY\n");
+    const off = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off" });
+    for (const [name, a] of Object.entries(attempts("o"))) {
+      const out = stdoutOf(await callTool(off.client, "shell", { command: a.command }));
+      expect({ name, leaked: a.leaked(out) }).toEqual({ name, leaked: true });
+    }
+  });
+
+  test.skipIf(process.getuid?.() !== 0)("a setuid binary runs without its owner's rights inside (NoNewPrivs, nosuid); under `off` it gets them", async () => {
+    const suid = join(base, "suid-id");
+    const { copyFileSync, chmodSync, chownSync } = await import("node:fs");
+    copyFileSync("/usr/bin/id", suid);
+    chownSync(suid, 65534, 65534);
+    chmodSync(suid, 0o4755);
+    const confined = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write" });
+    expect(stdoutOf(await callTool(confined.client, "shell", { command: suid }))).not.toContain("euid=65534");
+    const off = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off" });
+    expect(stdoutOf(await callTool(off.client, "shell", { command: suid }))).toContain("euid=65534");
+  });
+
+  test("a port bound inside is the sandbox's own: the host cannot reach it, and the host's loopback is unreachable from inside; `off` reaches both", async () => {
+    for (const [mode, reachable] of [["workspace-write", false], ["off", true]] as const) {
+      rmSync(join(ws, "listening"), { force: true });
+      const port = await freePort();
+      const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
+      const serve = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind: $!"; open(F, ">listening"); close F; $s->blocking(0); for (1..300) { $c = $s->accept; last if $c; select(undef, undef, undef, 0.01) } print $c ? "accepted\\n" : "nobody came\\n"'`;
+      const call = callTool(client, "shell", { command: serve });
+      for (let i = 0; i < 500 && !running(); i++) await Bun.sleep(10);
+      expect({ mode, bound: running() }).toEqual({ mode, bound: true });
+      expect({ mode, reached: await hostConnects(port) }).toEqual({ mode, reached: reachable });
+      expect(stdoutOf(await call)).toBe(reachable ? "accepted\n" : "nobody came\n");
+      const back = await callTool(client, "shell", { command: `exec 3<>/dev/tcp/127.0.0.1/${webPort} && printf 'GET /back HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3` });
+      expect({ mode, back: exitOf(back) === 0 }).toEqual({ mode, back: reachable });
+    }
+  });
+
+  test("a workspace that is itself a symlink is confined as its target: writes land there, nothing outside changes, the link cannot be re-pointed", async () => {
+    const link = join(base, "ws-link");
+    const { symlinkSync, readlinkSync } = await import("node:fs");
+    if (!existsSync(link)) symlinkSync(ws, link);
+    const { client } = await startDevMcp(link, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const r = await callTool(client, "shell", { command: `touch via-link.txt; touch ${join(base, "beside-link.txt")}; ln -sfn / ${link}; rm -f ${link}; true` });
+    expect(exitOf(r)).toBe(0);
+    expect(existsSync(join(ws, "via-link.txt"))).toBe(true);
+    expect(existsSync(join(base, "beside-link.txt"))).toBe(false);
+    expect(readlinkSync(link)).toBe(ws);
+  });
+
+  test("bwrap that is not executable, or not a working bwrap, fails closed with the path and the fix", async () => {
+    const bin = join(base, "bin-bad-bwrap");
+    mkdirSync(bin, { recursive: true });
+    for (const tool of ["bash", "touch"]) if (!existsSync(join(bin, tool))) (await import("node:fs")).symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+    writeFileSync(join(bin, "bwrap"), "not a program\n", { mode: 0o644 });
+    const plain = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", PATH: bin });
+    const r = await callTool(plain.client, "shell", { command: "touch should-not.txt" });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toContain(`the sandbox cannot start: ${join(bin, "bwrap")} is not an executable file`);
+    expect(textOf(r)).toContain("apt-get install bubblewrap");
+    const broken = join(base, "bin-broken-bwrap");
+    mkdirSync(broken, { recursive: true });
+    writeFileSync(join(broken, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n", { mode: 0o755 });
+    const b = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "read-only", PATH: `${broken}:${bin}` });
+    const rb = await callTool(b.client, "shell", { command: "touch should-not.txt" });
+    expect(rb.isError).toBe(true);
+    expect(textOf(rb)).toContain("the sandbox cannot start: bwrap: No permissions to create new namespace");
+    expect(existsSync(join(ws, "should-not.txt"))).toBe(false);
+  });
+
+  test("a sandbox_hide path that does not exist is refused by dev-mcp, agent and prompt alike, naming it", async () => {
+    const { runBin } = await import("./binary.ts");
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, ...config("hide-missing.toml", 'sandbox_hide = ["/no/such/secret"]\n') };
+    for (const args of [["dev-mcp", "--root", ws], ["agent"], ["prompt", "hi"]]) {
+      const r = runBin(args, { env, input: "" });
+      // prompt runs the agent and reports its failure at initialize (exit 1); the others refuse with exit 2.
+      expect({ args, code: r.code, said: r.stderr.includes("sandbox_hide: /no/such/secret does not exist") }).toEqual({ args, code: args[0] === "prompt" ? 1 : 2, said: true });
+    }
+  });
+});

@@ -40,7 +40,11 @@ function fixHint(mode: SandboxMode): string {
  */
 export function findBwrap(pathVar: string | undefined, root: string, mode: SandboxMode): string {
   const found = findCommand("bwrap", pathVar);
-  if (found === undefined) throw new SandboxError(`the sandbox cannot start: bwrap (bubblewrap) is not on PATH. ${fixHint(mode)}`);
+  if (found === undefined) {
+    const inert = (pathVar ?? "").split(":").filter((d) => d.startsWith("/")).map((d) => join(d, "bwrap")).find((f) => existsSync(f));
+    if (inert) throw new SandboxError(`the sandbox cannot start: ${inert} is not an executable file. ${fixHint(mode)}`);
+    throw new SandboxError(`the sandbox cannot start: bwrap (bubblewrap) is not on PATH. ${fixHint(mode)}`);
+  }
   let real: string;
   try {
     real = realpathSync(found);
