@@ -411,7 +411,7 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
       rmSync(join(ws, "listening"), { force: true });
       const port = await freePort();
       const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
-      const serve = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind: $!"; open(F, ">listening"); close F; $s->blocking(0); for (1..300) { $c = $s->accept; last if $c; select(undef, undef, undef, 0.01) } print $c ? "accepted\\n" : "nobody came\\n"'`;
+      const serve = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind: $!"; open(F, ">listening"); close F; $s->blocking(0); for (1..150) { $c = $s->accept; last if $c; select(undef, undef, undef, 0.01) } print $c ? "accepted\\n" : "nobody came\\n"'`;
       const call = callTool(client, "shell", { command: serve });
       for (let i = 0; i < 500 && !running(); i++) await Bun.sleep(10);
       expect({ mode, bound: running() }).toEqual({ mode, bound: true });
