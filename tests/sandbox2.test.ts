@@ -2,7 +2,7 @@
 // bubblewrap: sandbox_allow_domains through the agent's proxy (a loopback HTTP server stands in for an
 // allowed host; no real network), and the bad-input and escape list with its `off` control.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,6 +111,26 @@ describe.skipIf(!BWRAP || !CURL)("sandbox_allow_domains through the binary", () 
     const direct = await callTool(client, "shell", { command: `curl -sS --noproxy '*' http://127.0.0.1:${webPort}/direct` });
     expect(exitOf(direct)).not.toBe(0);
     expect(hits).not.toContain("GET /direct");
+  });
+
+  test("a timeout still kills the command and its forwarder, and the proxy's socket folder is removed", async () => {
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", ...config("domains-kill.toml", 'sandbox_allow_domains = ["127.0.0.1"]\n') });
+    const marker = "300.93";
+    const alive = () =>
+      readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(marker);
+        } catch {
+          return false;
+        }
+      });
+    const t0 = Date.now();
+    const r = await callTool(client, "shell", { command: `sleep ${marker}`, timeout_s: 1 });
+    expect(r.structuredContent?.timed_out).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    for (let i = 0; i < 100 && alive(); i++) await Bun.sleep(10);
+    expect(alive()).toBe(false);
+    expect(readdirSync(base).filter((n) => n.startsWith("tendril-proxy-"))).toEqual([]);
   });
 
   test("read-only reaches the proxy too (its socket sits on the read-only root)", async () => {
