@@ -24,6 +24,14 @@ if (!BWRAP || !CURL) console.warn("tests/sandbox2.test.ts: bwrap or curl is not 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-sandbox2-")));
 const ws = join(base, "ws");
 let web: HttpServer;
+/** The fake LLM every agent of this file talks to, and the agents to close after it. */
+let fake: FakeLlm;
+const agents: TestAgent[] = [];
+const agent = (opts: Parameters<typeof startAgent>[0]) => {
+  const a = startAgent(opts);
+  agents.push(a);
+  return a;
+};
 let webPort = 0;
 const hits: string[] = [];
 
@@ -36,9 +44,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
   webPort = (web.address() as { port: number }).port;
+  fake = await startFakeLlm();
 });
 afterEach(stopDevMcps);
-afterAll(() => {
+afterAll(async () => {
+  for (const a of agents) await a.close(2000).catch(() => {});
+  await fake?.close();
   web?.close();
   rmSync(base, { recursive: true, force: true });
 });
@@ -216,20 +227,10 @@ describe("a command the sandbox stopped: asking to run it unsandboxed (in memory
 });
 
 describe.skipIf(!BWRAP)("the permission round trip through the binary", () => {
-  let fake: FakeLlm;
-  const agents: TestAgent[] = [];
-  beforeAll(async () => {
-    fake = await startFakeLlm();
-  });
-  afterAll(async () => {
-    for (const a of agents) await a.close(2000).catch(() => {});
-    await fake.close();
-  });
 
   test("the sandbox stops a write outside; the user allows it once unsandboxed and it runs; rejected, nothing changes", async () => {
     const outside = join(base, "outside-allowed.txt");
-    const a = startAgent({ args: ["agent", "--sandbox", "workspace-write"], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "ask" }, script: ["allow_once", "reject_once", "allow_once", "allow_once"] });
-    agents.push(a);
+    const a = agent({ args: ["agent", "--sandbox", "workspace-write"], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "ask" }, script: ["allow_once", "reject_once", "allow_once", "allow_once"] });
     await a.initialize();
     const { sessionId } = await a.newSession(ws);
     fake.script([{ toolCalls: [{ id: "s1", name: "dev__shell", input: { command: `echo no > ${join(base, "outside-rejected.txt")}` } }] }, { text: "kept" }]);
@@ -247,15 +248,6 @@ describe.skipIf(!BWRAP)("the permission round trip through the binary", () => {
 });
 
 describe.skipIf(!BWRAP)("[[mcp]] sandbox: a stdio server confined like commands", () => {
-  let fake: FakeLlm;
-  const agents: TestAgent[] = [];
-  beforeAll(async () => {
-    fake = await startFakeLlm();
-  });
-  afterAll(async () => {
-    for (const a of agents) await a.close(2000).catch(() => {});
-    await fake.close();
-  });
 
   /** The fake MCP server from config, `sandbox` as given; `hidden` in sandbox_hide. */
   async function readThrough(sandbox: string | undefined, path: string): Promise<string> {
@@ -263,8 +255,7 @@ describe.skipIf(!BWRAP)("[[mcp]] sandbox: a stdio server confined like commands"
     writeFileSync(hidden, "MCP SECRET\n");
     const server = `[[mcp]]\nname = "fake"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(join(import.meta.dir, "fake-mcp.ts"))}]\n${sandbox ? `sandbox = "${sandbox}"\n` : ""}`;
     const env = { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo", ...config(`mcp-${sandbox ?? "none"}.toml`, `sandbox_hide = [${JSON.stringify(hidden)}]\n${server}`) };
-    const a = startAgent({ env });
-    agents.push(a);
+    const a = agent({ env });
     await a.initialize();
     const { sessionId } = await a.newSession(ws);
     fake.script([{ toolCalls: [{ id: "r1", name: "fake__read", input: { path } }] }, { text: "read" }]);
@@ -287,8 +278,7 @@ describe.skipIf(!BWRAP)("[[mcp]] sandbox: a stdio server confined like commands"
     const bin = join(base, "bin-no-bwrap-mcp");
     mkdirSync(bin, { recursive: true });
     const server = `[[mcp]]\nname = "fake"\ncommand = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(join(import.meta.dir, "fake-mcp.ts"))}]\nsandbox = "read-only"\n`;
-    const a = startAgent({ env: { ...agentEnv(fake, base), HOME: base, PATH: bin, ...config("mcp-nobwrap.toml", server) }, command: (await import("./binary.ts")).BIN });
-    agents.push(a);
+    const a = agent({ env: { ...agentEnv(fake, base), HOME: base, PATH: bin, ...config("mcp-nobwrap.toml", server) } });
     await a.initialize();
     const err = await a.newSession(ws).then(() => undefined, (e: Error) => e);
     expect(String(err?.message ?? JSON.stringify(err))).toContain('MCP server fake: sandbox = "read-only": the sandbox cannot start: bwrap (bubblewrap) is not on PATH');
@@ -296,19 +286,8 @@ describe.skipIf(!BWRAP)("[[mcp]] sandbox: a stdio server confined like commands"
 });
 
 describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed notice", () => {
-  let fake: FakeLlm;
-  const agents: TestAgent[] = [];
-  beforeAll(async () => {
-    fake = await startFakeLlm();
-  });
-  afterAll(async () => {
-    for (const a of agents) await a.close(2000).catch(() => {});
-    await fake.close();
-  });
   const start = (env: Record<string, string> = {}, args: string[] = []) => {
-    const a = startAgent({ args: ["agent", ...args], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo", ...env } });
-    agents.push(a);
-    return a;
+    return agent({ args: ["agent", ...args], env: { ...agentEnv(fake, base), HOME: base, TENDRIL_MODE: "yolo", ...env } });
   };
   const initWithNotices = (a: TestAgent) =>
     a.agent.request("initialize" as never, { protocolVersion: 1, clientCapabilities: { session: { notices: {} } }, clientInfo: { name: "t", version: "0" } } as never);

@@ -13,6 +13,7 @@ import { GroupExecutor } from "../../tools/dev/exec.ts";
 import { bwrapArgs, findBwrap, hiddenPaths, sandboxLauncher, type SandboxSettings } from "../../tools/dev/sandbox.ts";
 import { ShellTool } from "../../tools/dev/shell.ts";
 import { startEgressProxy } from "../../tools/dev/egress-proxy.ts";
+import { openIdleAgent } from "./footprint.ts";
 import { compareFns, report } from "./harness.ts";
 
 const BIN = join(import.meta.dir, "..", "..", "dist", "tendril");
@@ -32,21 +33,8 @@ function get(port: number, path: string, proxyPort?: number): Promise<void> {
 
 /** RSS of an idle `tendril agent` (initialize + one session/new) under a sandbox setting, in KiB. */
 async function idleAgentRssKb(mode: string, home: string): Promise<number> {
-  const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, "state"), XDG_CACHE_HOME: join(home, "cache"), XDG_CONFIG_HOME: join(home, "config"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error", TENDRIL_SANDBOX: mode };
-  const agent = spawn(BIN, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
-  let buf = "";
-  agent.stdout.setEncoding("utf8").on("data", (s: string) => (buf += s));
-  const answered = (id: number) => new Promise<void>((resolve) => {
-    const check = () => (buf.includes(`"id":${id},`) ? resolve() : setTimeout(check, 5));
-    check();
-  });
-  const send = (m: Record<string, unknown>) => agent.stdin.write(JSON.stringify(m) + "\n");
+  const { agent } = await openIdleAgent(home, { TENDRIL_SANDBOX: mode });
   try {
-    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1 } });
-    await answered(0);
-    send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: home, mcpServers: [] } });
-    await answered(1);
-    await new Promise((r) => setTimeout(r, 300));
     return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${agent.pid}/status`, "utf8"))?.[1] ?? 0);
   } finally {
     agent.stdin.end();
