@@ -1,5 +1,5 @@
 // Owns one live MCP connection (the only product module that imports the MCP SDK client): connect over
-// stdio (our process-group transport), Streamable HTTP or SSE; initialize and the paginated tools/list
+// stdio (our process-group transport; confined through `confine` when the spec says `sandbox`), Streamable HTTP or SSE; initialize and the paginated tools/list
 // within MCP_INIT_TIMEOUT_S; tool calls with timeout and cancellation; list_changed refreshes.
 // Does not restart, share or name anything (shared-server.ts and pool.ts do).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
