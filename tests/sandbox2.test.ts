@@ -93,6 +93,8 @@ describe("the allow-domains proxy (in process)", () => {
       expect(await viaProxy("garbage\r\n\r\n")).toStartWith("HTTP/1.1 400");
       expect(await viaProxy("CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n")).toStartWith("HTTP/1.1 400");
       expect(proxy.refused).toEqual(["example.com", "localhost"]);
+      // An allowed host that is down: a 502 that says so, not a dropped connection.
+      expect(await viaProxy("CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n")).toMatch(/^HTTP\/1\.1 502 Bad Gateway[\s\S]*cannot reach 127\.0\.0\.1:1/);
     } finally {
       await proxy.close();
     }

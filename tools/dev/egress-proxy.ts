@@ -145,12 +145,12 @@ function route(client: Socket, head: Head, patterns: readonly string[], sockets:
   }
   const upstream = connect({ host, port });
   sockets.add(upstream);
+  let connected = false;
   upstream.on("close", () => {
     sockets.delete(upstream);
-    client.destroy();
+    if (connected) client.destroy(); // before that, the 502 answer ends the client
   });
   client.on("close", () => upstream.destroy());
-  let connected = false;
   upstream.on("error", (err) => {
     if (!connected) answer(client, "502 Bad Gateway", `tendril sandbox proxy: cannot reach ${host}:${port}: ${err.message}`);
     else client.destroy();
