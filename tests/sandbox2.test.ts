@@ -343,6 +343,18 @@ describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed not
     const second = await a.newSession(ws);
     for (let i = 0; i < 300 && notices().length < 2; i++) await Bun.sleep(10);
     expect(notices().map((n) => n.sessionId)).toEqual([sessionId, second.sessionId]);
+    // Switching to another confined setting says it again (once); switching to off says nothing.
+    const set = (value: string) => a.agent.request("session/set_config_option" as never, { sessionId, configId: "sandbox", value } as never);
+    await set("read-only");
+    for (let i = 0; i < 300 && notices().length < 3; i++) await Bun.sleep(10);
+    await set("read-only");
+    await set("off");
+    await shell(a, sessionId, "true");
+    expect(notices().map((n) => (n.update as { title?: string }).title)).toEqual([
+      "The sandbox (workspace-write) cannot work here: shell commands will fail",
+      "The sandbox (workspace-write) cannot work here: shell commands will fail",
+      "The sandbox (read-only) cannot work here: shell commands will fail",
+    ]);
   });
 });
 

@@ -558,7 +558,7 @@ export class SessionManager {
       if (typeof value !== "string" || !SANDBOX_MODES.includes(value as SandboxMode)) {
         throw new AcpError(INVALID_PARAMS, `unknown sandbox setting: ${JSON.stringify(value)} (settings: ${SANDBOX_MODES.join(", ")})`);
       }
-      s.sandbox.mode = value as SandboxMode;
+      if (s.sandbox.mode !== value) Object.assign(s.sandbox, { mode: value, noticed: false }); // the dev server reads this object
       this.#checkSandbox(s);
       const { configOptions } = await this.describe(s);
       return { configOptions, updates: [{ sessionUpdate: "config_option_update", configOptions }] };
