@@ -69,7 +69,13 @@ export async function sandboxProblem(s: { settings: SandboxConfig; configDir: st
   );
 }
 
-/** The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own PATH. */
+/**
+ * The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own
+ * PATH, and the agent's ssh-agent socket is hidden too (the read-only root would show it, and through
+ * it a command could sign as the user).
+ */
 export function sandboxContext(s: { settings: SandboxConfig; configDir: string }) {
-  return { settings: s.settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME, self: selfCommand() };
+  const sock = process.env.SSH_AUTH_SOCK;
+  const settings = sock?.startsWith("/") ? { ...s.settings, hide: [...s.settings.hide, sock] } : s.settings;
+  return { settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME, self: selfCommand() };
 }

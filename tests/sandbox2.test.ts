@@ -467,6 +467,22 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
     expect(existsSync(join(ws, "should-not.txt"))).toBe(false);
   });
 
+  test("the agent's ssh-agent socket (SSH_AUTH_SOCK) cannot be reached from inside; under `off` it can", async () => {
+    const { createServer } = await import("node:net");
+    const sock = join(base, "agent.sock");
+    const agentSock = createServer((c) => c.end());
+    await new Promise<void>((r) => agentSock.listen(sock, r));
+    try {
+      const probe = `perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => "${sock}") or die "refused: $!\n"; print "connected\n"'`;
+      for (const [mode, reached] of [["workspace-write", false], ["off", true]] as const) {
+        const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode, SSH_AUTH_SOCK: sock });
+        expect({ mode, reached: stdoutOf(await callTool(client, "shell", { command: probe })) === "connected\n" }).toEqual({ mode, reached });
+      }
+    } finally {
+      agentSock.close();
+    }
+  });
+
   test("a sandbox_hide path that does not exist is refused by dev-mcp, agent and prompt alike, naming it", async () => {
     const { runBin } = await import("./binary.ts");
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base, ...config("hide-missing.toml", 'sandbox_hide = ["/no/such/secret"]\n') };
