@@ -5,14 +5,16 @@
 // pool's local-server spec. `tendril dev-mcp` serves the same tools.
 import { realpathSync } from "node:fs";
 import { shellEnv } from "../core/child-env.ts";
-import type { SandboxConfig } from "../core/config.ts";
+import type { SandboxConfig, SandboxMode } from "../core/config.ts";
 import type { Limits } from "../core/limits.ts";
-import type { McpServerSpec } from "../core/mcp/types.ts";
+import type { McpServerSpec, StdioConfine } from "../core/mcp/types.ts";
+import type { Launch } from "../tools/dev/exec.ts";
 import { lazyShims } from "./lazy-shims.ts";
+import { selfCommand } from "./self.ts";
 
 export interface AgentDevTools {
-  /** The `dev` server of a session working in `cwd`. */
-  spec(cwd: string): McpServerSpec;
+  /** The `dev` server of a session working in `cwd`; `sandboxMode`: the session's setting, read at each command. */
+  spec(cwd: string, sandboxMode?: () => SandboxMode): McpServerSpec;
   /** Removes the shim folder (every exit path calls it; idempotent and synchronous). */
   dispose(): void;
 }
@@ -24,13 +26,13 @@ export interface AgentDevTools {
 export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = [], sandbox?: { settings: SandboxConfig; configDir: string }): AgentDevTools {
   const shims = lazyShims(() => shellEnv(process.env, passEnv));
   return {
-    spec: (cwd) => ({
+    spec: (cwd, sandboxMode) => ({
       name: "dev",
       transport: "local",
       private: true,
       local: async () => {
         const { buildDevTools } = await import("./dev-mcp-tools.ts");
-        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox) });
+        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}) });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
       },
     }),
@@ -38,7 +40,42 @@ export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonl
   };
 }
 
-/** The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own PATH. */
+/**
+ * The pool's way to start `[[mcp]] sandbox = …` servers: the shell's sandbox (same settings but the
+ * mode), one confiner per mode and workspace so bwrap is probed once for each.
+ */
+export function mcpConfine(s: { settings: SandboxConfig; configDir: string }): StdioConfine {
+  const confiners = new Map<string, Promise<(req: { argv: string[]; cwd: string; env: Record<string, string> }) => Promise<Launch>>>();
+  return async (req) => {
+    const root = realpathSync(req.root);
+    const key = `${req.mode}\0${root}`;
+    let confiner = confiners.get(key);
+    if (!confiner) {
+      confiner = import("../tools/dev/sandbox.ts").then((sb) => sb.sandboxConfiner({ ...sandboxContext({ ...s, settings: { ...s.settings, mode: req.mode } }), root }));
+      confiners.set(key, confiner);
+    }
+    const launch = await (await confiner)({ argv: [req.command, ...req.args], cwd: req.cwd, env: req.env });
+    return { command: launch.command, args: launch.args, env: launch.env, ...(launch.cleanup ? { cleanup: launch.cleanup } : {}) };
+  };
+}
+
+/** Why a confined `mode` cannot work for a session in `cwd` (no bwrap, user namespaces refused), or undefined when it can. */
+export async function sandboxProblem(s: { settings: SandboxConfig; configDir: string }, mode: SandboxMode, cwd: string): Promise<string | undefined> {
+  if (mode === "off") return undefined;
+  const sb = await import("../tools/dev/sandbox.ts");
+  return sb.prepareSandbox({ ...sandboxContext({ ...s, settings: { ...s.settings, mode } }), root: realpathSync(cwd) }).then(
+    () => undefined,
+    (err: Error) => err.message,
+  );
+}
+
+/**
+ * The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own
+ * PATH, and the agent's ssh-agent socket is hidden too (the read-only root would show it, and through
+ * it a command could sign as the user).
+ */
 export function sandboxContext(s: { settings: SandboxConfig; configDir: string }) {
-  return { settings: s.settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME };
+  const sock = process.env.SSH_AUTH_SOCK;
+  const settings = sock?.startsWith("/") ? { ...s.settings, hide: [...s.settings.hide, sock] } : s.settings;
+  return { settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME, self: selfCommand() };
 }

@@ -40,7 +40,7 @@ export interface OpenOptions {
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools }, { VERSION }, { logFailure }] =
+  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools, mcpConfine, sandboxProblem }, { VERSION }, { logFailure }] =
     await Promise.all([
       import("../core/mcp/pool.ts"),
       import("../core/process-group.ts"),
@@ -60,7 +60,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
   if (dev) releaseOnStop(() => dev.dispose());
   const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
   const acpRelay = new AcpMcpRelay();
-  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay });
+  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay, confine: mcpConfine({ settings: cfg.sandbox, configDir: cfg.paths.configDir }) });
   const sessions = new SessionManager({
     pool,
     provider,
@@ -72,6 +72,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
     systemPrompt: cfg.systemPrompt,
     limits: cfg.limits,
     devServer: dev?.spec,
+    ...(dev && { sandbox: { mode: cfg.sandbox.mode, problem: (mode, cwd) => sandboxProblem({ settings: cfg.sandbox, configDir: cfg.paths.configDir }, mode, cwd) } }),
     configServers: cfg.mcp,
     models: cfg.models.length === 0 && opts.askProviderForModels === false ? [cfg.model] : cfg.models,
     hookServers: cfg.hookServers,

@@ -7,9 +7,12 @@ import type { Limits } from "../core/limits.ts";
 import { defineTool, noInput, type ToolDefinition } from "../core/mcp/tool-definition.ts";
 import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
 import { log } from "../core/log.ts";
+import { UNSANDBOXED_HOOK } from "../core/agent/sandbox-retry.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
 import { GroupExecutor } from "../tools/dev/exec.ts";
 import type { SandboxContext } from "../tools/dev/sandbox.ts";
+import type { SandboxMode } from "../core/config.ts";
+import { type Launcher, plainLauncher } from "../tools/dev/exec.ts";
 import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";
 import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
@@ -24,6 +27,9 @@ export interface DevToolsOptions {
   env: Record<string, string> | (() => Promise<Record<string, string>>);
   /** The sandbox for shell commands; unset or mode `off`: plain process groups. */
   sandbox?: Omit<SandboxContext, "root">;
+  /** The mode in force, read at each command (an agent session's `sandbox` config option); unset:
+   *  `sandbox.settings.mode`, fixed. */
+  sandboxMode?: () => SandboxMode;
 }
 
 export interface DevTools {
@@ -43,15 +49,32 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   const artifactDir = join(artifactsParent, sessionName());
   // Artifact dirs of sessions idle for ARTIFACTS_STALE_S are removed when a new server starts.
   void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
-  const sandbox = opts.sandbox && opts.sandbox.settings.mode !== "off" ? { ...opts.sandbox, root } : undefined;
+  const base = opts.sandbox;
+  const current = opts.sandboxMode ?? (() => base?.settings.mode ?? "off");
+  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root });
+  // Confinement can apply: the setting is confined now, or a session may switch it on.
+  const sandbox = base !== undefined && (opts.sandboxMode !== undefined || base.settings.mode !== "off");
   // Loaded only for a confined setting: `off` (the default) costs nothing.
-  const sb = sandbox && (await import("../tools/dev/sandbox.ts"));
+  const load = () => import("../tools/dev/sandbox.ts");
+  const sb = sandbox && current() !== "off" ? await load() : undefined;
+  let sbLoaded = sb;
+  const launchers = new Map<SandboxMode, Promise<Launcher>>();
+  const launcher: Launcher = async (req) => {
+    const mode = current();
+    if (mode === "off") return plainLauncher(req);
+    let l = launchers.get(mode);
+    if (!l) launchers.set(mode, (l = load().then((m) => ((sbLoaded = m), m.sandboxLauncher(ctxFor(mode))))));
+    return (await l)(req);
+  };
   const shell = new ShellTool({
     root,
     env: opts.env,
-    ...(sandbox && sb && {
-      executor: new GroupExecutor(sb.sandboxLauncher(sandbox)),
-      explainFailure: (o) => sb.explainSandboxFailure(sandbox, `${o.capture.stdout}\n${o.capture.stderr}`),
+    ...(sandbox && {
+      executor: new GroupExecutor(launcher),
+      explainFailure: (o) => {
+        const mode = current();
+        return mode === "off" || !sbLoaded ? undefined : sbLoaded.explainSandboxFailure(ctxFor(mode), `${o.capture.stdout}\n${o.capture.stderr}`);
+      },
     }),
     artifactDir,
     limits: {
@@ -102,6 +125,20 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       annotations: { readOnlyHint: true, openWorldHint: false },
       run: async (args) => todo.update(args),
     }),
+    // Only with a confined shell: the agent runs one command the sandbox stopped again, unconfined, once the
+    // user allowed it (core/agent/sandbox-retry.ts). A hook: never offered to a model.
+    ...(sandbox
+      ? [
+          defineTool({
+            name: UNSANDBOXED_HOOK,
+            description: "Runs one shell command without the sandbox, after the user allowed it (called by the agent, never by a model).",
+            inputSchema: shellInput,
+            listedSchema: listed.shell,
+            annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+            run: (args, signal) => shell.call(args, signal, true),
+          }),
+        ]
+      : []),
     defineTool({
       name: "_Stop",
       description: text.stop,
@@ -120,6 +157,6 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     }),
   ];
   const plain = serverInstructions(root, await detectStack(root), limits);
-  const instructions = sandbox && sb ? `${plain.trimEnd()}\n${sb.describeSandbox(sandbox)}\n` : plain;
+  const instructions = sb ? `${plain.trimEnd()}\n${sb.describeSandbox(ctxFor(current()))}\n` : plain;
   return { tools, instructions, shell, artifactDir };
 }

@@ -15,6 +15,8 @@ export function quickAnswer(args: readonly string[]): string | undefined {
 export function shimCall(invokedAs: string, args: readonly string[]): Promise<number> | undefined {
   if (invokedAs === "rg" || invokedAs === "tree") return runShim(invokedAs, [...args]);
   if (args[0] === "rg" || args[0] === "tree") return runShim(args[0], args.slice(1));
+  // The sandbox's first process under sandbox_allow_domains (tools/dev/sandbox-forward.ts).
+  if (args[0] === "sandbox-forward") return import("../tools/dev/sandbox-forward.ts").then((m) => m.run(args.slice(1)));
   return undefined;
 }
 

@@ -87,7 +87,7 @@ test("regression: settings were accepted and ignored; every config key either ta
     sandbox: ['sandbox = "read-only"', (c) => c.sandbox.mode, "read-only"],
     sandbox_network: ["sandbox_network = true", (c) => c.sandbox.network, true],
     sandbox_hide: ['sandbox_hide = ["~/keys", "/srv/secret"]', (c) => c.sandbox.hide, [`${HOME}/keys`, "/srv/secret"]],
-    sandbox_allow_domains: ['sandbox_allow_domains = ["registry.npmjs.org"]', () => undefined, "refused"],
+    sandbox_allow_domains: ['sandbox_allow_domains = ["Registry.npmjs.org", "*.github.com"]', (c) => c.sandbox.allowDomains, ["registry.npmjs.org", "*.github.com"]],
   };
   expect(Object.keys(cases).sort()).toEqual((await configFileKeys()).sort());
   for (const [key, [toml, read, want]] of Object.entries(cases)) {
@@ -102,17 +102,27 @@ test("regression: settings were accepted and ignored; every config key either ta
   expect((await loadConfig({}, { HOME, TENDRIL_MCP_HOOK_SERVERS: "*" }, files({}))).hookServers).toBe("*");
   expect((await loadConfig({}, { HOME }, files({}))).hookServers).toEqual([]);
   await expect(loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).rejects.toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
+  // A domain pattern that is not a host is refused, naming the entry; with sandbox_network it would change nothing.
+  for (const bad of ["https://example.com", "example.com:443", "example.com/path", "*", "*.", "a..b", "exa mple.com", "-x.com", "1.2.3.999", "*.1.2.3.4", ""]) {
+    await expect(loadConfig({ config: "/d.toml" }, { HOME }, files({ "/d.toml": `sandbox_allow_domains = [${JSON.stringify(bad)}]` }))).rejects.toThrow(
+      `/d.toml: sandbox_allow_domains: ${JSON.stringify(bad)} is not a host name`,
+    );
+  }
+  expect((await loadConfig({ config: "/d.toml" }, { HOME }, files({ "/d.toml": 'sandbox_allow_domains = ["localhost", "127.0.0.1", "x-y.example"]' }))).sandbox.allowDomains).toEqual(["localhost", "127.0.0.1", "x-y.example"]);
+  await expect(loadConfig({ config: "/d.toml" }, { HOME }, files({ "/d.toml": 'sandbox_network = true\nsandbox_allow_domains = ["a.example"]' }))).rejects.toThrow("give one of them");
   // The sandbox setting: flag > env > profile > file, and a bad value anywhere names the choices.
   const sb = files({ "/s.toml": 'sandbox = "read-only"' });
-  expect((await loadConfig({ config: "/s.toml" }, { HOME }, sb)).sandbox).toEqual({ mode: "read-only", network: false, hide: [] });
+  expect((await loadConfig({ config: "/s.toml" }, { HOME }, sb)).sandbox).toEqual({ mode: "read-only", network: false, hide: [], allowDomains: [] });
   expect((await loadConfig({ config: "/s.toml" }, { HOME, TENDRIL_SANDBOX: "workspace-write" }, sb)).sandbox.mode).toBe("workspace-write");
   expect((await loadConfig({ config: "/s.toml", sandbox: "off" }, { HOME, TENDRIL_SANDBOX: "workspace-write" }, sb)).sandbox.mode).toBe("off");
   expect((await loadConfig({}, { HOME }, files({}))).sandbox.mode).toBe("off");
   await expect(loadConfig({ sandbox: "strict" }, { HOME }, files({}))).rejects.toThrow('sandbox must be one of off, read-only, workspace-write, got "strict"');
   await expect(loadConfig({ config: "/h.toml" }, { HOME }, files({ "/h.toml": 'sandbox_hide = ["keys"]' }))).rejects.toThrow("must be an absolute path or start with ~/");
-  await expect(loadConfig({ config: "/ms.toml" }, { HOME }, files({ "/ms.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "read-only"' }))).rejects.toThrow(
-    "/ms.toml: mcp[0].sandbox: sandboxing an MCP server is not built yet",
+  expect((await loadConfig({ config: "/ms.toml" }, { HOME }, files({ "/ms.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "read-only"' }))).mcp[0]!.sandbox).toBe("read-only");
+  await expect(loadConfig({ config: "/mu.toml" }, { HOME }, files({ "/mu.toml": '[[mcp]]\nname = "x"\nurl = "http://127.0.0.1:1/"\nsandbox = "read-only"' }))).rejects.toThrow(
+    "sandbox confines a server this agent starts (command), not one it reaches by url",
   );
+  await expect(loadConfig({ config: "/mb.toml" }, { HOME }, files({ "/mb.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "strict"' }))).rejects.toThrow("/mb.toml.mcp[0].sandbox");
   // A key the file may not hold is named, not ignored.
   await expect(loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).rejects.toThrow(/u\.toml.*modle/);
   await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(

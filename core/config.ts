@@ -28,6 +28,9 @@ export interface SandboxConfig {
   network: boolean;
   /** `sandbox_hide`: more paths confined commands cannot read, absolute (`~/` expanded). */
   hide: string[];
+  /** `sandbox_allow_domains`: host patterns (`example.com`, `*.example.com`, lower case) confined
+   *  commands reach through the agent's proxy; empty = none. */
+  allowDomains: string[];
 }
 
 
@@ -149,8 +152,7 @@ const fileSchema = lazySchema((z) =>
     sandbox: z.string().optional(),
     sandbox_network: z.boolean().optional(),
     sandbox_hide: z.array(z.string().min(1)).optional(),
-    /** Not built yet: accepted by the schema only to be refused with that reason. */
-    sandbox_allow_domains: z.unknown().optional(),
+    sandbox_allow_domains: z.array(z.string()).optional(),
   }),
 );
 type ConfigFile = z.infer<SchemaOf<typeof fileSchema>>;
@@ -160,19 +162,8 @@ export async function configFileKeys(): Promise<(keyof ConfigFile)[]> {
   return Object.keys((await fileSchema()).shape) as (keyof ConfigFile)[];
 }
 
-/** `sandbox` in an `[[mcp]]` entry: not built yet, so named as such rather than as an unknown key. */
-function mcpSandboxUnbuilt(mcp: unknown): number | undefined {
-  if (!Array.isArray(mcp)) return undefined;
-  const i = mcp.findIndex((e) => typeof e === "object" && e !== null && "sandbox" in e);
-  return i >= 0 ? i : undefined;
-}
-
-const MCP_SANDBOX_UNBUILT = "sandboxing an MCP server is not built yet (its commands run unconfined; `sandbox` confines the shell tool only): remove the key";
-
 async function validateFile(table: FileTable, where: string): Promise<ConfigFile> {
   if (Object.keys(table).length === 0) return {}; // no file, or an empty one: nothing to check
-  const i = mcpSandboxUnbuilt(table.mcp);
-  if (i !== undefined) throw new ConfigError(`${where}: mcp[${i}].sandbox: ${MCP_SANDBOX_UNBUILT}`);
   const r = (await fileSchema()).safeParse(table);
   if (!r.success) throw new ConfigError(describeIssue(r.error, where));
   return r.data;
@@ -216,18 +207,31 @@ function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, st
   return out;
 }
 
-/** Settings that have a name but no implementation yet: refused, never accepted and ignored. */
-export function refuseUnbuilt(table: { sandbox_allow_domains?: unknown }, where: string): void {
-  if (table.sandbox_allow_domains !== undefined) {
-    throw new ConfigError(
-      `${where}: sandbox_allow_domains is not built yet (no per-host network allowlist): leave it out and use sandbox_network = true for the whole network, or no network`,
-    );
-  }
-}
-
 function pickSandboxMode(raw: string): SandboxMode {
   if (SANDBOX_MODES.includes(raw as SandboxMode)) return raw as SandboxMode;
   throw new ConfigError(`sandbox must be one of ${SANDBOX_MODES.join(", ")}, got ${JSON.stringify(raw)}`);
+}
+
+/** A host name label: letters, digits and inner hyphens, at most 63 characters. */
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * `sandbox_allow_domains` entries, lower-cased: a host name (`registry.npmjs.org`, `localhost`), a
+ * `*.` wildcard for its subdomains (`*.github.com`), or an IPv4 address. Anything else (a URL, a port,
+ * a path, a bare `*`) is refused, naming the entry.
+ */
+export function allowDomains(raw: readonly string[] | undefined, where: string): string[] {
+  return (raw ?? []).map((entry) => {
+    const p = entry.trim().toLowerCase();
+    const host = p.startsWith("*.") ? p.slice(2) : p;
+    const labels = host.split(".");
+    const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && labels.every((n) => Number(n) <= 255);
+    const name = host.length <= 253 && labels.every((l) => LABEL.test(l)) && !/^\d+$/.test(labels.at(-1)!);
+    if ((ipv4 && host === p) || name) return p;
+    throw new ConfigError(
+      `${where}: sandbox_allow_domains: ${JSON.stringify(entry)} is not a host name: give a host (registry.npmjs.org), its subdomains (*.github.com) or an IPv4 address, without scheme, port or path`,
+    );
+  });
 }
 
 /** `~/x` against HOME; anything else must already be absolute. */
@@ -259,8 +263,6 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
     throw new ConfigError(`mode must be one of ${PERMISSION_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
   }
   const limits = loadLimits({ ...fileLimits(file.limits, where), ...env });
-  refuseUnbuilt(file, where);
-  if (profile) refuseUnbuilt(profile, profile.file);
   const sandbox: SandboxConfig = {
     mode: pickSandboxMode(flags.sandbox ?? env.TENDRIL_SANDBOX ?? profile?.sandbox ?? file.sandbox ?? "off"),
     network: profile?.sandbox_network ?? file.sandbox_network ?? false,
@@ -268,7 +270,11 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
       ...(profile?.sandbox_hide ?? []).map((p) => hidePath(p, env.HOME, profile!.file)),
       ...(file.sandbox_hide ?? []).map((p) => hidePath(p, env.HOME, where)),
     ],
+    allowDomains: allowDomains(profile?.sandbox_allow_domains ?? file.sandbox_allow_domains, profile?.sandbox_allow_domains ? profile.file : where),
   };
+  if (sandbox.network && sandbox.allowDomains.length > 0) {
+    throw new ConfigError("sandbox_network = true lets every host through, so sandbox_allow_domains would change nothing: give one of them");
+  }
   const cfg: Config = {
     provider,
     model: flags.model ?? env.TENDRIL_MODEL ?? profile?.model ?? file.model ?? DEFAULT_MODELS[provider],

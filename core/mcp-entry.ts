@@ -14,8 +14,14 @@ export function mcpEntrySchema(z: Zod) {
       env: z.record(z.string(), z.string()).optional(),
       url: z.string().min(1).optional(),
       headers: z.record(z.string(), z.string()).optional(),
+      /** Confine a stdio server like shell commands (SPEC §3.8); default off. */
+      sandbox: z.enum(["off", "read-only", "workspace-write"]).optional(),
     })
-    .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" });
+    .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" })
+    .refine((e) => e.sandbox === undefined || e.sandbox === "off" || e.command !== undefined, {
+      message: "sandbox confines a server this agent starts (command), not one it reaches by url",
+      path: ["sandbox"],
+    });
 }
 
 export type McpServerEntry = z.infer<ReturnType<typeof mcpEntrySchema>>;

@@ -68,10 +68,12 @@ test("lineOf finds top-level keys and keys of the nth array table", () => {
 
 test("a profile's sandbox setting takes effect under the environment's, and its unbuilt keys are refused", async () => {
   const fs = files({ "/p/s.toml": 'sandbox = "workspace-write"\nsandbox_network = true\nsandbox_hide = ["~/vault"]\n', "/p/d.toml": 'sandbox_allow_domains = ["a.example"]\n' });
-  expect((await loadConfig({ profile: "/p/s.toml" }, { HOME }, fs)).sandbox).toEqual({ mode: "workspace-write", network: true, hide: ["/home/u/vault"] });
+  expect((await loadConfig({ profile: "/p/s.toml" }, { HOME }, fs)).sandbox).toEqual({ mode: "workspace-write", network: true, hide: ["/home/u/vault"], allowDomains: [] });
   expect((await loadConfig({ profile: "/p/s.toml" }, { HOME, TENDRIL_SANDBOX: "read-only" }, fs)).sandbox.mode).toBe("read-only");
-  await expect(loadConfig({ profile: "/p/d.toml" }, { HOME }, fs)).rejects.toThrow("/p/d.toml: sandbox_allow_domains is not built yet");
+  expect((await loadConfig({ profile: "/p/d.toml" }, { HOME }, fs)).sandbox.allowDomains).toEqual(["a.example"]);
+  await expect(loadConfig({ profile: "/p/e.toml" }, { HOME }, files({ "/p/e.toml": 'sandbox_allow_domains = ["http://a.example"]\n' }))).rejects.toThrow("/p/e.toml: sandbox_allow_domains");
   await expect(loadProfile("/p/b.toml", files({ "/p/b.toml": 'sandbox = "on"\n' }))).rejects.toThrow("/p/b.toml:1: sandbox: Invalid option");
   const mcp = '[[mcp]]\nname = "a"\ncommand = "c"\n\n[[mcp]]\nname = "b"\ncommand = "d"\nsandbox = "read-only"\n';
-  await expect(loadProfile("/p/m.toml", files({ "/p/m.toml": mcp }))).rejects.toThrow("/p/m.toml:8: mcp[1].sandbox: sandboxing an MCP server is not built yet");
+  expect((await loadProfile("/p/m.toml", files({ "/p/m.toml": mcp }))).mcp![1]!.sandbox).toBe("read-only");
+  await expect(loadProfile("/p/m.toml", files({ "/p/m.toml": mcp.replace('"read-only"', '"on"') }))).rejects.toThrow("/p/m.toml:8: mcp[1].sandbox: Invalid option");
 });

@@ -32,8 +32,7 @@ const profileSchema = lazySchema((z) =>
       sandbox: z.enum(["off", "read-only", "workspace-write"]).optional(),
       sandbox_network: z.boolean().optional(),
       sandbox_hide: z.array(z.string().min(1)).optional(),
-      /** Not built yet: config.ts refuses it with that reason. */
-      sandbox_allow_domains: z.unknown().optional(),
+      sandbox_allow_domains: z.array(z.string()).optional(),
     })
     .refine((p) => p.system_prompt === undefined || p.system_prompt_file === undefined, {
       message: "give system_prompt or system_prompt_file, not both",
@@ -64,14 +63,6 @@ export async function loadProfile(file: string, readFile: (path: string) => stri
     raw = parseToml(text);
   } catch (err) {
     throw new ProfileError(`${file}: ${(err as Error).message.split("\n")[0]}`);
-  }
-  const unbuilt = Array.isArray((raw as { mcp?: unknown }).mcp)
-    ? ((raw as { mcp: unknown[] }).mcp).findIndex((e) => typeof e === "object" && e !== null && "sandbox" in e)
-    : -1;
-  if (unbuilt >= 0) {
-    throw new ProfileError(
-      `${file}:${lineOf(text, ["mcp", unbuilt, "sandbox"])}: mcp[${unbuilt}].sandbox: sandboxing an MCP server is not built yet (its commands run unconfined; \`sandbox\` confines the shell tool only): remove the key`,
-    );
   }
   const parsed = (await profileSchema()).safeParse(raw);
   if (!parsed.success) {

@@ -2,6 +2,7 @@
 // (ask-deny, all, or a POLICY.toml of [[rules]]). Nobody is there to ask, so `ask` always means deny.
 // Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
 import { ConfigError, type PermissionRule, parseConfigFile, parseRules } from "../config.ts";
+import { UNSANDBOXED_HOOK } from "../agent/sandbox-retry.ts";
 import { firstMatch } from "../policy/rules.ts";
 import { shellCommandOf, shellCommandShape } from "../policy/shell-syntax.ts";
 
@@ -94,7 +95,11 @@ export function decidePermission(
   options: PermissionOptionLike[],
   cwd: string,
 ): Decision {
-  if (policy.kind === "all") return allow(options, "--approve all");
+  if (policy.kind === "all") {
+    // Nobody watches a `--approve all` run: the sandbox the run asked for stays; a rule naming the hook lifts it.
+    if (call.name?.endsWith(`__${UNSANDBOXED_HOOK}`)) return deny(options, `denied: --approve all does not lift the sandbox (a POLICY.toml rule on ${call.name} does)`);
+    return allow(options, "--approve all");
+  }
   if (policy.kind === "ask-deny") return deny(options, "denied: nobody to ask (use --approve all or a POLICY.toml)");
   const rule = firstMatch(policy.rules, toolCallNames(call), call.rawInput, cwd);
   if (!rule) {

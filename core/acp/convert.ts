@@ -115,7 +115,7 @@ function record(pairs: { name: string; value: string }[]): Record<string, string
 export function configServerSpecs(entries: McpServerEntry[], cwd: string): McpServerSpec[] {
   return entries.map((e): McpServerSpec => {
     if (e.url !== undefined) return { name: e.name, transport: e.type === "sse" ? "sse" : "http", url: e.url, headers: e.headers ?? {} };
-    return { name: e.name, transport: "stdio", command: e.command, args: e.args ?? [], env: e.env ?? {}, cwd };
+    return { name: e.name, transport: "stdio", command: e.command, args: e.args ?? [], env: e.env ?? {}, cwd, ...(e.sandbox && e.sandbox !== "off" ? { sandbox: e.sandbox } : {}) };
   });
 }
 

@@ -5,7 +5,8 @@
 // changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
 // (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
 import type { ContentBlock, McpServer, SessionConfigOption, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { PermissionMode, PermissionRule } from "../config.ts";
+import type { PermissionMode, PermissionRule, SandboxMode } from "../config.ts";
+import { SANDBOX_MODES } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
@@ -39,8 +40,12 @@ export interface SessionHost {
   rules: PermissionRule[];
   systemPrompt?: string;
   limits: Limits;
-  /** The default `dev` tools for a session's workspace (cli/ builds them, in process); undefined = none. */
-  devServer?: (cwd: string) => McpServerSpec;
+  /** The default `dev` tools for a session's workspace (cli/ builds them, in process); undefined = none.
+   *  `sandboxMode` is the session's `sandbox` option, read at each command. */
+  devServer?: (cwd: string, sandboxMode?: () => SandboxMode) => McpServerSpec;
+  /** The `dev` shell's sandbox setting, switchable per session (the `sandbox` config option), and why a
+   *  confined mode cannot work here; undefined = no such option. */
+  sandbox?: { mode: SandboxMode; problem(mode: SandboxMode, cwd: string): Promise<string | undefined> };
   /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
   configServers?: McpServerEntry[];
   home?: string;
@@ -102,6 +107,25 @@ function modeOption(current: PermissionMode): SessionConfigOption {
   };
 }
 
+export const SANDBOX_OPTION_ID = "sandbox";
+
+const SANDBOX_INFO: Record<SandboxMode, { name: string; description: string }> = {
+  off: { name: "Off", description: "Shell commands run unconfined" },
+  "read-only": { name: "Read-only", description: "Shell commands run in a sandbox: nothing writable but a private temp dir, secrets hidden, network only as configured" },
+  "workspace-write": { name: "Workspace-write", description: "Shell commands run in a sandbox: the workspace writable (not .git/hooks, .git/config), secrets hidden, network only as configured" },
+};
+
+/** The dev shell's sandbox setting as a config option, switchable per session. */
+function sandboxOption(current: SandboxMode): SessionConfigOption {
+  return {
+    id: SANDBOX_OPTION_ID,
+    name: "Sandbox",
+    type: "select",
+    currentValue: current,
+    options: SANDBOX_MODES.map((id) => ({ value: id, ...SANDBOX_INFO[id] })),
+  };
+}
+
 interface Session {
   id: string;
   cwd: string;
@@ -118,6 +142,8 @@ interface Session {
   stopBudget: { left: number };
   turn?: AbortController;
   client?: ClientLink;
+  /** The `dev` shell's sandbox setting (host.sandbox), and whether its fail-closed notice was sent. */
+  sandbox?: { mode: SandboxMode; noticed: boolean };
 }
 
 interface OpenOptions {
@@ -290,7 +316,8 @@ export class SessionManager {
 
   async #open(o: OpenOptions): Promise<Session> {
     const specs = [...configServerSpecs(this.host.configServers ?? [], o.cwd), ...convertMcpServers(o.servers, o.cwd)];
-    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd));
+    const sandbox = this.host.sandbox && { mode: this.host.sandbox.mode, noticed: false };
+    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd, sandbox && (() => sandbox.mode)));
     const tools = await this.#opener.open(specs, o.cwd);
     // `_meta.systemPrompt`: a string replaces the system prompt, `{append: "…"}` adds to it.
     const asked = o.meta?.systemPrompt;
@@ -317,6 +344,7 @@ export class SessionManager {
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
       client: o.client,
+      ...(sandbox ? { sandbox } : {}),
     };
     // Live events, not history: never recorded, and sent only to a client that shows notices.
     tools.onServerEvent?.((e) => {
@@ -328,8 +356,28 @@ export class SessionManager {
       throw new AcpError(INTERNAL_ERROR, "the agent is shutting down");
     }
     this.#sessions.set(session.id, session);
+    this.#checkSandbox(session);
     log.info("session started", { session: session.id, cwd: o.cwd, servers: specs.map((sp) => sp.name).join(","), loaded: o.history !== undefined });
     return session;
+  }
+
+  /**
+   * Fail closed, said once: when the session's confined sandbox setting cannot work here, a `notice`
+   * (to a client that shows them; after the answer that gave it the session) — every command then
+   * fails saying why.
+   */
+  #checkSandbox(s: Session): void {
+    const sb = s.sandbox;
+    if (!sb || sb.noticed || sb.mode === "off" || !s.client?.caps.notices) return;
+    const mode = sb.mode;
+    void this.host.sandbox!.problem(mode, s.cwd).then((problem) => {
+      if (problem === undefined || sb.noticed || sb.mode !== mode) return;
+      sb.noticed = true;
+      setImmediate(() => {
+        if (this.#sessions.get(s.id) !== s) return;
+        s.client!.notify(s.id, { sessionUpdate: "notice", severity: "error", title: `The sandbox (${mode}) cannot work here: shell commands will fail`, description: problem });
+      });
+    });
   }
 
   #get(id: string): Session {
@@ -471,9 +519,10 @@ export class SessionManager {
   }
 
   /** A session's modes and config options (mode, then model), as session/new, load and resume answer. */
-  async describe(s: { policy: Policy; model: string }) {
+  async describe(s: { policy: Policy; model: string; sandbox?: { mode: SandboxMode } }) {
     const models = await this.#models.describe(s.model);
-    return { modes: modeState(s.policy.mode), configOptions: [modeOption(s.policy.mode), ...models.configOptions], models: models.models };
+    const sandbox = s.sandbox ? [sandboxOption(s.sandbox.mode)] : [];
+    return { modes: modeState(s.policy.mode), configOptions: [modeOption(s.policy.mode), ...models.configOptions, ...sandbox], models: models.models };
   }
 
   /**
@@ -505,8 +554,18 @@ export class SessionManager {
       const updates = await this.setMode(id, value);
       return { configOptions: (await this.describe(s)).configOptions, updates };
     }
+    if (configId === SANDBOX_OPTION_ID && s.sandbox) {
+      if (typeof value !== "string" || !SANDBOX_MODES.includes(value as SandboxMode)) {
+        throw new AcpError(INVALID_PARAMS, `unknown sandbox setting: ${JSON.stringify(value)} (settings: ${SANDBOX_MODES.join(", ")})`);
+      }
+      if (s.sandbox.mode !== value) Object.assign(s.sandbox, { mode: value, noticed: false }); // the dev server reads this object
+      this.#checkSandbox(s);
+      const { configOptions } = await this.describe(s);
+      return { configOptions, updates: [{ sessionUpdate: "config_option_update", configOptions }] };
+    }
     if (configId !== MODEL_OPTION_ID) {
-      throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${MODE_OPTION_ID}, ${MODEL_OPTION_ID})`);
+      const names = [MODE_OPTION_ID, MODEL_OPTION_ID, ...(s.sandbox ? [SANDBOX_OPTION_ID] : [])].join(", ");
+      throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${names})`);
     }
     s.model = await this.#models.check(value, s.model);
     s.recorder?.model(s.model);

@@ -7,21 +7,13 @@ import type { McpCallResult, McpElicitAnswer, McpElicitation, McpProgress, McpSe
 import { log } from "../log.ts";
 import { alwaysAllowName, type Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
+import { retryUnsandboxed } from "./sandbox-retry.ts";
 import { middleBytes, utf8Length } from "../text-bounds.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
 
-export type PermissionAnswer = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
+import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 
-export interface PermissionAsk {
-  toolCallId: string;
-  title: string;
-  kind: ReturnType<typeof toolKind>;
-  rawInput: Record<string, unknown>;
-  /** The `server__tool` name, so clients (and `tendril prompt` policies) can match on it. */
-  _meta: { toolName: string };
-  /** The "Always allow" option's name, saying what it covers; undefined: not offered. Not sent in the tool call. */
-  allowAlways?: string | undefined;
-}
+export type { PermissionAnswer, PermissionAsk };
 
 export interface ToolRunContext {
   tools: McpSessionTools;
@@ -101,7 +93,7 @@ export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext):
       if (verdict === "aborted") break;
       if (verdict !== "run") fail(i, verdict);
       else if (!(await slots.acquire(ctx.signal))) break;
-      else running.push(execute(i, call, view, ctx, complete).finally(() => slots.release()));
+      else running.push(execute(i, call, view, info, ctx, complete).finally(() => slots.release()));
     }
   }
   await Promise.race([Promise.all(running), stop]);
@@ -184,17 +176,15 @@ async function execute(
   i: number,
   call: ToolCall,
   view: CallView,
+  info: McpToolInfo | undefined,
   ctx: ToolRunContext,
   complete: (i: number, r: ToolResult, u: SessionUpdate[]) => void,
 ): Promise<void> {
   if (ctx.signal.aborted) return;
   ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
-  const result = await ctx.tools.call(call.name, call.input, {
-    signal: ctx.signal,
-    timeoutMs: ctx.toolTimeoutMs,
-    onProgress: progressReporter(call.id, ctx),
-    onElicit: (e) => askOnBehalf(call, e, ctx),
-  });
+  const opts = { signal: ctx.signal, timeoutMs: ctx.toolTimeoutMs, onProgress: progressReporter(call.id, ctx), onElicit: (e: McpElicitation) => askOnBehalf(call, e, ctx) };
+  const first = await ctx.tools.call(call.name, call.input, opts);
+  const result = view.tool === "shell" && info ? await retryUnsandboxed(call, info.server, first, ctx, opts) : first;
   if (ctx.signal.aborted) return;
   const { images, dropped } = imagesFor(result, ctx.maxImageBytes);
   const text = trimMiddle(dropped ? `${result.text}\n${dropped}` : result.text, ctx.maxResultBytes);

@@ -1,5 +1,5 @@
 // Owns one live MCP connection (the only product module that imports the MCP SDK client): connect over
-// stdio (our process-group transport), Streamable HTTP or SSE; initialize and the paginated tools/list
+// stdio (our process-group transport; confined through `confine` when the spec says `sandbox`), Streamable HTTP or SSE; initialize and the paginated tools/list
 // within MCP_INIT_TIMEOUT_S; tool calls with timeout and cancellation; list_changed refreshes.
 // Does not restart, share or name anything (shared-server.ts and pool.ts do).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,7 +15,7 @@ import { VERSION } from "../version.ts";
 import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
 import { type AcpMcpRelay, AcpMcpTransport } from "./acp-transport.ts";
-import { McpLinkLost, McpStartError, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
+import { McpLinkLost, McpStartError, type StdioConfine, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
 
 export type { RawTool } from "./call-result.ts";
 export type McpLog = Pick<typeof defaultLog, "error" | "warn" | "info" | "debug">;
@@ -35,6 +35,8 @@ export interface ConnectOptions {
   acpRelay?: AcpMcpRelay;
   /** Answers the server's questions (elicitation); absent = every one is declined. */
   onElicit?: (e: McpElicitation) => Promise<McpElicitAnswer>;
+  /** Starts `sandbox = …` stdio servers confined; absent = such a server cannot start. */
+  confine?: StdioConfine;
 }
 
 export interface McpConnection {
@@ -77,12 +79,23 @@ const anyResult = z.looseObject({}) as unknown as typeof CallToolResultSchema; /
 async function makeTransport(spec: McpServerSpec, opts: ConnectOptions): Promise<{ transport: Transport; stdio?: StdioTransport }> {
   if (spec.transport === "stdio") {
     // The pool checked the spec (checkSpec): a stdio spec has a command here.
+    let start = { command: spec.command!, args: spec.args ?? [], env: childEnv(opts.parentEnv, spec.env) } as Awaited<ReturnType<StdioConfine>>;
+    const cwd = spec.cwd ?? opts.cwd;
+    if (spec.sandbox && spec.sandbox !== "off") {
+      if (!opts.confine) throw new McpStartError(spec.name, `sandbox = "${spec.sandbox}" cannot be honoured here (no sandbox in this process)`);
+      try {
+        start = await opts.confine({ mode: spec.sandbox, ...start, cwd, root: opts.cwd });
+      } catch (err) {
+        throw new McpStartError(spec.name, `sandbox = "${spec.sandbox}": ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
     const stdio = new StdioTransport({
       name: spec.name,
-      command: spec.command!,
-      args: spec.args ?? [],
-      env: childEnv(opts.parentEnv, spec.env),
-      cwd: spec.cwd ?? opts.cwd,
+      command: start.command,
+      args: start.args,
+      env: start.env,
+      cwd,
+      ...(start.cleanup ? { cleanup: start.cleanup } : {}),
       maxLineBytes: opts.limits.MAX_LINE_BYTES,
       log: opts.log,
     });

@@ -28,6 +28,8 @@ export function fingerprint(spec: McpServerSpec, sessionCwd: string): string {
     args: stdio ? (spec.args ?? []) : undefined,
     env: stdio ? (spec.env ?? {}) : undefined,
     cwd: stdio ? (spec.cwd ?? sessionCwd) : undefined,
+    // A confined server's writable root is the session's workspace, whatever its own cwd.
+    sandbox: stdio && spec.sandbox && spec.sandbox !== "off" ? [spec.sandbox, sessionCwd] : undefined,
     url: stdio ? undefined : spec.url,
     headers: stdio ? undefined : (spec.headers ?? {}),
   };

@@ -23,6 +23,7 @@ import {
   type McpServerSpec,
   type McpSessionTools,
   type McpToolInfo,
+  type StdioConfine,
 } from "./types.ts";
 
 export interface McpPoolOptions {
@@ -32,6 +33,8 @@ export interface McpPoolOptions {
   log?: McpLog;
   /** Carries `acp` (MCP-over-ACP) servers over the agent's ACP connection. */
   acpRelay?: AcpMcpRelay;
+  /** Starts `sandbox = …` stdio servers through the sandbox of shell commands (cli/ passes it in). */
+  confine?: StdioConfine;
 }
 
 export function createMcpPool(opts: McpPoolOptions): McpPool {
@@ -104,7 +107,7 @@ class Pool implements McpPool {
       server =
         spec.transport === "local"
           ? new LocalServer(spec)
-          : new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log, acpRelay: this.opts.acpRelay });
+          : new SharedServer(spec, { cwd, limits: this.opts.limits, parentEnv: this.opts.env, log: this.#log, acpRelay: this.opts.acpRelay, confine: this.opts.confine });
       this.#servers.set(key, server);
     }
     const s = server!;

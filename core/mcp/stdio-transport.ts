@@ -22,6 +22,8 @@ export interface StdioServerParams {
   /** The child's whole environment (build it with `childEnv`). */
   env: Record<string, string>;
   cwd?: string;
+  /** Run once the server's group is gone (a sandboxed start's temp dir and proxy). */
+  cleanup?: () => Promise<void>;
   maxLineBytes: number;
   log?: Pick<typeof defaultLog, "warn" | "info" | "debug">;
 }
@@ -97,6 +99,7 @@ export class StdioTransport implements Transport {
       child.stdout.destroy();
       child.stderr.destroy();
     }
+    await this.params.cleanup?.().catch((err: unknown) => this.#log.debug("MCP server cleanup failed", { server: this.params.name, err }));
     this.onclose?.();
   }
 

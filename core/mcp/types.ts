@@ -27,7 +27,21 @@ export interface McpServerSpec {
   private?: boolean;
   /** transport "local": builds the tools that run inside the agent (always private). */
   local?: LocalToolsFactory;
+  /** stdio: run the server in the sandbox with this setting (SPEC §3.8); unset or "off": unconfined. */
+  sandbox?: "off" | "read-only" | "workspace-write";
 }
+
+/** What a stdio server start becomes in the sandbox (cli/ builds it from tools/dev/sandbox.ts): the
+ *  program to run instead, and what to undo once it is gone. Throws, saying why, when it cannot. */
+export type StdioConfine = (req: {
+  mode: "read-only" | "workspace-write";
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The session's workspace: writable under workspace-write. */
+  root: string;
+}) => Promise<{ command: string; args: string[]; env: Record<string, string>; cleanup?: () => Promise<void> }>;
 
 export interface McpToolInfo {
   /** `server__tool`, letters/digits/_/- only, ≤ 64 bytes. */

@@ -43,28 +43,37 @@ function measure(root: number): { processes: number; rssMiB: number; pssMiB: num
   return { processes: pids.length, rssMiB: rss / 1024, pssMiB: pss / 1024 };
 }
 
+/**
+ * `tendril agent` with its state under `home` (and `extra` env), idle after initialize and one
+ * session/new: send a JSON-RPC message, await the answer to an id.
+ */
+export async function openIdleAgent(home: string, extra: Record<string, string> = {}) {
+  const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, "state"), XDG_CACHE_HOME: join(home, "cache"), XDG_CONFIG_HOME: join(home, "config"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error", ...extra };
+  const agent = spawn(BIN, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
+  let buf = "";
+  agent.stdout.setEncoding("utf8").on("data", (s: string) => (buf += s));
+  const answered = (id: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => (buf.includes(`"id":${id},`) ? resolve() : setTimeout(check, 5));
+      check();
+    });
+  const send = (m: Record<string, unknown>) => agent.stdin.write(JSON.stringify(m) + "\n");
+  send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1 } });
+  await answered(0);
+  send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: home, mcpServers: [] } });
+  await answered(1);
+  await new Promise((r) => setTimeout(r, 300));
+  return { agent, send, answered };
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## footprint: skipped (run `npm run build` first)");
     return;
   }
   const home = mkdtempSync(join(tmpdir(), "tendril-bench-footprint-"));
-  const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, "state"), XDG_CACHE_HOME: join(home, "cache"), XDG_CONFIG_HOME: join(home, "config"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error" };
-  const agent = spawn(BIN, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
-  let buf = "";
-  const answered = (id: number) =>
-    new Promise<void>((resolve) => {
-      const check = () => (buf.includes(`"id":${id},`) ? resolve() : setTimeout(check, 5));
-      check();
-    });
-  agent.stdout.setEncoding("utf8").on("data", (s: string) => (buf += s));
-  const send = (m: Record<string, unknown>) => agent.stdin.write(JSON.stringify(m) + "\n");
+  const { agent, send, answered } = await openIdleAgent(home);
   try {
-    send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 1 } });
-    await answered(0);
-    send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: home, mcpServers: [] } });
-    await answered(1);
-    await new Promise((r) => setTimeout(r, 300));
     const one = measure(agent.pid!);
     const servers = ["a", "b", "c"].map((n) => ({ name: n, command: process.execPath, args: [FAKE_MCP], env: [{ name: "FAKE_MCP_NAME", value: n }] }));
     for (let i = 0; i < 16; i++) {

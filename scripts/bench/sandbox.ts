@@ -1,14 +1,46 @@
 // Benchmark: one `shell` call of `true` (the dev tool in process, through the execution seam) unconfined
 // and under sandbox = "workspace-write", beside the floor: `bwrap` with the same arguments running `true`
 // alone (no process-group gate, no watchdog, no TMPDIR). Goal: the sandbox adds ≤ 1.25× the floor's cost.
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+// Also: a call under sandbox_allow_domains (its proxy and in-sandbox forwarder), the proxy's cost per
+// HTTP request (in process, and from inside the sandbox with curl), and an idle agent's memory with the
+// sandbox on and off (goal: unchanged).
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { createServer, request, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupExecutor } from "../../tools/dev/exec.ts";
 import { bwrapArgs, findBwrap, hiddenPaths, sandboxLauncher, type SandboxSettings } from "../../tools/dev/sandbox.ts";
 import { ShellTool } from "../../tools/dev/shell.ts";
+import { startEgressProxy } from "../../tools/dev/egress-proxy.ts";
+import { openIdleAgent } from "./footprint.ts";
 import { compareFns, report } from "./harness.ts";
+
+const BIN = join(import.meta.dir, "..", "..", "dist", "tendril");
+
+/** One GET of `path` from a loopback server, directly or through a proxy at `proxyPort`. */
+function get(port: number, path: string, proxyPort?: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const opts = proxyPort === undefined ? { host: "127.0.0.1", port, path } : { host: "127.0.0.1", port: proxyPort, path: `http://127.0.0.1:${port}${path}` };
+    const req = request({ ...opts, agent: false }, (res) => {
+      res.resume();
+      res.once("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+    });
+    req.once("error", reject);
+    req.end();
+  });
+}
+
+/** RSS of an idle `tendril agent` (initialize + one session/new) under a sandbox setting, in KiB. */
+async function idleAgentRssKb(mode: string, home: string): Promise<number> {
+  const { agent } = await openIdleAgent(home, { TENDRIL_SANDBOX: mode });
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${agent.pid}/status`, "utf8"))?.[1] ?? 0);
+  } finally {
+    agent.stdin.end();
+    await new Promise((r) => agent.once("exit", r));
+  }
+}
 
 const LIMITS = {
   inlineBytes: 50 * 1024,
@@ -36,7 +68,7 @@ export async function run(): Promise<void> {
   const tmp = join(scratch, "tmp");
   mkdirSync(root);
   mkdirSync(tmp);
-  const settings: SandboxSettings = { mode: "workspace-write", network: false, hide: [] };
+  const settings: SandboxSettings = { mode: "workspace-write", network: false, hide: [], allowDomains: [] };
   try {
     bwrap = findBwrap(process.env.PATH, root, settings.mode);
   } catch (err) {
@@ -70,9 +102,90 @@ export async function run(): Promise<void> {
       { name: "floor: bwrap … true", medianMs: floor!.medianMs, minMs: floor!.minMs },
       { name: "added by the sandbox (workspace-write − off)", medianMs: added, minMs: on!.minMs - off!.minMs },
     ]);
+    await allowDomainsCases(ctx, root, scratch, env, call);
+    await idleMemory(scratch);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+/** sandbox_allow_domains: a call's start cost with the proxy and forwarder, and each request's cost. */
+async function allowDomainsCases(
+  ctx: Parameters<typeof sandboxLauncher>[0],
+  root: string,
+  scratch: string,
+  env: Record<string, string>,
+  call: (tool: ShellTool) => Promise<void>,
+): Promise<void> {
+  if (!existsSync(BIN)) {
+    console.log("\n## sandbox_allow_domains: skipped (run `npm run build` first: the forwarder is the binary)");
+    return;
+  }
+  const web: Server = createServer((_req, res) => res.end("ok\n"));
+  await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
+  const port = (web.address() as { port: number }).port;
+  const proxy = await startEgressProxy(0, ["127.0.0.1"]);
+  const proxied = { ...ctx, settings: { ...ctx.settings, allowDomains: ["127.0.0.1"] }, self: { command: BIN, args: [] } };
+  const boxed = new ShellTool({ root, env, artifactDir: join(scratch, "a3"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(ctx)) });
+  const viaProxy = new ShellTool({ root, env, artifactDir: join(scratch, "a4"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(proxied)) });
+  const plain = new ShellTool({ root, env, artifactDir: join(scratch, "a5"), limits: LIMITS });
+  const N = 20;
+  const curls = `for i in $(seq ${N}); do curl -sf http://127.0.0.1:${port}/ >/dev/null || exit 1; done`;
+  const signal = new AbortController().signal;
+  const curlCall = async (tool: ShellTool) => {
+    const r = await tool.call({ command: curls }, signal);
+    if ((r.structured?.exit_code as number) !== 0) throw new Error(`curl loop failed: ${r.text}`);
+  };
+  try {
+    await compareFns(
+      "sandbox_allow_domains: one `shell` call of `true` (proxy + in-sandbox forwarder)",
+      [
+        { name: "workspace-write, no network", fn: () => call(boxed) },
+        { name: "workspace-write, allow_domains", fn: () => call(viaProxy) },
+      ],
+      20,
+    );
+    await compareFns(
+      "sandbox_allow_domains: one HTTP GET to a loopback server, in process",
+      [
+        { name: "direct", fn: () => get(port, "/") },
+        { name: "through the proxy", fn: () => get(port, "/", proxy.port) },
+      ],
+      200,
+    );
+    if (spawnSync("curl", ["--version"]).status === 0) {
+      const rows = await compareFns(
+        `sandbox_allow_domains: ${N} curl GETs in one command (per-request cost = difference / ${N})`,
+        [
+          { name: "off, direct", fn: () => curlCall(plain) },
+          { name: "allow_domains, through forwarder + proxy", fn: () => curlCall(viaProxy) },
+        ],
+        8,
+      );
+      const perReq = (rows[1]!.medianMs - rows[0]!.medianMs) / N;
+      console.log(`  per request through the sandbox's proxy: +${perReq.toFixed(2)} ms over a direct curl`);
+    }
+  } finally {
+    await proxy.close();
+    web.close();
+  }
+}
+
+/** An idle agent's RSS, sandbox off against workspace-write (goal: unchanged). */
+async function idleMemory(scratch: string): Promise<void> {
+  if (!existsSync(BIN)) return;
+  const rows = [];
+  for (const mode of ["off", "workspace-write"]) {
+    const kb: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const home = join(scratch, `home-${mode}-${i}`);
+      mkdirSync(home);
+      kb.push(await idleAgentRssKb(mode, home));
+    }
+    kb.sort((a, b) => a - b);
+    rows.push({ name: `idle agent, sandbox = ${mode}`, medianMs: kb[1]! / 1024, minMs: kb[0]! / 1024 });
+  }
+  report("sandbox: an idle agent's RSS after initialize + session/new (goal: unchanged)", rows, "MiB");
 }
 
 if (import.meta.main) await run();

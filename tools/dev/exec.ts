@@ -29,6 +29,8 @@ export interface ExecOutcome {
   exitCode: number;
   timedOut: boolean;
   cancelled: boolean;
+  /** What the launcher has to say about the run (the sandbox's proxy refused a host), if anything. */
+  note?: string;
 }
 
 /** Runs commands; `shell` sees nothing else. */
@@ -45,6 +47,8 @@ export interface Launch {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** Read after the command ended: a line for its result, or nothing. */
+  report?: () => string | undefined;
   cleanup?: () => Promise<void>;
 }
 
@@ -80,7 +84,9 @@ export class GroupExecutor implements Executor {
   async run(req: ExecRequest): Promise<ExecOutcome> {
     const launch = await this.launcher(req);
     try {
-      return await this.runLaunch(req, launch);
+      const outcome = await this.runLaunch(req, launch);
+      const note = launch.report?.();
+      return note === undefined ? outcome : { ...outcome, note };
     } finally {
       await launch.cleanup?.();
     }

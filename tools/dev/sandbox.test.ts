@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { bwrapArgs, explainSandboxFailure, type SandboxContext } from "./sandbox.ts";
 
 const ctx: SandboxContext = {
-  settings: { mode: "read-only", network: false, hide: [] },
+  settings: { mode: "read-only", network: false, hide: [], allowDomains: [] },
   root: "/nonexistent/ws",
   pathVar: "/usr/bin",
   home: "/nonexistent/home",
@@ -22,7 +22,7 @@ test("network is unshared unless sandbox_network, and the workspace is bound wri
   expect(ro).toContain("--unshare-all");
   expect(ro).not.toContain("--share-net");
   expect(ro.join(" ")).not.toContain("--bind /nonexistent/ws /nonexistent/ws");
-  const rw = bwrapArgs({ mode: "workspace-write", network: true, hide: [] }, plan);
+  const rw = bwrapArgs({ mode: "workspace-write", network: true, hide: [], allowDomains: [] }, plan);
   expect(rw).toContain("--share-net");
   expect(rw.join(" ")).toContain("--bind /nonexistent/ws /nonexistent/ws");
 });

@@ -1,6 +1,8 @@
 // Owns the sandbox for shell commands: finding bubblewrap (on PATH, never inside the workspace), the
 // mounts and namespaces each setting means, the probe that fails a confined setting closed, and the
-// line telling the model a failed command ran confined. exec.ts runs what the launcher here returns.
+// line telling the model a failed command ran confined. exec.ts runs what the launcher here returns;
+// the MCP pool's stdio starts are confined by the same `confine`. Under sandbox_allow_domains each
+// confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts.
 import { execFile } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -10,7 +12,8 @@ import { findCommand } from "../../core/process-group.ts";
 import { log } from "../../core/log.ts";
 import { isInside } from "../../core/path-inside.ts";
 import type { SandboxConfig, SandboxMode } from "../../core/config.ts";
-import type { Launcher } from "./exec.ts";
+import type { Launch, Launcher } from "./exec.ts";
+import { startEgressProxy } from "./egress-proxy.ts";
 
 /** The setting in force: mode, `sandbox_network`, `sandbox_hide` (absolute paths). */
 export type SandboxSettings = Readonly<SandboxConfig>;
@@ -22,6 +25,8 @@ export class SandboxError extends Error {
 
 /** What the hidden paths are, for messages; HOME-relative ones are shown with `~`. */
 const HOME_SECRETS = [".ssh", ".aws", ".gnupg"];
+/** The port the in-sandbox forwarder listens on: the sandbox's loopback is its own, so any port is free. */
+export const PROXY_PORT = 3128;
 /** How long the start-up probe may take before the sandbox counts as broken. */
 const PROBE_TIMEOUT_MS = 10_000;
 
@@ -35,7 +40,11 @@ function fixHint(mode: SandboxMode): string {
  */
 export function findBwrap(pathVar: string | undefined, root: string, mode: SandboxMode): string {
   const found = findCommand("bwrap", pathVar);
-  if (found === undefined) throw new SandboxError(`the sandbox cannot start: bwrap (bubblewrap) is not on PATH. ${fixHint(mode)}`);
+  if (found === undefined) {
+    const inert = (pathVar ?? "").split(":").filter((d) => d.startsWith("/")).map((d) => join(d, "bwrap")).find((f) => existsSync(f));
+    if (inert) throw new SandboxError(`the sandbox cannot start: ${inert} is not an executable file. ${fixHint(mode)}`);
+    throw new SandboxError(`the sandbox cannot start: bwrap (bubblewrap) is not on PATH. ${fixHint(mode)}`);
+  }
   let real: string;
   try {
     real = realpathSync(found);
@@ -133,6 +142,15 @@ export interface SandboxContext {
   home: string | undefined;
   /** Tendril's config dir (credentials). */
   configDir: string;
+  /** How to run this binary (`tendril sandbox-forward` under sandbox_allow_domains). */
+  self?: { command: string; args: string[] };
+}
+
+/** A program to start confined: argv, working directory, whole environment. */
+export interface ConfineRequest {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
 }
 
 /** Runs `bwrap ARGS -- true`; resolves to bwrap's complaint, or undefined when it worked. */
@@ -146,25 +164,30 @@ export function probeBwrap(bwrap: string, args: string[]): Promise<string | unde
   });
 }
 
+/** Finds bwrap and checks that it works for this setting: its path, or a SandboxError saying why not and how to fix it. */
+export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
+  const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
+  const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
+  try {
+    const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) }));
+    if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+  return bwrap;
+}
+
 /**
- * A launcher that runs each command in bwrap with a private TMPDIR (made for the command, removed
- * after it). The first command checks that bwrap is there and works (the answer is kept); when it
- * is not, every command fails with why and how to fix it.
+ * Confines programs: each runs in bwrap with a private TMPDIR (made for it, removed after it) and,
+ * under sandbox_allow_domains, its own proxy. The first start checks that bwrap is there and works
+ * (the answer is kept); when it is not, every start fails with why and how to fix it.
  */
-export function sandboxLauncher(ctx: SandboxContext): Launcher {
+export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => Promise<Launch> {
   let ready: Promise<string> | undefined;
   let warned = false;
-  const prepare = async (): Promise<string> => {
-    const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
-    const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
-    try {
-      const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) }));
-      if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
-    } finally {
-      await rm(tmp, { recursive: true, force: true });
-    }
-    return bwrap;
-  };
+  const prepare = () => prepareSandbox(ctx);
+  const proxied = !ctx.settings.network && ctx.settings.allowDomains.length > 0;
+  if (proxied && !ctx.self) throw new SandboxError("sandbox_allow_domains needs the tendril binary to forward to its proxy inside the sandbox");
   return async (req) => {
     ready ??= prepare();
     let bwrap: string;
@@ -172,19 +195,48 @@ export function sandboxLauncher(ctx: SandboxContext): Launcher {
       bwrap = await ready;
     } catch (err) {
       ready = undefined; // installed meanwhile? the next command looks again
-      if (!warned) log.warn("shell commands fail: the sandbox cannot start", { error: (err as Error).message });
+      if (!warned) log.warn("confined commands fail: the sandbox cannot start", { error: (err as Error).message });
       warned = true;
       throw err;
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
     const args = bwrapArgs(ctx.settings, { root: ctx.root, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) });
+    const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
+    if (!proxied) {
+      return { command: bwrap, args: [...args, "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
+    }
+    // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
+    const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
+    const proxy = await startEgressProxy(join(dir, "proxy.sock"), ctx.settings.allowDomains).catch(async (err) => {
+      await rm(dir, { recursive: true, force: true });
+      await rm(tmp, { recursive: true, force: true });
+      throw err;
+    });
+    const url = `http://127.0.0.1:${PROXY_PORT}`;
+    for (const k of ["NO_PROXY", "no_proxy"]) delete env[k];
+    Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url });
     return {
       command: bwrap,
-      args: [...args, "--", "bash", "-c", req.command],
-      env: { ...req.env, TMPDIR: tmp },
-      cleanup: () => rm(tmp, { recursive: true, force: true }),
+      args: [...args, "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
+      env,
+      report: () => (proxy.refused.length > 0 ? proxyNote(proxy.refused, ctx.settings.allowDomains) : undefined),
+      cleanup: async () => {
+        await proxy.close();
+        await Promise.all([rm(dir, { recursive: true, force: true }), rm(tmp, { recursive: true, force: true })]);
+      },
     };
   };
+}
+
+/** The line a command's result gets when the proxy refused hosts for it. */
+export function proxyNote(hosts: readonly string[], patterns: readonly string[]): string {
+  return `sandbox: the proxy refused ${hosts.join(", ")}: not in sandbox_allow_domains (${patterns.join(", ")}). Tell the user; they can add the host to sandbox_allow_domains.`;
+}
+
+/** A launcher that runs each shell command as `bash -c` in the sandbox. */
+export function sandboxLauncher(ctx: SandboxContext): Launcher {
+  const confine = sandboxConfiner(ctx);
+  return (req) => confine({ argv: ["bash", "-c", req.command], cwd: req.cwd, env: req.env });
 }
 
 /** Output that looks like the sandbox said no: a read-only file system, a refused permission, no network. */
@@ -195,7 +247,8 @@ function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
   const home = ctx.home;
   const show = (p: string) => (home && isInside(home, p) ? `~${p.slice(home.length)}` : p);
   const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except .git/hooks and .git/config) and $TMPDIR" : "only $TMPDIR";
-  const net = ctx.settings.network ? "network allowed" : "no network";
+  const domains = ctx.settings.allowDomains;
+  const net = ctx.settings.network ? "network allowed" : domains.length > 0 ? `network only to ${domains.join(", ")} through the HTTP(S)_PROXY given` : "no network";
   return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
 }
 
@@ -225,7 +278,7 @@ export async function checkSandbox(pathVar: string | undefined, home: string | u
     const tmp = join(root, "tmp");
     await Promise.all([ws, tmp].map((d) => import("node:fs/promises").then((fs) => fs.mkdir(d))));
     for (const mode of CONFINED) {
-      const settings: SandboxSettings = { mode, network: false, hide: [] };
+      const settings: SandboxSettings = { mode, network: false, hide: [], allowDomains: [] };
       try {
         const bwrap = findBwrap(pathVar, ws, mode);
         const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir) }));

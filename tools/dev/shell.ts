@@ -40,6 +40,8 @@ export interface ShellOutcome {
   exitCode: number;
   timedOut: boolean;
   cancelled: boolean;
+  /** The executor's line about the run (the sandbox proxy refused a host). */
+  note?: string;
   capture: CaptureResult;
 }
 
@@ -52,25 +54,30 @@ export interface ShellReply {
 export class ShellTool {
   private readonly store: ArtifactStore;
   private readonly executor: Executor;
+  /** Plain process groups, for a command the user let run unsandboxed (made when first needed). */
+  private plain?: Executor;
 
   constructor(private readonly opts: ShellOptions) {
     this.store = new ArtifactStore(opts.artifactDir, opts.limits.artifacts);
     this.executor = opts.executor ?? new GroupExecutor();
   }
 
-  /** The MCP handler: never throws; bad input and failures are isError replies. */
-  async call(args: ShellArgs, signal: AbortSignal): Promise<ShellReply> {
+  /** The MCP handler: never throws; bad input and failures are isError replies. `unconfined`: run
+   *  with plain process groups whatever the executor (the user allowed this one command). */
+  async call(args: ShellArgs, signal: AbortSignal, unconfined = false): Promise<ShellReply> {
     try {
       const cwd = await this.workdir(args.workdir);
-      if (this.executor.running >= this.opts.limits.maxRunning) {
-        return { text: `${this.executor.running} shell commands are already running; wait for one to finish`, isError: true };
+      if (this.running >= this.opts.limits.maxRunning) {
+        return { text: `${this.running} shell commands are already running; wait for one to finish`, isError: true };
       }
       const requested = args.timeout_s ?? this.opts.limits.defaultTimeoutS;
       const timeoutS = Math.min(requested, this.opts.limits.maxTimeoutS);
       const env = typeof this.opts.env === "function" ? await this.opts.env() : this.opts.env;
-      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env);
+      const executor = unconfined && this.opts.executor ? (this.plain ??= new GroupExecutor()) : this.executor;
+      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env, executor);
       const reply = formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
-      const why = outcome.exitCode !== 0 && !outcome.cancelled ? this.opts.explainFailure?.(outcome) : undefined;
+      const confined = executor === this.executor;
+      const why = outcome.note ?? (confined && outcome.exitCode !== 0 && !outcome.cancelled ? this.opts.explainFailure?.(outcome) : undefined);
       if (why !== undefined) {
         reply.text += `${why}\n`;
         reply.structured!.sandbox_note = why;
@@ -93,18 +100,18 @@ export class ShellTool {
 
   /** Kills every command this tool still runs (a session closing, the agent stopping). */
   async stopAll(): Promise<void> {
-    await this.executor.stopAll();
+    await Promise.all([this.executor.stopAll(), this.plain?.stopAll()]);
   }
 
   /** How many commands are running now. */
   get running(): number {
-    return this.executor.running;
+    return this.executor.running + (this.plain?.running ?? 0);
   }
 
   /** Runs one command to completion (or its kill); resolves once its whole group is gone. */
-  async run(command: string, cwd: string, timeoutMs: number, signal: AbortSignal | undefined, env: Record<string, string>): Promise<ShellOutcome> {
+  async run(command: string, cwd: string, timeoutMs: number, signal: AbortSignal | undefined, env: Record<string, string>, executor = this.executor): Promise<ShellOutcome> {
     const capture = new OutputCapture(this.opts.limits, this.store);
-    const o = await this.executor.run({ command, cwd, env, timeoutMs, signal, onOutput: (stream, b) => capture.push(stream, b) });
+    const o = await executor.run({ command, cwd, env, timeoutMs, signal, onOutput: (stream, b) => capture.push(stream, b) });
     return { ...o, capture: capture.finish() };
   }
 }
