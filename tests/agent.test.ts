@@ -153,7 +153,7 @@ describe("turns", () => {
       const a = agentWith({ provider });
       await a.initialize();
       const { sessionId, modes } = await a.newSession(workspace(`text-${provider}`));
-      expect(modes?.availableModes.map((m) => m.id)).toEqual(["ask", "auto-edit", "yolo", "read-only"]);
+      expect(modes?.availableModes.map((m) => m.id)).toEqual(["ask", "auto-edit", "yolo", "read-only", "plan"]);
       fake.script([{ text: "Hello from the fake model." }]);
       const before = fake.requests.length;
       const r = await a.prompt(sessionId, "say hello");

@@ -91,9 +91,9 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },
-    async askPermission({ allowAlways, ...ask }: PermissionAsk, cancel: AbortSignal) {
+    async askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";
-      const options = permissionOptions(allowAlways);
+      const options = own ?? permissionOptions(allowAlways);
       try {
         const res = await peer.request<RequestPermissionResponse>(
           "session/request_permission",

@@ -18,6 +18,7 @@ import type { ApprovalStore } from "../policy/approvals.ts";
 import { compactHistory, emptyTotals, type Lifecycle, runTurn, type TurnDeps, TurnError, type TurnTotals } from "../agent/loop.ts";
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
+import { withPlanTool } from "../agent/plan-mode.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
@@ -75,6 +76,7 @@ const MODE_INFO: Record<PermissionMode, { name: string; description: string }> =
   "auto-edit": { name: "Auto-edit", description: "Edit files without asking; ask before commands" },
   yolo: { name: "Yolo", description: "Run every tool without asking (deny rules still apply)" },
   "read-only": { name: "Read-only", description: "Only read-only tools run; everything else is denied" },
+  plan: { name: "Plan", description: "Explore and write a plan; nothing that may change things runs until you approve the plan and switch modes" },
 };
 
 export function modeState(current: PermissionMode): SessionModeState {
@@ -410,7 +412,18 @@ export class SessionManager {
     const h = this.host;
     // A notice is live, not history: sent past the recorder, and only to a client that shows them.
     const notice: TurnDeps["notice"] = io.caps?.notices ? (n) => io.emit({ sessionUpdate: "notice", ...n }) : undefined;
-    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
+    // Plan mode's way out (plan__ready) switches modes as set_mode does; the client hears it at once.
+    const tools = withPlanTool(s.tools, {
+      policy: s.policy,
+      emit,
+      askPermission: io.askPermission,
+      switchMode: async (mode) => {
+        for (const u of await this.setMode(s.id, mode)) io.emit(u);
+      },
+      maxSteps: h.limits.TODO_ITEMS,
+      maxStepChars: h.limits.TODO_ITEM_CHARS,
+    });
+    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
   }
 
   /**

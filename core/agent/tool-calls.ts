@@ -1,7 +1,7 @@
 // Owns running the tool calls of one LLM response: announce each in call order, ask or decide permission,
 // run up to MAX_PARALLEL_TOOLS at once, report completions and return results strictly in call order,
 // trim results from the middle. Does not talk to the LLM (loop.ts) or the client (the session's io).
-import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { PermissionOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
 import type { McpCallResult, McpElicitAnswer, McpElicitation, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import { log } from "../log.ts";
@@ -21,6 +21,9 @@ export interface PermissionAsk {
   _meta: { toolName: string };
   /** The "Always allow" option's name, saying what it covers; undefined: not offered. Not sent in the tool call. */
   allowAlways?: string | undefined;
+  /** A question of its own (one option per kind, so the answer's kind says which): replaces the four
+   *  permission options. Not sent in the tool call. */
+  options?: PermissionOption[];
 }
 
 export interface ToolRunContext {
@@ -190,6 +193,7 @@ async function execute(
   if (ctx.signal.aborted) return;
   ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
   const result = await ctx.tools.call(call.name, call.input, {
+    callId: call.id,
     signal: ctx.signal,
     timeoutMs: ctx.toolTimeoutMs,
     onProgress: progressReporter(call.id, ctx),

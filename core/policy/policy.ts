@@ -39,6 +39,12 @@ export interface PolicyOptions {
   approvals?: ApprovalStore;
 }
 
+/** What the model reads when a mode that changes nothing denies a call. */
+const MODE_DENIALS = {
+  "read-only": "denied by mode read-only: the tool may change things",
+  plan: "denied by mode plan: the tool may change things. Explore with read-only tools, then call plan__ready with your plan; the user decides whether to switch modes and carry it out",
+} as const;
+
 const EDIT_TOOLS = new Set(["str_replace", "write", "edit", "write_file", "edit_file"]);
 
 /**
@@ -107,7 +113,8 @@ export function createPolicy(opts: PolicyOptions): Policy {
       if (rule?.decision === "allow") return { decision: "allow", why: `allowed by policy: ${rule.label}` };
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };
       if (mode === "yolo") return { decision: "allow", why: "mode yolo" };
-      if (mode === "read-only") return { decision: "deny", why: "denied by mode read-only: the tool may change things" };
+      // Hard modes: nothing remembered and no question can let a tool that may change things run.
+      if (mode === "read-only" || mode === "plan") return { decision: "deny", why: MODE_DENIALS[mode] };
       for (const scope of rejectionScopes(call)) {
         if (remembered.get(scope) === "reject") return { decision: "deny", why: "rejected always for this session" };
         if (opts.approvals?.lookup(opts.workspace, scope) === "reject") return { decision: "deny", why: `rejected always in ${opts.workspace}` };

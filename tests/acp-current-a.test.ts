@@ -1,0 +1,199 @@
+// ACP as it stands today, part A, in memory over the real ACP surface: the `plan` mode (denials by the
+// policy engine, the plan as `plan` entries, the question that switches modes and carries it out),
+// `thought_level`, `additionalDirectories`, `$/cancel_request`, strict params and compactions replayed
+// by load; and each through the built binary against the fake LLM where the wiring matters.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PermissionMode } from "../core/config.ts";
+import { createPolicy, type PolicyCall } from "../core/policy/policy.ts";
+import { compileRule } from "../core/policy/rules.ts";
+import picomatch from "picomatch";
+import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
+import { standInPool } from "./in-memory.ts";
+import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { agentEnv } from "./agent-env.ts";
+import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
+
+let fake: FakeLlm;
+let work: string;
+const agents: TestAgent[] = [];
+beforeAll(async () => {
+  fake = await startFakeLlm();
+  work = tempDir("work");
+});
+afterAll(async () => {
+  for (const a of agents) await a.close(2000).catch(() => {});
+  await fake.close();
+});
+function binaryAgent(opts: StartOptions & { provider?: "anthropic" | "openai" } = {}): TestAgent {
+  const a = startAgent({ ...opts, env: { ...agentEnv(fake, work, opts.provider), ...opts.env } });
+  agents.push(a);
+  return a;
+}
+
+const dirs: string[] = [];
+const tempDir = (name: string) => {
+  const d = mkdtempSync(join(tmpdir(), `tendril-acp-a-${name}-`));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+let nextId = 1;
+const req = (a: MemoryAgent, method: string, params: unknown) => {
+  const id = nextId++;
+  a.send({ jsonrpc: "2.0", id, method, params });
+  return a.response(id);
+};
+const updates = (a: MemoryAgent, kind: string) => a.out.filter((m) => m.params?.update?.sessionUpdate === kind).map((m) => m.params.update);
+const until = async (what: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms;
+  while (!what()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+};
+
+/** Answers the agent's permission requests, in order, with these option ids. */
+function answerPermissions(a: MemoryAgent, optionIds: string[]): () => number {
+  let answered = 0;
+  const timer = setInterval(() => {
+    const asks = a.out.filter((m) => m.method === "session/request_permission");
+    while (answered < asks.length && answered < optionIds.length) {
+      a.send({ jsonrpc: "2.0", id: asks[answered]!.id, result: { outcome: { outcome: "selected", optionId: optionIds[answered] } } });
+      answered++;
+    }
+  }, 2);
+  return () => (clearInterval(timer), answered);
+}
+
+// ── plan mode ───────────────────────────────────────────────────────────────────────────────────
+
+const call = (tool: string, readOnly = false, input: Record<string, unknown> = {}): PolicyCall => ({ qualifiedName: `dev__${tool}`, tool, input, readOnly });
+
+test("plan and read-only: the policy engine denies every tool that may change things, without asking; read-only tools run", () => {
+  const table: Record<PermissionMode, Record<string, string>> = {
+    ask: { read: "allow", shell: "ask", edit: "ask", remembered: "allow" },
+    "auto-edit": { read: "allow", shell: "ask", edit: "allow", remembered: "allow" },
+    yolo: { read: "allow", shell: "allow", edit: "allow", remembered: "allow" },
+    "read-only": { read: "allow", shell: "deny", edit: "deny", remembered: "deny" },
+    plan: { read: "allow", shell: "deny", edit: "deny", remembered: "deny" },
+  };
+  for (const [mode, want] of Object.entries(table) as [PermissionMode, Record<string, string>][]) {
+    const p = createPolicy({ mode, workspace: "/w", rules: [] });
+    // an "always allow" from earlier in the session never opens a hard mode
+    p.remember(call("shell", false, { command: "make" }), "allow");
+    const got: Record<string, string> = {
+      read: p.decide(call("todo", true)).decision,
+      shell: p.decide(call("shell", false, { command: "rm -rf x" })).decision,
+      edit: p.decide(call("str_replace", false, { path: "a" })).decision,
+      remembered: p.decide(call("shell", false, { command: "make" })).decision,
+    };
+    expect({ mode, got }).toEqual({ mode, got: want });
+  }
+  const plan = createPolicy({ mode: "plan", workspace: "/w", rules: [] }).decide(call("shell", false, { command: "ls" }));
+  expect(plan).toEqual({ decision: "deny", why: expect.stringContaining("denied by mode plan") });
+  expect(plan.decision === "deny" && plan.why).toContain("plan__ready");
+  // a deny rule still wins over a read-only tool; the user's own allow rule is the policy too
+  const rules = [
+    compileRule({ tool: "dev__todo", decision: "deny", label: "r0" }, picomatch),
+    compileRule({ tool: "dev__shell", decision: "allow", when: { arg: "command", prefix: "ls" }, label: "r1" }, picomatch),
+  ];
+  const ruled = createPolicy({ mode: "plan", workspace: "/w", rules });
+  expect(ruled.decide(call("todo", true)).decision).toBe("deny");
+  expect(ruled.decide(call("shell", false, { command: "ls" })).decision).toBe("allow");
+});
+
+test("plan mode round trip: a change is denied without asking, the plan arrives as plan entries, the switch question carries it out", async () => {
+  const calls: string[] = [];
+  const a = memoryAgent({ mode: "plan", pool: standInPool({ calls }) });
+  await req(a, "initialize", { protocolVersion: 1 });
+  const opened = (await req(a, "session/new", { cwd: tempDir("plan"), mcpServers: [] })).result;
+  expect(opened.modes.currentModeId).toBe("plan");
+  expect(opened.modes.availableModes.map((m: { id: string }) => m.id)).toContain("plan");
+  const sessionId = opened.sessionId;
+  a.provider.push(
+    { calls: [{ id: "e1", name: "t__echo", input: { text: "change" } }] },
+    { calls: [{ id: "p1", name: "plan__ready", input: { steps: ["edit a.txt", "run the tests"], summary: "Fix the bug" } }] },
+    { calls: [{ id: "e2", name: "t__echo", input: { text: "now" } }] },
+    { text: "Done." },
+  );
+  // the plan question (auto-edit), then the echo in auto-edit mode (a command: asked, allowed)
+  const stop = answerPermissions(a, ["auto-edit", "allow_once"]);
+  const r = await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "fix the bug" }] });
+  expect(stop()).toBe(2);
+  expect(r.result.stopReason).toBe("end_turn");
+  // the first echo never reached the tool, and nobody was asked about it
+  expect(calls).toEqual(["t__echo"]);
+  const asks = a.out.filter((m) => m.method === "session/request_permission").map((m) => m.params);
+  expect(asks[0].toolCall).toMatchObject({ toolCallId: "p1", kind: "switch_mode" });
+  expect(asks[0].options.map((o: { optionId: string }) => o.optionId)).toEqual(["auto-edit", "ask", "plan"]);
+  expect(asks[1].toolCall.toolCallId).toBe("e2");
+  const e1 = updates(a, "tool_call_update").find((u) => u.toolCallId === "e1");
+  expect(e1.status).toBe("failed");
+  expect(JSON.stringify(e1.content)).toContain("denied by mode plan");
+  expect(updates(a, "plan")[0].entries).toEqual([
+    { content: "edit a.txt", priority: "medium", status: "pending" },
+    { content: "run the tests", priority: "medium", status: "pending" },
+  ]);
+  expect(updates(a, "current_mode_update")).toEqual([{ sessionUpdate: "current_mode_update", currentModeId: "auto-edit" }]);
+  expect(updates(a, "config_option_update").at(-1).configOptions.find((o: { id: string }) => o.id === "mode").currentValue).toBe("auto-edit");
+  // the model heard the switch in the plan call's result
+  expect(JSON.stringify(a.provider.requests[2])).toContain("switched to auto-edit mode");
+  await a.close();
+});
+
+test("plan mode: staying in plan keeps changes denied; a bad plan is the model's to fix", async () => {
+  const calls: string[] = [];
+  const a = memoryAgent({ mode: "plan", pool: standInPool({ calls }) });
+  const sessionId = (await req(a, "session/new", { cwd: tempDir("stay"), mcpServers: [] })).result.sessionId;
+  a.provider.push(
+    { calls: [{ id: "p0", name: "plan__ready", input: { steps: [] } }] },
+    { calls: [{ id: "p1", name: "plan__ready", input: { steps: ["one step"] } }] },
+    { calls: [{ id: "e1", name: "t__echo", input: { text: "sneak" } }] },
+    { text: "What should change?" },
+  );
+  const stop = answerPermissions(a, ["plan"]);
+  expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "plan it" }] })).result.stopReason).toBe("end_turn");
+  expect(stop()).toBe(1);
+  expect(calls).toEqual([]);
+  expect(updates(a, "current_mode_update")).toEqual([]);
+  const bad = updates(a, "tool_call_update").find((u) => u.toolCallId === "p0" && u.status === "failed");
+  expect(JSON.stringify(bad.content)).toContain("steps must be a non-empty array");
+  expect(JSON.stringify(updates(a, "tool_call_update").find((u) => u.toolCallId === "e1" && u.status === "failed"))).toContain("denied by mode plan");
+  await a.close();
+});
+
+test("plan mode through the binary: the shell is denied by policy, plan__ready is offered only in plan mode, the switch lets the edit run", async () => {
+  const a = binaryAgent({ script: ["allow_always"] });
+  await a.initialize();
+  const ws = tempDir("plan-bin");
+  const { sessionId } = await a.newSession(ws);
+  await a.agent.request("session/set_mode", { sessionId, modeId: "plan" });
+  const before = fake.requests.length;
+  fake.script([
+    { toolCalls: [{ id: "s1", name: "dev__shell", input: { command: "touch made-in-plan.txt" } }] },
+    { toolCalls: [{ id: "p1", name: "plan__ready", input: { steps: ["write notes.txt"] } }] },
+    { toolCalls: [{ id: "w1", name: "dev__str_replace", input: { path: "notes.txt", old_str: "", new_str: "planned\n" } }] },
+    { text: "done" },
+  ]);
+  expect((await a.prompt(sessionId, "write notes")).stopReason).toBe("end_turn");
+  expect(existsSync(join(ws, "made-in-plan.txt"))).toBe(false);
+  expect(readFileSync(join(ws, "notes.txt"), "utf8")).toBe("planned\n");
+  // one question only: the plan's (auto-edit runs the edit without asking)
+  expect(a.permissions.map((p) => p.request.toolCall.kind)).toEqual(["switch_mode"]);
+  const denied = a.updates.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "s1" && u.status === "failed");
+  expect(JSON.stringify(denied)).toContain("denied by mode plan");
+  expect(a.updates.some((n) => n.update.sessionUpdate === "plan")).toBe(true);
+  expect(a.updates.map((n) => n.update).filter((u) => u.sessionUpdate === "current_mode_update")).toEqual([
+    { sessionUpdate: "current_mode_update", currentModeId: "plan" },
+    { sessionUpdate: "current_mode_update", currentModeId: "auto-edit" },
+  ]);
+  const offered = fake.requests.slice(before).map((r) => (r.body.tools ?? []).map((t: { name: string }) => t.name));
+  expect(offered[0]).toContain("plan__ready");
+  expect(offered[2]).not.toContain("plan__ready");
+}, 30_000);
