@@ -11,7 +11,11 @@ import { createPolicy, type PolicyCall } from "../core/policy/policy.ts";
 import { compileRule } from "../core/policy/rules.ts";
 import picomatch from "picomatch";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
-import { standInPool } from "./in-memory.ts";
+import { scriptedProvider, standInPool, type ScriptedProvider } from "./in-memory.ts";
+import { SessionStore } from "../core/agent/session-store.ts";
+import type { LlmRequest, Message } from "../core/llm/types.ts";
+import { toAnthropicBody } from "../core/llm/anthropic.ts";
+import { toOpenAiBody } from "../core/llm/openai.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
@@ -196,4 +200,88 @@ test("plan mode through the binary: the shell is denied by policy, plan__ready i
   const offered = fake.requests.slice(before).map((r) => (r.body.tools ?? []).map((t: { name: string }) => t.name));
   expect(offered[0]).toContain("plan__ready");
   expect(offered[2]).not.toContain("plan__ready");
+}, 30_000);
+
+// ── thought_level ───────────────────────────────────────────────────────────────────────────────
+
+test("thought_level: offered by category where the provider maps it, pushed with config_option_update, sent with the next request, kept by load", async () => {
+  const store = new SessionStore(tempDir("thought-state"));
+  const seen: (string | undefined)[] = [];
+  const provider = scriptedProvider();
+  const inner = provider.stream.bind(provider);
+  const mapping: ScriptedProvider = Object.assign(provider, { thoughtLevels: true, stream: (r: LlmRequest) => (seen.push(r.thoughtLevel), inner(r)) });
+  const a = memoryAgent({ provider: mapping, store });
+  const ws = tempDir("thought");
+  const opened = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  const option = opened.configOptions.find((o: { id: string }) => o.id === "thought_level");
+  expect(option).toMatchObject({ category: "thought_level", type: "select", currentValue: "off" });
+  expect(option.options.map((o: { value: string }) => o.value)).toEqual(["off", "low", "medium", "high"]);
+  const sessionId = opened.sessionId;
+  const set = await req(a, "session/set_config_option", { sessionId, configId: "thought_level", value: "high" });
+  expect(set.result.configOptions.find((o: { id: string }) => o.id === "thought_level").currentValue).toBe("high");
+  expect(updates(a, "config_option_update").at(-1).configOptions.find((o: { id: string }) => o.id === "thought_level").currentValue).toBe("high");
+  const bad = await req(a, "session/set_config_option", { sessionId, configId: "thought_level", value: "extreme" });
+  expect(bad.error).toMatchObject({ code: -32602, message: expect.stringContaining('unknown thought_level "extreme" (levels: off, low, medium, high)') });
+  provider.push({ text: "thought hard" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "think" }] });
+  expect(seen).toEqual(["high"]);
+  await req(a, "session/close", { sessionId });
+  const loaded = (await req(a, "session/load", { sessionId, cwd: ws, mcpServers: [] })).result;
+  expect(loaded.configOptions.find((o: { id: string }) => o.id === "thought_level").currentValue).toBe("high");
+  await a.close();
+  // a provider that cannot map it is not offered it, and setting it is refused by name
+  const plain = memoryAgent();
+  const id2 = (await req(plain, "session/new", { cwd: ws, mcpServers: [] })).result;
+  expect(id2.configOptions.map((o: { id: string }) => o.id)).toEqual(["mode", "model"]);
+  const refused = await req(plain, "session/set_config_option", { sessionId: id2.sessionId, configId: "thought_level", value: "low" });
+  expect(refused.error).toMatchObject({ code: -32602, message: 'unknown config option "thought_level" (options: mode, model)' });
+  await plain.close();
+});
+
+test("thought_level in the adapters: Anthropic's thinking budget within max_tokens, OpenAI's reasoning effort, off sends neither", () => {
+  const base = { model: "m", system: "", messages: [], tools: [], maxTokens: 32_768, signal: new AbortController().signal };
+  expect(toAnthropicBody({ ...base }).thinking).toBeUndefined();
+  expect(toAnthropicBody({ ...base, thoughtLevel: "off" }).thinking).toBeUndefined();
+  const budgets = (["low", "medium", "high"] as const).map((thoughtLevel) => (toAnthropicBody({ ...base, thoughtLevel }).thinking as { budget_tokens: number }).budget_tokens);
+  expect(budgets[0]).toBeGreaterThanOrEqual(1024);
+  expect(budgets[0]! < budgets[1]! && budgets[1]! < budgets[2]!).toBe(true);
+  // the budget shares max_tokens and leaves room for the answer
+  expect(toAnthropicBody({ ...base, maxTokens: 4096, thoughtLevel: "high" }).thinking).toEqual({ type: "enabled", budget_tokens: 3072 });
+  expect(toOpenAiBody({ ...base }, true).reasoning_effort).toBeUndefined();
+  expect(toOpenAiBody({ ...base, thoughtLevel: "off" }, true).reasoning_effort).toBeUndefined();
+  expect(toOpenAiBody({ ...base, thoughtLevel: "medium" }, false).reasoning_effort).toBe("medium");
+  // signed thinking goes back before the tool call only while thinking is on
+  const messages: Message[] = [
+    { role: "user", content: [{ type: "text", text: "go" }] },
+    { role: "assistant", text: "", toolCalls: [{ id: "c1", name: "t__x", input: {} }], reasoning: [{ text: "hmm", signature: "sig" }, { redacted: "opaque" }] },
+    { role: "tool", results: [{ callId: "c1", content: "ok", isError: false }] },
+  ];
+  const on = toAnthropicBody({ ...base, messages, thoughtLevel: "low" }).messages[1]!.content as unknown as Record<string, unknown>[];
+  expect(on.map((b) => b.type)).toEqual(["thinking", "redacted_thinking", "tool_use"]);
+  expect(on[0]).toEqual({ type: "thinking", thinking: "hmm", signature: "sig" });
+  const off = toAnthropicBody({ ...base, messages }).messages[1]!.content as unknown as Record<string, unknown>[];
+  expect(off.map((b) => b.type)).toEqual(["tool_use"]);
+});
+
+test("thought_level through the binary: the fake LLM receives Anthropic's thinking budget (with the signed block sent back) and OpenAI's reasoning_effort", async () => {
+  for (const provider of ["anthropic", "openai"] as const) {
+    const a = binaryAgent({ provider });
+    await a.initialize();
+    const { sessionId, configOptions } = await a.newSession(tempDir(`thought-${provider}`));
+    expect(configOptions?.map((o) => o.id)).toContain("thought_level");
+    await a.agent.request("session/set_config_option", { sessionId, configId: "thought_level", value: "high" });
+    const before = fake.requests.length;
+    fake.script([{ thinking: "let me see", toolCalls: [{ id: "t1", name: "dev__todo", input: {} }] }, { text: "done" }]);
+    expect((await a.prompt(sessionId, "think")).stopReason).toBe("end_turn");
+    const bodies = fake.requests.slice(before).map((r) => r.body);
+    expect(bodies.length).toBe(2);
+    if (provider === "anthropic") {
+      for (const b of bodies) expect(b.thinking).toEqual({ type: "enabled", budget_tokens: 24_576 });
+      expect(bodies[1].messages[1].content[0]).toEqual({ type: "thinking", thinking: "let me see", signature: "fake-signature" });
+    } else {
+      for (const b of bodies) expect(b.reasoning_effort).toBe("high");
+    }
+    expect(a.updates.some((n) => n.update.sessionUpdate === "config_option_update")).toBe(true);
+    await a.close(5000);
+  }
 }, 30_000);

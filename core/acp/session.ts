@@ -9,7 +9,7 @@ import type { PermissionMode, PermissionRule } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
-import type { LlmProvider, Message } from "../llm/types.ts";
+import { type LlmProvider, type Message, THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
 import type { McpServerEvent, McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
@@ -27,6 +27,7 @@ import { checkCwd, type ClientSessionCaps } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { type Command, commandOf, initPrompt } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
+import { checkThoughtLevel, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
 
 export type { McpPoolLike };
 
@@ -112,6 +113,8 @@ interface Session {
   system: string;
   history: Message[];
   model: string;
+  /** `thought_level`: how hard the model reasons (mapped by the provider). */
+  thoughtLevel: ThoughtLevel;
   /** The first prompt's first line, once there was one (session_info_update, session/list). */
   title: string | null;
   recorder?: SessionRecorder;
@@ -131,6 +134,7 @@ interface OpenOptions {
   title?: string | null;
   mode?: PermissionMode;
   model?: string;
+  thoughtLevel?: ThoughtLevel;
   client?: ClientLink;
 }
 
@@ -216,7 +220,9 @@ export class SessionManager {
     if (live) await this.#drop(live);
     const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
-    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title, client });
+    const level = saved.options[THOUGHT_OPTION_ID] as ThoughtLevel | undefined;
+    const thoughtLevel = level && THOUGHT_LEVELS.includes(level) ? level : undefined;
+    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, thoughtLevel, title: saved.title, client });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
@@ -262,7 +268,7 @@ export class SessionManager {
       return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client)) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, title: live.title, client });
+    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title, client });
     return { sessionId: newId, ...(await this.describe(s)) };
   }
 
@@ -315,6 +321,7 @@ export class SessionManager {
       system,
       history: o.history ?? [],
       model: o.model ?? this.host.model,
+      thoughtLevel: o.thoughtLevel ?? "off",
       title: o.title ?? null,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
@@ -423,7 +430,7 @@ export class SessionManager {
       maxSteps: h.limits.TODO_ITEMS,
       maxStepChars: h.limits.TODO_ITEM_CHARS,
     });
-    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
+    return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
   }
 
   /**
@@ -483,10 +490,18 @@ export class SessionManager {
     this.#sessions.get(id)?.turn?.abort();
   }
 
-  /** A session's modes and config options (mode, then model), as session/new, load and resume answer. */
-  async describe(s: { policy: Policy; model: string }) {
+  /**
+   * A session's modes and config options, as session/new, load and resume answer: one list, in the
+   * order clients show them (mode, model, thought_level where the provider maps it).
+   */
+  async describe(s: { policy: Policy; model: string; thoughtLevel: ThoughtLevel }) {
     const models = await this.#models.describe(s.model);
-    return { modes: modeState(s.policy.mode), configOptions: [modeOption(s.policy.mode), ...models.configOptions], models: models.models };
+    const configOptions: SessionConfigOption[] = [
+      modeOption(s.policy.mode),
+      ...models.configOptions,
+      ...(this.host.provider.thoughtLevels ? [thoughtOption(s.thoughtLevel)] : []),
+    ];
+    return { modes: modeState(s.policy.mode), configOptions, models: models.models };
   }
 
   /**
@@ -518,14 +533,25 @@ export class SessionManager {
       const updates = await this.setMode(id, value);
       return { configOptions: (await this.describe(s)).configOptions, updates };
     }
-    if (configId !== MODEL_OPTION_ID) {
-      throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${MODE_OPTION_ID}, ${MODEL_OPTION_ID})`);
-    }
-    s.model = await this.#models.check(value, s.model);
-    s.recorder?.model(s.model);
+    const offered = (await this.describe(s)).configOptions.map((o) => o.id);
+    const set = offered.includes(configId) ? this.#setters[configId] : undefined;
+    if (!set) throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${offered.join(", ")})`);
+    await set(s, value);
     const { configOptions } = await this.describe(s);
     return { configOptions, updates: [{ sessionUpdate: "config_option_update", configOptions }] };
   }
+
+  /** How each config option but `mode` takes a value (checked: -32602 naming the choices) and records it. */
+  readonly #setters: Record<string, (s: Session, value: unknown) => Promise<void>> = {
+    [MODEL_OPTION_ID]: async (s, value) => {
+      s.model = await this.#models.check(value, s.model);
+      s.recorder?.model(s.model);
+    },
+    [THOUGHT_OPTION_ID]: async (s, value) => {
+      s.thoughtLevel = checkThoughtLevel(value);
+      s.recorder?.option(THOUGHT_OPTION_ID, s.thoughtLevel);
+    },
+  };
 
   /** Cancels every turn and releases every session's servers (private ones die as process groups). */
   async closeAll(): Promise<void> {
