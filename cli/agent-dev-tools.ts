@@ -11,8 +11,8 @@ import type { McpServerSpec } from "../core/mcp/types.ts";
 import { lazyShims } from "./lazy-shims.ts";
 
 export interface AgentDevTools {
-  /** The `dev` server of a session working in `cwd`. */
-  spec(cwd: string): McpServerSpec;
+  /** The `dev` server of a session working in `cwd`, with its additional workspace roots. */
+  spec(cwd: string, additionalDirectories?: readonly string[]): McpServerSpec;
   /** Removes the shim folder (every exit path calls it; idempotent and synchronous). */
   dispose(): void;
 }
@@ -24,13 +24,14 @@ export interface AgentDevTools {
 export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = [], sandbox?: { settings: SandboxConfig; configDir: string }): AgentDevTools {
   const shims = lazyShims(() => shellEnv(process.env, passEnv));
   return {
-    spec: (cwd) => ({
+    spec: (cwd, additionalDirectories = []) => ({
       name: "dev",
       transport: "local",
       private: true,
       local: async () => {
         const { buildDevTools } = await import("./dev-mcp-tools.ts");
-        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox) });
+        const extraRoots = additionalDirectories.map((d) => realpathSync(d));
+        const dev = await buildDevTools({ root: realpathSync(cwd), extraRoots, limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox) });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
       },
     }),

@@ -18,6 +18,8 @@ import listed from "../tools/dev/input-schemas.json" with { type: "json" };
 
 export interface DevToolsOptions {
   root: string;
+  /** Real paths of the session's additional workspace roots: the edit tool may write there too. */
+  extraRoots?: readonly string[];
   limits: Limits;
   cacheDir: string;
   /** Environment for shell commands (PATH starts with the shim dir). */
@@ -67,6 +69,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   });
   const editor = new StrReplaceTool({
     root,
+    extraRoots: opts.extraRoots ?? [],
     maxFileBytes: limits.MAX_EDIT_FILE_BYTES,
     maxReplyBytes: limits.MAX_TOOL_RESULT_BYTES,
     tempStaleMs: limits.EDIT_TEMP_STALE_S * 1000,

@@ -3,7 +3,7 @@
 // `thought_level`, `additionalDirectories`, `$/cancel_request`, strict params and compactions replayed
 // by load; and each through the built binary against the fake LLM where the wiring matters.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PermissionMode } from "../core/config.ts";
@@ -16,6 +16,8 @@ import { SessionStore } from "../core/agent/session-store.ts";
 import type { LlmRequest, Message } from "../core/llm/types.ts";
 import { toAnthropicBody } from "../core/llm/anthropic.ts";
 import { toOpenAiBody } from "../core/llm/openai.ts";
+import { rootOf } from "../core/path-inside.ts";
+import { StrReplaceTool } from "../tools/dev/str-replace.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
@@ -284,4 +286,87 @@ test("thought_level through the binary: the fake LLM receives Anthropic's thinki
     expect(a.updates.some((n) => n.update.sessionUpdate === "config_option_update")).toBe(true);
     await a.close(5000);
   }
+}, 30_000);
+
+// ── additionalDirectories ───────────────────────────────────────────────────────────────────────
+
+test("additionalDirectories: advertised, given to the dev tools and the system prompt on new, load, resume and fork", async () => {
+  const given: (readonly string[])[] = [];
+  const store = new SessionStore(tempDir("dirs-state"));
+  const a = memoryAgent({ store, devServer: (_cwd, dirs) => (given.push(dirs), { name: "dev", transport: "local", private: true }) });
+  const init = (await req(a, "initialize", { protocolVersion: 1 })).result;
+  expect(init.agentCapabilities.sessionCapabilities.additionalDirectories).toEqual({});
+  const ws = tempDir("dirs-ws");
+  const [x, y] = [tempDir("dirs-x"), tempDir("dirs-y")];
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, additionalDirectories: [x, y, x], mcpServers: [] })).result;
+  expect(given.at(-1)).toEqual([x, y]);
+  await req(a, "session/close", { sessionId });
+  for (const method of ["session/load", "session/resume"]) {
+    expect((await req(a, method, { sessionId, cwd: ws, additionalDirectories: [y], mcpServers: [] })).result).toBeDefined();
+    expect(given.at(-1)).toEqual([y]);
+  }
+  expect((await req(a, "session/fork", { sessionId, cwd: ws, additionalDirectories: [x], mcpServers: [] })).result.sessionId).toBeString();
+  expect(given.at(-1)).toEqual([x]);
+  // null and absent are none
+  await req(a, "session/new", { cwd: ws, additionalDirectories: null, mcpServers: [] });
+  expect(given.at(-1)).toEqual([]);
+  await a.close();
+});
+
+test("additionalDirectories: a relative, missing or file path, or not an array, is -32602 naming it, on every method that takes it", async () => {
+  const store = new SessionStore(tempDir("dirs-bad-state"));
+  const a = memoryAgent({ store });
+  const ws = tempDir("dirs-bad");
+  const file = join(ws, "a-file.txt");
+  writeFileSync(file, "x");
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  await req(a, "session/close", { sessionId });
+  const cases: [unknown, string][] = [
+    [["rel/dir"], 'additionalDirectories[0] must be an absolute path, got "rel/dir"'],
+    [[ws, join(ws, "missing")], `additionalDirectories[1] ${join(ws, "missing")} cannot be used: no such directory`],
+    [[file], `additionalDirectories[0] ${file} is not a directory`],
+    [[42], "additionalDirectories[0] must be an absolute path to a directory, got 42"],
+    ["x", 'additionalDirectories must be an array of absolute paths or null, got the string "x"'],
+  ];
+  for (const method of ["session/new", "session/load", "session/resume", "session/fork"]) {
+    for (const [dirs, why] of cases) {
+      const r = await req(a, method, { sessionId, cwd: ws, additionalDirectories: dirs, mcpServers: [] });
+      expect({ method, error: r.error }).toEqual({ method, error: { code: -32602, message: `${method}: ${why}`, data: expect.anything() } });
+    }
+  }
+  // nothing was lost: the session still loads
+  expect((await req(a, "session/load", { sessionId, cwd: ws, mcpServers: [] })).result).toBeDefined();
+  await a.close();
+});
+
+test("additionalDirectories: inside_workspace rules and the edit tool count every root; outside them all is still refused", async () => {
+  const [ws, extra, elsewhere] = [tempDir("roots-ws"), tempDir("roots-extra"), tempDir("roots-else")];
+  const rules = [compileRule({ tool: "*__str_replace", decision: "allow", when: { arg: "path", inside_workspace: true }, label: "r" }, picomatch)];
+  const p = createPolicy({ mode: "ask", workspace: ws, additionalRoots: [extra], rules });
+  expect(p.decide(call("str_replace", false, { path: join(extra, "a.txt") })).decision).toBe("allow");
+  expect(p.decide(call("str_replace", false, { path: "rel.txt" })).decision).toBe("allow");
+  expect(p.decide(call("str_replace", false, { path: join(elsewhere, "a.txt") })).decision).toBe("ask");
+  const editor = new StrReplaceTool({ root: realpathSync(ws), extraRoots: [realpathSync(extra)], maxFileBytes: 4096, maxReplyBytes: 4096, tempStaleMs: 60_000 });
+  expect((await editor.call({ path: join(extra, "new.txt"), old_str: "", new_str: "hi\n" })).isError).toBeUndefined();
+  expect(readFileSync(join(extra, "new.txt"), "utf8")).toBe("hi\n");
+  const refused = await editor.call({ path: join(elsewhere, "no.txt"), old_str: "", new_str: "x" });
+  expect(refused).toEqual({ text: expect.stringContaining("is outside the workspace roots"), isError: true });
+  expect(existsSync(join(elsewhere, "no.txt"))).toBe(false);
+  expect(rootOf([ws, extra], join(extra, "d", "f"))).toBe(extra);
+  expect(rootOf([ws, extra], "rel")).toBe(ws);
+  expect(rootOf([ws, extra], elsewhere)).toBeUndefined();
+});
+
+test("additionalDirectories through the binary: the model's edit lands in the extra root, and the system prompt names it", async () => {
+  const a = binaryAgent({ env: { TENDRIL_MODE: "yolo" } });
+  await a.initialize();
+  const [ws, extra] = [tempDir("bin-ws"), tempDir("bin-extra")];
+  const { sessionId } = await a.agent.request("session/new", { cwd: ws, additionalDirectories: [extra], mcpServers: [] });
+  const before = fake.requests.length;
+  fake.script([{ toolCalls: [{ id: "w1", name: "dev__str_replace", input: { path: join(extra, "out.txt"), old_str: "", new_str: "extra\n" } }] }, { text: "done" }]);
+  expect((await a.prompt(sessionId, "write there")).stopReason).toBe("end_turn");
+  expect(readFileSync(join(extra, "out.txt"), "utf8")).toBe("extra\n");
+  expect(JSON.stringify(fake.requests[before]!.body.system)).toContain(extra);
+  const bad = await a.agent.request("session/new", { cwd: ws, additionalDirectories: ["relative"], mcpServers: [] }).catch((e) => e);
+  expect(bad).toMatchObject({ code: -32602, message: expect.stringContaining("additionalDirectories[0] must be an absolute path") });
 }, 30_000);

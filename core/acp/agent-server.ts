@@ -141,7 +141,10 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
           mcpCapabilities: opts.mcpCapabilities,
           // Listing, resuming and deleting need saved sessions; closing and forking work either way.
-          sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {}, fork: {} } : { close: {}, fork: {} },
+          // additionalDirectories: more workspace roots on new, load, resume and fork.
+          sessionCapabilities: opts.persistent
+            ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
+            : { close: {}, fork: {}, additionalDirectories: {} },
           ...(auth ? { auth: { logout: {} } } : {}),
         },
         authMethods: auth?.methods(terminalAuth) ?? [],
@@ -159,7 +162,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/new": async (raw) => {
       const p = await parseNewSession(raw);
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client);
+      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
       announceCommands(answer.sessionId);
       return answer;
     },
@@ -173,6 +176,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
         p._meta,
         (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
         client,
+        p.additionalDirectories,
       );
       announceCommands(p.sessionId);
       return answer;
@@ -180,14 +184,14 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/resume": async (raw) => {
       const p = await parseLoadSession(raw, "session/resume");
       requireAuth();
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client);
+      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client, p.additionalDirectories);
       announceCommands(p.sessionId);
       return answer;
     },
     "session/fork": async (raw) => {
       const p = await parseLoadSession(raw, "session/fork");
       requireAuth();
-      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client);
+      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
       announceCommands(answer.sessionId);
       return answer;
     },

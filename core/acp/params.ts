@@ -132,9 +132,10 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
   return { protocolVersion, terminalAuth, session };
 }
 
-/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */
-export function checkCwd(cwd: unknown, method: string): string {
-  const bad = (why: string) => invalidParam(method, "cwd", why);
+/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd
+ *  (or `field`: an additional directory, `additionalDirectories[2]`). */
+export function checkCwd(cwd: unknown, method: string, field = "cwd"): string {
+  const bad = (why: string) => invalidParam(method, field, why);
   if (typeof cwd !== "string" || cwd === "") throw bad(`must be an absolute path to a directory, got ${JSON.stringify(cwd)}`);
   if (cwd.includes("\0")) throw bad("must not contain a NUL byte");
   if (!isAbsolute(cwd)) throw bad(`must be an absolute path, got ${JSON.stringify(cwd)}`);
@@ -161,6 +162,8 @@ const serverSchema = lazySchema((z) => {
 
 export interface NewSessionParams {
   cwd: string;
+  /** Extra workspace roots (absolute, existing directories), in the client's order, without repeats. */
+  additionalDirectories: string[];
   mcpServers: McpServer[];
   _meta?: Record<string, unknown>;
 }
@@ -173,6 +176,8 @@ export interface NewSessionParams {
 export async function parseNewSession(raw: unknown, method = "session/new"): Promise<NewSessionParams> {
   const p = Params.of(method, raw);
   const cwd = checkCwd(p.get("cwd"), method);
+  const extra = p.check("additionalDirectories", "an array of absolute paths", Array.isArray, "nullable") ?? [];
+  const additionalDirectories = [...new Set(extra.map((d, i) => checkCwd(d, method, `additionalDirectories[${i}]`)))];
   const list = p.array("mcpServers", "nullable") ?? [];
   const schema = list.length > 0 ? await serverSchema() : undefined;
   const mcpServers = list.map((s, i) => {
@@ -184,7 +189,7 @@ export async function parseNewSession(raw: unknown, method = "session/new"): Pro
   });
   const meta = p.object("_meta", "nullable");
   if (meta && typeof meta.get("systemPrompt") !== "string") meta.object("systemPrompt", "nullable")?.string("append");
-  return { cwd, mcpServers, _meta: meta?.fields };
+  return { cwd, additionalDirectories, mcpServers, _meta: meta?.fields };
 }
 
 /** session/load and session/resume params: a session id plus what session/new takes. */

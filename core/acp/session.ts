@@ -41,8 +41,9 @@ export interface SessionHost {
   rules: PermissionRule[];
   systemPrompt?: string;
   limits: Limits;
-  /** The default `dev` tools for a session's workspace (cli/ builds them, in process); undefined = none. */
-  devServer?: (cwd: string) => McpServerSpec;
+  /** The default `dev` tools for a session's workspace and its additional roots (cli/ builds them, in
+   *  process); undefined = none. */
+  devServer?: (cwd: string, additionalDirectories: readonly string[]) => McpServerSpec;
   /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
   configServers?: McpServerEntry[];
   home?: string;
@@ -108,6 +109,8 @@ function modeOption(current: PermissionMode): SessionConfigOption {
 interface Session {
   id: string;
   cwd: string;
+  /** session/new's (load's, resume's, fork's) `additionalDirectories`: more workspace roots. */
+  additionalDirectories: readonly string[];
   tools: McpSessionTools;
   policy: Policy;
   system: string;
@@ -128,6 +131,7 @@ interface Session {
 interface OpenOptions {
   id: string;
   cwd: string;
+  additionalDirectories?: readonly string[];
   servers: McpServer[];
   meta?: Record<string, unknown> | null;
   history?: Message[];
@@ -158,9 +162,9 @@ export class SessionManager {
   }
 
   /** session/new. */
-  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null, client?: ClientLink) {
+  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null, client?: ClientLink, additionalDirectories: readonly string[] = []) {
     checkCwd(cwd, "session/new");
-    const s = await this.#open({ id: randomId(), cwd, servers, meta, client });
+    const s = await this.#open({ id: randomId(), cwd, additionalDirectories, servers, meta, client });
     const store = this.host.store;
     if (store) {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
@@ -188,15 +192,16 @@ export class SessionManager {
     meta: Record<string, unknown> | null | undefined,
     replay?: (u: SessionUpdate) => void,
     client?: ClientLink,
+    additionalDirectories: readonly string[] = [],
   ): Promise<LoadAnswer> {
     checkCwd(cwd, replay ? "session/load" : "session/resume");
-    const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null]);
+    const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null, additionalDirectories]);
     const before = this.#opening.get(id);
     if (before?.ask === ask) return before.answer;
     const answer = (async () => {
       // The first open's failure is its own caller's to report; this one only waits it out.
       if (before) await before.answer.catch((err) => log.debug("an earlier open of this session failed", { session: id, error: err }));
-      return this.#load(id, cwd, servers, meta, replay, client);
+      return this.#load(id, cwd, servers, meta, replay, client, additionalDirectories);
     })();
     const entry = { ask, answer };
     this.#opening.set(id, entry);
@@ -212,6 +217,7 @@ export class SessionManager {
     meta: Record<string, unknown> | null | undefined,
     replay?: (u: SessionUpdate) => void,
     client?: ClientLink,
+    additionalDirectories: readonly string[] = [],
   ): Promise<LoadAnswer> {
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
@@ -222,7 +228,7 @@ export class SessionManager {
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
     const level = saved.options[THOUGHT_OPTION_ID] as ThoughtLevel | undefined;
     const thoughtLevel = level && THOUGHT_LEVELS.includes(level) ? level : undefined;
-    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, thoughtLevel, title: saved.title, client });
+    const s = await this.#open({ id, cwd, additionalDirectories, servers, meta, history: saved.history, mode, model, thoughtLevel, title: saved.title, client });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
@@ -256,7 +262,7 @@ export class SessionManager {
    * declares. The original is never written. A session whose prompt is running, or that is being
    * loaded, is refused: its history is mid-turn.
    */
-  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, client?: ClientLink) {
+  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, client?: ClientLink, additionalDirectories: readonly string[] = []) {
     checkCwd(cwd, "session/fork");
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; fork it once the turn ends`);
@@ -265,10 +271,10 @@ export class SessionManager {
     const newId = randomId();
     if (store?.exists(id)) {
       store.fork(id, newId, cwd);
-      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client)) };
+      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client, additionalDirectories)) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title, client });
+    const s = await this.#open({ id: newId, cwd, additionalDirectories, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title, client });
     return { sessionId: newId, ...(await this.describe(s)) };
   }
 
@@ -298,7 +304,8 @@ export class SessionManager {
 
   async #open(o: OpenOptions): Promise<Session> {
     const specs = [...configServerSpecs(this.host.configServers ?? [], o.cwd), ...convertMcpServers(o.servers, o.cwd)];
-    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd));
+    const additionalDirectories = o.additionalDirectories ?? [];
+    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd, additionalDirectories));
     const tools = await this.#opener.open(specs, o.cwd);
     // `_meta.systemPrompt`: a string replaces the system prompt, `{append: "…"}` adds to it.
     const asked = o.meta?.systemPrompt;
@@ -306,16 +313,18 @@ export class SessionManager {
     const custom = typeof asked === "string" ? asked : this.host.systemPrompt;
     const base = custom ?? buildSystemPrompt({
       cwd: o.cwd,
+      additionalDirectories,
       home: this.host.home,
       instructions: tools.instructions(),
       maxAgentsBytes: this.host.limits.MAX_AGENTS_MD_BYTES,
       maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
     });
     const system = append === undefined ? base : `${base}\n\n${append}`;
-    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, approvals: this.host.approvals });
+    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, additionalRoots: additionalDirectories, approvals: this.host.approvals });
     const session: Session = {
       id: o.id,
       cwd: o.cwd,
+      additionalDirectories,
       tools,
       policy,
       system,
@@ -339,6 +348,14 @@ export class SessionManager {
     this.#sessions.set(session.id, session);
     log.info("session started", { session: session.id, cwd: o.cwd, servers: specs.map((sp) => sp.name).join(","), loaded: o.history !== undefined });
     return session;
+  }
+
+  /**
+   * A live session's additional workspace roots (absolute, as the client gave them; its cwd not
+   * included): what the edit tool may write besides the cwd, and what a sandbox must make writable.
+   */
+  additionalDirectories(id: string): readonly string[] {
+    return this.#get(id).additionalDirectories;
   }
 
   #get(id: string): Session {

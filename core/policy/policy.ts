@@ -35,6 +35,8 @@ export interface PolicyOptions {
   mode: PermissionMode;
   /** Absolute workspace root, for `inside_workspace` conditions and remembered approvals. */
   workspace: string;
+  /** More workspace roots (ACP `additionalDirectories`): inside one of them is inside the workspace. */
+  additionalRoots?: readonly string[];
   /** Persists `*_always` answers per workspace; undefined = this session only. */
   approvals?: ApprovalStore;
 }
@@ -86,6 +88,7 @@ export function mayRememberAllow(call: PolicyCall): boolean {
 
 export function createPolicy(opts: PolicyOptions): Policy {
   const remembered = new Map<string, "allow" | "reject">();
+  const roots = [opts.workspace, ...(opts.additionalRoots ?? [])];
   let mode = opts.mode;
 
   return {
@@ -108,7 +111,7 @@ export function createPolicy(opts: PolicyOptions): Policy {
       }
     },
     decide(call) {
-      const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, opts.workspace);
+      const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, roots);
       if (rule?.decision === "deny") return { decision: "deny", why: `denied by policy: ${rule.label}` };
       if (rule?.decision === "allow") return { decision: "allow", why: `allowed by policy: ${rule.label}` };
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };
