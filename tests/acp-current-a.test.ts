@@ -11,7 +11,8 @@ import { createPolicy, type PolicyCall } from "../core/policy/policy.ts";
 import { compileRule } from "../core/policy/rules.ts";
 import picomatch from "picomatch";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
-import { scriptedProvider, standInPool, type ScriptedProvider } from "./in-memory.ts";
+import { scriptedProvider, standInPool, standInTools, type ScriptedProvider } from "./in-memory.ts";
+import type { McpServerSpec } from "../core/mcp/types.ts";
 import { SessionStore } from "../core/agent/session-store.ts";
 import type { LlmRequest, Message } from "../core/llm/types.ts";
 import { toAnthropicBody } from "../core/llm/anthropic.ts";
@@ -370,3 +371,52 @@ test("additionalDirectories through the binary: the model's edit lands in the ex
   const bad = await a.agent.request("session/new", { cwd: ws, additionalDirectories: ["relative"], mcpServers: [] }).catch((e) => e);
   expect(bad).toMatchObject({ code: -32602, message: expect.stringContaining("additionalDirectories[0] must be an absolute path") });
 }, 30_000);
+
+// ── $/cancel_request ────────────────────────────────────────────────────────────────────────────
+
+test("$/cancel_request: a session/new still starting answers -32800 at once, and the session it opened anyway is gone", async () => {
+  const store = new SessionStore(tempDir("cancel-state"));
+  // a pool whose start waits for the test's word, and says when a session's tools are closed
+  let release!: () => void;
+  const started = new Promise<void>((r) => (release = r));
+  const closed: string[] = [];
+  const pool = {
+    async openSession(specs: McpServerSpec[]) {
+      await started;
+      const tools = standInTools();
+      return { ...tools, close: async () => void closed.push(specs.map((sp) => sp.name).join(",")) };
+    },
+  };
+  const a = memoryAgent({ store, pool });
+  await req(a, "initialize", { protocolVersion: 1 });
+  const ws = tempDir("cancel");
+  const id = nextId++;
+  a.send({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+  a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+  // answered while the start is still held
+  expect((await a.response(id)).error).toEqual({ code: -32800, message: "session/new was cancelled ($/cancel_request)" });
+  release();
+  // once the start settles, what it opened is undone: its tools closed, no session listed or announced
+  await until(() => closed.length === 1);
+  expect((await req(a, "session/list", {})).result.sessions).toEqual([]);
+  expect(updates(a, "available_commands_update")).toEqual([]);
+  // the connection goes on: the next session/new works
+  expect((await req(a, "session/new", { cwd: ws, mcpServers: [] })).result.sessionId).toBeString();
+  await a.close();
+});
+
+test("$/cancel_request: for a prompt it is session/cancel (stopReason cancelled); for an answered or unknown id it is ignored", async () => {
+  const a = memoryAgent();
+  const sessionId = (await req(a, "session/new", { cwd: tempDir("cancel-prompt"), mcpServers: [] })).result.sessionId;
+  a.provider.push({ hang: true });
+  const id = nextId++;
+  a.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "wait" }] } });
+  await until(() => a.provider.requests.length === 1);
+  a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+  expect((await a.response(id)).result.stopReason).toBe("cancelled");
+  a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+  a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: "never-sent" } });
+  a.provider.push({ text: "still here" });
+  expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "again" }] })).result.stopReason).toBe("end_turn");
+  await a.close();
+});
