@@ -13,6 +13,8 @@ import picomatch from "picomatch";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
 import { scriptedProvider, standInPool, standInTools, type ScriptedProvider } from "./in-memory.ts";
 import type { McpServerSpec } from "../core/mcp/types.ts";
+import stableSchema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
+import unstableSchema from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import type { LlmRequest, Message } from "../core/llm/types.ts";
 import { toAnthropicBody } from "../core/llm/anthropic.ts";
@@ -418,5 +420,98 @@ test("$/cancel_request: for a prompt it is session/cancel (stopReason cancelled)
   a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: "never-sent" } });
   a.provider.push({ text: "still here" });
   expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "again" }] })).result.stopReason).toBe("end_turn");
+  await a.close();
+});
+
+// ── strict params ───────────────────────────────────────────────────────────────────────────────
+
+const stableDefs = (stableSchema as { $defs: Record<string, any> }).$defs;
+const unstableDefs = (unstableSchema as { $defs: Record<string, any> }).$defs;
+
+/** The JSON type a schema property wants (through its $ref / allOf / anyOf), null left aside. */
+function wantedType(prop: any, defs: Record<string, any>): string | undefined {
+  const types = Array.isArray(prop.type) ? prop.type.filter((t: string) => t !== "null") : prop.type ? [prop.type] : [];
+  if (types.length === 1) return types[0];
+  for (const alt of [...(prop.allOf ?? []), ...(prop.anyOf ?? []), ...(prop.oneOf ?? [])]) {
+    const ref = alt.$ref as string | undefined;
+    const t = ref ? wantedType(defs[ref.split("/").pop()!], defs) : alt.type === "null" ? undefined : wantedType(alt, defs);
+    if (t) return t;
+  }
+  return undefined;
+}
+
+/** A value of another JSON type than `type`. */
+const WRONG: Record<string, unknown> = { string: 42, integer: "x", number: "x", boolean: "x", object: "x", array: { not: "an array" } };
+
+test("strict params: every field of every request the agent answers, of the wrong type, is -32602 naming it", async () => {
+  const store = new SessionStore(tempDir("strict-state"));
+  const a = memoryAgent({ store });
+  const ws = tempDir("strict");
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  // what a valid request of each method carries; each field is then replaced by a value of the wrong type
+  const valid: Record<string, [Record<string, any>, string]> = {
+    initialize: [{ protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: "c", version: "1" } }, "InitializeRequest"],
+    authenticate: [{ methodId: "api-key" }, "AuthenticateRequest"],
+    logout: [{}, "LogoutRequest"],
+    "session/new": [{ cwd: ws, mcpServers: [] }, "NewSessionRequest"],
+    "session/load": [{ sessionId, cwd: ws, mcpServers: [] }, "LoadSessionRequest"],
+    "session/resume": [{ sessionId, cwd: ws, mcpServers: [] }, "ResumeSessionRequest"],
+    "session/fork": [{ sessionId, cwd: ws, mcpServers: [] }, "ForkSessionRequest"],
+    "session/list": [{}, "ListSessionsRequest"],
+    "session/close": [{ sessionId }, "CloseSessionRequest"],
+    "session/delete": [{ sessionId }, "DeleteSessionRequest"],
+    "session/prompt": [{ sessionId, prompt: [] }, "PromptRequest"],
+    "session/set_mode": [{ sessionId, modeId: "ask" }, "SetSessionModeRequest"],
+    "session/set_config_option": [{ sessionId, configId: "mode", value: "ask" }, "SetSessionConfigOptionRequest"],
+  };
+  const wrongs: string[] = [];
+  for (const [method, [params, def]] of Object.entries(valid)) {
+    const defs = stableDefs[def] ? stableDefs : unstableDefs;
+    // `systemPrompt` (unstable): not advertised and not read (Tendril takes `_meta.systemPrompt`)
+    const fields: [string, any][] = Object.entries(defs[def].properties).filter(([k]) => k !== "systemPrompt");
+    // initialize's capabilities and client info, one level down
+    if (method === "initialize") {
+      for (const [k, v] of Object.entries(stableDefs.ClientCapabilities.properties)) fields.push([`clientCapabilities.${k}`, v]);
+      for (const [k, v] of Object.entries(stableDefs.Implementation.properties)) fields.push([`clientInfo.${k}`, v]);
+    }
+    if (method === "session/set_config_option") fields.push(["value", { type: "string" }]);
+    for (const [path, prop] of fields) {
+      const type = wantedType(prop, defs);
+      if (!type) throw new Error(`${method}.${path}: no type found in the schema`);
+      const probe = structuredClone(params);
+      const [head, tail] = path.split(".");
+      if (tail) probe[head!] = { ...probe[head!], [tail]: WRONG[type] };
+      else probe[head!] = WRONG[type];
+      const r = await req(a, method, probe);
+      const named = r.error?.code === -32602 && r.error.message.includes(path);
+      if (!named) wrongs.push(`${method} ${path}=${JSON.stringify(WRONG[type])}: ${JSON.stringify(r.error ?? r.result).slice(0, 160)}`);
+    }
+  }
+  expect(wrongs).toEqual([]);
+  await a.close();
+});
+
+test("strict params: initialize with clientCapabilities \"x\" fails naming it; a boolean config value must say type boolean", async () => {
+  const a = memoryAgent();
+  const init = await req(a, "initialize", { protocolVersion: 1, clientCapabilities: "x" });
+  expect(init.error).toEqual({ code: -32602, message: 'initialize: clientCapabilities must be an object, got the string "x"', data: { param: "clientCapabilities" } });
+  const { sessionId } = (await req(a, "session/new", { cwd: tempDir("strict-bool"), mcpServers: [] })).result;
+  const typed = await req(a, "session/set_config_option", { sessionId, configId: "mode", type: "boolean", value: "ask" });
+  expect(typed.error).toMatchObject({ code: -32602, message: expect.stringContaining("value must be a boolean") });
+  const untyped = await req(a, "session/set_config_option", { sessionId, configId: "mode", value: true });
+  expect(untyped.error).toMatchObject({ code: -32602, message: expect.stringContaining("value must be a value id (a string)") });
+  // content blocks too, field by field, before anything reaches the model
+  const blocks: [unknown, string][] = [
+    [42, "prompt[0] must be a content block (an object with a type), got number 42"],
+    [{ type: "text", text: "hi", annotations: "x" }, 'prompt[0].annotations must be an object or null, got the string "x"'],
+    [{ type: "image", data: 5, mimeType: "image/png" }, "prompt[0].data must be a string, got number 5"],
+    [{ type: "resource_link", uri: "file:///a", name: "a", size: "big" }, 'prompt[0].size must be an integer or null, got the string "big"'],
+    [{ type: "resource", resource: { uri: "file:///a", text: 7 } }, "prompt[0].resource.text must be a string, got number 7"],
+  ];
+  for (const [block, why] of blocks) {
+    const r = await req(a, "session/prompt", { sessionId, prompt: [block] });
+    expect(r.error).toMatchObject({ code: -32602, message: `session/prompt: ${why}` });
+  }
+  expect(a.provider.requests.length).toBe(0);
   await a.close();
 });

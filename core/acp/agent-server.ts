@@ -11,9 +11,8 @@ import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
-import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
+import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession, parsePrompt } from "./params.ts";
 import { COMMANDS } from "./commands.ts";
-import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { ClientLink, PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
@@ -237,7 +236,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/prompt": (raw, signal) => {
       const p = Params.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
-      const prompt = p.check("prompt", "an array of content blocks", (v): v is ContentBlock[] => Array.isArray(v))!;
+      const prompt = parsePrompt(p);
       return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, client.caps));
     },
     // Whichever path changes the mode or the model, the client hears it (before the answer).
@@ -249,9 +248,12 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     },
     "session/set_config_option": async (raw) => {
       const p = Params.of("session/set_config_option", raw);
-      const ok = (v: unknown): v is string | boolean => typeof v === "string" || typeof v === "boolean";
       const sessionId = p.id("sessionId");
-      const { configOptions, updates } = await sessions.setConfigOption(sessionId, p.id("configId"), p.check("value", "a value id (a string) or a boolean", ok));
+      const configId = p.id("configId");
+      // The schema's two forms: `{type: "boolean", value: true}`, or `{value: "id"}` (type absent or another).
+      const typed = p.string("type", "optional");
+      const value = typed === "boolean" ? p.boolean("value", "required") : p.check("value", "a value id (a string)", (v): v is string => typeof v === "string");
+      const { configOptions, updates } = await sessions.setConfigOption(sessionId, configId, value);
       push(sessionId, updates);
       return { configOptions };
     },
