@@ -515,3 +515,42 @@ test("strict params: initialize with clientCapabilities \"x\" fails naming it; a
   expect(a.provider.requests.length).toBe(0);
   await a.close();
 });
+
+// ── compaction persisted and replayed ───────────────────────────────────────────────────────────
+
+test("a /compact is persisted: session/load replays its compaction_update (a thought without the capability) and continues from the summary", async () => {
+  const state = tempDir("compact-state");
+  const ws = tempDir("compact");
+  const caps = { session: { compaction: {} } };
+  const a = memoryAgent({ store: new SessionStore(state) });
+  await req(a, "initialize", { protocolVersion: 1, clientCapabilities: caps });
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "one" }, { text: "SUMMARY: did one" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "first task" }] });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "/compact" }] });
+  const live = updates(a, "compaction_update").map((u) => u.status);
+  expect(live).toEqual(["in_progress", "completed"]);
+  await a.close();
+
+  // another process: the file alone carries it
+  const b = memoryAgent({ store: new SessionStore(state) });
+  await req(b, "initialize", { protocolVersion: 1, clientCapabilities: caps });
+  await req(b, "session/load", { sessionId, cwd: ws, mcpServers: [] });
+  const replayed = updates(b, "compaction_update");
+  expect(replayed.map((u) => u.status)).toEqual(["in_progress", "completed"]);
+  expect(JSON.stringify(replayed[1].summary)).toContain("SUMMARY: did one");
+  b.provider.push({ text: "two" });
+  await req(b, "session/prompt", { sessionId, prompt: [{ type: "text", text: "next" }] });
+  const carried = JSON.stringify(b.provider.requests[0]);
+  expect(carried).toContain("SUMMARY: did one");
+  expect(carried).not.toContain('"one"');
+  await b.close();
+
+  // a client that does not show compaction_update sees the handoff as a thought instead
+  const c = memoryAgent({ store: new SessionStore(state) });
+  await req(c, "initialize", { protocolVersion: 1 });
+  await req(c, "session/load", { sessionId, cwd: ws, mcpServers: [] });
+  expect(updates(c, "compaction_update")).toEqual([]);
+  expect(updates(c, "agent_thought_chunk").map((u) => u.content.text).join("")).toContain("[context handoff] asked with /compact");
+  await c.close();
+});
