@@ -201,6 +201,6 @@ test("plan mode (plan entries, the switch question), thought_level, additionalDi
   expect(failures).toEqual([]);
   for (const kind of ["plan", "current_mode_update", "config_option_update", "tool_call_update"]) expect(kinds.has(kind)).toBe(true);
   expect(a.out.some((m) => m.method === "session/request_permission" && m.params.toolCall.kind === "switch_mode")).toBe(true);
-  const options = a.out.filter((m) => m.params?.update?.sessionUpdate === "config_option_update").at(-1).params.update.configOptions;
+  const options = a.out.filter((m) => m.params?.update?.sessionUpdate === "config_option_update").at(-1)!.params.update.configOptions;
   expect(options.map((o: { id: string }) => o.id)).toEqual(["mode", "model", "thought_level"]);
 });

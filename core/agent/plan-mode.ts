@@ -72,10 +72,14 @@ function stepsOf(args: Record<string, unknown>, maxSteps: number, maxChars: numb
 /** The session's tools with `plan__ready` among them while the mode is `plan`. */
 export function withPlanTool(tools: McpSessionTools, deps: PlanModeDeps): McpSessionTools {
   const info = toolInfo(deps.maxSteps, deps.maxStepChars);
+  // Delegates method by method: the pool's session is a class, whose methods a spread would lose.
   return {
-    ...tools,
     tools: () => (deps.policy.mode === "plan" ? [...tools.tools(), info] : tools.tools()),
     call: (name, args, opts) => (name === PLAN_TOOL ? ready(args, deps, opts?.callId ?? PLAN_TOOL, opts?.signal) : tools.call(name, args, opts)),
+    instructions: () => tools.instructions(),
+    onToolsChanged: (listener) => tools.onToolsChanged(listener),
+    ...(tools.onServerEvent ? { onServerEvent: (listener: Parameters<NonNullable<McpSessionTools["onServerEvent"]>>[0]) => tools.onServerEvent!(listener) } : {}),
+    close: () => tools.close(),
   };
 }
 
