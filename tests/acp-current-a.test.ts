@@ -16,6 +16,8 @@ import type { McpServerSpec } from "../core/mcp/types.ts";
 import stableSchema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
 import unstableSchema from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
+import { SessionManager } from "../core/acp/session.ts";
+import { loadLimits } from "../core/limits.ts";
 import type { LlmRequest, Message } from "../core/llm/types.ts";
 import { toAnthropicBody } from "../core/llm/anthropic.ts";
 import { toOpenAiBody } from "../core/llm/openai.ts";
@@ -553,4 +555,13 @@ test("a /compact is persisted: session/load replays its compaction_update (a tho
   expect(updates(c, "compaction_update")).toEqual([]);
   expect(updates(c, "agent_thought_chunk").map((u) => u.content.text).join("")).toContain("[context handoff] asked with /compact");
   await c.close();
+});
+
+test("additionalDirectories: the session manager exposes a live session's extra roots (for the sandbox to make writable)", async () => {
+  const sessions = new SessionManager({ pool: standInPool(), provider: scriptedProvider(), model: "m", maxTokens: 1000, contextWindow: 100_000, mode: "ask", rules: [], limits: loadLimits({}) });
+  const [ws, x] = [tempDir("accessor-ws"), tempDir("accessor-x")];
+  const { sessionId } = await sessions.newSession(ws, [], undefined, undefined, [x]);
+  expect(sessions.additionalDirectories(sessionId)).toEqual([x]);
+  expect(() => sessions.additionalDirectories("nope")).toThrow("unknown session: nope");
+  await sessions.closeAll();
 });
