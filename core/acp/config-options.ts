@@ -1,12 +1,39 @@
-// Owns the session config options beyond mode and model: their ids, how each is shown (ACP
-// `SessionConfigOption`, by category) and how a requested value is checked. Today `thought_level`
-// (off/low/medium/high, for a provider that maps it). Applying a value is the session's (session.ts);
-// mapping the level onto an API is the provider adapters' (core/llm).
-import type { SessionConfigOption } from "@agentclientprotocol/sdk";
+// Owns how the session's config options are shown (ACP `SessionConfigOption`, by category) and how a
+// requested value is checked, for every option but `model` (model-choice.ts): the `mode` (and the
+// modes state), and `thought_level` (off/low/medium/high, for a provider that maps it). Applying a
+// value is the session's (session.ts); mapping the level onto an API is the provider adapters' (core/llm).
+import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
+import { PERMISSION_MODES, type PermissionMode } from "../config.ts";
 import { THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
 
+export const MODE_OPTION_ID = "mode";
 export const THOUGHT_OPTION_ID = "thought_level";
+
+const MODE_INFO: Record<PermissionMode, { name: string; description: string }> = {
+  ask: { name: "Ask", description: "Ask before any tool that may change things (rules and read-only tools decide first)" },
+  "auto-edit": { name: "Auto-edit", description: "Edit files without asking; ask before commands" },
+  yolo: { name: "Yolo", description: "Run every tool without asking (deny rules still apply)" },
+  "read-only": { name: "Read-only", description: "Only read-only tools run; everything else is denied" },
+  plan: { name: "Plan", description: "Explore and write a plan; nothing that may change things runs until you approve the plan and switch modes" },
+};
+
+/** The modes as session/new's `modes` (the older form some clients read). */
+export function modeState(current: PermissionMode): SessionModeState {
+  return { currentModeId: current, availableModes: PERMISSION_MODES.map((id) => ({ id, ...MODE_INFO[id] })) };
+}
+
+/** The mode as a config option (category `mode`): what clients that read config options show. */
+export function modeOption(current: PermissionMode): SessionConfigOption {
+  return {
+    id: MODE_OPTION_ID,
+    name: "Mode",
+    category: "mode",
+    type: "select",
+    currentValue: current,
+    options: PERMISSION_MODES.map((id) => ({ value: id, name: MODE_INFO[id].name, description: MODE_INFO[id].description })),
+  };
+}
 
 const THOUGHT_INFO: Record<ThoughtLevel, { name: string; description: string }> = {
   off: { name: "Off", description: "No extended reasoning requested (OpenAI-style endpoints: the model's default)" },

@@ -4,7 +4,7 @@
 // recording each live session to its file. Over 400 lines as one unit: each of these reads and
 // changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
 // (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
-import type { ContentBlock, McpServer, SessionConfigOption, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { ContentBlock, McpServer, SessionConfigOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { PermissionMode, PermissionRule } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
@@ -27,7 +27,9 @@ import { checkCwd, type ClientSessionCaps } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { type Command, commandOf, initPrompt } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
-import { checkThoughtLevel, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
+import { checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
+
+export { MODE_OPTION_ID, modeState };
 
 export type { McpPoolLike };
 
@@ -73,20 +75,6 @@ export interface ClientLink {
   notify(sessionId: string, update: SessionUpdate): void;
 }
 
-const MODE_INFO: Record<PermissionMode, { name: string; description: string }> = {
-  ask: { name: "Ask", description: "Ask before any tool that may change things (rules and read-only tools decide first)" },
-  "auto-edit": { name: "Auto-edit", description: "Edit files without asking; ask before commands" },
-  yolo: { name: "Yolo", description: "Run every tool without asking (deny rules still apply)" },
-  "read-only": { name: "Read-only", description: "Only read-only tools run; everything else is denied" },
-  plan: { name: "Plan", description: "Explore and write a plan; nothing that may change things runs until you approve the plan and switch modes" },
-};
-
-export function modeState(current: PermissionMode): SessionModeState {
-  return { currentModeId: current, availableModes: PERMISSION_MODES.map((id) => ({ id, ...MODE_INFO[id] })) };
-}
-
-export const MODE_OPTION_ID = "mode";
-
 /** A server's death, restart or withdrawal as the `notice` the client shows. */
 function serverNotice(e: McpServerEvent): SessionUpdate {
   const what = { died: ["warning", "stopped"], restarted: ["info", "restarted"], gone: ["error", "is gone"] } as const;
@@ -94,17 +82,6 @@ function serverNotice(e: McpServerEvent): SessionUpdate {
   return { sessionUpdate: "notice", severity, title: `MCP server ${e.server} ${verb}`, description: e.detail };
 }
 
-/** The mode as a config option (category `mode`): what clients that read config options show. */
-function modeOption(current: PermissionMode): SessionConfigOption {
-  return {
-    id: MODE_OPTION_ID,
-    name: "Mode",
-    category: "mode",
-    type: "select",
-    currentValue: current,
-    options: PERMISSION_MODES.map((id) => ({ value: id, name: MODE_INFO[id].name, description: MODE_INFO[id].description })),
-  };
-}
 
 interface Session {
   id: string;
