@@ -26,6 +26,8 @@ import { StrReplaceTool } from "../tools/dev/str-replace.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
+import { spawnRawAgent } from "./raw-harness.ts";
+import { ROOT } from "./binary.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -565,3 +567,20 @@ test("additionalDirectories: the session manager exposes a live session's extra 
   expect(() => sessions.additionalDirectories("nope")).toThrow("unknown session: nope");
   await sessions.closeAll();
 });
+
+test("$/cancel_request through the binary: a session/new waiting on a slow MCP server answers -32800, and the agent goes on", async () => {
+  const a = spawnRawAgent(agentEnv(fake, work));
+  try {
+    a.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+    await a.response(1);
+    const slow = { name: "slow", command: process.execPath, args: [join(ROOT, "tests", "fake-mcp.ts")], env: [{ name: "FAKE_MCP_INIT_DELAY_MS", value: "3000" }] };
+    const ws = tempDir("cancel-bin");
+    a.writeLine({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: ws, mcpServers: [slow] } });
+    a.writeLine({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 2 } });
+    expect((await a.response(2, 2500)).error).toEqual({ code: -32800, message: "session/new was cancelled ($/cancel_request)" });
+    a.writeLine({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+    expect((await a.response(3)).result.sessionId).toBeString();
+  } finally {
+    a.kill();
+  }
+}, 30_000);
