@@ -13,8 +13,9 @@ import { lazyShims } from "./lazy-shims.ts";
 import { selfCommand } from "./self.ts";
 
 export interface AgentDevTools {
-  /** The `dev` server of a session working in `cwd`; `sandboxMode`: the session's setting, read at each command. */
-  spec(cwd: string, sandboxMode?: () => SandboxMode): McpServerSpec;
+  /** The `dev` server of a session working in `cwd`, with its additional workspace roots; `sandboxMode`:
+   *  the session's setting, read at each command. */
+  spec(cwd: string, opts?: { additionalDirectories?: readonly string[]; sandboxMode?: () => SandboxMode }): McpServerSpec;
   /** Removes the shim folder (every exit path calls it; idempotent and synchronous). */
   dispose(): void;
 }
@@ -26,13 +27,14 @@ export interface AgentDevTools {
 export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = [], sandbox?: { settings: SandboxConfig; configDir: string }): AgentDevTools {
   const shims = lazyShims(() => shellEnv(process.env, passEnv));
   return {
-    spec: (cwd, sandboxMode) => ({
+    spec: (cwd, { additionalDirectories = [], sandboxMode } = {}) => ({
       name: "dev",
       transport: "local",
       private: true,
       local: async () => {
         const { buildDevTools } = await import("./dev-mcp-tools.ts");
-        const dev = await buildDevTools({ root: realpathSync(cwd), limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}) });
+        const extraRoots = additionalDirectories.map((d) => realpathSync(d));
+        const dev = await buildDevTools({ root: realpathSync(cwd), extraRoots, unsandboxedRetry: true, limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}) });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
       },
     }),

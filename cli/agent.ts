@@ -25,7 +25,7 @@ Configuration (flag > environment > config file > default):
   (keys can instead be stored once: tendril agent login; the environment wins over the file)
   TENDRIL_MAX_TOKENS          output token cap (default 32768)
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)
-  TENDRIL_MODE                ask | auto-edit | yolo | read-only (default ask)
+  TENDRIL_MODE                ask | auto-edit | yolo | read-only | plan (default ask)
   TENDRIL_CONFIG              config file (default $XDG_CONFIG_HOME/tendril/config.toml)
   TENDRIL_PROFILE             agent profile: NAME ($XDG_CONFIG_HOME/tendril/agents/NAME.toml) or a path
   TENDRIL_MCP_HOOK_SERVERS    servers whose _Stop/_PostCompact tools run as hooks: a,b or * (default none)
@@ -58,7 +58,7 @@ export function describeAgent(program: Command, exit: ExitBox): void {
     .description("run the ACP coding agent on stdio (an editor's agent_servers entry)")
     .option("--model <id>", "model id (TENDRIL_MODEL)")
     .option("--provider <name>", "anthropic | openai | replay (TENDRIL_PROVIDER)")
-    .option("--mode <mode>", "ask | auto-edit | yolo | read-only (TENDRIL_MODE)")
+    .option("--mode <mode>", "ask | auto-edit | yolo | read-only | plan (TENDRIL_MODE)")
     .option("--config <file>", "config file (TENDRIL_CONFIG)")
     .option("--profile <name>", "agent profile: NAME or a .toml path (TENDRIL_PROFILE)")
     .option("--log <level>", "error | warn | info | debug (TENDRIL_LOG)")

@@ -21,6 +21,11 @@ import listed from "../tools/dev/input-schemas.json" with { type: "json" };
 
 export interface DevToolsOptions {
   root: string;
+  /** Real paths of the session's additional workspace roots: the edit tool may write there too. */
+  extraRoots?: readonly string[];
+  /** Offer the `_ShellUnsandboxed` hook (a confined shell only): for the agent's own in-process tools,
+   *  where the agent asks the user first. Never over `tendril dev-mcp`: any client could call it by name. */
+  unsandboxedRetry?: boolean;
   limits: Limits;
   cacheDir: string;
   /** Environment for shell commands (PATH starts with the shim dir). */
@@ -51,7 +56,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
   const base = opts.sandbox;
   const current = opts.sandboxMode ?? (() => base?.settings.mode ?? "off");
-  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root });
+  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root, extraRoots: opts.extraRoots ?? [] });
   // Confinement can apply: the setting is confined now, or a session may switch it on.
   const sandbox = base !== undefined && (opts.sandboxMode !== undefined || base.settings.mode !== "off");
   // Loaded only for a confined setting: `off` (the default) costs nothing.
@@ -90,6 +95,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   });
   const editor = new StrReplaceTool({
     root,
+    extraRoots: opts.extraRoots ?? [],
     maxFileBytes: limits.MAX_EDIT_FILE_BYTES,
     maxReplyBytes: limits.MAX_TOOL_RESULT_BYTES,
     tempStaleMs: limits.EDIT_TEMP_STALE_S * 1000,
@@ -127,7 +133,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     }),
     // Only with a confined shell: the agent runs one command the sandbox stopped again, unconfined, once the
     // user allowed it (core/agent/sandbox-retry.ts). A hook: never offered to a model.
-    ...(sandbox
+    ...(sandbox && opts.unsandboxedRetry
       ? [
           defineTool({
             name: UNSANDBOXED_HOOK,

@@ -16,8 +16,8 @@ export type { McpServerEntry };
 
 export type { PermissionRule };
 
-export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only";
-export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only"];
+export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only" | "plan";
+export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only", "plan"];
 export type SandboxMode = "off" | "read-only" | "workspace-write";
 export const SANDBOX_MODES: readonly SandboxMode[] = ["off", "read-only", "workspace-write"];
 

@@ -21,7 +21,7 @@ const profileSchema = lazySchema((z) =>
       models: z.array(z.string().min(1)).optional(),
       max_tokens: z.number().int().positive().optional(),
       context_window: z.number().int().positive().optional(),
-      mode: z.enum(["ask", "auto-edit", "yolo", "read-only"]).optional(),
+      mode: z.enum(["ask", "auto-edit", "yolo", "read-only", "plan"]).optional(),
       system_prompt: z.string().optional(),
       /** A file beside the profile (or absolute) whose text is the system prompt. */
       system_prompt_file: z.string().optional(),

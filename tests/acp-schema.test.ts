@@ -10,7 +10,7 @@ import stable from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type:
 import unstable from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
-import { standInPool, StandInServerEvents } from "./in-memory.ts";
+import { scriptedProvider, standInPool, StandInServerEvents } from "./in-memory.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-schema-"));
 const ws = mkdtempSync(join(tmpdir(), "tendril-schema-ws-"));
@@ -160,4 +160,47 @@ test("with session.notices and session.compaction advertised, notices and compac
   const statuses = a.out.filter((m) => m.params?.update?.sessionUpdate === "compaction_update").map((m) => m.params.update.status);
   // live: the handoff and the failed /compact; replayed by load: the same four
   expect(statuses).toEqual(["in_progress", "completed", "in_progress", "failed", "in_progress", "completed", "in_progress", "failed"]);
+});
+
+test("plan mode (plan entries, the switch question), thought_level, additionalDirectories and a cancelled request validate too", async () => {
+  const store = new SessionStore(state);
+  const asked = new Map<unknown, string>();
+  const provider = scriptedProvider();
+  // session starts take a moment, so one can be cancelled while it runs
+  const a = memoryAgent({ store, mode: "plan", pool: standInPool({ openDelayMs: 50 }), provider: Object.assign(provider, { thoughtLevels: true }) });
+  await req(a, asked, "initialize", { protocolVersion: 1, clientCapabilities: {} });
+  const extra = mkdtempSync(join(tmpdir(), "tendril-schema-extra-"));
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, additionalDirectories: [extra], mcpServers: [] })).result;
+  await req(a, asked, "session/set_config_option", { sessionId, configId: "thought_level", value: "medium" });
+  provider.push(
+    { calls: [{ id: "e1", name: "t__echo", input: { text: "denied" } }] },
+    { calls: [{ id: "p1", name: "plan__ready", input: { steps: ["one", "two"], summary: "the plan" } }] },
+    { text: "carrying it out" },
+  );
+  const turn = req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "plan" }] });
+  for (;;) {
+    const ask = a.out.find((m) => m.method === "session/request_permission");
+    if (ask) {
+      a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "auto-edit" } } });
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  expect((await turn).result.stopReason).toBe("end_turn");
+  // a request cancelled while it runs: -32800
+  const id = nextId++;
+  asked.set(id, "session/new");
+  a.send({ jsonrpc: "2.0", id, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+  a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+  expect((await a.response(id)).error.code).toBe(-32800);
+  await req(a, asked, "session/fork", { sessionId, cwd: ws, additionalDirectories: [extra], mcpServers: [] });
+  await a.close();
+  rmSync(extra, { recursive: true, force: true });
+
+  const { kinds, failures } = validateAll(a, asked);
+  expect(failures).toEqual([]);
+  for (const kind of ["plan", "current_mode_update", "config_option_update", "tool_call_update"]) expect(kinds.has(kind)).toBe(true);
+  expect(a.out.some((m) => m.method === "session/request_permission" && m.params.toolCall.kind === "switch_mode")).toBe(true);
+  const options = a.out.filter((m) => m.params?.update?.sessionUpdate === "config_option_update").at(-1)!.params.update.configOptions;
+  expect(options.map((o: { id: string }) => o.id)).toEqual(["mode", "model", "thought_level"]);
 });

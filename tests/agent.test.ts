@@ -73,7 +73,7 @@ describe("wire", () => {
     expect(r.result.agentCapabilities.promptCapabilities).toMatchObject({ image: true, embeddedContext: true });
     expect(r.result.agentCapabilities.mcpCapabilities).toMatchObject({ http: true, sse: true });
     expect(r.result.agentCapabilities.loadSession).toBe(true);
-    expect(r.result.agentCapabilities.sessionCapabilities).toEqual({ list: {}, resume: {}, close: {}, delete: {}, fork: {} });
+    expect(r.result.agentCapabilities.sessionCapabilities).toEqual({ list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} });
     a.writeLine(INIT(2, 0));
     expect((await a.response(2)).result.protocolVersion).toBe(0);
   });
@@ -153,7 +153,7 @@ describe("turns", () => {
       const a = agentWith({ provider });
       await a.initialize();
       const { sessionId, modes } = await a.newSession(workspace(`text-${provider}`));
-      expect(modes?.availableModes.map((m) => m.id)).toEqual(["ask", "auto-edit", "yolo", "read-only"]);
+      expect(modes?.availableModes.map((m) => m.id)).toEqual(["ask", "auto-edit", "yolo", "read-only", "plan"]);
       fake.script([{ text: "Hello from the fake model." }]);
       const before = fake.requests.length;
       const r = await a.prompt(sessionId, "say hello");

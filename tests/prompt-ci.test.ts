@@ -96,7 +96,7 @@ describe("--model and --mode", () => {
   test("an id the agent does not list is exit 2 naming the choices", async () => {
     const mode = await prompt(["--cwd", freshDir(), "--mode", "turbo", "hi"]);
     expect(mode.code).toBe(2);
-    expect(mode.stderr).toBe('tendril prompt: --mode "turbo" is not offered by the agent; it offers: ask, auto-edit, yolo, read-only\n');
+    expect(mode.stderr).toBe('tendril prompt: --mode "turbo" is not offered by the agent; it offers: ask, auto-edit, yolo, read-only, plan\n');
     const model = await prompt(["--cwd", freshDir(), "--model", "gpt-9", "hi"]);
     expect(model.code).toBe(2);
     expect(model.stderr).toBe('tendril prompt: --model "gpt-9" is not offered by the agent; it offers: fake-model\n');

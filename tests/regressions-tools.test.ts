@@ -280,3 +280,14 @@ test("regression: bad tools/call arguments (null, a string, name: 5) answered -3
     expect(r.error?.message).toContain(why);
   }
 });
+
+test("regression: `tendril dev-mcp --sandbox` served `_ShellUnsandboxed` to any client that named it (a way out of the sandbox); the hook is the in-process agent's alone", async () => {
+  const dir = scratch("unsandboxed-hook");
+  const root = join(dir, "root");
+  mkdirSync(root);
+  const { client } = await startDevMcp(root, dir, { TENDRIL_SANDBOX: "workspace-write" });
+  const r = await callTool(client, "_ShellUnsandboxed", { command: "touch escaped" });
+  expect(r.isError).toBe(true);
+  expect(textOf(r)).toMatch(/_ShellUnsandboxed/);
+  expect(existsSync(join(root, "escaped"))).toBe(false);
+});

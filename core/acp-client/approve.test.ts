@@ -111,3 +111,17 @@ when = { arg = "command", prefix = "git " }
   expect(ask("git status; git push --force").reason).toContain("rules[2]");
   expect(ask("git log > /etc/passwd").allowed).toBe(false);
 });
+
+test("regression: a POLICY.toml allow glob (`dev__*`) also approved running a stopped command without the sandbox; only a rule naming the hook does", async () => {
+  const opts = [
+    { optionId: "y", kind: "allow_once" },
+    { optionId: "n", kind: "reject_once" },
+  ];
+  const hook = { id: "t1", name: "dev___ShellUnsandboxed", rawInput: { command: "make" } };
+  const chosen = (d: ReturnType<typeof decidePermission>) => (d.answer as { optionId?: string }).optionId;
+  const broad = await parseApprovalPolicy("/p/broad.toml", () => '[[rules]]\ntool = "dev__*"\ndecision = "allow"\n');
+  expect(chosen(decidePermission(broad, { id: "t0", name: "dev__shell", rawInput: { command: "make" } }, opts, "/w"))).toBe("y");
+  expect(chosen(decidePermission(broad, hook, opts, "/w"))).toBe("n");
+  const exact = await parseApprovalPolicy("/p/exact.toml", () => '[[rules]]\ntool = "dev___ShellUnsandboxed"\ndecision = "allow"\n');
+  expect(chosen(decidePermission(exact, hook, opts, "/w"))).toBe("y");
+});

@@ -3,7 +3,7 @@
 // Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
 import { ConfigError, type PermissionRule, parseConfigFile, parseRules } from "../config.ts";
 import { UNSANDBOXED_HOOK } from "../agent/sandbox-retry.ts";
-import { firstMatch } from "../policy/rules.ts";
+import { allowCovers, firstMatch } from "../policy/rules.ts";
 import { shellCommandOf, shellCommandShape } from "../policy/shell-syntax.ts";
 
 export type ApprovalPolicy =
@@ -106,6 +106,9 @@ export function decidePermission(
     const control = compoundControl(call.rawInput);
     const why = control ? ` (an allow rule on command approves one simple command; this one has \`${control}\`)` : "";
     return deny(options, `denied: no rule in ${policy.file} matches${why}`);
+  }
+  if (rule.decision === "allow" && call.name !== undefined && !allowCovers(rule, call.name)) {
+    return deny(options, `denied: ${rule.label} is a pattern; only a rule naming ${call.name} exactly lifts the sandbox`);
   }
   if (rule.decision === "allow") return allow(options, `allowed by ${rule.label}`);
   if (rule.decision === "deny") return deny(options, `denied by ${rule.label}`);

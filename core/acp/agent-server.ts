@@ -1,5 +1,6 @@
 // Owns the agent's ACP surface: the methods it answers (initialize, authenticate, logout, session/new|
-// load|resume|list|close, prompt, cancel, set_mode, set_config_option, set_model), permission requests to the client, and the
+// load|resume|fork|list|close|delete, prompt, cancel, set_mode, set_config_option, set_model), what
+// `$/cancel_request` answers (-32800 for all but a prompt), permission requests to the client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
@@ -7,13 +8,12 @@ import type { PermissionOption, RequestPermissionResponse, SessionUpdate } from 
 import { log } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
-import { METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
-import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
+import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession, parsePrompt } from "./params.ts";
 import { COMMANDS } from "./commands.ts";
-import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { ClientLink, PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
@@ -91,9 +91,9 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },
-    async askPermission({ allowAlways, ...ask }: PermissionAsk, cancel: AbortSignal) {
+    async askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, cancel: AbortSignal) {
       if (cancel.aborted) return "cancelled";
-      const options = permissionOptions(allowAlways);
+      const options = own ?? permissionOptions(allowAlways);
       try {
         const res = await peer.request<RequestPermissionResponse>(
           "session/request_permission",
@@ -111,6 +111,30 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
 
 type Handler = (params: unknown, signal: AbortSignal) => unknown;
 
+/**
+ * `$/cancel_request` for a request other than a prompt (a prompt answers `stopReason: "cancelled"`
+ * itself): -32800 at once, without waiting for the work. What the work opens when it does finish is
+ * undone (`undo`), so a cancelled session/new leaves no session behind.
+ */
+function unlessCancelled(method: string, work: Promise<unknown>, signal: AbortSignal, undo: (result: unknown) => Promise<void>): Promise<unknown> {
+  const cancelled = () => new RpcError(REQUEST_CANCELLED, `${method} was cancelled ($/cancel_request)`);
+  if (signal.aborted) {
+    work.then(undo, () => {}).catch((err: unknown) => log.warn("undoing a cancelled request failed", { method, error: err }));
+    return Promise.reject(cancelled());
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(cancelled());
+      work.then(undo, () => {}).catch((err: unknown) => log.warn("undoing a cancelled request failed", { method, error: err }));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
+      (e) => (signal.removeEventListener("abort", onAbort), reject(e)),
+    );
+  });
+}
+
 function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handler> {
   const { sessions, auth } = opts;
   // Whether the client said it can run a `terminal` auth method (initialize); never assumed.
@@ -124,9 +148,10 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   const push = (sessionId: string, updates: SessionUpdate[]) => {
     for (const update of updates) peer.notify("session/update", { sessionId, update });
   };
-  // Right after the answer that gave the client the session (its updates must not come first).
-  const announceCommands = (sessionId: string) =>
-    void setImmediate(() => push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: [...COMMANDS] }]));
+  // Right after the answer that gave the client the session (its updates must not come first); not
+  // for a request the client cancelled (that session is undone).
+  const announceCommands = (sessionId: string, signal: AbortSignal) =>
+    void setImmediate(() => signal.aborted || push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: [...COMMANDS] }]));
   return {
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => {
@@ -141,7 +166,10 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
           mcpCapabilities: opts.mcpCapabilities,
           // Listing, resuming and deleting need saved sessions; closing and forking work either way.
-          sessionCapabilities: opts.persistent ? { list: {}, resume: {}, close: {}, delete: {}, fork: {} } : { close: {}, fork: {} },
+          // additionalDirectories: more workspace roots on new, load, resume and fork.
+          sessionCapabilities: opts.persistent
+            ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
+            : { close: {}, fork: {}, additionalDirectories: {} },
           ...(auth ? { auth: { logout: {} } } : {}),
         },
         authMethods: auth?.methods(terminalAuth) ?? [],
@@ -156,14 +184,14 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       Params.of("logout", raw ?? {}).object("_meta", "nullable");
       return auth?.logout() ?? {};
     },
-    "session/new": async (raw) => {
+    "session/new": async (raw, signal) => {
       const p = await parseNewSession(raw);
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client);
-      announceCommands(answer.sessionId);
+      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
+      announceCommands(answer.sessionId, signal);
       return answer;
     },
-    "session/load": async (raw) => {
+    "session/load": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/load");
       requireAuth();
       const answer = await sessions.loadSession(
@@ -173,22 +201,23 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
         p._meta,
         (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
         client,
+        p.additionalDirectories,
       );
-      announceCommands(p.sessionId);
+      announceCommands(p.sessionId, signal);
       return answer;
     },
-    "session/resume": async (raw) => {
+    "session/resume": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/resume");
       requireAuth();
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client);
-      announceCommands(p.sessionId);
+      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client, p.additionalDirectories);
+      announceCommands(p.sessionId, signal);
       return answer;
     },
-    "session/fork": async (raw) => {
+    "session/fork": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/fork");
       requireAuth();
-      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client);
-      announceCommands(answer.sessionId);
+      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
+      announceCommands(answer.sessionId, signal);
       return answer;
     },
     "session/list": (raw) => {
@@ -208,7 +237,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/prompt": (raw, signal) => {
       const p = Params.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
-      const prompt = p.check("prompt", "an array of content blocks", (v): v is ContentBlock[] => Array.isArray(v))!;
+      const prompt = parsePrompt(p);
       return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, client.caps));
     },
     // Whichever path changes the mode or the model, the client hears it (before the answer).
@@ -220,9 +249,12 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     },
     "session/set_config_option": async (raw) => {
       const p = Params.of("session/set_config_option", raw);
-      const ok = (v: unknown): v is string | boolean => typeof v === "string" || typeof v === "boolean";
       const sessionId = p.id("sessionId");
-      const { configOptions, updates } = await sessions.setConfigOption(sessionId, p.id("configId"), p.check("value", "a value id (a string) or a boolean", ok));
+      const configId = p.id("configId");
+      // The schema's two forms: `{type: "boolean", value: true}`, or `{value: "id"}` (type absent or another).
+      const typed = p.string("type", "optional");
+      const value = typed === "boolean" ? p.boolean("value", "required") : p.check("value", "a value id (a string)", (v): v is string => typeof v === "string");
+      const { configOptions, updates } = await sessions.setConfigOption(sessionId, configId, value);
       push(sessionId, updates);
       return { configOptions };
     },
@@ -236,6 +268,16 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   };
 }
 
+/** A session a cancelled request opened anyway: closed, and one it created (new, fork) deleted. */
+async function undoOpen(sessions: SessionManager, method: string, params: unknown, result: unknown): Promise<void> {
+  const created = method === "session/new" || method === "session/fork";
+  const id = created ? (result as { sessionId?: unknown } | undefined)?.sessionId : method === "session/load" || method === "session/resume" ? (params as { sessionId?: unknown }).sessionId : undefined;
+  if (typeof id !== "string") return;
+  if (created) await sessions.deleteSession(id);
+  else await sessions.closeSession(id);
+  log.info("a cancelled request's session was undone", { method, session: id });
+}
+
 /** Serves the agent on a byte stream until the peer goes away. */
 export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnection {
   let table: Record<string, Handler> = {};
@@ -245,7 +287,9 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
     onRequest: (method, params, signal) => {
       const handler = Object.hasOwn(table, method) ? table[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
-      return guard(method, () => handler(params, signal));
+      const work = guard(method, () => handler(params, signal));
+      if (method === "session/prompt") return work;
+      return unlessCancelled(method, work, signal, (result) => undoOpen(opts.sessions, method, params, result));
     },
     onNotification: (method, params) => {
       if (method === "session/cancel") {

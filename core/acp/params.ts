@@ -2,10 +2,11 @@
 // as it is read, and one of the wrong type (or a required one missing) is -32602 naming the method and
 // the field's path (also in `data.param`). Hand-written checks, no validator loaded: initialize and
 // prompt sit on the start-up and hot paths (the server list's validator loads only when servers are
-// declared). Also the params of initialize and session/new|load|resume. Does not convert (convert.ts).
+// declared). Also the params of initialize, session/new|load|resume|fork and the prompt's content blocks.
+// Does not convert (convert.ts).
 import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import type { McpServer } from "@agentclientprotocol/sdk";
+import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { lazySchema } from "../zod-issue.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
 
@@ -39,10 +40,13 @@ export class Params {
     readonly path: string,
   ) {}
 
-  /** The request's params: an object, else -32602. */
+  /** The request's params: an object, else -32602. Every request's params may carry `_meta`
+   *  (an object or null); one of another type is named here, whatever the method. */
   static of(method: string, raw: unknown): Params {
     if (!isObject(raw)) throw new AcpError(INVALID_PARAMS, `${method} needs params (an object), got ${kindOf(raw)}`, { param: "params" });
-    return new Params(method, raw, "");
+    const p = new Params(method, raw, "");
+    p.object("_meta", "nullable");
+    return p;
   }
 
   get(key: string): unknown {
@@ -86,11 +90,54 @@ export class Params {
     return this.check(key, "an array", Array.isArray, presence);
   }
 
+  /** Element `i` of array field `key`, an object read the same way (its fields: `key[i].field`). */
+  element(key: string, i: number): Params {
+    const v = (this.fields[key] as unknown[])[i];
+    if (!isObject(v)) throw this.fail(`${key}[${i}]`, `must be an object, got ${kindOf(v)}`);
+    return new Params(this.method, v, `${this.path}${key}[${i}].`);
+  }
+
   /** An object field, read the same way (its fields are named `key.field`). */
   object(key: string, presence: Presence = "optional"): Params | undefined {
     const v = this.check(key, "an object", isObject, presence);
     return v && new Params(this.method, v, `${this.path}${key}.`);
   }
+}
+
+/**
+ * session/prompt's `prompt`: an array of content blocks whose fields have the schema's types
+ * (`prompt[2].annotations must be an object or null`). The fields conversion reads first (a text's
+ * `text`, a link's or resource's `uri`, the `resource` itself) are checked where it reads them
+ * (convert.ts), as is a block of a type the agent does not take (`unsupported content block: audio`).
+ */
+export function parsePrompt(p: Params): ContentBlock[] {
+  const blocks = p.array("prompt")!;
+  for (let i = 0; i < blocks.length; i++) {
+    if (!isObject(blocks[i])) throw invalidParam(p.method, `prompt[${i}]`, `must be a content block (an object with a type), got ${kindOf(blocks[i])}`);
+    const b = p.element("prompt", i);
+    b.string("type");
+    b.object("annotations", "nullable");
+    b.object("_meta", "nullable");
+    const type = b.get("type");
+    if (type === "image" || type === "audio") {
+      b.string("data");
+      b.string("mimeType");
+      b.string("uri", "nullable");
+    }
+    if (type === "resource_link") {
+      b.string("name");
+      for (const key of ["title", "description", "mimeType"]) b.string(key, "nullable");
+      b.check("size", "an integer", (v): v is number => Number.isSafeInteger(v), "nullable");
+    }
+    const resource = type === "resource" && isObject(b.get("resource")) ? b.object("resource") : undefined;
+    if (resource) {
+      resource.string("mimeType", "nullable");
+      resource.string("text", "optional");
+      resource.string("blob", "optional");
+      resource.object("_meta", "nullable");
+    }
+  }
+  return blocks as ContentBlock[];
 }
 
 /** What the client said it can show (initialize's clientCapabilities.session): `notice` updates and
@@ -127,14 +174,16 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
     info.string("name");
     info.string("version");
     info.string("title", "nullable");
+    info.object("_meta", "nullable");
   }
   p.object("_meta", "nullable");
   return { protocolVersion, terminalAuth, session };
 }
 
-/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd. */
-export function checkCwd(cwd: unknown, method: string): string {
-  const bad = (why: string) => invalidParam(method, "cwd", why);
+/** A session's workspace must be an existing directory, named by an absolute path: else -32602 naming cwd
+ *  (or `field`: an additional directory, `additionalDirectories[2]`). */
+export function checkCwd(cwd: unknown, method: string, field = "cwd"): string {
+  const bad = (why: string) => invalidParam(method, field, why);
   if (typeof cwd !== "string" || cwd === "") throw bad(`must be an absolute path to a directory, got ${JSON.stringify(cwd)}`);
   if (cwd.includes("\0")) throw bad("must not contain a NUL byte");
   if (!isAbsolute(cwd)) throw bad(`must be an absolute path, got ${JSON.stringify(cwd)}`);
@@ -161,6 +210,8 @@ const serverSchema = lazySchema((z) => {
 
 export interface NewSessionParams {
   cwd: string;
+  /** Extra workspace roots (absolute, existing directories), in the client's order, without repeats. */
+  additionalDirectories: string[];
   mcpServers: McpServer[];
   _meta?: Record<string, unknown>;
 }
@@ -173,6 +224,8 @@ export interface NewSessionParams {
 export async function parseNewSession(raw: unknown, method = "session/new"): Promise<NewSessionParams> {
   const p = Params.of(method, raw);
   const cwd = checkCwd(p.get("cwd"), method);
+  const extra = p.check("additionalDirectories", "an array of absolute paths", Array.isArray, "nullable") ?? [];
+  const additionalDirectories = [...new Set(extra.map((d, i) => checkCwd(d, method, `additionalDirectories[${i}]`)))];
   const list = p.array("mcpServers", "nullable") ?? [];
   const schema = list.length > 0 ? await serverSchema() : undefined;
   const mcpServers = list.map((s, i) => {
@@ -184,7 +237,7 @@ export async function parseNewSession(raw: unknown, method = "session/new"): Pro
   });
   const meta = p.object("_meta", "nullable");
   if (meta && typeof meta.get("systemPrompt") !== "string") meta.object("systemPrompt", "nullable")?.string("append");
-  return { cwd, mcpServers, _meta: meta?.fields };
+  return { cwd, additionalDirectories, mcpServers, _meta: meta?.fields };
 }
 
 /** session/load and session/resume params: a session id plus what session/new takes. */

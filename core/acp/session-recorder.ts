@@ -1,6 +1,6 @@
 // Owns what one live session writes to its file: the prompt as the user chunks a reloading client
 // replays, the updates the client saw (consecutive text chunks merged), the history the LLM gained,
-// mode and title changes. Buffered; written when a prompt starts, when tools start running (the
+// mode, option and title changes. Buffered; written when a prompt starts, when tools start running (the
 // model's response is complete), at each tool result and at turn end; fsync'd at turn end. So a
 // kill -9 loses at most the step in flight.
 // Does not choose the file (session-store.ts) or decide what a turn does (agent/loop.ts).
@@ -74,6 +74,11 @@ export class SessionRecorder {
 
   model(model: string): void {
     this.#pending.push({ type: "model", model });
+    this.#write();
+  }
+
+  option(id: string, value: string): void {
+    this.#pending.push({ type: "option", id, value });
     this.#write();
   }
 

@@ -4,13 +4,13 @@
 // recording each live session to its file. Over 400 lines as one unit: each of these reads and
 // changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
 // (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
-import type { ContentBlock, McpServer, SessionConfigOption, SessionModeState, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { ContentBlock, McpServer, SessionConfigOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { PermissionMode, PermissionRule, SandboxMode } from "../config.ts";
 import { SANDBOX_MODES } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
-import type { LlmProvider, Message } from "../llm/types.ts";
+import { type LlmProvider, type Message, THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
 import type { McpServerEvent, McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
@@ -19,6 +19,7 @@ import type { ApprovalStore } from "../policy/approvals.ts";
 import { compactHistory, emptyTotals, type Lifecycle, runTurn, type TurnDeps, TurnError, type TurnTotals } from "../agent/loop.ts";
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
+import { withPlanTool } from "../agent/plan-mode.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
@@ -27,6 +28,9 @@ import { checkCwd, type ClientSessionCaps } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { type Command, commandOf, initPrompt } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
+import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
+
+export { MODE_OPTION_ID, modeState };
 
 export type { McpPoolLike };
 
@@ -40,9 +44,9 @@ export interface SessionHost {
   rules: PermissionRule[];
   systemPrompt?: string;
   limits: Limits;
-  /** The default `dev` tools for a session's workspace (cli/ builds them, in process); undefined = none.
-   *  `sandboxMode` is the session's `sandbox` option, read at each command. */
-  devServer?: (cwd: string, sandboxMode?: () => SandboxMode) => McpServerSpec;
+  /** The default `dev` tools for a session's workspace and its additional roots (cli/ builds them, in
+   *  process); undefined = none. `sandboxMode` is the session's `sandbox` option, read at each command. */
+  devServer?: (cwd: string, opts: { additionalDirectories: readonly string[]; sandboxMode?: () => SandboxMode }) => McpServerSpec;
   /** The `dev` shell's sandbox setting, switchable per session (the `sandbox` config option), and why a
    *  confined mode cannot work here; undefined = no such option. */
   sandbox?: { mode: SandboxMode; problem(mode: SandboxMode, cwd: string): Promise<string | undefined> };
@@ -75,19 +79,6 @@ export interface ClientLink {
   notify(sessionId: string, update: SessionUpdate): void;
 }
 
-const MODE_INFO: Record<PermissionMode, { name: string; description: string }> = {
-  ask: { name: "Ask", description: "Ask before any tool that may change things (rules and read-only tools decide first)" },
-  "auto-edit": { name: "Auto-edit", description: "Edit files without asking; ask before commands" },
-  yolo: { name: "Yolo", description: "Run every tool without asking (deny rules still apply)" },
-  "read-only": { name: "Read-only", description: "Only read-only tools run; everything else is denied" },
-};
-
-export function modeState(current: PermissionMode): SessionModeState {
-  return { currentModeId: current, availableModes: PERMISSION_MODES.map((id) => ({ id, ...MODE_INFO[id] })) };
-}
-
-export const MODE_OPTION_ID = "mode";
-
 /** A server's death, restart or withdrawal as the `notice` the client shows. */
 function serverNotice(e: McpServerEvent): SessionUpdate {
   const what = { died: ["warning", "stopped"], restarted: ["info", "restarted"], gone: ["error", "is gone"] } as const;
@@ -95,45 +86,19 @@ function serverNotice(e: McpServerEvent): SessionUpdate {
   return { sessionUpdate: "notice", severity, title: `MCP server ${e.server} ${verb}`, description: e.detail };
 }
 
-/** The mode as a config option (category `mode`): what clients that read config options show. */
-function modeOption(current: PermissionMode): SessionConfigOption {
-  return {
-    id: MODE_OPTION_ID,
-    name: "Mode",
-    category: "mode",
-    type: "select",
-    currentValue: current,
-    options: PERMISSION_MODES.map((id) => ({ value: id, name: MODE_INFO[id].name, description: MODE_INFO[id].description })),
-  };
-}
-
-export const SANDBOX_OPTION_ID = "sandbox";
-
-const SANDBOX_INFO: Record<SandboxMode, { name: string; description: string }> = {
-  off: { name: "Off", description: "Shell commands run unconfined" },
-  "read-only": { name: "Read-only", description: "Shell commands run in a sandbox: nothing writable but a private temp dir, secrets hidden, network only as configured" },
-  "workspace-write": { name: "Workspace-write", description: "Shell commands run in a sandbox: the workspace writable (not .git/hooks, .git/config), secrets hidden, network only as configured" },
-};
-
-/** The dev shell's sandbox setting as a config option, switchable per session. */
-function sandboxOption(current: SandboxMode): SessionConfigOption {
-  return {
-    id: SANDBOX_OPTION_ID,
-    name: "Sandbox",
-    type: "select",
-    currentValue: current,
-    options: SANDBOX_MODES.map((id) => ({ value: id, ...SANDBOX_INFO[id] })),
-  };
-}
 
 interface Session {
   id: string;
   cwd: string;
+  /** session/new's (load's, resume's, fork's) `additionalDirectories`: more workspace roots. */
+  additionalDirectories: readonly string[];
   tools: McpSessionTools;
   policy: Policy;
   system: string;
   history: Message[];
   model: string;
+  /** `thought_level`: how hard the model reasons (mapped by the provider). */
+  thoughtLevel: ThoughtLevel;
   /** The first prompt's first line, once there was one (session_info_update, session/list). */
   title: string | null;
   recorder?: SessionRecorder;
@@ -149,12 +114,14 @@ interface Session {
 interface OpenOptions {
   id: string;
   cwd: string;
+  additionalDirectories?: readonly string[];
   servers: McpServer[];
   meta?: Record<string, unknown> | null;
   history?: Message[];
   title?: string | null;
   mode?: PermissionMode;
   model?: string;
+  thoughtLevel?: ThoughtLevel;
   client?: ClientLink;
 }
 
@@ -178,9 +145,9 @@ export class SessionManager {
   }
 
   /** session/new. */
-  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null, client?: ClientLink) {
+  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null, client?: ClientLink, additionalDirectories: readonly string[] = []) {
     checkCwd(cwd, "session/new");
-    const s = await this.#open({ id: randomId(), cwd, servers, meta, client });
+    const s = await this.#open({ id: randomId(), cwd, additionalDirectories, servers, meta, client });
     const store = this.host.store;
     if (store) {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
@@ -208,15 +175,16 @@ export class SessionManager {
     meta: Record<string, unknown> | null | undefined,
     replay?: (u: SessionUpdate) => void,
     client?: ClientLink,
+    additionalDirectories: readonly string[] = [],
   ): Promise<LoadAnswer> {
     checkCwd(cwd, replay ? "session/load" : "session/resume");
-    const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null]);
+    const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null, additionalDirectories]);
     const before = this.#opening.get(id);
     if (before?.ask === ask) return before.answer;
     const answer = (async () => {
       // The first open's failure is its own caller's to report; this one only waits it out.
       if (before) await before.answer.catch((err) => log.debug("an earlier open of this session failed", { session: id, error: err }));
-      return this.#load(id, cwd, servers, meta, replay, client);
+      return this.#load(id, cwd, servers, meta, replay, client, additionalDirectories);
     })();
     const entry = { ask, answer };
     this.#opening.set(id, entry);
@@ -232,6 +200,7 @@ export class SessionManager {
     meta: Record<string, unknown> | null | undefined,
     replay?: (u: SessionUpdate) => void,
     client?: ClientLink,
+    additionalDirectories: readonly string[] = [],
   ): Promise<LoadAnswer> {
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
@@ -240,7 +209,9 @@ export class SessionManager {
     if (live) await this.#drop(live);
     const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
-    const s = await this.#open({ id, cwd, servers, meta, history: saved.history, mode, model, title: saved.title, client });
+    const level = saved.options[THOUGHT_OPTION_ID] as ThoughtLevel | undefined;
+    const thoughtLevel = level && THOUGHT_LEVELS.includes(level) ? level : undefined;
+    const s = await this.#open({ id, cwd, additionalDirectories, servers, meta, history: saved.history, mode, model, thoughtLevel, title: saved.title, client });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
@@ -274,7 +245,7 @@ export class SessionManager {
    * declares. The original is never written. A session whose prompt is running, or that is being
    * loaded, is refused: its history is mid-turn.
    */
-  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, client?: ClientLink) {
+  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, client?: ClientLink, additionalDirectories: readonly string[] = []) {
     checkCwd(cwd, "session/fork");
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; fork it once the turn ends`);
@@ -283,10 +254,10 @@ export class SessionManager {
     const newId = randomId();
     if (store?.exists(id)) {
       store.fork(id, newId, cwd);
-      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client)) };
+      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client, additionalDirectories)) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ id: newId, cwd, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, title: live.title, client });
+    const s = await this.#open({ id: newId, cwd, additionalDirectories, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title, client });
     return { sessionId: newId, ...(await this.describe(s)) };
   }
 
@@ -317,7 +288,8 @@ export class SessionManager {
   async #open(o: OpenOptions): Promise<Session> {
     const specs = [...configServerSpecs(this.host.configServers ?? [], o.cwd), ...convertMcpServers(o.servers, o.cwd)];
     const sandbox = this.host.sandbox && { mode: this.host.sandbox.mode, noticed: false };
-    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd, sandbox && (() => sandbox.mode)));
+    const additionalDirectories = o.additionalDirectories ?? [];
+    if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd, { additionalDirectories, ...(sandbox ? { sandboxMode: () => sandbox.mode } : {}) }));
     const tools = await this.#opener.open(specs, o.cwd);
     // `_meta.systemPrompt`: a string replaces the system prompt, `{append: "…"}` adds to it.
     const asked = o.meta?.systemPrompt;
@@ -325,21 +297,24 @@ export class SessionManager {
     const custom = typeof asked === "string" ? asked : this.host.systemPrompt;
     const base = custom ?? buildSystemPrompt({
       cwd: o.cwd,
+      additionalDirectories,
       home: this.host.home,
       instructions: tools.instructions(),
       maxAgentsBytes: this.host.limits.MAX_AGENTS_MD_BYTES,
       maxInstructionsBytes: this.host.limits.MAX_SERVER_INSTRUCTIONS_BYTES,
     });
     const system = append === undefined ? base : `${base}\n\n${append}`;
-    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, approvals: this.host.approvals });
+    const policy = createPolicy({ rules: this.host.rules, mode: o.mode ?? this.host.mode, workspace: o.cwd, additionalRoots: additionalDirectories, approvals: this.host.approvals });
     const session: Session = {
       id: o.id,
       cwd: o.cwd,
+      additionalDirectories,
       tools,
       policy,
       system,
       history: o.history ?? [],
       model: o.model ?? this.host.model,
+      thoughtLevel: o.thoughtLevel ?? "off",
       title: o.title ?? null,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
@@ -378,6 +353,14 @@ export class SessionManager {
         s.client!.notify(s.id, { sessionUpdate: "notice", severity: "error", title: `The sandbox (${mode}) cannot work here: shell commands will fail`, description: problem });
       });
     });
+  }
+
+  /**
+   * A live session's additional workspace roots (absolute, as the client gave them; its cwd not
+   * included): what the edit tool may write besides the cwd, and what a sandbox must make writable.
+   */
+  additionalDirectories(id: string): readonly string[] {
+    return this.#get(id).additionalDirectories;
   }
 
   #get(id: string): Session {
@@ -458,7 +441,18 @@ export class SessionManager {
     const h = this.host;
     // A notice is live, not history: sent past the recorder, and only to a client that shows them.
     const notice: TurnDeps["notice"] = io.caps?.notices ? (n) => io.emit({ sessionUpdate: "notice", ...n }) : undefined;
-    return { provider: h.provider, model: s.model, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools: s.tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
+    // Plan mode's way out (plan__ready) switches modes as set_mode does; the client hears it at once.
+    const tools = withPlanTool(s.tools, {
+      policy: s.policy,
+      emit,
+      askPermission: io.askPermission,
+      switchMode: async (mode) => {
+        for (const u of await this.setMode(s.id, mode)) io.emit(u);
+      },
+      maxSteps: h.limits.TODO_ITEMS,
+      maxStepChars: h.limits.TODO_ITEM_CHARS,
+    });
+    return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
   }
 
   /**
@@ -518,11 +512,19 @@ export class SessionManager {
     this.#sessions.get(id)?.turn?.abort();
   }
 
-  /** A session's modes and config options (mode, then model), as session/new, load and resume answer. */
-  async describe(s: { policy: Policy; model: string; sandbox?: { mode: SandboxMode } }) {
+  /**
+   * A session's modes and config options, as session/new, load and resume answer: one list, in the
+   * order clients show them (mode, model, thought_level where the provider maps it, the dev shell's sandbox).
+   */
+  async describe(s: { policy: Policy; model: string; thoughtLevel: ThoughtLevel; sandbox?: { mode: SandboxMode } }) {
     const models = await this.#models.describe(s.model);
-    const sandbox = s.sandbox ? [sandboxOption(s.sandbox.mode)] : [];
-    return { modes: modeState(s.policy.mode), configOptions: [modeOption(s.policy.mode), ...models.configOptions, ...sandbox], models: models.models };
+    const configOptions: SessionConfigOption[] = [
+      modeOption(s.policy.mode),
+      ...models.configOptions,
+      ...(this.host.provider.thoughtLevels ? [thoughtOption(s.thoughtLevel)] : []),
+      ...(s.sandbox ? [sandboxOption(s.sandbox.mode)] : []),
+    ];
+    return { modes: modeState(s.policy.mode), configOptions, models: models.models };
   }
 
   /**
@@ -554,24 +556,31 @@ export class SessionManager {
       const updates = await this.setMode(id, value);
       return { configOptions: (await this.describe(s)).configOptions, updates };
     }
-    if (configId === SANDBOX_OPTION_ID && s.sandbox) {
-      if (typeof value !== "string" || !SANDBOX_MODES.includes(value as SandboxMode)) {
-        throw new AcpError(INVALID_PARAMS, `unknown sandbox setting: ${JSON.stringify(value)} (settings: ${SANDBOX_MODES.join(", ")})`);
-      }
-      if (s.sandbox.mode !== value) Object.assign(s.sandbox, { mode: value, noticed: false }); // the dev server reads this object
-      this.#checkSandbox(s);
-      const { configOptions } = await this.describe(s);
-      return { configOptions, updates: [{ sessionUpdate: "config_option_update", configOptions }] };
-    }
-    if (configId !== MODEL_OPTION_ID) {
-      const names = [MODE_OPTION_ID, MODEL_OPTION_ID, ...(s.sandbox ? [SANDBOX_OPTION_ID] : [])].join(", ");
-      throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${names})`);
-    }
-    s.model = await this.#models.check(value, s.model);
-    s.recorder?.model(s.model);
+    const offered = (await this.describe(s)).configOptions.map((o) => o.id);
+    const set = offered.includes(configId) ? this.#setters[configId] : undefined;
+    if (!set) throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${offered.join(", ")})`);
+    await set(s, value);
     const { configOptions } = await this.describe(s);
     return { configOptions, updates: [{ sessionUpdate: "config_option_update", configOptions }] };
   }
+
+  /** How each config option but `mode` takes a value (checked: -32602 naming the choices) and records it. */
+  readonly #setters: Record<string, (s: Session, value: unknown) => Promise<void>> = {
+    [MODEL_OPTION_ID]: async (s, value) => {
+      s.model = await this.#models.check(value, s.model);
+      s.recorder?.model(s.model);
+    },
+    [THOUGHT_OPTION_ID]: async (s, value) => {
+      s.thoughtLevel = checkThoughtLevel(value);
+      s.recorder?.option(THOUGHT_OPTION_ID, s.thoughtLevel);
+    },
+    // Not saved with the session: a loaded session starts from the configured setting.
+    [SANDBOX_OPTION_ID]: async (s, value) => {
+      const mode = checkSandboxMode(value);
+      if (s.sandbox && s.sandbox.mode !== mode) Object.assign(s.sandbox, { mode, noticed: false }); // the dev server reads this object
+      this.#checkSandbox(s);
+    },
+  };
 
   /** Cancels every turn and releases every session's servers (private ones die as process groups). */
   async closeAll(): Promise<void> {

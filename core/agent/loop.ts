@@ -2,7 +2,7 @@
 // until the model stops, a cap is hit, or the turn is cancelled. Keeps history valid on every exit
 // (each tool call gets a result). Does not know JSON-RPC; LLM failures surface as TurnError.
 import type { SessionUpdate, StopReason as AcpStopReason } from "@agentclientprotocol/sdk";
-import type { LlmError, LlmEvent, LlmProvider, Message, StopReason, ToolCall, ToolSpec, Usage } from "../llm/types.ts";
+import type { LlmError, LlmEvent, LlmProvider, Message, ReasoningBlock, StopReason, ThoughtLevel, ToolCall, ToolSpec, Usage } from "../llm/types.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
 import { randomId } from "../ids.ts";
 import { log, logFailure } from "../log.ts";
@@ -14,6 +14,8 @@ import { type HookOptions, runHooks } from "./hooks.ts";
 export interface TurnDeps {
   provider: LlmProvider;
   model: string;
+  /** The session's `thought_level`; absent = off. */
+  thoughtLevel?: ThoughtLevel;
   maxTokens: number;
   contextWindow: number;
   system: string;
@@ -75,6 +77,8 @@ function describeLlmError(e: LlmError): string {
 interface Response {
   text: string;
   calls: ToolCall[];
+  /** Signed reasoning blocks the provider needs back with this message (Anthropic thinking). */
+  reasoning: ReasoningBlock[];
   stopReason: StopReason | "cancelled";
   usage?: Usage;
 }
@@ -107,9 +111,10 @@ function retried(deps: TurnDeps, r: { status: number; attempt: number }): void {
 async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<Response> {
   const tools = offeredTools(deps);
   const it = deps.provider
-    .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal, onRetry: (r) => retried(deps, r) })
+    .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal, onRetry: (r) => retried(deps, r), ...(deps.thoughtLevel ? { thoughtLevel: deps.thoughtLevel } : {}) })
     [Symbol.asyncIterator]();
-  const out: Response = { text: "", calls: [], stopReason: "cancelled" };
+  const out: Response = { text: "", calls: [], reasoning: [], stopReason: "cancelled" };
+  let thought = "";
   // One LLM response is one message to the client: its text chunks share an id, its thinking another.
   const messageId = randomId();
   const thoughtId = randomId();
@@ -122,7 +127,10 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
         out.text += ev.text;
         deps.emit({ sessionUpdate: "agent_message_chunk", messageId, content: { type: "text", text: ev.text } });
       } else if (ev.type === "thinking") {
-        deps.emit({ sessionUpdate: "agent_thought_chunk", messageId: thoughtId, content: { type: "text", text: ev.text } });
+        if (ev.text !== "") deps.emit({ sessionUpdate: "agent_thought_chunk", messageId: thoughtId, content: { type: "text", text: ev.text } });
+        thought += ev.text;
+        if (ev.redacted !== undefined) out.reasoning.push({ redacted: ev.redacted });
+        if (ev.signature !== undefined) (out.reasoning.push({ text: thought, signature: ev.signature }), (thought = ""));
       } else if (ev.type === "tool_call") {
         out.calls.push(ev.call);
       } else if (ev.type === "done") {
@@ -138,6 +146,10 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
     // Always close the stream: it releases the HTTP response and lets wrappers (recording) finish.
     void it.return?.().catch(logFailure("closing the LLM stream"));
   }
+}
+
+function assistantMessage(res: Response): Message {
+  return { role: "assistant", text: res.text, toolCalls: res.calls, ...(res.reasoning.length ? { reasoning: res.reasoning } : {}) };
 }
 
 function tokensOf(usage: Usage): number {
@@ -219,11 +231,11 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
     const res = await streamResponse(deps, history, signal);
     if (res.usage) emitUsage(deps, res.usage);
     if (signal.aborted || res.stopReason === "cancelled") {
-      if (res.text !== "" || res.calls.length) history.push({ role: "assistant", text: res.text, toolCalls: res.calls });
+      if (res.text !== "" || res.calls.length) history.push(assistantMessage(res));
       if (res.calls.length) history.push({ role: "tool", results: res.calls.map((c) => ({ callId: c.id, content: "cancelled", isError: true })) });
       return "cancelled";
     }
-    history.push({ role: "assistant", text: res.text, toolCalls: res.calls });
+    history.push(assistantMessage(res));
     if (res.usage) deps.lifecycle?.meter.report(tokensOf(res.usage), history.length);
     if (res.calls.length === 0) {
       const stop = mapStop(res.stopReason);

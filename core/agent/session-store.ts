@@ -25,6 +25,8 @@ export type SessionEvent =
   | { type: "history"; message: Message }
   | { type: "mode"; mode: string }
   | { type: "model"; model: string }
+  /** A config option other than mode and model set to a value (`thought_level`, …). */
+  | { type: "option"; id: string; value: string }
   | { type: "title"; title: string }
   /** A prompt begins; `retract` undoes everything since (a prompt that failed before any output). */
   | { type: "turn" }
@@ -41,6 +43,8 @@ export interface LoadedSession {
   mode: string;
   /** The model the session switched to, if it did. */
   model?: string;
+  /** Config options other than mode and model, by id: the latest value each was set to. */
+  options: Record<string, string>;
   title: string | null;
   updatedAt: string;
 }
@@ -253,6 +257,7 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
   let history: Message[] = [];
   let mode = header.mode;
   let model: string | undefined;
+  const options: Record<string, string> = {};
   let title = header.title;
   let mark = { updates: 0, history: 0, title };
   for (const e of events) {
@@ -265,11 +270,12 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
     else if (e.type === "history" && e.message) history.push(e.message);
     else if (e.type === "mode" && typeof e.mode === "string") mode = e.mode;
     else if (e.type === "model" && typeof e.model === "string") model = e.model;
+    else if (e.type === "option" && typeof e.id === "string" && typeof e.value === "string") options[e.id] = e.value;
     else if (e.type === "title" && typeof e.title === "string") title = e.title;
     else if (e.type === "compact" && Array.isArray(e.history)) history = [...e.history];
   }
   updates = closeOpenToolCalls(updates);
-  return { header, updates, history: repairHistory(history), mode, model, title, updatedAt };
+  return { header, updates, history: repairHistory(history), mode, model, options, title, updatedAt };
 }
 
 /** A tool call the client saw start but never end (the agent died mid-call) replays as failed. */

@@ -13,6 +13,8 @@ const MAX_DEPTH = 32;
 
 export interface SystemPromptInput {
   cwd: string;
+  /** More workspace roots the session may work in (ACP `additionalDirectories`). */
+  additionalDirectories?: readonly string[];
   /** $HOME; the walk stops there (inclusive). */
   home?: string;
   /** Server `instructions`, by server name. */
@@ -67,6 +69,8 @@ function readBounded(file: string, budget: number): string {
 export function buildSystemPrompt(input: SystemPromptInput): string {
   // A function replacement: a folder may be named `$&` or `$$`, which a replacement string would expand.
   let out = template.replaceAll("{{cwd}}", () => input.cwd).trimEnd();
+  const extra = input.additionalDirectories ?? [];
+  if (extra.length > 0) out += `\n\nAdditional workspace roots (absolute paths; edits may go there too):\n${extra.map((d) => `- ${d}`).join("\n")}`;
   for (const [server, text] of Object.entries(input.instructions ?? {})) {
     const clamped = clampText(text.trim(), input.maxInstructionsBytes, `${server} instructions`);
     if (clamped !== "") out += `\n\n## Tool server \`${server}\`\n\n${clamped}`;

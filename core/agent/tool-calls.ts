@@ -1,7 +1,7 @@
 // Owns running the tool calls of one LLM response: announce each in call order, ask or decide permission,
 // run up to MAX_PARALLEL_TOOLS at once, report completions and return results strictly in call order,
 // trim results from the middle. Does not talk to the LLM (loop.ts) or the client (the session's io).
-import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { PermissionOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { ToolCall, ToolResult } from "../llm/types.ts";
 import type { McpCallResult, McpElicitAnswer, McpElicitation, McpProgress, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import { log } from "../log.ts";
@@ -182,7 +182,13 @@ async function execute(
 ): Promise<void> {
   if (ctx.signal.aborted) return;
   ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
-  const opts = { signal: ctx.signal, timeoutMs: ctx.toolTimeoutMs, onProgress: progressReporter(call.id, ctx), onElicit: (e: McpElicitation) => askOnBehalf(call, e, ctx) };
+  const opts = {
+    callId: call.id,
+    signal: ctx.signal,
+    timeoutMs: ctx.toolTimeoutMs,
+    onProgress: progressReporter(call.id, ctx),
+    onElicit: (e: McpElicitation) => askOnBehalf(call, e, ctx),
+  };
   const first = await ctx.tools.call(call.name, call.input, opts);
   const result = view.tool === "shell" && info ? await retryUnsandboxed(call, info.server, first, ctx, opts) : first;
   if (ctx.signal.aborted) return;

@@ -12,7 +12,7 @@ import {
   sdkClientOptions,
   streamThroughSdk,
 } from "./http-edge.ts";
-import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
+import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, ThoughtLevel, Usage } from "./types.ts";
 
 type Block = Anthropic.ContentBlockParam;
 type Param = { role: "user" | "assistant"; content: Block[] };
@@ -30,7 +30,23 @@ const STOP: Record<string, StopReason> = {
   refusal: "refusal",
 };
 
-function toBlocks(m: Message): Param {
+/** `thought_level` as a thinking budget in tokens. The API takes at least 1024 and less than max_tokens. */
+const THINKING_BUDGET: Record<Exclude<ThoughtLevel, "off">, number> = { low: 2_048, medium: 8_192, high: 24_576 };
+const MIN_THINKING_BUDGET = 1_024;
+
+/** The `thinking` parameter for a level, within max_tokens (which it shares); undefined = off. */
+export function thinkingFor(level: ThoughtLevel | undefined, maxTokens: number): Anthropic.ThinkingConfigEnabled | undefined {
+  if (level === undefined || level === "off") return undefined;
+  // The budget is part of max_tokens: keep at least MIN_THINKING_BUDGET for the answer.
+  const budget = Math.max(MIN_THINKING_BUDGET, Math.min(THINKING_BUDGET[level], maxTokens - MIN_THINKING_BUDGET));
+  return { type: "enabled", budget_tokens: budget };
+}
+
+function reasoningBlocks(m: Extract<Message, { role: "assistant" }>): Block[] {
+  return (m.reasoning ?? []).map((r): Block => ("redacted" in r ? { type: "redacted_thinking", data: r.redacted } : { type: "thinking", thinking: r.text, signature: r.signature }));
+}
+
+function toBlocks(m: Message, thinking: boolean): Param {
   if (m.role === "user") {
     return {
       role: "user",
@@ -42,7 +58,8 @@ function toBlocks(m: Message): Param {
     };
   }
   if (m.role === "assistant") {
-    const content: Block[] = [];
+    // With thinking on, the API wants an assistant turn's signed thinking back before its tool calls.
+    const content: Block[] = thinking ? reasoningBlocks(m) : [];
     if (m.text !== "" || m.toolCalls.length === 0) content.push({ type: "text", text: m.text || EMPTY_ASSISTANT });
     for (const c of m.toolCalls) content.push({ type: "tool_use", id: c.id, name: c.name, input: c.input });
     return { role: "assistant", content };
@@ -61,10 +78,10 @@ function toBlocks(m: Message): Param {
 }
 
 /** History → API messages; consecutive same-role messages merge (tool results + a user note → one user turn). */
-export function toAnthropicMessages(messages: Message[]): Param[] {
+export function toAnthropicMessages(messages: Message[], thinking = false): Param[] {
   const out: Param[] = [];
   for (const m of messages) {
-    const p = toBlocks(m);
+    const p = toBlocks(m, thinking);
     const last = out.at(-1);
     if (last && last.role === p.role) last.content.push(...p.content);
     else out.push(p);
@@ -73,12 +90,14 @@ export function toAnthropicMessages(messages: Message[]): Param[] {
 }
 
 export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsStreaming {
+  const thinking = thinkingFor(req.thoughtLevel, req.maxTokens);
   const body: Anthropic.MessageCreateParamsStreaming = {
     model: req.model,
     max_tokens: req.maxTokens,
-    messages: toAnthropicMessages(req.messages) as Anthropic.MessageCreateParamsStreaming["messages"],
+    messages: toAnthropicMessages(req.messages, thinking !== undefined) as Anthropic.MessageCreateParamsStreaming["messages"],
     stream: true,
   };
+  if (thinking) body.thinking = thinking;
   if (req.system !== "") body.system = req.system;
   if (req.tools.length > 0) {
     body.tools = req.tools.map((t) => ({
@@ -115,12 +134,14 @@ class StreamFold {
         if (b.type === "tool_use") this.tools.set(ev.index, { id: b.id, name: b.name, json: "" });
         else if (b.type === "text" && b.text) yield { type: "text", text: b.text };
         else if (b.type === "thinking" && b.thinking) yield { type: "thinking", text: b.thinking };
+        else if (b.type === "redacted_thinking") yield { type: "thinking", text: "", redacted: b.data };
         break;
       }
       case "content_block_delta": {
         const d = ev.delta;
         if (d.type === "text_delta") yield { type: "text", text: d.text };
         else if (d.type === "thinking_delta") yield { type: "thinking", text: d.thinking };
+        else if (d.type === "signature_delta") yield { type: "thinking", text: "", signature: d.signature };
         else if (d.type === "input_json_delta") {
           const t = this.tools.get(ev.index);
           if (t) t.json += d.partial_json;
@@ -163,6 +184,7 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
   let client: Anthropic | undefined; // one for the provider's life, built on first use
   return {
     name: "anthropic",
+    thoughtLevels: true,
     stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
       return streamThroughSdk(req, opts, {
         ep,

@@ -89,6 +89,8 @@ export function toOpenAiBody(req: LlmRequest, official: boolean): OpenAI.Chat.Ch
   // OpenAI's current models take max_completion_tokens; compatible servers still read max_tokens.
   if (official) body.max_completion_tokens = req.maxTokens;
   else body.max_tokens = req.maxTokens;
+  // `off` sends nothing: models without reasoning refuse the field, and the others keep their default.
+  if (req.thoughtLevel !== undefined && req.thoughtLevel !== "off") body.reasoning_effort = req.thoughtLevel;
   if (req.tools.length > 0) {
     body.tools = req.tools.map((t) => ({
       type: "function" as const,
@@ -179,6 +181,7 @@ export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
   let client: OpenAI | undefined; // one for the provider's life, built on first use
   return {
     name: "openai",
+    thoughtLevels: true,
     stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
       return streamThroughSdk(req, opts, {
         ep,

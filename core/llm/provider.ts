@@ -50,6 +50,8 @@ function deferred(name: string, endpoint: EndpointSource, load: (side: { apiKey?
   };
   return {
     name,
+    // Both SDK adapters map `thought_level` (anthropic: a thinking budget; openai: reasoning effort).
+    thoughtLevels: true,
     async *stream(req) {
       let p: LlmProvider;
       try {

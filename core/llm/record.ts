@@ -44,6 +44,7 @@ export function withRecording(inner: LlmProvider, file: string, append: (file: s
   let warned = false;
   return {
     name: inner.name,
+    ...(inner.thoughtLevels ? { thoughtLevels: true } : {}),
     ...(inner.listModels ? { listModels: (signal: AbortSignal) => inner.listModels!(signal) } : {}),
     async *stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
       // The caller's history array grows after the response; record it as it was when asked.

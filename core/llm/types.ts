@@ -26,13 +26,23 @@ export interface ToolResult {
   images?: { mimeType: string; data: string }[];
 }
 
+/** A reasoning block as the provider must see it again (Anthropic: a signed `thinking` block, or a
+ *  `redacted_thinking` one's data), kept so a tool loop with thinking on stays valid. */
+export type ReasoningBlock = { text: string; signature: string } | { redacted: string };
+
 export type Message =
   | { role: "user"; content: UserPart[] }
-  | { role: "assistant"; text: string; toolCalls: ToolCall[] }
+  | { role: "assistant"; text: string; toolCalls: ToolCall[]; reasoning?: ReasoningBlock[] }
   | { role: "tool"; results: ToolResult[] };
+
+/** How hard the model reasons before answering (ACP's `thought_level` option): `off` asks for nothing. */
+export type ThoughtLevel = "off" | "low" | "medium" | "high";
+export const THOUGHT_LEVELS: readonly ThoughtLevel[] = ["off", "low", "medium", "high"];
 
 export interface LlmRequest {
   model: string;
+  /** Mapped by providers whose `thoughtLevels` is true; absent = off. */
+  thoughtLevel?: ThoughtLevel;
   system: string;
   messages: Message[];
   tools: ToolSpec[];
@@ -71,13 +81,16 @@ export interface LlmError {
 
 export type LlmEvent =
   | { type: "text"; text: string }
-  | { type: "thinking"; text: string }
+  /** Reasoning text as it streams; `signature` ends a signed block, `redacted` is a block with no text. */
+  | { type: "thinking"; text: string; signature?: string; redacted?: string }
   | { type: "tool_call"; call: ToolCall }
   | { type: "done"; stopReason: StopReason; usage: Usage }
   | { type: "error"; error: LlmError };
 
 export interface LlmProvider {
   readonly name: string;
+  /** It maps LlmRequest.thoughtLevel onto its API (so the session offers `thought_level`). */
+  readonly thoughtLevels?: boolean;
   /** Streams one response. Ends after exactly one `done` or `error` event. Never throws. */
   stream(req: LlmRequest): AsyncIterable<LlmEvent>;
   /** The model ids the endpoint offers; rejects when it cannot say (absent: it never can). */

@@ -88,6 +88,8 @@ export interface McpElicitation {
 export type McpElicitAnswer = "accept" | "decline" | "cancel";
 
 export interface McpCallOptions {
+  /** The model's id of this call (the client's toolCallId), for a question asked on the call's behalf. */
+  callId?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
   /** Asks the server for progress (a progress token) and receives its notifications. */

@@ -166,3 +166,14 @@ test("S1: deny rules keep matching anywhere in the command", () => {
   }
   expect(p.decide(shell("ls && make")).decision).toBe("allow");
 });
+
+test("regression: an allow rule written for a server's tools (`dev__*`) also let a stopped command run again without the sandbox; only a rule naming the hook does", () => {
+  const unsandboxed: PolicyCall = { qualifiedName: "dev___ShellUnsandboxed", tool: "_ShellUnsandboxed", input: { command: "make" }, readOnly: false };
+  const broad = createPolicy({ mode: "ask", workspace: "/w", rules: [rule({ tool: "dev__*", decision: "allow" })] });
+  expect(broad.decide(shell("make")).decision).toBe("allow");
+  expect(broad.decide(unsandboxed).decision).toBe("ask");
+  const exact = createPolicy({ mode: "ask", workspace: "/w", rules: [rule({ tool: "dev___ShellUnsandboxed", decision: "allow" })] });
+  expect(exact.decide(unsandboxed).decision).toBe("allow");
+  const denyAll = createPolicy({ mode: "ask", workspace: "/w", rules: [rule({ tool: "dev__*", decision: "deny" })] });
+  expect(denyAll.decide(unsandboxed).decision).toBe("deny"); // a broad deny still holds
+});

@@ -6,7 +6,7 @@
 import type { PermissionMode } from "../config.ts";
 import { log } from "../log.ts";
 import type { ApprovalStore } from "./approvals.ts";
-import { firstMatch, type PermissionRule } from "./rules.ts";
+import { allowCovers, firstMatch, type PermissionRule } from "./rules.ts";
 import { rememberedWords, shellCommandOf, shellCommandShape } from "./shell-syntax.ts";
 
 export interface PolicyCall {
@@ -35,9 +35,17 @@ export interface PolicyOptions {
   mode: PermissionMode;
   /** Absolute workspace root, for `inside_workspace` conditions and remembered approvals. */
   workspace: string;
+  /** More workspace roots (ACP `additionalDirectories`): inside one of them is inside the workspace. */
+  additionalRoots?: readonly string[];
   /** Persists `*_always` answers per workspace; undefined = this session only. */
   approvals?: ApprovalStore;
 }
+
+/** What the model reads when a mode that changes nothing denies a call. */
+const MODE_DENIALS = {
+  "read-only": "denied by mode read-only: the tool may change things",
+  plan: "denied by mode plan: the tool may change things. Explore with read-only tools, then call plan__ready with your plan; the user decides whether to switch modes and carry it out",
+} as const;
 
 const EDIT_TOOLS = new Set(["str_replace", "write", "edit", "write_file", "edit_file"]);
 
@@ -80,6 +88,7 @@ export function mayRememberAllow(call: PolicyCall): boolean {
 
 export function createPolicy(opts: PolicyOptions): Policy {
   const remembered = new Map<string, "allow" | "reject">();
+  const roots = [opts.workspace, ...(opts.additionalRoots ?? [])];
   let mode = opts.mode;
 
   return {
@@ -102,12 +111,13 @@ export function createPolicy(opts: PolicyOptions): Policy {
       }
     },
     decide(call) {
-      const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, opts.workspace);
+      const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, roots);
       if (rule?.decision === "deny") return { decision: "deny", why: `denied by policy: ${rule.label}` };
-      if (rule?.decision === "allow") return { decision: "allow", why: `allowed by policy: ${rule.label}` };
+      if (rule?.decision === "allow" && allowCovers(rule, call.qualifiedName)) return { decision: "allow", why: `allowed by policy: ${rule.label}` };
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };
       if (mode === "yolo") return { decision: "allow", why: "mode yolo" };
-      if (mode === "read-only") return { decision: "deny", why: "denied by mode read-only: the tool may change things" };
+      // Hard modes: nothing remembered and no question can let a tool that may change things run.
+      if (mode === "read-only" || mode === "plan") return { decision: "deny", why: MODE_DENIALS[mode] };
       for (const scope of rejectionScopes(call)) {
         if (remembered.get(scope) === "reject") return { decision: "deny", why: "rejected always for this session" };
         if (opts.approvals?.lookup(opts.workspace, scope) === "reject") return { decision: "deny", why: `rejected always in ${opts.workspace}` };

@@ -3,7 +3,7 @@
 // parsed; a condition on `command` reads it as shell (shell-syntax.ts). Does not decide what a match
 // means (policy.ts, approve.ts do).
 import type Picomatch from "picomatch";
-import { isInside } from "../path-inside.ts";
+import { rootOf } from "../path-inside.ts";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
 import { SHELL_COMMAND_ARG, shellCommandShape } from "./shell-syntax.ts";
 
@@ -24,8 +24,9 @@ export interface RuleSpec {
 }
 
 export interface PermissionRule extends RuleSpec {
-  /** True when the rule's `tool` glob matches one of the names and its `when` holds for the input. */
-  matches(names: readonly string[], input: unknown, workspace: string): boolean;
+  /** True when the rule's `tool` glob matches one of the names and its `when` holds for the input.
+   *  `workspace`: the root, or the roots (the first one is where relative paths start). */
+  matches(names: readonly string[], input: unknown, workspace: string | readonly string[]): boolean;
 }
 
 export class RuleError extends Error {
@@ -54,14 +55,14 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
   } catch (err) {
     throw new RuleError(`${spec.label}: bad regex: ${(err as Error).message}`);
   }
-  const test = (value: string, workspace: string): boolean => {
+  const test = (value: string, workspace: readonly string[]): boolean => {
     if (c!.prefix !== undefined && !value.startsWith(c!.prefix)) return false;
     if (glob && !glob(value)) return false;
     if (regex && !regex.test(value)) return false;
-    if (c!.inside_workspace !== undefined && isInside(workspace, value) !== c!.inside_workspace) return false;
+    if (c!.inside_workspace !== undefined && (rootOf(workspace, value) !== undefined) !== c!.inside_workspace) return false;
     return true;
   };
-  const holds = (input: unknown, workspace: string): boolean => {
+  const holds = (input: unknown, workspace: readonly string[]): boolean => {
     if (!c) return true;
     const value = input && typeof input === "object" ? (input as Record<string, unknown>)[c.arg] : undefined;
     if (typeof value !== "string") return false;
@@ -73,11 +74,22 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
     if (spec.decision === "allow") return false;
     return test(value, workspace) || shape.segments.some((s) => test(s, workspace));
   };
-  return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, workspace) };
+  return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, typeof workspace === "string" ? [workspace] : workspace) };
 }
 
 /** The first rule matching, or undefined. */
-export function firstMatch(rules: readonly PermissionRule[], names: readonly string[], input: unknown, workspace: string) {
+/**
+ * Whether an `allow` rule that matched `qualifiedName` may allow it: a hook (`server___name`, e.g. running a
+ * command the sandbox stopped again without it) is allowed only by a rule naming it exactly, never by a
+ * glob written for the server's ordinary tools. Deny rules are not limited.
+ */
+export function allowCovers(rule: RuleSpec, qualifiedName: string): boolean {
+  const sep = qualifiedName.indexOf("__");
+  const hook = sep >= 0 && qualifiedName.startsWith("_", sep + 2);
+  return !hook || rule.tool === qualifiedName;
+}
+
+export function firstMatch(rules: readonly PermissionRule[], names: readonly string[], input: unknown, workspace: string | readonly string[]) {
   return rules.find((r) => r.matches(names, input, workspace));
 }
 

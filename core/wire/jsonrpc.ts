@@ -25,6 +25,8 @@ export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
+/** A request the caller cancelled with `$/cancel_request` (the range LSP reserves; ACP uses it too). */
+export const REQUEST_CANCELLED = -32800;
 /** ACP: the session id names no session this agent has. */
 export const SESSION_NOT_FOUND = -32002;
 

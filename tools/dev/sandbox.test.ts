@@ -1,4 +1,8 @@
 import { expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { bwrapArgs, explainSandboxFailure, type SandboxContext } from "./sandbox.ts";
 
 const ctx: SandboxContext = {
@@ -25,4 +29,27 @@ test("network is unshared unless sandbox_network, and the workspace is bound wri
   const rw = bwrapArgs({ mode: "workspace-write", network: true, hide: [], allowDomains: [] }, plan);
   expect(rw).toContain("--share-net");
   expect(rw.join(" ")).toContain("--bind /nonexistent/ws /nonexistent/ws");
+});
+
+test("a session's additional directories are writable under workspace-write (their .git/hooks and .git/config not), read-only otherwise", () => {
+  const base = mkdtempSync(join(tmpdir(), "tendril-extra-"));
+  const [ws, extra, tmp] = [join(base, "ws"), join(base, "extra"), join(base, "tmp")];
+  for (const d of [ws, tmp, join(extra, ".git", "hooks")]) mkdirSync(d, { recursive: true });
+  writeFileSync(join(extra, ".git", "config"), "[core]\n");
+  const plan = { root: ws, extraRoots: [extra], cwd: ws, tmp, hidden: [] };
+  const rw = bwrapArgs({ mode: "workspace-write", network: false, hide: [], allowDomains: [] }, plan).join(" ");
+  expect(rw).toContain(`--bind ${extra} ${extra}`);
+  expect(rw).toContain(`--ro-bind ${join(extra, ".git", "hooks")} ${join(extra, ".git", "hooks")}`);
+  expect(bwrapArgs({ mode: "read-only", network: false, hide: [], allowDomains: [] }, plan).join(" ")).not.toContain(`--bind ${extra} ${extra}`);
+  const bwrap = spawnSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).stdout.trim();
+  if (bwrap && spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "true"]).status === 0) {
+    const run = (mode: "workspace-write" | "read-only", cmd: string) =>
+      spawnSync(bwrap, [...bwrapArgs({ mode, network: false, hide: [], allowDomains: [] }, plan), "--", "sh", "-c", cmd]).status;
+    expect(run("workspace-write", `touch ${extra}/made`)).toBe(0);
+    expect(existsSync(join(extra, "made"))).toBe(true);
+    expect(run("workspace-write", `touch ${extra}/.git/hooks/pre-commit`)).not.toBe(0);
+    expect(run("read-only", `touch ${extra}/other`)).not.toBe(0);
+    expect(existsSync(join(extra, "other"))).toBe(false);
+  }
+  rmSync(base, { recursive: true, force: true });
 });

@@ -82,6 +82,8 @@ export function checkHidePaths(hide: readonly string[]): void {
 
 export interface BwrapPlan {
   root: string;
+  /** The session's additional workspace roots: writable like the root under workspace-write. */
+  extraRoots?: readonly string[];
   cwd: string;
   tmp: string;
   hidden: readonly string[];
@@ -105,15 +107,17 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     "--die-with-parent",
   ];
   if (settings.mode === "workspace-write") {
-    args.push("--bind", plan.root, plan.root);
-    const git = join(plan.root, ".git");
-    if (isDir(git)) {
-      // Git runs hooks and reads config (core.hooksPath, core.fsmonitor …) later, as the user.
-      const hooks = join(git, "hooks");
-      if (isDir(hooks)) args.push("--ro-bind", hooks, hooks);
-      else args.push("--tmpfs", hooks, "--remount-ro", hooks);
-      const config = join(git, "config");
-      args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
+    for (const root of [plan.root, ...(plan.extraRoots ?? [])]) {
+      args.push("--bind", root, root);
+      const git = join(root, ".git");
+      if (isDir(git)) {
+        // Git runs hooks and reads config (core.hooksPath, core.fsmonitor …) later, as the user.
+        const hooks = join(git, "hooks");
+        if (isDir(hooks)) args.push("--ro-bind", hooks, hooks);
+        else args.push("--tmpfs", hooks, "--remount-ro", hooks);
+        const config = join(git, "config");
+        args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
+      }
     }
   }
   args.push("--bind", plan.tmp, plan.tmp);
@@ -137,6 +141,8 @@ export interface SandboxContext {
   settings: SandboxSettings;
   /** Real path of the workspace root. */
   root: string;
+  /** Real paths of the session's additional workspace roots (writable under workspace-write). */
+  extraRoots?: readonly string[];
   /** PATH where bwrap is looked up (the agent's own). */
   pathVar: string | undefined;
   home: string | undefined;
@@ -200,7 +206,7 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
       throw err;
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
-    const args = bwrapArgs(ctx.settings, { root: ctx.root, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) });
+    const args = bwrapArgs(ctx.settings, { root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     if (!proxied) {
       return { command: bwrap, args: [...args, "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };

@@ -31,6 +31,8 @@ export type StrReplaceArgs = z.infer<SchemaOf<typeof strReplaceInput>>;
 export interface EditorOptions {
   /** Real path of the workspace root. */
   root: string;
+  /** Real paths of the session's additional workspace roots (edits may land there too). */
+  extraRoots?: readonly string[];
   maxFileBytes: number;
   /** The diff in the reply is cut here, with a marker. */
   maxReplyBytes: number;
@@ -61,8 +63,8 @@ export class StrReplaceTool {
   /** The MCP handler: never throws; every refusal is an isError reply that says what to do. */
   async call(args: StrReplaceArgs): Promise<EditReply> {
     try {
-      const { real, exists } = await resolveInside(this.opts.root, args.path);
-      return await this.serialised(real, () => this.apply(real, exists, args));
+      const { real, exists, root } = await resolveInside(this.opts.root, args.path, this.opts.extraRoots);
+      return await this.serialised(real, () => this.apply(real, exists, root, args));
     } catch (err) {
       return { text: (err as Error).message, isError: true };
     }
@@ -81,13 +83,13 @@ export class StrReplaceTool {
   }
 
   /** Pins the parent directory (making it when creating), then edits or creates the file in it. */
-  private async apply(real: string, exists: boolean, args: StrReplaceArgs): Promise<EditReply> {
+  private async apply(real: string, exists: boolean, root: string, args: StrReplaceArgs): Promise<EditReply> {
     const shown = displayPath(this.opts.root, real);
-    if (real === this.opts.root) fail(`${shown} is a directory; give a file path`);
+    if (real === root) fail(`${shown} is a directory; give a file path`);
     if (!exists && args.old_str !== "") {
       fail(`${shown} does not exist; to create it, call str_replace with an empty old_str and the whole file as new_str`);
     }
-    const dir = await PinnedDir.open(this.opts.root, dirname(real), !exists);
+    const dir = await PinnedDir.open(root, dirname(real), !exists);
     try {
       await sweepStaleTemps(dir, this.opts.tempStaleMs);
       const name = basename(real);

@@ -1,9 +1,10 @@
-// Owns the rule "a path the model names must stay inside the workspace root", symlinks included:
-// every check is on the real path (realpath of the file, or of its nearest existing ancestor).
+// Owns the rule "a path the model names must stay inside the workspace root" (or one of the session's
+// additional roots), symlinks included: every check is on the real path (realpath of the file, or of
+// its nearest existing ancestor).
 // Does not open or write files; callers act on the real path this returns.
 import { realpath } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { isInside } from "../../core/path-inside.ts";
+import { isInside, rootOf } from "../../core/path-inside.ts";
 
 export class PathError extends Error {
   override name = "PathError";
@@ -17,9 +18,11 @@ export function displayPath(root: string, path: string): string {
   return relative(root, path) || ".";
 }
 
-function outside(input: string, real: string, root: string): PathError {
+function outside(input: string, real: string, roots: readonly string[]): PathError {
+  const root = roots[0]!;
   const via = resolve(root, input) === real ? "" : ` (it resolves to ${real}, through a symlink or '..')`;
-  return new PathError(`${input} is outside the workspace root ${root}${via}; use a path inside the root`);
+  if (roots.length === 1) return new PathError(`${input} is outside the workspace root ${root}${via}; use a path inside the root`);
+  return new PathError(`${input} is outside the workspace roots ${roots.join(", ")}${via}; use a path inside one of them`);
 }
 
 async function realOrUndefined(path: string): Promise<string | undefined> {
@@ -37,16 +40,23 @@ export interface ResolvedPath {
   /** The real absolute path (for a missing file: its real parent joined with the missing names). */
   real: string;
   exists: boolean;
+  /** The root that holds it. */
+  root: string;
 }
 
-/** `root` must already be a real path. Relative inputs are relative to the root. */
-export async function resolveInside(root: string, input: string): Promise<ResolvedPath> {
+/**
+ * `root` and `extra` (the session's additional roots) must already be real paths. Relative inputs are
+ * relative to `root`.
+ */
+export async function resolveInside(root: string, input: string, extra: readonly string[] = []): Promise<ResolvedPath> {
+  const roots = [root, ...extra];
   if (input.includes("\0")) throw new PathError("path contains a NUL byte");
   const abs = isAbsolute(input) ? resolve(input) : resolve(root, input);
   const real = await realOrUndefined(abs);
   if (real !== undefined) {
-    if (!isInside(root, real)) throw outside(input, real, root);
-    return { real, exists: true };
+    const holder = rootOf(roots, real);
+    if (holder === undefined) throw outside(input, real, roots);
+    return { real, exists: true, root: holder };
   }
   // Missing: the nearest existing ancestor decides, so a symlinked parent cannot smuggle a new file out.
   const missing: string[] = [];
@@ -58,8 +68,9 @@ export async function resolveInside(root: string, input: string): Promise<Resolv
     const realParent = await realOrUndefined(parent);
     if (realParent !== undefined) {
       const target = join(realParent, ...missing);
-      if (!isInside(root, target)) throw outside(input, target, root);
-      return { real: target, exists: false };
+      const holder = rootOf(roots, target);
+      if (holder === undefined) throw outside(input, target, roots);
+      return { real: target, exists: false, root: holder };
     }
     at = parent;
   }
