@@ -69,7 +69,9 @@ export async function loadOutputSchema(text: string, file: string): Promise<Outp
   try {
     validate = ajv.compile(schema as object | boolean);
   } catch (err) {
-    throw new SchemaFileError(`${file} is not a JSON Schema this validator accepts: ${(err as Error).message}`);
+    // ajv words strict-mode refusals as warnings ("… ignored in schema"); here they refuse the schema.
+    const why = (err as Error).message.replace(" ignored in schema at path", " at path");
+    throw new SchemaFileError(`${file} is not a JSON Schema this validator accepts: ${why}`);
   }
   const instruction = instructionTemplate.replace("{{schema}}", () => JSON.stringify(schema, null, 2));
   return {

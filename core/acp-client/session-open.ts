@@ -54,9 +54,9 @@ export async function openSession(cx: OpenContext): Promise<OpenedSession> {
     return { ...(answer ?? {}), sessionId: id };
   } catch (err) {
     if (!(err instanceof RpcError) || err.code === AUTH_REQUIRED) throw err;
-    const said = `${err.message} (code ${err.code})`;
-    if (err.code === RESOURCE_NOT_FOUND) throw new SessionError(`${flag}: the agent knows no session ${id}: ${said}`);
-    throw new SessionError(`${flag}: the agent could not ${how === "session/load" ? "load" : "resume"} session ${id}: ${said}`);
+    const said = `(it said: ${err.message}, code ${err.code})`;
+    if (err.code === RESOURCE_NOT_FOUND) throw new SessionError(`${flag}: the agent has no session ${id} ${said}`);
+    throw new SessionError(`${flag}: the agent could not ${how === "session/load" ? "load" : "resume"} session ${id} ${said}`);
   } finally {
     cx.replaying(undefined);
   }
