@@ -138,6 +138,15 @@ describe("--output-schema against tendril agent", () => {
     expect(r.stdout).toBe('{"when":"2026-11-26T01:00:00Z"}\n');
   });
 
+  test("the retry is a turn of its own: with --max-turns 1 it is cancelled (exit 5)", async () => {
+    fake.script([{ text: "not json" }, { text: '{"verdict": "approve"}' }]);
+    const r = await prompt(["--cwd", freshDir(), "--output-schema", verdictSchema, "--max-turns", "1", "--output", "json", "review this"]);
+    expect(r.code).toBe(5);
+    expect(JSON.parse(r.stdout)).toMatchObject({ stopReason: null, numTurns: 1 });
+    expect(JSON.parse(r.stdout).structured).toBeUndefined();
+    expect(fake.remaining()).toBe(0); // the retry was asked, then cancelled at its first update
+  });
+
   const badSchemas: [string, string | undefined, RegExp][] = [
     ["missing", undefined, /^tendril prompt: --output-schema .*missing\.json: cannot read the file: ENOENT\n$/],
     ["not JSON", "{type: object}", /^tendril prompt: --output-schema .*not-json\.json is not JSON: .+\n$/],
@@ -184,7 +193,9 @@ describe("--resume and --continue against tendril agent", () => {
     const r = await prompt(["--cwd", dir, "--resume", id, "--output", "json", "which number?"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ sessionId: id, text: "4711" });
+    const obj = JSON.parse(r.stdout);
+    expect(obj).toMatchObject({ sessionId: id, text: "4711" });
+    expect(obj.cost).toBeUndefined(); // tendril agent reports no cost
     expect(lastMessages()).toContain("remember the number 4711");
     expect(lastMessages()).toContain("which number?");
   });
