@@ -9,9 +9,13 @@ import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeE
 import type { OutputSchema } from "./output-schema.ts";
 import { openSession, type ResumeWanted, SessionError } from "./session-open.ts";
 import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
+import { ToolCallTable, type ToolCallView } from "./tool-call-table.ts";
+import { TurnCounter } from "./turn-counter.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
 export type { ResumeWanted } from "./session-open.ts";
+export type { ToolCallView } from "./tool-call-table.ts";
+export { TurnCounter } from "./turn-counter.ts";
 export type { PermissionOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export interface McpStdioServer {
@@ -20,18 +24,6 @@ export interface McpStdioServer {
   command: string;
   args: string[];
   env: Record<string, string>;
-}
-
-/** A tool call as the updates so far describe it (tool_call merged with its tool_call_updates). */
-export interface ToolCallView {
-  id: string;
-  title: string;
-  kind: string;
-  status: string;
-  /** The agent's own tool name when it declares one (`_meta` or rawInput), e.g. `dev__shell`. */
-  name?: string;
-  rawInput?: unknown;
-  meta?: Record<string, unknown>;
 }
 
 export type PermissionOutcome = acp.RequestPermissionOutcome;
@@ -94,79 +86,8 @@ export interface RunResult {
   structured?: unknown;
 }
 
-/**
- * What counts as a model turn for any ACP agent, from the updates a client sees: a turn begins with
- * the first agent message, thought or tool call of the prompt, and again when such an update follows
- * a finished tool call (the model answering tool results) or when an agent message arrives with a
- * `messageId` other than the previous message's. An agent that runs several tool calls of one answer
- * one after another may be counted a turn per call: the count errs on the side of stopping early.
- */
-export class TurnCounter {
-  turns = 0;
-  private toolFinished = false;
-  private lastMessageId: string | undefined;
-
-  /** A new prompt was sent: its first update begins a turn. */
-  nextPrompt(): void {
-    if (this.turns > 0) this.toolFinished = true;
-  }
-
-  /** True when this update begins a new turn (the count is then already raised). */
-  see(u: acp.SessionUpdate): boolean {
-    const kind = u.sessionUpdate;
-    if (kind === "tool_call_update" && (u.status === "completed" || u.status === "failed")) this.toolFinished = true;
-    if (kind !== "agent_message_chunk" && kind !== "agent_thought_chunk" && kind !== "tool_call") return false;
-    const id = kind === "agent_message_chunk" ? (u as { messageId?: unknown }).messageId : undefined;
-    const newMessage = typeof id === "string" && this.lastMessageId !== undefined && id !== this.lastMessageId;
-    if (typeof id === "string") this.lastMessageId = id;
-    if (this.turns > 0 && !this.toolFinished && !newMessage) return false;
-    this.toolFinished = false;
-    this.turns++;
-    return true;
-  }
-}
-
 /** The ACP protocol version this client speaks. */
 const PROTOCOL_VERSION = 1;
-
-// ACP tool calls carry no tool name; agents that share one put it in `_meta` (flat, or one level down
-// as in `{vendor: {toolName}}`) or in rawInput.
-function declaredToolName(call: ToolCallView): string | undefined {
-  const pick = (o: unknown, keys: string[]): string | undefined => {
-    if (!o || typeof o !== "object") return undefined;
-    for (const k of keys) {
-      const v = (o as Record<string, unknown>)[k];
-      if (typeof v === "string" && v !== "") return v;
-    }
-    return undefined;
-  };
-  const meta = call.meta;
-  const nested = meta ? Object.values(meta).map((v) => pick(v, ["toolName"])).find((v) => v !== undefined) : undefined;
-  return pick(meta, ["toolName", "tool", "name"]) ?? nested ?? pick(call.rawInput, ["toolName", "tool"]);
-}
-
-/** Merges tool_call / tool_call_update / permission requests into one view per id. */
-class ToolCallTable {
-  private readonly calls = new Map<string, ToolCallView>();
-
-  merge(u: acp.ToolCallUpdate | acp.ToolCall): ToolCallView {
-    const prev = this.calls.get(u.toolCallId);
-    const next: ToolCallView = prev ? { ...prev } : { id: u.toolCallId, title: "", kind: "other", status: "pending" };
-    if (u.title != null) next.title = u.title;
-    if (u.kind != null) next.kind = u.kind;
-    if (u.status != null) next.status = u.status;
-    if (u.rawInput != null) next.rawInput = u.rawInput;
-    if (u._meta != null) next.meta = { ...next.meta, ...u._meta };
-    const name = declaredToolName(next);
-    if (name !== undefined) next.name = name;
-    this.calls.set(u.toolCallId, next);
-    return next;
-  }
-
-  list(): ToolCallView[] {
-    return [...this.calls.values()];
-  }
-}
 
 function agentError(err: unknown, step: string): RunOutcome | undefined {
   if (!(err instanceof RpcError)) return undefined;
