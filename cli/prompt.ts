@@ -17,7 +17,6 @@ import { readFileOrUndefined } from "./optional-file.ts";
 import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
 import { FLAGS, flagKey, GROUPS, type PromptFlags } from "./prompt-flags.ts";
 
-
 class UsageError extends Error {}
 
 export function describePrompt(program: Command, exit: ExitBox): void {
