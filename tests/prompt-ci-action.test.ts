@@ -96,7 +96,10 @@ describe("the action's script", () => {
     fake.script([{ text: "Looks good." }]);
     const r = await runAction({ prompt: "review the change", tendril: BIN, "working-directory": work }, llmEnv());
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("::group::answer\nLooks good.\n::endgroup::\n");
+    // Workflow commands stay off while the agent's words are printed (a model could write `::…::` lines).
+    const token = r.stdout.match(/^::stop-commands::(tendril-[0-9a-f]{32})\n/)?.[1];
+    expect(token).toBeDefined();
+    expect(r.stdout).toBe(`::stop-commands::${token}\n::${token}::\n::group::answer\n::stop-commands::${token}\nLooks good.\n::${token}::\n::endgroup::\n`);
     expect(r.outputs["exit-code"]).toBe("0");
     expect(r.outputs.structured).toBe("");
     expect(JSON.parse(r.outputs.result!)).toMatchObject({ stopReason: "end_turn", text: "Looks good.", numTurns: 1 });

@@ -103,13 +103,20 @@ clean=()
 for name in $(compgen -e); do
   if [[ "$name" == INPUT_* || "$name" == ACTION_* ]]; then clean+=(-u "$name"); fi
 done
+# What the agent and its model write (the answer, tool titles, its stderr) may hold `::command::`
+# lines; the runner obeys none of them while its commands are stopped under a token no one can guess.
+token="tendril-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+echo "::stop-commands::$token"
 printf '%s' "$INPUT_PROMPT" | env ${clean[@]+"${clean[@]}"} "$bin" "${args[@]}" >"$work/result"
 code=$?
+echo "::$token::"
 
 # --- the outputs --------------------------------------------------------------------------------
 if [[ -s "$work/answer" ]]; then
   echo "::group::answer"
+  echo "::stop-commands::$token"
   cat "$work/answer"
+  echo "::$token::"
   echo "::endgroup::"
   if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then cat "$work/answer" >>"$GITHUB_STEP_SUMMARY"; fi
 fi
@@ -117,7 +124,7 @@ structured=""
 [[ -n "${INPUT_OUTPUT_SCHEMA:-}" && $code -eq 0 ]] && structured="$(cat "$work/answer")"
 if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
   # A delimiter no answer can contain by chance or on purpose.
-  delim="TENDRIL_$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  delim="TENDRIL_$token"
   {
     echo "result<<$delim"
     cat "$work/result"
