@@ -254,16 +254,20 @@ describe("against an agent built with the ACP SDK's agent app", () => {
     expect(obj.usage.cost).toBeUndefined();
   });
 
-  test("--mode goes through session/set_mode; the system prompt through _meta", async () => {
-    const r = await sdk(["--mode", "code", "--append-system-prompt", "Be brief.", "status"]);
+  test("--mode goes through session/set_mode, --model through session/set_model, the system prompt through _meta", async () => {
+    const r = await sdk(["--mode", "code", "--model", "large", "--append-system-prompt", "Be brief.", "status"]);
+    expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe("mode code, 0 earlier messages, system prompt: yes\n");
+    expect(r.stdout).toBe("mode code, model large, 0 earlier messages, system prompt: yes\n");
   });
 
   test("flags it cannot honour are refused with one clear line (exit 2)", async () => {
-    const model = await sdk(["--model", "big", "hi"]);
+    const model = await sdk(["--model", "huge", "hi"]);
     expect(model.code).toBe(2);
-    expect(model.stderr).toBe("tendril prompt: --model: the agent offers no model choice\n");
+    expect(model.stderr).toBe('tendril prompt: --model "huge" is not offered by the agent; it offers: small, large\n');
+    const none = await prompt(["--agent", SDK_AGENT, "--cwd", work, "--model", "large", "hi"], { SDK_AGENT_MODELS: "0" });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe("tendril prompt: --model: the agent offers no model choice\n");
     const mode = await sdk(["--mode", "turbo", "hi"]);
     expect(mode.code).toBe(2);
     expect(mode.stderr).toBe('tendril prompt: --mode "turbo" is not offered by the agent; it offers: ask, code\n');
@@ -279,7 +283,7 @@ describe("against an agent built with the ACP SDK's agent app", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("first answer");
     const result = JSON.parse(r.stdout.trim().split("\n").at(-1)!);
-    expect(result).toMatchObject({ sessionId: id, text: "mode ask, 2 earlier messages, system prompt: no" });
+    expect(result).toMatchObject({ sessionId: id, text: "mode ask, model small, 2 earlier messages, system prompt: no" });
   });
 
   test("--resume of an id it does not know: exit 1 naming it", async () => {
