@@ -2,11 +2,12 @@
 // Usage errors exit 2 with one line; the run itself (core/acp-client/client-runner.ts) sets every other code.
 // Does not speak ACP or render: core/acp does both; this file only wires values and the process.
 import type { Command } from "commander";
-import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { resolve } from "node:path";
 import { VERSION } from "../core/version.ts";
-import type { AgentSpawn, McpStdioServer } from "../core/acp-client/client-runner.ts";
+import type { AgentSpawn, McpStdioServer, ResumeWanted } from "../core/acp-client/client-runner.ts";
+import type { OutputSchema } from "../core/acp-client/output-schema.ts";
 import type { Limits } from "../core/limits.ts";
 import type { ApprovalPolicy } from "../core/acp-client/approve.ts";
 import type { ExitBox } from "./exit-box.ts";
@@ -14,46 +15,9 @@ import type { SelfCommand } from "./self.ts";
 import { formatBytes } from "../core/text-bounds.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
 import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
-
-interface PromptFlags {
-  agent?: string;
-  cwd?: string;
-  approve: string;
-  output: "text" | "json" | "stream-json";
-  timeout?: string;
-  mcp?: string[];
-  sandbox?: string;
-  maxTurns?: string;
-  model?: string;
-  mode?: string;
-  systemPrompt?: string;
-  appendSystemPrompt?: string;
-  outputFile?: string;
-}
+import { FLAGS, flagKey, GROUPS, type PromptFlags } from "./prompt-flags.ts";
 
 class UsageError extends Error {}
-
-/** prompt's flags, the one table both the command line parser and the fast path read. */
-const FLAGS: { name: string; short?: string; arg: string; help: string; default?: string; choices?: readonly string[]; repeatable?: boolean }[] = [
-  { name: "agent", arg: "<CMD>", help: "ACP agent command, shell-split; leading NAME=value words set env (default: tendril agent)" },
-  { name: "cwd", arg: "<DIR>", help: "workspace directory of the session (default: the current directory)" },
-  { name: "approve", arg: "<POLICY>", help: "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", default: "ask-deny" },
-  { name: "output", arg: "<FORMAT>", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: ["text", "json", "stream-json"] },
-  { name: "timeout", arg: "<S>", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
-  { name: "mcp", arg: "<NAME=CMD>", help: "add a stdio MCP server to the session (repeatable)", repeatable: true },
-  { name: "sandbox", arg: "<S>", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: ["off", "read-only", "workspace-write"] },
-  { name: "max-turns", arg: "<N>", help: "stop after N model turns: the next one is cancelled (exit 5)" },
-  { name: "model", arg: "<ID>", help: "the agent's model for this session (its `model` config option, or session/set_model)" },
-  { name: "mode", arg: "<ID>", help: "the agent's session mode (its `mode` config option, or session/set_mode)" },
-  { name: "system-prompt", arg: "<TEXT>", help: "replace the agent's system prompt (_meta.systemPrompt)" },
-  { name: "append-system-prompt", arg: "<TEXT>", help: "add TEXT to the agent's system prompt (_meta.systemPrompt.append)" },
-  { name: "output-file", short: "o", arg: "<FILE>", help: "also write the final answer text to FILE (stdout is unchanged)" },
-];
-
-/** `max-turns` → `maxTurns`, the key commander gives a flag. */
-function flagKey(name: string): keyof PromptFlags {
-  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof PromptFlags;
-}
 
 export function describePrompt(program: Command, exit: ExitBox): void {
   const cmd = program
@@ -62,7 +26,7 @@ export function describePrompt(program: Command, exit: ExitBox): void {
     .description("send one prompt to an ACP agent, print the answer, exit 0 on end_turn (for CI)")
     .argument("<PROMPT>", 'the prompt, or "-" to read it from stdin');
   for (const f of FLAGS) {
-    const option = cmd.createOption(`${f.short ? `-${f.short}, ` : ""}--${f.name} ${f.arg}`, f.help);
+    const option = cmd.createOption(`${f.short ? `-${f.short}, ` : ""}--${f.name}${f.arg ? ` ${f.arg}` : ""}`, f.help).helpGroup(GROUPS[f.group]);
     if (f.choices) option.choices(f.choices);
     if (f.default !== undefined) option.default(f.default);
     if (f.repeatable) option.argParser((v: string, all?: string[]) => [...(all ?? []), v]);
@@ -71,7 +35,7 @@ export function describePrompt(program: Command, exit: ExitBox): void {
   cmd
     .addHelpText(
       "after",
-      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 5 --max-turns reached, 124 timeout, 130 Ctrl-C,\n129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
+      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 4 the answer misses --output-schema,\n5 --max-turns reached, 124 timeout, 130 Ctrl-C, 129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
     )
     .action(async (prompt: string, flags: PromptFlags) => {
       exit.code = await runPromptCommand(prompt, flags);
@@ -91,7 +55,10 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
       allowPositionals: true,
       strict: true,
       options: Object.fromEntries(
-        FLAGS.map((f) => [f.name, { type: "string" as const, ...(f.short ? { short: f.short } : {}), ...(f.repeatable ? { multiple: true } : {}) }]),
+        FLAGS.map((f) => [
+          f.name,
+          { type: f.arg ? ("string" as const) : ("boolean" as const), ...(f.short ? { short: f.short } : {}), ...(f.repeatable ? { multiple: true } : {}) },
+        ]),
       ),
     });
   } catch {
@@ -157,6 +124,37 @@ function sessionMeta(flags: PromptFlags): Record<string, unknown> | undefined {
   return undefined;
 }
 
+/** --resume ID / --continue: one of them, or neither. */
+function resumeWanted(flags: PromptFlags): ResumeWanted | undefined {
+  const id = nonEmpty("resume", flags.resume);
+  if (id !== undefined && flags.continue) throw new UsageError("--resume and --continue exclude each other: give one");
+  if (id !== undefined) return { kind: "id", id };
+  return flags.continue ? { kind: "newest" } : undefined;
+}
+
+/** --output-schema FILE, read and compiled now: a missing file or a bad schema is exit 2 before any agent starts. */
+async function outputSchema(raw: string | undefined, maxBytes: number): Promise<OutputSchema | undefined> {
+  if (raw === undefined) return undefined;
+  if (raw === "") throw new UsageError("--output-schema needs a file name");
+  let text: string;
+  try {
+    const path = resolve(raw);
+    // The schema is quoted in the prompt: the prompt's bound applies.
+    if (statSync(path).size > maxBytes) throw new UsageError(`--output-schema ${raw}: the file is over ${formatBytes(maxBytes)} (TENDRIL_MAX_PROMPT_BYTES)`);
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`--output-schema ${raw}: cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const { loadOutputSchema, SchemaFileError } = await import("../core/acp-client/output-schema.ts");
+  try {
+    return await loadOutputSchema(text, `--output-schema ${raw}`);
+  } catch (err) {
+    if (err instanceof SchemaFileError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
 /** -o FILE, created (truncated) now so a bad path is a usage error before the agent starts. */
 function openOutputFile(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -213,6 +211,8 @@ interface Setup {
   maxTurns?: number;
   settings: { model?: string; mode?: string };
   meta?: Record<string, unknown>;
+  resume?: ResumeWanted;
+  schema?: OutputSchema;
   /** -o FILE's descriptor, open for writing. */
   outFd?: number;
 }
@@ -254,13 +254,15 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     const maxTurns = parseMaxTurns(flags.maxTurns);
     const settings = { model: nonEmpty("model", flags.model), mode: nonEmpty("mode", flags.mode) };
     const meta = sessionMeta(flags);
+    const resume = resumeWanted(flags);
     const cwd = workspace(flags.cwd);
     const policy = await parseApprovalPolicy(flags.approve, readFileOrUndefined);
     const agent = agentSpawn(flags.agent, vars, cl, selfCommand());
     const mcpServers = (flags.mcp ?? []).map((spec) => mcpServer(spec, vars, cl));
+    const schema = await outputSchema(flags.outputSchema, limits.MAX_PROMPT_BYTES);
     const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);
     const outFd = openOutputFile(flags.outputFile);
-    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, settings, meta, outFd };
+    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, settings, meta, resume, schema, outFd };
   } catch (err) {
     if (err instanceof LimitError || err instanceof ConfigError || err instanceof cl.CommandLineError) {
       throw new UsageError(err.message);
@@ -298,7 +300,7 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
       outIsTty: process.stdout.isTTY === true,
       color: process.stderr.isTTY === true && !vars.NO_COLOR,
     },
-    { timeoutS: setup.timeoutS },
+    { timeoutS: setup.timeoutS, schema: setup.schema !== undefined },
   );
   // Without --agent, `tendril agent` runs inside this process: one process start per CI step, not two.
   const inProcess = flags.agent === undefined ? await import("./prompt-agent.ts") : undefined;
@@ -322,6 +324,9 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
       maxTurns: setup.maxTurns,
       settings: setup.settings,
       sessionMeta: setup.meta,
+      resume: setup.resume,
+      outputSchema: setup.schema,
+      onSchemaRetry: (problems) => output.schemaRetry(problems),
       signal: interrupt.signal,
       maxLineBytes: setup.limits.MAX_LINE_BYTES,
       waits: {
@@ -340,7 +345,7 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
     });
     const code = output.finish(result);
     // -o FILE: the answer's text as the agent gave it, whatever the output format (a failed run keeps
-    // what was said before it failed).
+    // what was said before it failed); with --output-schema, the document alone, or nothing.
     if (setup.outFd !== undefined && output.answer !== "") writeSync(setup.outFd, output.answer.endsWith("\n") ? output.answer : `${output.answer}\n`);
     await new Promise<void>((done) => process.stdout.write("", () => done()));
     return result.outcome.kind === "interrupted" && stoppedBy !== undefined ? signalExitCode(stoppedBy) : code;

@@ -1,13 +1,21 @@
-// Owns the ACP client side of `tendril prompt`: spawn an agent, initialize, session/new, one
-// session/prompt, permissions, timeout → cancel → kill. It reads the wire itself (RpcPeer): no SDK
+// Owns the ACP client side of `tendril prompt`: spawn an agent, initialize, open the session
+// (session-open.ts), the prompt (asked once more when the answer misses --output-schema), permissions,
+// timeout → cancel → kill. It reads the wire itself (RpcPeer): no SDK
 // app validating every update, and an update kind it does not know still reaches the output.
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
+import type { OutputSchema } from "./output-schema.ts";
+import { openSession, type ResumeWanted, SessionError } from "./session-open.ts";
 import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
+import { ToolCallTable, type ToolCallView } from "./tool-call-table.ts";
+import { TurnCounter } from "./turn-counter.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
+export type { ResumeWanted } from "./session-open.ts";
+export type { ToolCallView } from "./tool-call-table.ts";
+export { TurnCounter } from "./turn-counter.ts";
 export type { PermissionOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 
 export interface McpStdioServer {
@@ -16,18 +24,6 @@ export interface McpStdioServer {
   command: string;
   args: string[];
   env: Record<string, string>;
-}
-
-/** A tool call as the updates so far describe it (tool_call merged with its tool_call_updates). */
-export interface ToolCallView {
-  id: string;
-  title: string;
-  kind: string;
-  status: string;
-  /** The agent's own tool name when it declares one (`_meta` or rawInput), e.g. `dev__shell`. */
-  name?: string;
-  rawInput?: unknown;
-  meta?: Record<string, unknown>;
 }
 
 export type PermissionOutcome = acp.RequestPermissionOutcome;
@@ -48,6 +44,12 @@ export interface RunPromptOptions {
   settings?: WantedSettings;
   /** session/new `_meta` (e.g. `systemPrompt`). */
   sessionMeta?: Record<string, unknown>;
+  /** --resume ID / --continue: an existing session instead of a new one. */
+  resume?: ResumeWanted;
+  /** --output-schema: the answer must be a document valid against it (asked once more if not). */
+  outputSchema?: Pick<OutputSchema, "instruction" | "check" | "retryPrompt">;
+  /** The first answer missed the schema: these problems go back to the agent in a second prompt. */
+  onSchemaRetry?: (problems: string[]) => void;
   /** Aborting it (Ctrl-C) cancels the turn and stops the agent like a timeout does. */
   signal?: AbortSignal;
   maxLineBytes: number;
@@ -62,6 +64,8 @@ export interface RunPromptOptions {
 
 export type RunOutcome =
   | { kind: "stopped"; stopReason: acp.StopReason; usage?: Record<string, unknown> }
+  | { kind: "schema"; problems: string[]; usage?: Record<string, unknown> }
+  | { kind: "session"; message: string }
   | { kind: "timeout" }
   | { kind: "interrupted" }
   | { kind: "max-turns"; limit: number }
@@ -76,76 +80,14 @@ export interface RunResult {
   /** Model turns observed (TurnCounter), at most maxTurns. */
   numTurns?: number;
   durationMs?: number;
-}
-
-/**
- * What counts as a model turn for any ACP agent, from the updates a client sees: a turn begins with
- * the first agent message, thought or tool call of the prompt, and again when such an update follows
- * a finished tool call (the model answering tool results) or when an agent message arrives with a
- * `messageId` other than the previous message's. An agent that runs several tool calls of one answer
- * one after another may be counted a turn per call: the count errs on the side of stopping early.
- */
-export class TurnCounter {
-  turns = 0;
-  private toolFinished = false;
-  private lastMessageId: string | undefined;
-
-  /** True when this update begins a new turn (the count is then already raised). */
-  see(u: acp.SessionUpdate): boolean {
-    const kind = u.sessionUpdate;
-    if (kind === "tool_call_update" && (u.status === "completed" || u.status === "failed")) this.toolFinished = true;
-    if (kind !== "agent_message_chunk" && kind !== "agent_thought_chunk" && kind !== "tool_call") return false;
-    const id = kind === "agent_message_chunk" ? (u as { messageId?: unknown }).messageId : undefined;
-    const newMessage = typeof id === "string" && this.lastMessageId !== undefined && id !== this.lastMessageId;
-    if (typeof id === "string") this.lastMessageId = id;
-    if (this.turns > 0 && !this.toolFinished && !newMessage) return false;
-    this.toolFinished = false;
-    this.turns++;
-    return true;
-  }
+  /** The session's cost as the agent last reported it (usage_update), when it does. */
+  cost?: { amount: number; currency: string };
+  /** --output-schema: the answer's document, valid against the schema. */
+  structured?: unknown;
 }
 
 /** The ACP protocol version this client speaks. */
 const PROTOCOL_VERSION = 1;
-
-// ACP tool calls carry no tool name; agents that share one put it in `_meta` (flat, or one level down
-// as in `{vendor: {toolName}}`) or in rawInput.
-function declaredToolName(call: ToolCallView): string | undefined {
-  const pick = (o: unknown, keys: string[]): string | undefined => {
-    if (!o || typeof o !== "object") return undefined;
-    for (const k of keys) {
-      const v = (o as Record<string, unknown>)[k];
-      if (typeof v === "string" && v !== "") return v;
-    }
-    return undefined;
-  };
-  const meta = call.meta;
-  const nested = meta ? Object.values(meta).map((v) => pick(v, ["toolName"])).find((v) => v !== undefined) : undefined;
-  return pick(meta, ["toolName", "tool", "name"]) ?? nested ?? pick(call.rawInput, ["toolName", "tool"]);
-}
-
-/** Merges tool_call / tool_call_update / permission requests into one view per id. */
-class ToolCallTable {
-  private readonly calls = new Map<string, ToolCallView>();
-
-  merge(u: acp.ToolCallUpdate | acp.ToolCall): ToolCallView {
-    const prev = this.calls.get(u.toolCallId);
-    const next: ToolCallView = prev ? { ...prev } : { id: u.toolCallId, title: "", kind: "other", status: "pending" };
-    if (u.title != null) next.title = u.title;
-    if (u.kind != null) next.kind = u.kind;
-    if (u.status != null) next.status = u.status;
-    if (u.rawInput != null) next.rawInput = u.rawInput;
-    if (u._meta != null) next.meta = { ...next.meta, ...u._meta };
-    const name = declaredToolName(next);
-    if (name !== undefined) next.name = name;
-    this.calls.set(u.toolCallId, next);
-    return next;
-  }
-
-  list(): ToolCallView[] {
-    return [...this.calls.values()];
-  }
-}
 
 function agentError(err: unknown, step: string): RunOutcome | undefined {
   if (!(err instanceof RpcError)) return undefined;
@@ -157,17 +99,30 @@ function agentError(err: unknown, step: string): RunOutcome | undefined {
   return { kind: "agent-error", message, code: err.code, step };
 }
 
-function usageOf(response: acp.PromptResponse, lastUsage: acp.UsageUpdate | undefined): Record<string, unknown> | undefined {
-  const fromResponse = (response as { usage?: Record<string, unknown> | null }).usage ?? undefined;
-  if (!fromResponse && !lastUsage) return undefined;
-  const out: Record<string, unknown> = { ...fromResponse };
-  delete out._meta;
+/** Token counts summed over the run's prompts (the answer and a --output-schema retry), and the
+ *  context window from the last usage_update. */
+function usageOf(responses: acp.PromptResponse[], lastUsage: acp.UsageUpdate | undefined): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  let any = false;
+  for (const r of responses) {
+    const usage = (r as { usage?: Record<string, unknown> | null }).usage;
+    if (!usage) continue;
+    any = true;
+    for (const [k, v] of Object.entries(usage)) {
+      if (k === "_meta") continue;
+      out[k] = typeof v === "number" && typeof out[k] === "number" ? (out[k] as number) + v : v;
+    }
+  }
   if (lastUsage) {
     out.contextUsed = lastUsage.used;
     out.contextSize = lastUsage.size;
-    if (lastUsage.cost) out.cost = lastUsage.cost;
   }
-  return out;
+  return any || lastUsage ? out : undefined;
+}
+
+function costOf(lastUsage: acp.UsageUpdate | undefined): RunResult["cost"] {
+  const c = lastUsage?.cost;
+  return c && typeof c.amount === "number" && typeof c.currency === "string" ? { amount: c.amount, currency: c.currency } : undefined;
 }
 
 type Race =
@@ -183,11 +138,19 @@ interface RunState {
   table: ToolCallTable;
   step: string;
   sessionId?: string;
+  /** session/load of this id is replaying history: its updates are not this run's. */
+  replaying?: string;
   lastUsage?: acp.UsageUpdate;
   turns: TurnCounter;
   /** Set once the (N+1)-th turn began: nothing after it is shown, permissions are cancelled. */
   overLimit: boolean;
   onTurnLimit: () => void;
+  /** The current prompt's answer text (for --output-schema). */
+  answer: string;
+  /** Every session/prompt answer so far (usage is summed over them). */
+  responses: acp.PromptResponse[];
+  /** --output-schema's verdict on the last answer. */
+  schema?: { ok: true; document: unknown } | { ok: false; problems: string[] };
 }
 
 function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPeer {
@@ -199,6 +162,7 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       if (method !== "session/update") return;
       const params = raw as acp.SessionNotification;
       if (!params?.update || typeof params.update !== "object") return;
+      if (state.replaying !== undefined && params.sessionId === state.replaying) return;
       if (state.sessionId !== undefined && params.sessionId !== state.sessionId) return;
       const u = params.update;
       if (state.overLimit) return;
@@ -209,6 +173,7 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
         return;
       }
       if (u.sessionUpdate === "usage_update") state.lastUsage = u;
+      if (u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") state.answer += u.content.text;
       const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
       opts.onUpdate(u, call);
     },
@@ -232,103 +197,45 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
   if (init?.protocolVersion !== PROTOCOL_VERSION) {
     throw new RpcError(-32022, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
   }
-  state.step = "session/new";
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
     name: s.name,
     command: s.command,
     args: s.args,
     env: Object.entries(s.env).map(([name, value]) => ({ name, value })),
   }));
-  const session = await newSession(peer, opts, state, init, mcpServers);
-  if (typeof session?.sessionId !== "string") throw new RpcError(-32603, "the agent answered session/new without a sessionId");
+  const session = await openSession({
+    peer,
+    init,
+    agent: opts.agent,
+    cwd: opts.cwd,
+    mcpServers,
+    meta: opts.sessionMeta,
+    resume: opts.resume,
+    setStep: (step) => (state.step = step),
+    replaying: (id) => (state.replaying = id),
+  });
+  if (typeof session?.sessionId !== "string") throw new RpcError(-32603, `the agent answered ${state.step} without a sessionId`);
   state.sessionId = session.sessionId;
   for (const req of settingRequests(session.sessionId, session, opts.settings ?? {})) {
     state.step = req.method;
     await peer.request(req.method, req.params);
   }
-  state.step = "session/prompt";
-  const answer = await peer.request<acp.PromptResponse>("session/prompt", {
-    sessionId: session.sessionId,
-    prompt: [{ type: "text", text: opts.prompt }],
-  });
-  if (typeof answer?.stopReason !== "string") throw new RpcError(-32603, "the agent answered session/prompt without a stopReason");
-  return answer;
-}
-
-/** An auth method as agents advertise it: `agent` (the default), `terminal` (args, env to add to the
- *  agent's command) or the older `env_var` (the variables it reads). */
-interface AdvertisedAuth {
-  id: string;
-  name?: string;
-  type?: string;
-  varName?: string;
-  vars?: { name: string }[];
-  args?: string[];
-  env?: Record<string, string>;
-}
-
-/** ACP's auth_required code. */
-const AUTH_REQUIRED = -32000;
-
-function varsOf(m: AdvertisedAuth): string[] {
-  return [...(m.varName ? [m.varName] : []), ...(m.vars ?? []).map((v) => v.name)];
-}
-
-function shellWord(w: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, "'\\''")}'`;
-}
-
-/** The command a `terminal` method asks the user to run: the agent's own, plus its env and args. */
-function terminalCommand(agent: AgentSpawn, m: AdvertisedAuth): string {
-  const env = Object.entries(m.env ?? {}).map(([k, v]) => `${k}=${shellWord(v)}`);
-  return [...env, agent.command, ...agent.args, ...(Array.isArray(m.args) ? m.args : [])].map((w, i) => (i < env.length ? w : shellWord(w))).join(" ");
-}
-
-function isAuthRequired(err: unknown): err is RpcError {
-  return err instanceof RpcError && (err.code === AUTH_REQUIRED || /auth/i.test(err.message));
-}
-
-/**
- * session/new, authenticating first when the agent requires it: an `env_var` method whose variables
- * are all set in the agent's environment, else an agent-handled method; when only `terminal`
- * methods are left (or the agent method fails), an error naming the command to run once; none
- * usable → an error that names the methods and the variables they need.
- */
-async function newSession(
-  peer: RpcPeer,
-  opts: RunPromptOptions,
-  state: RunState,
-  init: acp.InitializeResponse,
-  mcpServers: acp.McpServer[],
-): Promise<acp.NewSessionResponse> {
-  const ask = () =>
-    peer.request<acp.NewSessionResponse>("session/new", { cwd: opts.cwd, mcpServers, ...(opts.sessionMeta ? { _meta: opts.sessionMeta } : {}) });
-  try {
-    return await ask();
-  } catch (err) {
-    const methods = ((init.authMethods ?? []) as AdvertisedAuth[]).filter((m) => m && typeof m.id === "string");
-    if (!isAuthRequired(err) || methods.length === 0) throw err;
-    state.step = "authenticate";
-    const terminal = methods.find((m) => m.type === "terminal");
-    const runOnce = terminal ? `run once in a terminal: ${terminalCommand(opts.agent, terminal)}` : undefined;
-    const ready = methods.find((m) => m.type === "env_var" && varsOf(m).length > 0 && varsOf(m).every((v) => opts.agent.env[v]));
-    const method = ready ?? methods.find((m) => m.type === undefined || m.type === "agent");
-    if (!method) {
-      if (runOnce) throw new RpcError(err.code, `the agent needs a login first: ${runOnce}`);
-      const list = methods.map((m) => `${m.id}${varsOf(m).length ? ` (set ${varsOf(m).join(", ")})` : ` (${m.type ?? "agent"})`}`).join("; ");
-      throw new RpcError(err.code, `the agent requires authentication and no advertised method can be used here: ${list}`);
-    }
-    try {
-      await peer.request("authenticate", { methodId: method.id });
-    } catch (authErr) {
-      // The terminal method's command, unless the agent's own message already names it.
-      const named = terminal?.args?.length ? authErr instanceof Error && authErr.message.includes(terminal.args.join(" ")) : false;
-      if (runOnce && !named && isAuthRequired(authErr)) throw new RpcError(authErr.code, `${authErr.message}; or ${runOnce}`);
-      throw authErr;
-    }
-    state.step = "session/new";
-    return ask();
-  }
+  const schema = opts.outputSchema;
+  const ask = async (text: string) => {
+    state.step = "session/prompt";
+    state.answer = "";
+    state.turns.nextPrompt();
+    const answer = await peer.request<acp.PromptResponse>("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] });
+    if (typeof answer?.stopReason !== "string") throw new RpcError(-32603, "the agent answered session/prompt without a stopReason");
+    state.responses.push(answer);
+    if (schema && answer.stopReason === "end_turn") state.schema = schema.check(state.answer);
+    return answer;
+  };
+  const answer = await ask(schema ? `${opts.prompt}\n\n${schema.instruction}` : opts.prompt);
+  if (!state.schema || state.schema.ok) return answer;
+  // Once more, in the same session, with what was wrong.
+  opts.onSchemaRetry?.(state.schema.problems);
+  return ask(schema!.retryPrompt(state.schema.problems));
 }
 
 /** Runs one prompt against an agent command and always leaves the agent's process group dead. */
@@ -336,7 +243,15 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
   const t0 = performance.now();
   let turnLimit!: () => void;
   const limitReached = new Promise<Race>((resolve) => (turnLimit = () => resolve({ kind: "max-turns" })));
-  const state: RunState = { table: new ToolCallTable(), step: "initialize", turns: new TurnCounter(), overLimit: false, onTurnLimit: () => turnLimit() };
+  const state: RunState = {
+    table: new ToolCallTable(),
+    step: "initialize",
+    turns: new TurnCounter(),
+    overLimit: false,
+    onTurnLimit: () => turnLimit(),
+    answer: "",
+    responses: [],
+  };
   let proc: AgentEnd;
   try {
     proc = opts.agent.start ? opts.agent.start() : new AgentProcess(opts.agent, opts.onStderr);
@@ -359,7 +274,11 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
     ]);
     const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits, maxTurns: opts.maxTurns });
     const durationMs = Math.round(performance.now() - t0);
-    return { outcome, toolCalls: state.table.list(), sessionId: state.sessionId, numTurns: state.turns.turns, durationMs };
+    const result: RunResult = { outcome, toolCalls: state.table.list(), sessionId: state.sessionId, numTurns: state.turns.turns, durationMs };
+    const cost = costOf(state.lastUsage);
+    if (cost) result.cost = cost;
+    if (outcome.kind === "stopped" && outcome.stopReason === "end_turn" && state.schema?.ok) result.structured = state.schema.document;
+    return result;
   } finally {
     stops.dispose();
     // The same deadline tendril agent gives itself to stop its tool servers (SHUTDOWN_DEADLINE_S).
@@ -378,9 +297,7 @@ interface SettleContext {
 }
 
 async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
-  if (first.kind === "answer") {
-    return { kind: "stopped", stopReason: first.response.stopReason, usage: usageOf(first.response, cx.state.lastUsage) };
-  }
+  if (first.kind === "answer") return answered(first.response, cx.state);
   if (first.kind === "timeout" || first.kind === "interrupted" || first.kind === "max-turns") {
     const id = cx.state.sessionId;
     if (id !== undefined) {
@@ -393,6 +310,7 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   }
   if (first.kind === "failed") {
     if (first.error instanceof SettingError) return { kind: "setting", message: first.error.message };
+    if (first.error instanceof SessionError) return { kind: "session", message: first.error.message };
     const known = agentError(first.error, first.step);
     if (known) return known;
     // Not an error answer: the connection broke. If the process died, say that instead.
@@ -406,8 +324,15 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
     cx.conversation.then((r) => r, () => undefined),
     100,
   );
-  if (late) return { kind: "stopped", stopReason: late.stopReason, usage: usageOf(late, cx.state.lastUsage) };
+  if (late) return answered(late, cx.state);
   return died(first.exit, cx.proc, cx.state.step);
+}
+
+/** The last answer's outcome: its stop reason, unless it ended its turn without the schema's document. */
+function answered(response: acp.PromptResponse, state: RunState): RunOutcome {
+  const usage = usageOf(state.responses, state.lastUsage);
+  if (response.stopReason === "end_turn" && state.schema && !state.schema.ok) return { kind: "schema", problems: state.schema.problems, usage };
+  return { kind: "stopped", stopReason: response.stopReason, usage };
 }
 
 function died(exit: AgentExit, proc: AgentEnd, step: string): RunOutcome {

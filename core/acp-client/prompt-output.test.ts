@@ -156,3 +156,39 @@ test("text: tool lines are dimmed only when colour is on; the answer never is", 
   plain.output.finish(done);
   expect(plain.sink.all).not.toContain("\x1b[");
 });
+
+function captureSchema(format: OutputFormat) {
+  const sink = { out: "", err: "" };
+  const output = createPromptOutput(
+    format,
+    { out: (s) => void (sink.out += s), err: (s) => void (sink.err += s), errIsTty: false, outIsTty: false },
+    { schema: true },
+  );
+  return { sink, output };
+}
+
+test("--output-schema, text: the answer is not streamed; the document alone is printed, and is what -o keeps", () => {
+  const { sink, output } = captureSchema("text");
+  output.update(chunk('{"verdict": "maybe"}'), undefined);
+  output.schemaRetry(['/verdict: must be equal to one of the allowed values: "a"']);
+  output.update(chunk('Here:\n```json\n{"verdict": "a"}\n```'), undefined);
+  expect(output.finish({ outcome: { kind: "stopped", stopReason: "end_turn" }, toolCalls: [], structured: { verdict: "a" } })).toBe(0);
+  expect(sink.out).toBe('{"verdict":"a"}\n');
+  expect(sink.err).toBe('tendril prompt: the answer does not satisfy --output-schema; asking once more:\n  /verdict: must be equal to one of the allowed values: "a"\n');
+  expect(output.answer).toBe('{"verdict":"a"}');
+});
+
+test("--output-schema, json: `structured` and `cost`; a missed schema is exit 4 with its problems, and -o keeps nothing", () => {
+  const ok = captureSchema("json");
+  ok.output.update(chunk('{"n": 1}'), undefined);
+  ok.output.finish({ outcome: { kind: "stopped", stopReason: "end_turn" }, toolCalls: [], structured: { n: 1 }, cost: { amount: 0.5, currency: "USD" } });
+  expect(JSON.parse(ok.sink.out)).toMatchObject({ text: '{"n": 1}', structured: { n: 1 }, cost: { amount: 0.5, currency: "USD" } });
+  const bad = captureSchema("json");
+  bad.output.update(chunk("no"), undefined);
+  expect(bad.output.finish({ outcome: { kind: "schema", problems: ["/n: must be integer"] }, toolCalls: [] })).toBe(4);
+  const obj = JSON.parse(bad.sink.out);
+  expect(obj).toMatchObject({ stopReason: "end_turn", text: "no", error: "the answer does not satisfy --output-schema, asked twice:\n  /n: must be integer" });
+  expect(obj.structured).toBeUndefined();
+  expect(bad.output.answer).toBe("");
+  expect(exitCodeFor({ kind: "session", message: "x" })).toBe(1);
+});

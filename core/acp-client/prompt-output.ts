@@ -23,17 +23,22 @@ export interface PromptOutput {
   update(update: SessionUpdate, call: ToolCallView | undefined): void;
   permission(call: ToolCallView, allowed: boolean, reason: string): void;
   agentStderr(text: string): void;
+  /** The answer missed --output-schema and the agent is asked once more: the next answer replaces it. */
+  schemaRetry(problems: string[]): void;
   /** Prints the final answer/result and, on failure, one error line; returns the exit code. */
   finish(result: RunResult): number;
-  /** The answer's text so far (what the agent said, without tool activity): what `-o FILE` keeps. */
+  /** The answer's text so far (what the agent said, without tool activity): what `-o FILE` keeps;
+   *  with --output-schema, the document once there is one. */
   readonly answer: string;
 }
 
 export interface OutputContext {
   timeoutS?: number;
+  /** --output-schema: `text` prints the document alone, not the answer as it streams. */
+  schema?: boolean;
 }
 
-export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, maxTurns: 5, interrupted: 130, timeout: 124 } as const;
+export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, schema: 4, maxTurns: 5, interrupted: 130, timeout: 124 } as const;
 
 export function exitCodeFor(outcome: RunOutcome): number {
   switch (outcome.kind) {
@@ -47,6 +52,8 @@ export function exitCodeFor(outcome: RunOutcome): number {
       return EXIT.maxTurns;
     case "setting":
       return EXIT.usage;
+    case "schema":
+      return EXIT.schema;
     default:
       return EXIT.agentError;
   }
@@ -72,7 +79,10 @@ export function describeFailure(outcome: RunOutcome, ctx: OutputContext): string
     case "max-turns":
       return `stopped at --max-turns ${outcome.limit}: the agent began another model turn, which was cancelled`;
     case "setting":
+    case "session":
       return outcome.message;
+    case "schema":
+      return `the answer does not satisfy --output-schema, asked twice:${outcome.problems.map((p) => `\n  ${p}`).join("")}`;
     case "agent-error": {
       const code = outcome.code !== undefined ? ` (code ${outcome.code})` : "";
       const hint = HINTS[outcome.step] ?? "see the agent's stderr above";
@@ -91,7 +101,7 @@ export function resultObject(result: RunResult, text: string, ctx: OutputContext
   const o = result.outcome;
   const obj: Record<string, unknown> = {
     sessionId: result.sessionId ?? null,
-    stopReason: o.kind === "stopped" ? o.stopReason : null,
+    stopReason: o.kind === "stopped" ? o.stopReason : o.kind === "schema" ? "end_turn" : null,
     text,
     toolCalls: result.toolCalls.map((c) => {
       const call: Record<string, unknown> = { id: c.id, title: c.title, kind: c.kind, status: c.status };
@@ -99,9 +109,11 @@ export function resultObject(result: RunResult, text: string, ctx: OutputContext
       return call;
     }),
   };
+  if (result.structured !== undefined) obj.structured = result.structured;
   obj.numTurns = result.numTurns ?? 0;
   obj.durationMs = result.durationMs ?? 0;
-  obj.usage = (o.kind === "stopped" && o.usage) || null;
+  obj.usage = ((o.kind === "stopped" || o.kind === "schema") && o.usage) || null;
+  if (result.cost) obj.cost = result.cost;
   if (o.kind !== "stopped") obj.error = describeFailure(o, ctx);
   return obj;
 }
@@ -179,6 +191,8 @@ function shownSink(sink: OutputSink): { out(text: string): void; err(text: strin
 export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: OutputContext = {}): PromptOutput {
   const shown = shownSink(sink);
   let text = "";
+  /** --output-schema's document, compact JSON, once the run has one. */
+  let document: string | undefined;
   let printedText = ""; // last char matters: a tool call between chunks starts a new paragraph
   let toolSinceText = false;
   const reported = new Set<string>();
@@ -209,7 +223,7 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
   };
 
   const showText = (chunk: string) => {
-    if (format !== "text" || chunk === "") return;
+    if (format !== "text" || ctx.schema || chunk === "") return;
     spinner.clear();
     if (toolSinceText && printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
     toolSinceText = false;
@@ -239,14 +253,21 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
     agentStderr(chunk) {
       err(chunk);
     },
+    schemaRetry(problems) {
+      text = "";
+      if (format === "stream-json") sink.out(jsonLine({ type: "schema_retry", problems }));
+      else if (format === "text") err(`tendril prompt: the answer does not satisfy --output-schema; asking once more:${problems.map((p) => `\n  ${p}`).join("")}\n`);
+    },
     get answer() {
-      return text;
+      return ctx.schema ? (document ?? "") : text;
     },
     finish(result) {
       spinner.stop();
+      if (result.structured !== undefined) document = jsonLine(result.structured).slice(0, -1);
       if (format === "text") {
         for (const call of result.toolCalls) toolLine(call);
         if (printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
+        if (document !== undefined) sink.out(`${document}\n`);
       } else {
         const obj = resultObject(result, text, ctx);
         sink.out(jsonLine(format === "stream-json" ? { type: "result", ...obj } : obj));

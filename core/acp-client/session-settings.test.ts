@@ -52,3 +52,14 @@ test("turns: a new turn after a finished tool call, or a new messageId; chunks o
   c.see(text("c", "m2"));
   expect(c.turns).toBe(3);
 });
+
+test("turns: the first update after another prompt (an --output-schema retry) begins a turn", () => {
+  const c = new TurnCounter();
+  c.nextPrompt();
+  c.see(text("{}"));
+  expect(c.turns).toBe(1);
+  c.nextPrompt();
+  c.see(text("{\"a\": 1}"));
+  c.see(text(" "));
+  expect(c.turns).toBe(2);
+});

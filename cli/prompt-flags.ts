@@ -1,0 +1,66 @@
+// Owns `tendril prompt`'s flags: the one table the command line parser (with the help's groups) and the
+// fast path both read, and the values they give. Does not parse or check values: cli/prompt.ts does.
+
+export interface PromptFlags {
+  agent?: string;
+  cwd?: string;
+  approve: string;
+  output: "text" | "json" | "stream-json";
+  timeout?: string;
+  mcp?: string[];
+  sandbox?: string;
+  maxTurns?: string;
+  model?: string;
+  mode?: string;
+  systemPrompt?: string;
+  appendSystemPrompt?: string;
+  outputFile?: string;
+  outputSchema?: string;
+  resume?: string;
+  continue?: boolean;
+}
+
+/** The help's groups, in the order a CI author decides them. */
+export const GROUPS = {
+  ask: "What to ask:",
+  agent: "Which agent:",
+  may: "What it may do:",
+  back: "What you get back:",
+} as const;
+
+export interface FlagSpec {
+  name: string;
+  short?: string;
+  /** `<VALUE>`; none for a switch. */
+  arg?: string;
+  help: string;
+  group: keyof typeof GROUPS;
+  default?: string;
+  choices?: readonly string[];
+  repeatable?: boolean;
+}
+
+/** prompt's flags, the one table both the command line parser and the fast path read. */
+export const FLAGS: FlagSpec[] = [
+  { name: "system-prompt", arg: "<TEXT>", group: "ask", help: "replace the agent's system prompt (_meta.systemPrompt)" },
+  { name: "append-system-prompt", arg: "<TEXT>", group: "ask", help: "add TEXT to the agent's system prompt (_meta.systemPrompt.append)" },
+  { name: "resume", arg: "<ID>", group: "ask", help: "continue that session of the agent (session/resume, else session/load)" },
+  { name: "continue", group: "ask", help: "continue the agent's newest session for --cwd (session/list)" },
+  { name: "agent", arg: "<CMD>", group: "agent", help: "ACP agent command, shell-split; leading NAME=value words set env (default: tendril agent)" },
+  { name: "model", arg: "<ID>", group: "agent", help: "the agent's model for this session (its `model` config option, or session/set_model)" },
+  { name: "mode", arg: "<ID>", group: "agent", help: "the agent's session mode (its `mode` config option, or session/set_mode)" },
+  { name: "mcp", arg: "<NAME=CMD>", group: "agent", help: "add a stdio MCP server to the session (repeatable)", repeatable: true },
+  { name: "cwd", arg: "<DIR>", group: "may", help: "workspace directory of the session (default: the current directory)" },
+  { name: "approve", arg: "<POLICY>", group: "may", help: "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", default: "ask-deny" },
+  { name: "sandbox", arg: "<S>", group: "may", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: ["off", "read-only", "workspace-write"] },
+  { name: "max-turns", arg: "<N>", group: "may", help: "stop after N model turns: the next one is cancelled (exit 5)" },
+  { name: "timeout", arg: "<S>", group: "may", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
+  { name: "output", arg: "<FORMAT>", group: "back", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: ["text", "json", "stream-json"] },
+  { name: "output-schema", arg: "<FILE>", group: "back", help: "the answer must be one JSON document valid against this JSON Schema (asked once more if not; exit 4)" },
+  { name: "output-file", short: "o", arg: "<FILE>", group: "back", help: "also write the final answer text (or the --output-schema document) to FILE" },
+];
+
+/** `max-turns` → `maxTurns`, the key commander gives a flag. */
+export function flagKey(name: string): keyof PromptFlags {
+  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof PromptFlags;
+}
