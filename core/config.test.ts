@@ -122,7 +122,7 @@ test("regression: settings were accepted and ignored; every config key either ta
   await expect(loadConfig({ config: "/mu.toml" }, { HOME }, files({ "/mu.toml": '[[mcp]]\nname = "x"\nurl = "http://127.0.0.1:1/"\nsandbox = "read-only"' }))).rejects.toThrow(
     "sandbox confines a server this agent starts (command), not one it reaches by url",
   );
-  await expect(loadConfig({ config: "/mb.toml" }, { HOME }, files({ "/mb.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "strict"' }))).rejects.toThrow("/mb.toml.mcp[0].sandbox");
+  await expect(loadConfig({ config: "/mb.toml" }, { HOME }, files({ "/mb.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nsandbox = "strict"' }))).rejects.toThrow("/mb.toml: mcp[0].sandbox: Invalid option");
   // A key the file may not hold is named, not ignored.
   await expect(loadConfig({ config: "/u.toml" }, { HOME }, files({ "/u.toml": 'modle = "x"' }))).rejects.toThrow(/u\.toml.*modle/);
   await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(

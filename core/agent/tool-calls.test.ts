@@ -61,10 +61,14 @@ test("trimMiddle keeps head and tail within the byte bound, marks the cut, and k
 });
 
 test("calls run concurrently, completions and results come in call order", async () => {
-  const c = ctx();
-  const t0 = Date.now();
-  const results = await runToolCalls([sleepCall("a", 150), sleepCall("b", 10), sleepCall("c", 80)], c);
-  expect(Date.now() - t0).toBeLessThan(230);
+  const log: string[] = [];
+  const c = ctx({ tools: standInTools(log) });
+  const finished: number[] = [];
+  const watched = { ...c, emit: (u: SessionUpdate) => (c.emit(u), u.sessionUpdate === "tool_call_update" && u.status === "completed" && finished.push(log.length)) };
+  const results = await runToolCalls([sleepCall("a", 150), sleepCall("b", 10), sleepCall("c", 80)], watched);
+  // Concurrent: all three had started before the first one completed (no wall-clock bound needed).
+  expect(log).toEqual(["start 150", "start 10", "start 80"]);
+  expect(finished[0]).toBe(3);
   expect(results.map((r) => r.content)).toEqual(["slept 150", "slept 10", "slept 80"]);
   expect(finals(c.updates)).toEqual(["a", "b", "c"]);
 });
