@@ -12,12 +12,12 @@ import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession } from "./params.ts";
-import { COMMANDS } from "./commands.ts";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { ClientLink, PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
+import { clientElicitor } from "./elicitation.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = 1;
@@ -88,6 +88,7 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
   return {
     signal,
     caps,
+    elicit: clientElicitor((method, params, cancel) => peer.request(method, params, cancel), sessionId, caps.elicitation),
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },
@@ -117,16 +118,23 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   let terminalAuth = false;
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
   const client: ClientLink & { caps: ClientSessionCaps } = {
-    caps: { notices: false, compaction: false },
+    caps: { notices: false, compaction: false, elicitation: [] },
     notify: (sessionId, update) => peer.notify("session/update", { sessionId, update }),
   };
   const requireAuth = () => auth?.require(terminalAuth);
   const push = (sessionId: string, updates: SessionUpdate[]) => {
     for (const update of updates) peer.notify("session/update", { sessionId, update });
   };
-  // Right after the answer that gave the client the session (its updates must not come first).
+  // Right after the answer that gave the client the session (its updates must not come first); a
+  // session closed meanwhile has nothing to announce.
   const announceCommands = (sessionId: string) =>
-    void setImmediate(() => push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: [...COMMANDS] }]));
+    void setImmediate(() => {
+      try {
+        push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: sessions.availableCommands(sessionId) }]);
+      } catch (err) {
+        log.debug("commands not announced", { session: sessionId, error: err });
+      }
+    });
   return {
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => {
