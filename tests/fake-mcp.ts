@@ -81,6 +81,8 @@ function buildTools(): Map<string, FakeTool> {
       : { message: "Proceed with the thing?", requestedSchema };
     const r = (await askClient("elicitation/create", params)) as { action?: string; content?: unknown; code?: number; message?: string };
     if (r?.action === undefined) return text(`elicitation failed: ${r?.message ?? JSON.stringify(r)}`, true);
+    // a URL question the user accepted: the server says when the interaction is over
+    if (a.url && r.action === "accept") send({ jsonrpc: "2.0", method: "notifications/elicitation/complete", params: { elicitationId: "el-1" } });
     return text(`answered ${r.action}${r.content && Object.keys(r.content).length ? ` ${JSON.stringify(r.content)}` : ""}`);
   });
   // Asks the client for its roots (roots/list) and answers with what it said.

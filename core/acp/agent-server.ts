@@ -88,7 +88,7 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
   return {
     signal,
     caps,
-    elicit: clientElicitor((method, params, cancel) => peer.request(method, params, cancel), sessionId, caps.elicitation),
+    elicit: clientElicitor(peer, sessionId, caps.elicitation),
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },

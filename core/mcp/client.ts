@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import {
+  ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
@@ -76,6 +77,8 @@ export interface McpConnection {
 
 
 const CLIENT_INFO = { name: "tendril", version: VERSION };
+/** Accepted URL questions of one server remembered for their completion; past this, the oldest is forgotten. */
+const MAX_OPEN_URL_ELICITATIONS = 64;
 const HTTP_CLOSE_BUDGET_MS = 300;
 
 /** The HTTP and SSE transports, loaded with the first http or sse server (stdio servers never need them). */
@@ -169,11 +172,23 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
   const client = new Client(CLIENT_INFO, { capabilities: { roots: {}, elicitation: { form: {}, url: {} } } });
   const root = spec.cwd ?? opts.cwd;
   client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(root).href, name: basename(root) }] }));
+  // Accepted URL questions waiting for the server's `notifications/elicitation/complete`, oldest first.
+  const completions = new Map<string, () => void>();
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     const question = elicitationOf(req.params as Record<string, unknown>);
     const answer: McpElicitAnswer = opts.onElicit ? await opts.onElicit(question) : { action: "decline" };
     if (answer.action !== "accept") return { action: answer.action };
-    return question.mode === "form" ? { action: "accept", content: formContent(answer.content) } : { action: "accept" };
+    if (question.mode === "form") return { action: "accept", content: formContent(answer.content) };
+    if (answer.onComplete) {
+      completions.set(question.elicitationId, answer.onComplete);
+      if (completions.size > MAX_OPEN_URL_ELICITATIONS) completions.delete(completions.keys().next().value!);
+    }
+    return { action: "accept" };
+  });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+    const done = completions.get(n.params.elicitationId);
+    completions.delete(n.params.elicitationId);
+    done?.();
   });
   const initS = opts.limits.MCP_INIT_TIMEOUT_S;
   // A server may list hooks beyond the offered tools; past this many, the session catalog would drop them anyway.

@@ -70,6 +70,8 @@ export type McpElicitation =
 export interface McpElicitAnswer {
   action: "accept" | "decline" | "cancel";
   content?: Record<string, unknown>;
+  /** An accepted URL question: called when the server says the interaction completed. */
+  onComplete?: () => void;
 }
 
 export interface McpCallOptions {
