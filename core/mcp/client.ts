@@ -77,8 +77,6 @@ export interface McpConnection {
 
 
 const CLIENT_INFO = { name: "tendril", version: VERSION };
-/** Accepted URL questions of one server remembered for their completion; past this, the oldest is forgotten. */
-const MAX_OPEN_URL_ELICITATIONS = 64;
 const HTTP_CLOSE_BUDGET_MS = 300;
 
 /** The HTTP and SSE transports, loaded with the first http or sse server (stdio servers never need them). */
@@ -181,7 +179,7 @@ export async function connectMcpServer(spec: McpServerSpec, opts: ConnectOptions
     if (question.mode === "form") return { action: "accept", content: formContent(answer.content) };
     if (answer.onComplete) {
       completions.set(question.elicitationId, answer.onComplete);
-      if (completions.size > MAX_OPEN_URL_ELICITATIONS) completions.delete(completions.keys().next().value!);
+      if (completions.size > opts.limits.MAX_OPEN_URL_ELICITATIONS) completions.delete(completions.keys().next().value!);
     }
     return { action: "accept" };
   });
