@@ -107,8 +107,8 @@ export function promptArguments(p: McpPromptInfo, rest: string): Record<string, 
     for (const word of words(rest)) {
       const eq = word.indexOf("=");
       const key = eq > 0 ? word.slice(0, eq) : "";
-      if (declared.includes(key) && !(key in args)) args[key] = unquote(word.slice(eq + 1));
-      else positional.push(unquote(word));
+      if (declared.includes(key) && !(key in args)) args[key] = word.slice(eq + 1);
+      else positional.push(word);
     }
     const open = declared.filter((name) => !(name in args));
     open.forEach((name, i) => {
@@ -127,13 +127,32 @@ export function promptArguments(p: McpPromptInfo, rest: string): Record<string, 
   return args;
 }
 
-/** Splits on whitespace; a quoted stretch ("…" or '…') stays in its word, quotes included. */
+/**
+ * Splits on whitespace. A quote ("…" or '…') opens only at the start of a word or of its value
+ * (after `NAME=`) and keeps spaces up to its match (unmatched: the rest of the line); elsewhere it
+ * is a character, so "don't" stays as typed.
+ */
 function words(text: string): string[] {
-  return text.match(/(?:[^\s"']+|"[^"]*"?|'[^']*'?)+/g) ?? [];
-}
-
-function unquote(word: string): string {
-  return word.replace(/"([^"]*)"?|'([^']*)'?/g, (_, d: string | undefined, s: string | undefined) => d ?? s ?? "");
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+    if (i >= text.length) break;
+    let word = "";
+    while (i < text.length && !/\s/.test(text[i]!)) {
+      const c = text[i]!;
+      if ((c === '"' || c === "'") && (word === "" || word.endsWith("="))) {
+        const end = text.indexOf(c, i + 1);
+        word += end < 0 ? text.slice(i + 1) : text.slice(i + 1, end);
+        i = end < 0 ? text.length : end + 1;
+      } else {
+        word += c;
+        i++;
+      }
+    }
+    out.push(word);
+  }
+  return out;
 }
 
 /**

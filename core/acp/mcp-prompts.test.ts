@@ -117,6 +117,8 @@ test("arguments: positional in declared order, the last takes the rest, NAME=val
   expect(promptArguments(p, 'c="x y" one')).toEqual({ a: "one", c: "x y" });
   expect(promptArguments(p, "'quoted words' b=2")).toEqual({ a: "quoted words", b: "2" });
   expect(promptArguments(p, "k=v")).toEqual({ a: "k=v" }); // not a declared name: a plain word
+  expect(promptArguments(p, "x.ts don't break it")).toEqual({ a: "x.ts", b: "don't", c: "break it" }); // a quote inside a word is a character
+  expect(promptArguments(p, 'one c="unclosed to the end')).toEqual({ a: "one", c: "unclosed to the end" });
   expect(() => promptArguments(p, "")).toThrow(CommandInputError);
   expect(() => promptArguments(p, "b=1 c=2")).toThrow("needs the argument a");
   const two: McpPromptInfo = { server: "s", name: "q", arguments: [{ name: "x", required: true }, { name: "y", required: true }] };
