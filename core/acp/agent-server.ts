@@ -1,5 +1,5 @@
 // Owns the agent's ACP surface: the methods it answers (initialize, authenticate, logout, session/new|
-// load|resume|list|close, prompt, cancel, set_mode, set_config_option, set_model), permission requests to the client, and the
+// load|resume|list|close, prompt, cancel, set_mode, set_config_option, set_model), permission and elicitation requests to the client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).

@@ -111,6 +111,20 @@ test("a server without prompts adds no commands", async () => {
   await a.close();
 });
 
+test("a server whose prompts/list never answers still serves its tools; it just adds no commands", async () => {
+  const slow = createMcpPool({ limits: loadLimits({ TENDRIL_MCP_INIT_TIMEOUT_S: "0.5" }), env: process.env });
+  const a = memoryAgent({ pool: slow, mode: "yolo" });
+  const t0 = Date.now();
+  const sessionId = await open(a, [{ ...fk, env: [...fk.env, { name: "FAKE_MCP_HANG", value: "prompts/list" }] }]);
+  expect(Date.now() - t0).toBeLessThan(5000);
+  expect(names(updates(a, "available_commands_update")[0])).toEqual(["compact", "mode", "model", "init"]);
+  a.provider.push({ calls: [{ id: "e1", name: "fk__echo", input: { text: "still here" } }] }, { text: "ok" });
+  await say(a, sessionId, "echo");
+  expect(JSON.stringify(a.provider.requests.at(-1))).toContain("still here");
+  await a.close();
+  await slow.closeAll();
+});
+
 test("arguments: positional in declared order, the last takes the rest, NAME=value and quotes, required checked", () => {
   const p: McpPromptInfo = { server: "s", name: "p", arguments: [{ name: "a", required: true }, { name: "b", required: false }, { name: "c", required: false }] };
   expect(promptArguments(p, "one two three four")).toEqual({ a: "one", b: "two", c: "three four" });
