@@ -1,8 +1,9 @@
 // Every message the agent sends, in a session's whole life driven in memory (initialize, new, prompts
 // with tool calls and a permission question, modes, config, list, load with its replay, resume, close,
-// delete, and errors), validated against the ACP v1 JSON Schema the SDK ships — the schema is the oracle.
+// delete, and errors; then notices and compaction; then elicitation, MCP prompt commands, plans and
+// thoughts), validated against the ACP v1 JSON Schema the SDK ships — the schema is the oracle.
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020";
@@ -11,6 +12,9 @@ import unstable from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" w
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
 import { scriptedProvider, standInPool, StandInServerEvents } from "./in-memory.ts";
+import { loadLimits } from "../core/limits.ts";
+import { createMcpPool } from "../core/mcp/pool.ts";
+import { FAKE_MCP_PATH, waitFor } from "./fake-mcp-helpers.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-schema-"));
 const ws = mkdtempSync(join(tmpdir(), "tendril-schema-ws-"));
@@ -48,6 +52,8 @@ const validator = (def: string) => ajv.getSchema(def.includes("#") ? def : `acp#
 function expectation(m: any, asked: Map<unknown, string>): { def: string; value: unknown } {
   if (m.method === "session/update") return { def: "SessionNotification", value: m.params };
   if (m.method === "session/request_permission") return { def: "RequestPermissionRequest", value: m.params };
+  if (m.method === "elicitation/create") return { def: "CreateElicitationRequest", value: m.params };
+  if (m.method === "elicitation/complete") return { def: "CompleteElicitationNotification", value: m.params };
   if (m.method !== undefined) throw new Error(`the agent sent ${m.method}, which this test does not know`);
   if (m.error !== undefined) return { def: "Error", value: m.error };
   const method = asked.get(m.id);
@@ -55,6 +61,9 @@ function expectation(m: any, asked: Map<unknown, string>): { def: string; value:
   if (!def) throw new Error(`an answer to ${method ?? `unknown id ${m.id}`} has no response definition in the v1 schema`);
   return { def, value: m.result };
 }
+
+/** Update kinds validated by any test of this file (the last test checks they are all the agent sends). */
+const validatedKinds = new Set<string>();
 
 /** Every message the agent sent, each checked against its definition; and the update kinds seen. */
 function validateAll(a: MemoryAgent, asked: Map<unknown, string>) {
@@ -66,6 +75,7 @@ function validateAll(a: MemoryAgent, asked: Map<unknown, string>) {
     const validate = validator(def);
     if (!validate(value)) failures.push(`${def}: ${JSON.stringify(value).slice(0, 200)}\n  ${ajv.errorsText(validate.errors)}`);
   }
+  if (failures.length === 0) for (const k of kinds) validatedKinds.add(k);
   return { kinds, failures };
 }
 
@@ -203,4 +213,62 @@ test("plan mode (plan entries, the switch question), thought_level, additionalDi
   expect(a.out.some((m) => m.method === "session/request_permission" && m.params.toolCall.kind === "switch_mode")).toBe(true);
   const options = a.out.filter((m) => m.params?.update?.sessionUpdate === "config_option_update").at(-1)!.params.update.configOptions;
   expect(options.map((o: { id: string }) => o.id)).toEqual(["mode", "model", "thought_level"]);
+});
+
+test("with elicitation advertised: elicitation requests, MCP prompt commands, plans and thoughts validate too", async () => {
+  const pool = createMcpPool({ limits: loadLimits({}), env: process.env });
+  const asked = new Map<unknown, string>();
+  const a = memoryAgent({ pool, mode: "yolo" });
+  await req(a, asked, "initialize", { protocolVersion: 1, clientCapabilities: { elicitation: { form: {}, url: {} } }, clientInfo: { name: "schema-test", version: "1" } });
+  const env = [{ name: "FAKE_MCP_PROMPTS", value: "1" }, { name: "FAKE_MCP_EXTRA_TOOLS", value: "todo" }];
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [{ name: "fk", command: process.execPath, args: [FAKE_MCP_PATH], env }] })).result;
+  // a thought first, then a todo list (a plan), a form and a URL question
+  const inner = a.provider.stream.bind(a.provider);
+  let thought = false;
+  a.provider.stream = async function* (r) {
+    if (!thought) yield { type: "thinking" as const, text: "Let me think." };
+    thought = true;
+    yield* inner(r);
+  };
+  a.provider.push(
+    { calls: [{ id: "t1", name: "fk__todo", input: { items: [{ text: "look" }, { text: "fix", done: true }] } }] },
+    { calls: [{ id: "f1", name: "fk__confirm", input: { field: "name" } }] },
+    { calls: [{ id: "u1", name: "fk__confirm", input: { url: "https://example.test/login" } }] },
+    { text: "Done." },
+    { text: "Reviewed." },
+  );
+  const turn = req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "plan and ask" }] });
+  const answered = new Set<unknown>();
+  for (const result of [{ action: "accept", content: { name: "Ada" } }, { action: "accept" }]) {
+    let q: Record<string, any> | undefined;
+    await waitFor(() => (q = a.out.find((m) => m.method === "elicitation/create" && !answered.has(m.id))) !== undefined, 10_000);
+    answered.add(q!.id);
+    a.send({ jsonrpc: "2.0", id: q!.id, result });
+  }
+  expect((await turn).result.stopReason).toBe("end_turn");
+  await waitFor(() => a.out.some((m) => m.method === "elicitation/complete"), 5000);
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "/fk:review a.ts" }] });
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "/fk:review" }] });
+  await a.close();
+  await pool.closeAll();
+
+  const { kinds, failures } = validateAll(a, asked);
+  expect(failures).toEqual([]);
+  for (const kind of ["agent_thought_chunk", "plan", "available_commands_update"]) expect(kinds.has(kind)).toBe(true);
+  expect(a.out.filter((m) => m.method === "elicitation/create").map((m) => m.params.mode)).toEqual(["form", "url"]);
+  expect(a.out.some((m) => m.method === "elicitation/complete")).toBe(true);
+  const commands = a.out.find((m) => m.params?.update?.sessionUpdate === "available_commands_update")!.params.update.availableCommands;
+  expect(commands.some((c: { name: string }) => c.name === "fk:review")).toBe(true);
+});
+
+test("every update kind the agent can send was validated by the tests above", () => {
+  // What the agent's code can send: each `sessionUpdate: "KIND"` literal under core/ (tests excluded).
+  const root = join(import.meta.dir, "..");
+  const sent = new Set<string>();
+  for (const file of new Bun.Glob("core/**/*.ts").scanSync({ cwd: root })) {
+    if (file.endsWith(".test.ts")) continue;
+    for (const m of readFileSync(join(root, file), "utf8").matchAll(/sessionUpdate: "([a-z_]+)"/g)) sent.add(m[1]!);
+  }
+  expect(sent.size).toBeGreaterThan(10);
+  expect([...sent].filter((k) => !validatedKinds.has(k)).sort()).toEqual([]);
 });

@@ -27,6 +27,7 @@ const ENV = {
   bigSchemaBytes: Number(env.FAKE_MCP_BIG_SCHEMA_BYTES ?? 0), // >0 → tool `big_schema` with a schema that size
   listChanged: env.FAKE_MCP_LIST_CHANGED === "1", // tool `grow` adds a tool and sends list_changed
   progress: env.FAKE_MCP_PROGRESS === "1", // tools/call with a progress token gets two progress notifications first
+  prompts: env.FAKE_MCP_PROMPTS === "1", // prompts (PROMPTS below) and tool `add_prompt` (adds one, sends prompts list_changed)
 };
 
 type Json = Record<string, unknown>;
@@ -71,11 +72,18 @@ function buildTools(): Map<string, FakeTool> {
     (await sleepCancellable(Number(a.ms ?? 0), id)) ? text(`slept ${a.ms} ms`) : null,
   );
   add("fail", { inputSchema: objectSchema({ message: "string" }) }, async (a) => text(String(a.message ?? "failed"), true));
-  // Asks its client a question (elicitation/create) and answers with the action taken; `field` makes it a form.
-  add("confirm", { inputSchema: objectSchema({ field: "string" }) }, async (a) => {
+  // Asks its client a question (elicitation/create) and answers with the action taken (and any form
+  // content); `field` makes it a form with that required field, `url` a URL-mode question.
+  add("confirm", { inputSchema: objectSchema({ field: "string", url: "string" }) }, async (a) => {
     const requestedSchema = a.field ? { type: "object", properties: { [String(a.field)]: { type: "string" } }, required: [String(a.field)] } : { type: "object", properties: {} };
-    const r = (await askClient("elicitation/create", { message: "Proceed with the thing?", requestedSchema })) as { action?: string };
-    return text(`answered ${r?.action}`);
+    const params = a.url
+      ? { mode: "url", message: "Sign in, please", url: String(a.url), elicitationId: "el-1" }
+      : { message: "Proceed with the thing?", requestedSchema };
+    const r = (await askClient("elicitation/create", params)) as { action?: string; content?: unknown; code?: number; message?: string };
+    if (r?.action === undefined) return text(`elicitation failed: ${r?.message ?? JSON.stringify(r)}`, true);
+    // a URL question the user accepted: the server says when the interaction is over
+    if (a.url && r.action === "accept") send({ jsonrpc: "2.0", method: "notifications/elicitation/complete", params: { elicitationId: "el-1" } });
+    return text(`answered ${r.action}${r.content && Object.keys(r.content).length ? ` ${JSON.stringify(r.content)}` : ""}`);
   });
   // Asks the client for its roots (roots/list) and answers with what it said.
   add("roots", { inputSchema: objectSchema({}) }, async () => text(JSON.stringify(await askClient("roots/list", {}))));
@@ -104,7 +112,41 @@ function buildTools(): Map<string, FakeTool> {
       return text(`added ${name}`);
     });
   }
+  if (ENV.prompts) {
+    add("add_prompt", { inputSchema: objectSchema({ name: "string" }) }, async (a) => {
+      PROMPTS.set(String(a.name), { def: { name: String(a.name), description: "added later" }, get: () => [user(`the ${a.name} prompt`)] });
+      send({ jsonrpc: "2.0", method: "notifications/prompts/list_changed" });
+      return text(`added prompt ${a.name}`);
+    });
+  }
   return tools;
+}
+
+interface FakePrompt {
+  def: Json;
+  get: (args: Record<string, string>) => Json[]; // throws → a JSON-RPC error
+}
+const user = (t: string): Json => ({ role: "user", content: { type: "text", text: t } });
+/** With FAKE_MCP_PROMPTS=1: `review <file> [focus]`, `summarize <text>`, `hello` (no arguments, two
+ *  messages, one the assistant's), `broken` (prompts/get fails). */
+const PROMPTS = new Map<string, FakePrompt>([
+  ["review", {
+    def: { name: "review", description: "Review one file", arguments: [{ name: "file", description: "the file", required: true }, { name: "focus", required: false }] },
+    get: (a) => [user(`Review ${a.file}${a.focus ? ` focusing on ${a.focus}` : ""}.`)],
+  }],
+  ["summarize", { def: { name: "summarize", title: "Summarize", arguments: [{ name: "text", required: true }] }, get: (a) => [user(`Summarize: ${a.text}`)] }],
+  ["hello", { def: { name: "hello", description: "Say hello" }, get: () => [user("Say hello."), { role: "assistant", content: { type: "text", text: "Hello!" } }] }],
+  ["broken", { def: { name: "broken", description: "Always fails" }, get: () => { throw new Error("this prompt is broken"); } }],
+]);
+
+function getPrompt(id: string | number, params: Json): void {
+  const prompt = PROMPTS.get(String(params.name));
+  if (!prompt) return send({ jsonrpc: "2.0", id, error: { code: -32602, message: `Unknown prompt: ${params.name}` } });
+  try {
+    send({ jsonrpc: "2.0", id, result: { messages: prompt.get((params.arguments as Record<string, string>) ?? {}) } });
+  } catch (err) {
+    send({ jsonrpc: "2.0", id, error: { code: -32603, message: (err as Error).message } });
+  }
 }
 
 const tools = buildTools();
@@ -171,6 +213,8 @@ function handle(msg: Json): void {
   } else if (method === "tools/list") send({ jsonrpc: "2.0", id, result: listTools(params) });
   else if (method === "tools/call") void callTool(id, params);
   else if (method === "ping") send({ jsonrpc: "2.0", id, result: {} });
+  else if (method === "prompts/list" && ENV.prompts) send({ jsonrpc: "2.0", id, result: { prompts: [...PROMPTS.values()].map((p) => p.def) } });
+  else if (method === "prompts/get" && ENV.prompts) getPrompt(id, params);
   else send({ jsonrpc: "2.0", id, error: { code: -32601, message: `Method not found: ${method}` } });
 }
 
@@ -180,7 +224,7 @@ function answerInitialize(id: string | number, params: Json): void {
     id,
     result: {
       protocolVersion: String(params.protocolVersion ?? "2025-06-18"),
-      capabilities: { tools: { listChanged: true } },
+      capabilities: { tools: { listChanged: true }, ...(ENV.prompts ? { prompts: { listChanged: true } } : {}) },
       serverInfo: { name: ENV.name, version: "0.0.1" },
       ...(ENV.instructions !== undefined ? { instructions: ENV.instructions } : {}),
     },

@@ -1,6 +1,7 @@
 // Owns the agent's ACP surface: the methods it answers (initialize, authenticate, logout, session/new|
 // load|resume|fork|list|close|delete, prompt, cancel, set_mode, set_config_option, set_model), what
-// `$/cancel_request` answers (-32800 for all but a prompt), permission requests to the client, and the
+// `$/cancel_request` answers (-32800 for all but a prompt), permission and elicitation requests to the
+// client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
@@ -13,11 +14,12 @@ import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession, parsePrompt } from "./params.ts";
-import { COMMANDS } from "./commands.ts";
+import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { ClientLink, PromptIo, SessionManager } from "./session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
+import { clientElicitor } from "./elicitation.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = 1;
@@ -88,6 +90,7 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
   return {
     signal,
     caps,
+    elicit: clientElicitor(peer, sessionId, caps.elicitation),
     emit(update) {
       peer.notify("session/update", { sessionId, update });
     },
@@ -141,7 +144,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
   let terminalAuth = false;
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
   const client: ClientLink & { caps: ClientSessionCaps } = {
-    caps: { notices: false, compaction: false },
+    caps: { notices: false, compaction: false, elicitation: [] },
     notify: (sessionId, update) => peer.notify("session/update", { sessionId, update }),
   };
   const requireAuth = () => auth?.require(terminalAuth);
@@ -149,9 +152,17 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     for (const update of updates) peer.notify("session/update", { sessionId, update });
   };
   // Right after the answer that gave the client the session (its updates must not come first); not
-  // for a request the client cancelled (that session is undone).
+  // for a request the client cancelled (that session is undone), and a session closed meanwhile has
+  // nothing to announce.
   const announceCommands = (sessionId: string, signal: AbortSignal) =>
-    void setImmediate(() => signal.aborted || push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: [...COMMANDS] }]));
+    void setImmediate(() => {
+      if (signal.aborted) return;
+      try {
+        push(sessionId, [{ sessionUpdate: "available_commands_update", availableCommands: sessions.availableCommands(sessionId) }]);
+      } catch (err) {
+        log.debug("commands not announced", { session: sessionId, error: err });
+      }
+    });
   return {
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => {

@@ -145,6 +145,8 @@ export function parsePrompt(p: Params): ContentBlock[] {
 export interface ClientSessionCaps {
   notices: boolean;
   compaction: boolean;
+  /** The elicitation modes it shows (`elicitation.form`, `elicitation.url`): `elicitation/create` is sent only in these. */
+  elicitation: ("form" | "url")[];
 }
 
 /** initialize: the protocol version the client asks for; the capabilities and client info it sends
@@ -156,7 +158,7 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
   const protocolVersion = p.integer("protocolVersion", 0, 65535);
   const caps = p.object("clientCapabilities");
   let terminalAuth = false;
-  const session: ClientSessionCaps = { notices: false, compaction: false };
+  const session: ClientSessionCaps = { notices: false, compaction: false, elicitation: [] };
   if (caps) {
     const fs = caps.object("fs");
     fs?.boolean("readTextFile");
@@ -166,7 +168,8 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
     const sessionCaps = caps.object("session", "nullable");
     session.notices = sessionCaps?.object("notices", "nullable") !== undefined;
     session.compaction = sessionCaps?.object("compaction", "nullable") !== undefined;
-    caps.object("elicitation", "nullable");
+    const elicitation = caps.object("elicitation", "nullable");
+    for (const mode of ["form", "url"] as const) if (elicitation?.object(mode, "nullable") !== undefined) session.elicitation.push(mode);
     caps.object("_meta", "nullable");
   }
   const info = p.object("clientInfo", "nullable");

@@ -4,9 +4,8 @@
 // recording each live session to its file. Over 400 lines as one unit: each of these reads and
 // changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
 // (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
-import type { ContentBlock, McpServer, SessionConfigOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { AvailableCommand, ContentBlock, McpServer, SessionConfigOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { PermissionMode, PermissionRule, SandboxMode } from "../config.ts";
-import { SANDBOX_MODES } from "../config.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
@@ -20,13 +19,24 @@ import { compactHistory, emptyTotals, type Lifecycle, runTurn, type TurnDeps, Tu
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";
-import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
+import type { Elicitor, PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import { isSessionId, type SessionStore } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { type McpPoolLike, SessionOpener } from "./session-open.ts";
 import { checkCwd, type ClientSessionCaps } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
-import { type Command, commandOf, initPrompt } from "./commands.ts";
+import {
+  availableCommands,
+  type Command,
+  CommandInputError,
+  commandOf,
+  findPrompt,
+  initPrompt,
+  type PromptCommand,
+  promptArguments,
+  promptBlocks,
+  promptCommandOf,
+} from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
 import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
 
@@ -70,6 +80,8 @@ export interface PromptIo {
   signal: AbortSignal;
   /** What the client advertised in initialize; undefined = nothing beyond the basics. */
   caps?: ClientSessionCaps;
+  /** The client's elicitation, in the modes it advertised; undefined = the permission fallback. */
+  elicit?: Elicitor;
 }
 
 /** The connection that opened a session: what its client shows, and a way to tell it something
@@ -109,6 +121,8 @@ interface Session {
   client?: ClientLink;
   /** The `dev` shell's sandbox setting (host.sandbox), and whether its fail-closed notice was sent. */
   sandbox?: { mode: SandboxMode; noticed: boolean };
+  /** The client was given the session's commands: a change to them is sent from then on. */
+  announced?: boolean;
 }
 
 interface OpenOptions {
@@ -326,6 +340,11 @@ export class SessionManager {
       if (this.#sessions.get(session.id) !== session || !session.client?.caps.notices) return;
       session.client.notify(session.id, serverNotice(e));
     });
+    // A server's prompts changed: the client hears the whole command list again (once it had it).
+    tools.onPromptsChanged?.(() => {
+      if (this.#sessions.get(session.id) !== session || !session.announced || !session.client) return;
+      session.client.notify(session.id, { sessionUpdate: "available_commands_update", availableCommands: availableCommands(tools.prompts?.() ?? []) });
+    });
     if (this.#closed) {
       void tools.close();
       throw new AcpError(INTERNAL_ERROR, "the agent is shutting down");
@@ -374,6 +393,12 @@ export class SessionManager {
     if (s.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with another prompt; wait for it or send session/cancel`);
     const command = commandOf(asked);
     if (command && command.name !== "init") return this.#command(s, command, io);
+    const mcpPrompt = command ? undefined : promptCommandOf(asked);
+    if (mcpPrompt) {
+      const expanded = await this.#mcpPrompt(s, mcpPrompt, io);
+      if (!("blocks" in expanded)) return expanded;
+      asked = [...expanded.blocks, ...asked.slice(1)];
+    }
     const blocks = command?.name === "init" ? initPrompt(command.rest) : asked;
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
     const turn = this.#openTurn(s, io);
@@ -452,7 +477,7 @@ export class SessionManager {
       maxSteps: h.limits.TODO_ITEMS,
       maxStepChars: h.limits.TODO_ITEM_CHARS,
     });
-    return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, totals, lifecycle: this.#lifecycle(s, io) };
+    return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: this.#lifecycle(s, io) };
   }
 
   /**
@@ -482,6 +507,41 @@ export class SessionManager {
       turn.end();
     }
     return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn", usage: totals };
+  }
+
+  /**
+   * `/SERVER:PROMPT args…`: the MCP prompt fetched (prompts/get, cancellable, one at a time like any
+   * turn) and its messages returned as the user's turn, which the caller then runs. An unknown
+   * prompt, a missing argument or the server's refusal is answered in the conversation instead.
+   */
+  async #mcpPrompt(s: Session, c: PromptCommand, io: PromptIo): Promise<{ blocks: ContentBlock[] } | { stopReason: StopReason; usage: TurnTotals }> {
+    const turn = this.#openTurn(s, io);
+    const say = (text: string) => turn.emit({ sessionUpdate: "agent_message_chunk", messageId: randomId(), content: { type: "text", text } });
+    try {
+      const prompt = findPrompt(c, s.tools.prompts?.() ?? []);
+      const args = promptArguments(prompt, c.rest);
+      const messages = await s.tools.getPrompt!(c.server, c.prompt, args, turn.signal);
+      const blocks = promptBlocks(messages);
+      if (blocks.length === 0) throw new CommandInputError(`/${c.server}:${c.prompt} gave no messages; nothing was sent to the model.`);
+      convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
+      return { blocks };
+    } catch (err) {
+      if (!turn.signal.aborted) {
+        const why = err instanceof CommandInputError ? err.message : `/${c.server}:${c.prompt} failed: ${err instanceof Error ? err.message : String(err)}`;
+        say(why);
+      }
+      return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn", usage: emptyTotals() };
+    } finally {
+      turn.end();
+    }
+  }
+
+  /** The slash commands session `id` offers now (built-in, then its MCP prompts); from now on a
+   *  change to them is sent to its client. */
+  availableCommands(id: string): AvailableCommand[] {
+    const s = this.#get(id);
+    s.announced = true;
+    return availableCommands(s.tools.prompts?.() ?? []);
   }
 
   #lifecycle(s: Session, io: PromptIo): Lifecycle {

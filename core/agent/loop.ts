@@ -7,7 +7,7 @@ import type { McpSessionTools } from "../mcp/types.ts";
 import { randomId } from "../ids.ts";
 import { log, logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
-import { type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
+import { type Elicitor, type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
 import { compactNow, type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
 
@@ -25,6 +25,8 @@ export interface TurnDeps {
   limits: { MAX_TOOL_CALLS_PER_TURN: number; MAX_PARALLEL_TOOLS: number; MAX_TOOL_RESULT_BYTES: number; MAX_TOOL_IMAGE_BYTES: number; MAX_PROGRESS_UPDATES_PER_S: number; TOOL_TIMEOUT_S: number };
   emit(update: SessionUpdate): void;
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
+  /** Asks the client a tool server's question (MCP elicitation); undefined = the permission fallback. */
+  elicit?: Elicitor;
   /** Tells the user something outside the conversation (a `notice`, not recorded); undefined = the
    *  client shows none, so it goes to the log only. */
   notice?(n: { severity: "info" | "warning" | "error"; title: string; description?: string }): void;
@@ -268,6 +270,7 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
       signal,
       emit: deps.emit,
       askPermission: deps.askPermission,
+      elicit: deps.elicit,
     });
     history.push({ role: "tool", results });
     if (signal.aborted) return "cancelled";

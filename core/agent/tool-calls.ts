@@ -15,6 +15,12 @@ import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 
 export type { PermissionAnswer, PermissionAsk };
 
+/** The client's own elicitation (ACP `elicitation/create`), in the modes it advertised. */
+export interface Elicitor {
+  modes: readonly ("form" | "url")[];
+  ask(toolCallId: string, e: McpElicitation, signal: AbortSignal): Promise<McpElicitAnswer>;
+}
+
 export interface ToolRunContext {
   tools: McpSessionTools;
   policy: Policy;
@@ -29,6 +35,8 @@ export interface ToolRunContext {
   signal: AbortSignal;
   emit(update: SessionUpdate): void;
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
+  /** Asks the client a tool server's question; undefined = it shows no elicitation. */
+  elicit?: Elicitor;
 }
 
 /** A call the turn already refused (per-turn cap): it is announced and failed, never run. */
@@ -125,21 +133,24 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
 }
 
 /**
- * A tool server's question during the call (MCP elicitation) asked of the user as a permission
- * question on that call: allow → accept, reject → decline. ACP carries no form, so a question that
- * needs fields filled is declined without asking, and the log says why.
+ * A tool server's question during the call (MCP elicitation). A client that shows elicitation in
+ * that mode gets it as is (`ctx.elicit`); otherwise a question without fields becomes a permission
+ * question on that call (allow → accept, reject → decline), and a form with fields or a URL is
+ * declined without asking (the log says why).
  */
 async function askOnBehalf(call: ToolCall, e: McpElicitation, ctx: ToolRunContext): Promise<McpElicitAnswer> {
-  if (e.required.length > 0) {
-    log.warn("a tool server asked for a form this client cannot show; declined", { tool: call.name, fields: e.required.join(",") });
-    return "decline";
+  if (ctx.elicit?.modes.includes(e.mode)) return ctx.elicit.ask(call.id, e, ctx.signal);
+  if (e.mode === "url" || e.required.length > 0) {
+    const what = e.mode === "url" ? { url: e.url } : { fields: e.required.join(",") };
+    log.warn(`a tool server asked for ${e.mode === "url" ? "a URL visit" : "a form"} this client cannot show; declined`, { tool: call.name, ...what });
+    return { action: "decline" };
   }
   const answer = await ctx.askPermission(
     { toolCallId: call.id, title: `${call.name} asks: ${e.message}`, kind: "other", rawInput: { message: e.message }, _meta: { toolName: call.name } },
     ctx.signal,
   );
-  if (answer === "cancelled") return "cancel";
-  return answer.startsWith("allow") ? "accept" : "decline";
+  if (answer === "cancelled") return { action: "cancel" };
+  return answer.startsWith("allow") ? { action: "accept", content: {} } : { action: "decline" };
 }
 
 /** MCP progress of a running call shown as its content, at most `progressPerS` updates a second. */

@@ -5,7 +5,7 @@
 import type { Limits } from "../limits.ts";
 import { clampBytes } from "../text-bounds.ts";
 import type { RawTool } from "./call-result.ts";
-import type { McpLog } from "./client.ts";
+import type { McpLog } from "./types.ts";
 import { qualifyToolName } from "./naming.ts";
 import type { McpToolInfo } from "./types.ts";
 

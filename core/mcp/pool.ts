@@ -1,12 +1,12 @@
 // Owns the MCP client pool: which running server a session's declaration maps to (structural
 // fingerprint, refcounted; `private` never shared), parallel start, idle stop after MCP_IDLE_S, and the
-// per-session tool namespace with calls that never throw.
+// per-session tool namespace with calls that never throw, and its prompts (listed, fetched, changes heard).
 // Does not spawn or speak MCP itself (shared-server.ts, client.ts, stdio-transport.ts do).
 import { LimitError, type Limits } from "../limits.ts";
 import { log as defaultLog } from "../log.ts";
 import { errorResult } from "./call-result.ts";
 import { buildCatalog, type Catalog } from "./catalog.ts";
-import type { McpLog } from "./client.ts";
+import type { McpLog } from "./types.ts";
 import type { AcpMcpRelay } from "./acp-transport.ts";
 import { fingerprint } from "./fingerprint.ts";
 import { SharedServer } from "./shared-server.ts";
@@ -19,6 +19,8 @@ import {
   type McpCallOptions,
   type McpCallResult,
   type McpPool,
+  type McpPromptInfo,
+  type McpPromptMessage,
   type McpServerEvent,
   type McpServerSpec,
   type McpSessionTools,
@@ -155,6 +157,7 @@ class Session implements McpSessionTools {
   readonly #withdrawn = new Map<string, string>();
   readonly #warned = new Set<string>();
   readonly #listeners = new Set<() => void>();
+  readonly #promptListeners = new Set<() => void>();
   readonly #watchers = new Set<(e: McpServerEvent) => void>();
   readonly #unsubscribe: (() => void)[];
 
@@ -167,7 +170,10 @@ class Session implements McpSessionTools {
   ) {
     this.#unsubscribe = servers.map((s) => s.subscribe(() => this.#changed()));
     servers.forEach((s, i) => {
-      if (s instanceof SharedServer) this.#unsubscribe.push(s.watch((e) => this.#event({ server: this.specs[i]!.name, ...e })));
+      if (s instanceof SharedServer) {
+        this.#unsubscribe.push(s.watch((e) => this.#event({ server: this.specs[i]!.name, ...e })));
+        this.#unsubscribe.push(s.subscribePrompts(() => this.#promptsChanged()));
+      }
     });
   }
 
@@ -189,6 +195,32 @@ class Session implements McpSessionTools {
     } catch (err) {
       // SharedServer.call does not throw; this guards the promise of "never throws" against a future slip.
       return errorResult(`MCP tool ${qualifiedName} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  prompts(): McpPromptInfo[] {
+    return this.servers.flatMap((s, i) => (s instanceof SharedServer ? s.prompts().map((p) => ({ ...p, server: this.specs[i]!.name })) : []));
+  }
+
+  async getPrompt(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpPromptMessage[]> {
+    if (this.#closed) throw new Error("this session's MCP servers are closed");
+    const slot = this.specs.findIndex((sp) => sp.name === server);
+    const s = this.servers[slot];
+    if (!(s instanceof SharedServer)) throw new Error(`no MCP server named ${server} in this session`);
+    return s.getPrompt(name, args, { signal, timeoutMs: this.limits.TOOL_TIMEOUT_S * 1000, label: server });
+  }
+
+  onPromptsChanged(listener: () => void): void {
+    this.#promptListeners.add(listener);
+  }
+
+  #promptsChanged(): void {
+    for (const listener of this.#promptListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.log.warn("MCP prompts-changed listener failed", { err });
+      }
     }
   }
 
@@ -224,6 +256,7 @@ class Session implements McpSessionTools {
     this.#closed = true;
     for (const off of this.#unsubscribe) off();
     this.#listeners.clear();
+    this.#promptListeners.clear();
     this.#watchers.clear();
     await Promise.all(this.servers.map((s) => this.release(s)));
   }

@@ -6,7 +6,17 @@
 import { errorResult, type RawTool } from "./call-result.ts";
 // The MCP client SDK loads with the first external server a session declares, not with the agent.
 import type { ConnectOptions, McpConnection } from "./client.ts";
-import { McpLinkLost, type McpServerEvent, type McpCallOptions, type McpCallResult, type McpElicitAnswer, type McpElicitation, type McpServerSpec } from "./types.ts";
+import {
+  McpLinkLost,
+  type McpServerEvent,
+  type McpCallOptions,
+  type McpCallResult,
+  type McpElicitAnswer,
+  type McpElicitation,
+  type McpPromptInfo,
+  type McpPromptMessage,
+  type McpServerSpec,
+} from "./types.ts";
 import type { Limits } from "../limits.ts";
 
 const JITTER = 0.2;
@@ -54,13 +64,14 @@ export class SharedServer {
   #goneReason = "";
   #stopped = false;
   readonly #listeners = new Set<() => void>();
+  readonly #promptListeners = new Set<() => void>();
   readonly #watchers = new Set<(e: Omit<McpServerEvent, "server">) => void>();
   /** Question answerers of the calls running now, oldest first. */
   readonly #askers: NonNullable<McpCallOptions["onElicit"]>[] = [];
 
   constructor(
     readonly spec: McpServerSpec,
-    private readonly opts: Omit<ConnectOptions, "onToolsChanged" | "onLost" | "onElicit">,
+    private readonly opts: Omit<ConnectOptions, "onToolsChanged" | "onPromptsChanged" | "onLost" | "onElicit">,
   ) {
     this.ready = this.#connect().then(() => {
       if (!this.#stopped) this.state = "live";
@@ -81,6 +92,33 @@ export class SharedServer {
 
   instructions(): string | undefined {
     return this.#conn?.instructions;
+  }
+
+  prompts(): McpPromptInfo[] {
+    return this.state === "gone" || !this.#conn ? [] : this.#conn.prompts();
+  }
+
+  /** Registers a prompts-changed listener (also fired on a restart and when the server is gone); returns its remover. */
+  subscribePrompts(listener: () => void): () => void {
+    this.#promptListeners.add(listener);
+    return () => this.#promptListeners.delete(listener);
+  }
+
+  /** prompts/get, restarting a dead server first as a call would; rejects with an Error naming the cause. */
+  async getPrompt(name: string, args: Record<string, string>, opts: { signal?: AbortSignal; timeoutMs: number; label?: string }): Promise<McpPromptMessage[]> {
+    const label = opts.label ?? this.label;
+    if (this.state === "dead" && !(await untilAborted(this.#restart(), opts.signal))) {
+      throw new Error(opts.signal?.aborted ? "cancelled" : `MCP server ${label} is gone (${this.#goneReason})`);
+    }
+    const conn = this.#conn;
+    if (this.state !== "live" || !conn) throw new Error(`MCP server ${label} is gone (${this.#goneReason || "stopped"})`);
+    try {
+      return await conn.getPrompt(name, args, opts);
+    } catch (err) {
+      if (!(err instanceof McpLinkLost)) throw err;
+      this.#markDead(conn, err.message);
+      throw new Error(`MCP server ${label} stopped (${err.message}); it restarts on next use`);
+    }
   }
 
   /** Registers a tools-changed listener (also fired when the tools are withdrawn); returns its remover. */
@@ -126,7 +164,7 @@ export class SharedServer {
    */
   #elicit = (e: McpElicitation): Promise<McpElicitAnswer> => {
     const asker = this.#askers.at(-1);
-    return asker ? asker(e) : Promise.resolve("decline");
+    return asker ? asker(e) : Promise.resolve({ action: "decline" });
   };
 
   async #call(
@@ -167,6 +205,7 @@ export class SharedServer {
     conn = await connectMcpServer(this.spec, {
       ...this.opts,
       onToolsChanged: () => this.#notify(),
+      onPromptsChanged: () => this.#notifyPrompts(),
       onLost: () => this.#markDead(conn),
       onElicit: this.#elicit,
     });
@@ -176,6 +215,10 @@ export class SharedServer {
 
   #notify(): void {
     for (const listener of this.#listeners) listener();
+  }
+
+  #notifyPrompts(): void {
+    for (const listener of this.#promptListeners) listener();
   }
 
   #markDead(conn: McpConnection | undefined, why?: string): void {
@@ -204,6 +247,7 @@ export class SharedServer {
         this.state = "live";
         this.opts.log?.info("MCP server restarted", { server: this.label, attempt: this.#attempts, pid: this.pid });
         this.#notify();
+        this.#notifyPrompts();
         this.#tell("restarted", `restart attempt ${this.#attempts} of ${this.opts.limits.MCP_RESTART_TRIES} succeeded`);
         return true;
       } catch (err) {
@@ -219,6 +263,7 @@ export class SharedServer {
       err: lastError,
     });
     this.#notify();
+    this.#notifyPrompts();
     this.#tell("gone", `restarted ${this.opts.limits.MCP_RESTART_TRIES} times without success (${this.#goneReason}); its tools are withdrawn`);
     return false;
   }

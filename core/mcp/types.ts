@@ -1,6 +1,10 @@
 // Owns the MCP client pool's interface as the agent sees it: a per-session tool namespace
 // (`server__tool`), calls that never throw, and the server declarations that open one.
+import type { log } from "../log.ts";
 import type { ToolDefinition } from "./tool-definition.ts";
+
+/** Where the pool and its clients log (tests pass a quiet one). */
+export type McpLog = Pick<typeof log, "error" | "warn" | "info" | "debug">;
 
 /** What a local server's factory builds for one session. */
 export interface LocalTools {
@@ -78,14 +82,25 @@ export interface McpProgress {
   message?: string;
 }
 
-/** A server's question during a call (MCP elicitation): a message and the fields it wants filled. */
-export interface McpElicitation {
-  message: string;
-  /** Required fields of the requested form; none = a plain confirmation. */
-  required: string[];
-}
+/** A server's question during a call (MCP elicitation): a form to fill in, or a URL to visit. */
+export type McpElicitation =
+  | {
+      mode: "form";
+      message: string;
+      /** The requested form: a flat JSON Schema object of primitive fields. */
+      requestedSchema: Record<string, unknown>;
+      /** Its required fields; none = a plain confirmation. */
+      required: string[];
+    }
+  | { mode: "url"; message: string; url: string; elicitationId: string };
 
-export type McpElicitAnswer = "accept" | "decline" | "cancel";
+/** The user's answer: form content comes only with `accept`. */
+export interface McpElicitAnswer {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, unknown>;
+  /** An accepted URL question: called when the server says the interaction completed. */
+  onComplete?: () => void;
+}
 
 export interface McpCallOptions {
   /** The model's id of this call (the client's toolCallId), for a question asked on the call's behalf. */
@@ -107,6 +122,21 @@ export interface McpServerEvent {
   detail: string;
 }
 
+/** One prompt an MCP server offers (prompts/list), as one session names its server. */
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  title?: string;
+  description?: string;
+  arguments: { name: string; description?: string; required: boolean }[];
+}
+
+/** One message of a prompts/get result; content as MCP gives it (text, image, audio, resource, resource_link). */
+export interface McpPromptMessage {
+  role: "user" | "assistant";
+  content: McpContent;
+}
+
 export interface McpSessionTools {
   /** Every tool of every live server of this session, hooks included (callers filter on `hook`). */
   tools(): McpToolInfo[];
@@ -117,6 +147,12 @@ export interface McpSessionTools {
   onToolsChanged(listener: () => void): void;
   /** Hears its servers die, restart and go (one event per change; none after close). */
   onServerEvent?(listener: (e: McpServerEvent) => void): void;
+  /** Every prompt of every live server of this session (servers without prompts: none). */
+  prompts?(): McpPromptInfo[];
+  /** prompts/get on one of this session's servers (by its session name); throws an Error naming the cause. */
+  getPrompt?(server: string, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<McpPromptMessage[]>;
+  /** Hears a server's prompt list change (notifications/prompts/list_changed, a restart, a withdrawal). */
+  onPromptsChanged?(listener: () => void): void;
   /** Releases this session's servers (refcounted); private ones are killed as process groups. */
   close(): Promise<void>;
 }
