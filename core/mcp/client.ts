@@ -43,8 +43,6 @@ import {
 
 export type { RawTool } from "./call-result.ts";
 
-export type { McpLog };
-
 export interface ConnectOptions {
   /** The session's working directory (stdio servers without their own `cwd` run there). */
   cwd: string;
