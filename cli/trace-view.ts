@@ -9,6 +9,7 @@ export interface TraceViewFlags {
   html?: string;
   serve?: boolean;
   port?: string;
+  color?: boolean;
   session?: string;
   method?: string;
 }
@@ -24,6 +25,7 @@ function fail(line: string, code = 2): number {
 export async function runTraceView(file: string, flags: TraceViewFlags): Promise<number> {
   if (flags.html !== undefined && flags.serve) return fail("--html and --serve: choose one");
   if (flags.port !== undefined && !flags.serve) return fail("--port needs --serve");
+  if (flags.color === false) return fail("--no-color is for the text diagram; the page has its own colours");
   const port = flags.port === undefined ? 0 : /^\d+$/.test(flags.port) ? Number(flags.port) : NaN;
   if (!(port >= 0 && port <= 65535)) return fail(`--port must be a port number (0-65535; 0 takes any free port), got ${JSON.stringify(flags.port)}`);
   const { loadLimits, LimitError } = await import("../core/limits.ts");

@@ -188,6 +188,10 @@ describe("the page's pieces (no browser)", () => {
     expect(() => parseTraceLine('{"t":1,"hop":0,"dir":"sideways","message":{}}', 7)).toThrow('line 7 is not a trace record ({"t", "hop", "dir", "message"}): ');
     expect(() => parseTraceLine("[1,2]", 2)).toThrow(TraceLineError);
     expect(parseTraceLine("   ", 9)).toBeUndefined();
+    // a hop is a lane in the page: a garbage hop number must not ask for a billion lanes
+    expect(() => parseTraceLine('{"t":1,"hop":1000000000,"dir":"in","message":{}}', 2)).toThrow("line 2 is not a trace record");
+    expect(() => parseTraceLine('{"t":1,"hop":-1,"dir":"in","message":{}}', 2)).toThrow("line 2 is not a trace record");
+    expect(parseTraceLine('{"t":1,"hop":3,"dir":"in","message":{}}', 2)).toEqual({ kind: "record", record: { t: 1, hop: 3, dir: "in", message: {} } });
   });
 });
 
@@ -208,6 +212,7 @@ describe("bad input through the binary", () => {
     const port = runBin(["conductor", "trace", notTrace, "--serve", "--port", "http"]);
     expect([port.code, port.stderr]).toEqual([2, 'tendril conductor trace: --port must be a port number (0-65535; 0 takes any free port), got "http"\n']);
     expect(runBin(["conductor", "trace", notTrace, "--port", "80"]).stderr).toBe("tendril conductor trace: --port needs --serve\n");
+    expect(runBin(["conductor", "trace", notTrace, "--html", "x", "--no-color"]).stderr).toBe("tendril conductor trace: --no-color is for the text diagram; the page has its own colours\n");
   });
 
   test("a port in use: one line naming it, exit 2, nothing on stdout", async () => {

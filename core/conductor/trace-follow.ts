@@ -20,6 +20,8 @@ export class TraceLineError extends Error {
 }
 
 const SHOWN_CHARS = 60;
+/** Hops a trace may name: a lane each in the page, so a garbage `hop: 1e9` must not ask for a billion. */
+const MAX_HOPS = 1024;
 
 function shown(text: string): string {
   const flat = text.trim();
@@ -37,9 +39,10 @@ export function parseTraceLine(text: string, line: number): TraceLine | undefine
   }
   if (v !== null && typeof v === "object" && !Array.isArray(v)) {
     if ("t" in v || "hop" in v || "dir" in v) {
-      const ok = typeof v.t === "number" && (v.dir === "in" || v.dir === "out") && (v.hop === "client" || Number.isInteger(v.hop)) && "message" in v;
+      const hop = v.hop === "client" || (Number.isInteger(v.hop) && v.hop >= 0 && v.hop < MAX_HOPS);
+      const ok = typeof v.t === "number" && (v.dir === "in" || v.dir === "out") && hop && "message" in v;
       if (ok) return { kind: "record", record: { t: v.t, hop: v.hop, dir: v.dir, message: v.message } };
-    } else if (Array.isArray(v.components) && v.components.every((c: unknown) => typeof c === "string")) {
+    } else if (Array.isArray(v.components) && v.components.length <= MAX_HOPS && v.components.every((c: unknown) => typeof c === "string")) {
       return { kind: "meta", components: v.components };
     }
   }

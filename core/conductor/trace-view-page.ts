@@ -18,6 +18,7 @@ header { position: sticky; top: 0; background: #f6f7f9; border-bottom: 1px solid
 #live { color: #2a7a2a; }
 #live.down { color: #a33; }
 .row { display: flex; align-items: center; height: 22px; white-space: nowrap; cursor: pointer; }
+#rows .row { content-visibility: auto; contain-intrinsic-size: auto 22px; }
 .row:hover { background: #eef3fb; }
 .row.sel { background: #dce8fa; }
 .row[hidden] { display: none; }
@@ -196,7 +197,7 @@ export const PAGE_SCRIPT = `
 
   function add(list) {
     if (list.length === 0) return;
-    var atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 4;
+    var atBottom = data.live && window.innerHeight + window.scrollY >= document.body.scrollHeight - 4;
     var most = laneCount;
     var frag = document.createDocumentFragment();
     for (var i = 0; i < list.length; i++) {
@@ -211,7 +212,7 @@ export const PAGE_SCRIPT = `
     drawLanes(most);
     rows.appendChild(frag);
     count();
-    if (data.live && atBottom) window.scrollTo(0, document.body.scrollHeight);
+    if (atBottom) window.scrollTo(0, document.body.scrollHeight);
   }
   function addInChunks(list, from) {
     add(list.slice(from, from + 2000));
