@@ -215,6 +215,19 @@ describe("bad input through the binary", () => {
     expect(runBin(["conductor", "trace", notTrace, "--html", "x", "--no-color"]).stderr).toBe("tendril conductor trace: --no-color is for the text diagram; the page has its own colours\n");
   });
 
+  test("a run cut off mid-line: the page is written without the half line and says so; an unwritable OUT exits 1", () => {
+    const whole = sampleTrace();
+    const file = writeTrace("cut.jsonl", whole + rec(9, 0, "in", update("s", "late")).slice(0, 30));
+    const out = join(work, "cut.html");
+    const r = runBin(["conductor", "trace", file, "--html", out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`tendril conductor trace: ${file}: line 16 is cut short (the trace was still being written?): skipped\ntendril conductor trace: wrote ${out} (7 messages)\n`);
+    expect(readFileSync(out, "utf8")).toContain("line 16 is cut short");
+    const unwritable = runBin(["conductor", "trace", file, "--html", join(work, "no-such-dir", "x.html")]);
+    expect(unwritable.code).toBe(1);
+    expect(unwritable.stderr).toContain(`tendril conductor trace: cannot write ${join(work, "no-such-dir", "x.html")}: `);
+  });
+
   test("a port in use: one line naming it, exit 2, nothing on stdout", async () => {
     const file = writeTrace("port.jsonl", sampleTrace());
     const taken: Server = createServer();
@@ -242,6 +255,22 @@ describe("bad input through the binary", () => {
     expect(markup).not.toBe(html);
     expect(markup).not.toMatch(/<(?:link|img|iframe|object|embed)\b|\bsrc=|\bhref=|https?:\/\/|@import|url\(/i);
   });
+
+  test("--serve answers only requests addressed to 127.0.0.1 (a rebinding page elsewhere cannot read the trace)", async () => {
+    const viewer = await startViewer(writeTrace("host.jsonl", sampleTrace()));
+    const get = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(viewer.url, { headers: { host }, timeout: PAGE_WAIT_MS }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const port = new URL(viewer.url).port;
+    expect(await get(`127.0.0.1:${port}`)).toBe(200);
+    expect(await get(`evil.example:${port}`)).toBe(403);
+  }, 30_000);
 });
 
 describe.skipIf(!CHROMIUM)("in chromium", () => {
@@ -364,20 +393,4 @@ describe.skipIf(!CHROMIUM)("in chromium", () => {
     viewer.child.kill("SIGTERM");
     expect(await viewer.exited(PAGE_WAIT_MS)).toBe(143);
   }, 60_000);
-
-  test("--serve answers only requests addressed to 127.0.0.1 (a rebinding page elsewhere cannot read the trace)", async () => {
-    const viewer = await startViewer(writeTrace("host.jsonl", sampleTrace()));
-    const get = (host: string) =>
-      new Promise<number>((resolve, reject) => {
-        const req = request(viewer.url, { headers: { host }, timeout: PAGE_WAIT_MS }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
-        req.on("error", reject);
-        req.end();
-      });
-    const port = new URL(viewer.url).port;
-    expect(await get(`127.0.0.1:${port}`)).toBe(200);
-    expect(await get(`evil.example:${port}`)).toBe(403);
-  }, 30_000);
 });
