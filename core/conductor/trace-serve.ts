@@ -2,7 +2,7 @@
 // itself by Host (a DNS-rebinding page elsewhere cannot read a trace, which holds tokens), the page at
 // `/` and the trace as server-sent events at `/events` (each connection follows the file from its top:
 // `reset`, `meta`, `steps` batches, `problem`, `ready`). Stopping ends every connection and follower.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { TraceFollower, type TraceLineError } from "./trace-follow.ts";
 import { TraceSteps, type TraceStep } from "./trace-steps.ts";
@@ -53,7 +53,7 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
       });
       return void res.end(page());
     }
-    if (path === "/events") return followFor(req, res);
+    if (path === "/events") return followFor(res);
     plain(res, 404, "not found\n");
   });
   server.on("connection", (s: Socket) => {
@@ -61,9 +61,12 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
     s.on("close", () => sockets.delete(s));
   });
 
-  function followFor(req: IncomingMessage, res: ServerResponse): void {
+  function followFor(res: ServerResponse): void {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", "x-content-type-options": "nosniff" });
-    const send = (event: string, data: unknown) => void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    res.on("error", () => {}); // a page that went away: its follower stops on close
+    const send = (event: string, data: unknown) => {
+      if (!res.destroyed && !res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
     // a reconnecting page starts over: it clears itself on `reset` and is sent everything again
     res.write("retry: 500\n\n");
     send("reset", {});
@@ -106,7 +109,6 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
       follower.stop();
       followers.delete(follower);
     };
-    req.on("close", stop);
     res.on("close", stop);
     follower.start();
   }
