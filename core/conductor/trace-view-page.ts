@@ -3,8 +3,9 @@
 // reset and report. The script builds every element with textContent (never markup from the trace).
 // Assembling the page and embedding the data is trace-view.ts's; what a step is, trace-steps.ts's.
 
-/** Width of one lane in px (the style and the script agree on it through this constant). */
+/** Width of one lane and height of one row in px (the style and the script agree through these). */
 const LANE_PX = 132;
+const ROW_PX = 22;
 
 export const PAGE_STYLE = `
 :root { --dw: ${LANE_PX * 3}px; font: 13px/1.35 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; color: #1d1f21; }
@@ -17,11 +18,11 @@ header { position: sticky; top: 0; background: #f6f7f9; border-bottom: 1px solid
 #status { color: #555; }
 #live { color: #2a7a2a; }
 #live.down { color: #a33; }
-.row { display: flex; align-items: center; height: 22px; white-space: nowrap; cursor: pointer; }
-#rows .row { content-visibility: auto; contain-intrinsic-size: auto 22px; }
+.row { display: flex; align-items: center; height: ${ROW_PX}px; white-space: nowrap; cursor: pointer; }
+#rows { position: relative; }
+#rows .row { position: absolute; left: 0; right: 0; }
 .row:hover { background: #eef3fb; }
 .row.sel { background: #dce8fa; }
-.row[hidden] { display: none; }
 .t { width: 84px; flex: none; text-align: right; padding-right: 8px; color: #666; }
 .d { width: var(--dw); flex: none; height: 100%; position: relative;
   background-image: repeating-linear-gradient(to right, transparent 0 ${LANE_PX / 2 - 1}px, #c3c8cf ${LANE_PX / 2 - 1}px ${LANE_PX / 2}px, transparent ${LANE_PX / 2}px ${LANE_PX}px); }
@@ -54,16 +55,22 @@ main { display: flex; align-items: flex-start; }
 `;
 
 // Plain ES2017 in a string: it runs in the browser as it is (no build step), so no template literals.
+// Rows are drawn only where the window looks (a trace can hold 100,000 messages): `view` lists the
+// steps the filters keep, and the rows container is as tall as all of them.
 export const PAGE_SCRIPT = `
 (function () {
   "use strict";
   var LANE = ${LANE_PX};
+  var ROW = ${ROW_PX};
+  var OVERSCAN = 40;
   var data = JSON.parse(document.getElementById("trace-data").textContent);
   var components = data.components || [];
   var laneCount = 0;
   var steps = [];
+  var view = [];
   var sessionsSeen = {};
-  var selected = null;
+  var selected = -1;
+  var drawn = "";
   var rows = document.getElementById("rows");
   var lanesRow = document.getElementById("lanes");
   var detail = document.getElementById("detail");
@@ -128,15 +135,16 @@ export const PAGE_SCRIPT = `
   }
   function applyFilters() {
     readFilters();
-    var list = rows.children;
-    for (var i = 0; i < list.length; i++) list[i].hidden = !shown(steps[i]);
-    count();
+    view = [];
+    for (var i = 0; i < steps.length; i++) if (shown(steps[i])) view.push(i);
+    layout();
   }
-  function count() {
-    var visible = 0;
-    for (var i = 0; i < steps.length; i++) if (shown(steps[i])) visible++;
-    status.textContent = steps.length + " messages" + (visible !== steps.length ? ", " + visible + " shown" : "");
+  function layout() {
+    rows.style.height = view.length * ROW + "px";
+    status.textContent = steps.length + " messages" + (view.length !== steps.length ? ", " + view.length + " shown" : "");
     empty.hidden = steps.length !== 0;
+    drawn = "";
+    draw();
   }
 
   function addSession(id) {
@@ -148,10 +156,12 @@ export const PAGE_SCRIPT = `
     if (id === filter.session) fSession.value = id;
   }
 
-  function rowOf(s) {
-    var r = el("div", "row k-" + s.kind);
-    r.setAttribute("data-n", String(s.n));
+  function rowOf(i, at) {
+    var s = steps[i];
+    var r = el("div", "row k-" + s.kind + (i === selected ? " sel" : ""));
+    r.setAttribute("data-i", String(i));
     r.tabIndex = 0;
+    r.style.top = at * ROW + "px";
     r.appendChild(el("span", "t", Number(s.t).toFixed(2)));
     var d = el("span", "d");
     var a = laneIndex(s.from), b = laneIndex(s.to);
@@ -171,13 +181,34 @@ export const PAGE_SCRIPT = `
     r.appendChild(l);
     return r;
   }
+  /** The rows the window shows (and OVERSCAN more each side), redrawn when that range changes. */
+  function draw() {
+    var top = rows.getBoundingClientRect().top;
+    var first = Math.max(0, Math.floor(-top / ROW) - OVERSCAN);
+    var last = Math.min(view.length, Math.ceil((window.innerHeight - top) / ROW) + OVERSCAN);
+    var key = first + ":" + last;
+    if (key === drawn) return;
+    drawn = key;
+    var frag = document.createDocumentFragment();
+    for (var k = first; k < last; k++) frag.appendChild(rowOf(view[k], k));
+    rows.textContent = "";
+    rows.appendChild(frag);
+  }
+  var pending = false;
+  function drawSoon() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(function () { pending = false; draw(); });
+  }
+  window.addEventListener("scroll", drawSoon);
+  window.addEventListener("resize", drawSoon);
 
   function show(i) {
     var s = steps[i];
     if (!s) return;
-    if (selected) selected.classList.remove("sel");
-    selected = rows.children[i];
-    selected.classList.add("sel");
+    selected = i;
+    var rs = rows.querySelectorAll(".row");
+    for (var k = 0; k < rs.length; k++) rs[k].classList.toggle("sel", rs[k].getAttribute("data-i") === String(i));
     detail.textContent = "";
     detail.hidden = false;
     detail.appendChild(el("h2", null, laneName(laneIndex(s.from)) + " \\u2192 " + laneName(laneIndex(s.to)) + " at " + Number(s.t).toFixed(2) + " ms"));
@@ -189,46 +220,37 @@ export const PAGE_SCRIPT = `
   }
   rows.addEventListener("click", function (e) {
     var r = e.target.closest(".row");
-    if (r) show(Array.prototype.indexOf.call(rows.children, r));
+    if (r) show(Number(r.getAttribute("data-i")));
   });
   rows.addEventListener("keydown", function (e) {
-    if (e.key === "Enter" && e.target.classList.contains("row")) show(Array.prototype.indexOf.call(rows.children, e.target));
+    if (e.key === "Enter" && e.target.classList.contains("row")) show(Number(e.target.getAttribute("data-i")));
   });
 
   function add(list) {
     if (list.length === 0) return;
-    var atBottom = data.live && window.innerHeight + window.scrollY >= document.body.scrollHeight - 4;
+    var atBottom = data.live && window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 4;
     var most = laneCount;
-    var frag = document.createDocumentFragment();
     for (var i = 0; i < list.length; i++) {
       var s = list[i];
       steps.push(s);
       addSession(s.session);
       most = Math.max(most, laneIndex(s.from) + 1, laneIndex(s.to) + 1);
-      var r = rowOf(s);
-      r.hidden = !shown(s);
-      frag.appendChild(r);
+      if (shown(s)) view.push(steps.length - 1);
     }
     drawLanes(most);
-    rows.appendChild(frag);
-    count();
-    if (atBottom) window.scrollTo(0, document.body.scrollHeight);
-  }
-  function addInChunks(list, from) {
-    add(list.slice(from, from + 2000));
-    if (from + 2000 < list.length) setTimeout(function () { addInChunks(list, from + 2000); }, 0);
-    else document.body.setAttribute("data-ready", "true");
+    layout();
+    if (atBottom) window.scrollTo(0, document.documentElement.scrollHeight);
   }
   function reset() {
     steps = [];
+    view = [];
     components = [];
     laneCount = 0;
     drawLanes(2);
-    rows.textContent = "";
     detail.hidden = true;
-    selected = null;
+    selected = -1;
     problems.textContent = "";
-    count();
+    layout();
   }
   function problem(text) {
     problems.appendChild(el("div", null, text));
@@ -240,10 +262,14 @@ export const PAGE_SCRIPT = `
   if (data.filters && data.filters.session) { addSession(data.filters.session); fSession.value = data.filters.session; }
   readFilters();
   drawLanes(2);
-  count();
+  layout();
   if (data.note) problem(data.note);
 
-  if (!data.live) { addInChunks(data.steps || [], 0); return; }
+  if (!data.live) {
+    add(data.steps || []);
+    document.body.setAttribute("data-ready", "true");
+    return;
+  }
   var live = document.getElementById("live");
   var es = new EventSource("events");
   es.addEventListener("open", function () { live.textContent = "live"; live.className = ""; });
