@@ -322,6 +322,22 @@ describe.skipIf(!CHROMIUM)("in chromium", () => {
     expect(await visibleRows(page).count()).toBe(2);
   }, 60_000);
 
+  test("a long trace: only the rows in view are drawn; scrolled to the end, the last message shows; a filter finds one far down", async () => {
+    let text = JSON.stringify({ components: ["agent.ts"] }) + "\n";
+    for (let i = 0; i < 3000; i++) text += rec(i, 0, "in", update(i === 2999 ? "sess-last" : "s", `chunk ${i}`)) + rec(i + 0.5, "client", "out", update(i === 2999 ? "sess-last" : "s", `chunk ${i}`));
+    const out = join(work, "long.html");
+    expect(runBin(["conductor", "trace", writeTrace("long.jsonl", text), "--html", out]).code).toBe(0);
+    const { page } = await openPage(`file://${out}`);
+    expect(await page.locator("#status").textContent()).toBe("3000 messages");
+    expect(await page.locator("#rows .row").count()).toBeLessThan(200);
+    expect(await page.locator("#rows .row", { hasText: '"chunk 2999"' }).count()).toBe(0);
+    await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+    await page.locator("#rows .row", { hasText: '"chunk 2999"' }).waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.selectOption("#f-session", "sess-last");
+    expect(await page.locator("#rows .row").allTextContents()).toEqual([expect.stringContaining('"chunk 2999"')]);
+  }, 60_000);
+
   test("an empty trace makes a page that says no messages", async () => {
     const out = join(work, "empty.html");
     const r = runBin(["conductor", "trace", writeTrace("empty.jsonl", ""), "--html", out]);
