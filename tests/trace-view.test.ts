@@ -295,6 +295,13 @@ describe.skipIf(!CHROMIUM)("in chromium", () => {
     expect(shown).toEqual(prompt(5, "sess-a", `hello ${HOSTILE}`));
     expect(JSON.parse((await page.locator("#detail pre.routed").textContent())!)).toEqual(prompt(0, "sess-a", `hello ${HOSTILE}`));
     expect(await page.locator("#detail h2").first().textContent()).toBe("client → #0 raw-proxy.ts at 1.00 ms");
+    await page.keyboard.press("Escape");
+    expect(await page.locator("#detail").isVisible()).toBe(false);
+    await page.locator("#rows .row").nth(5).focus();
+    await page.keyboard.press("Enter");
+    expect(JSON.parse((await page.locator("#detail pre.json").first().textContent())!)).toEqual({ jsonrpc: "2.0", id: 0, result: { stopReason: "end_turn" } });
+    await page.locator("#detail .close").click();
+    expect(await page.locator("#detail").isVisible()).toBe(false);
 
     await page.selectOption("#f-session", "sess-b");
     expect(await visibleRows(page).count()).toBe(2);

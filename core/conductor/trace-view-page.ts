@@ -20,7 +20,7 @@ header { position: sticky; top: 0; background: #f6f7f9; border-bottom: 1px solid
 #live.down { color: #a33; }
 .row { display: flex; align-items: center; height: ${ROW_PX}px; white-space: nowrap; cursor: pointer; }
 #rows { position: relative; }
-#rows .row { position: absolute; left: 0; right: 0; }
+#rows .row { position: absolute; left: 0; min-width: 100%; width: max-content; }
 .row:hover { background: #eef3fb; }
 .row.sel { background: #dce8fa; }
 .t { width: 84px; flex: none; text-align: right; padding-right: 8px; color: #666; }
@@ -49,6 +49,7 @@ main { display: flex; align-items: flex-start; }
   background: #fbfbfc; padding: 8px; box-sizing: border-box; }
 #detail[hidden] { display: none; }
 #detail h2 { font-size: 13px; margin: 0 0 6px; }
+#detail .close { float: right; font: inherit; border: 0; background: none; cursor: pointer; padding: 0 4px; }
 #detail pre { margin: 0 0 10px; white-space: pre-wrap; word-break: break-all; }
 #empty { padding: 24px; color: #666; }
 #problems { color: #b22; padding: 0 10px; }
@@ -203,14 +204,25 @@ export const PAGE_SCRIPT = `
   window.addEventListener("scroll", drawSoon);
   window.addEventListener("resize", drawSoon);
 
-  function show(i) {
-    var s = steps[i];
-    if (!s) return;
+  function select(i) {
     selected = i;
     var rs = rows.querySelectorAll(".row");
     for (var k = 0; k < rs.length; k++) rs[k].classList.toggle("sel", rs[k].getAttribute("data-i") === String(i));
+  }
+  function hideDetail() {
+    detail.hidden = true;
+    select(-1);
+  }
+  function show(i) {
+    var s = steps[i];
+    if (!s) return;
+    select(i);
     detail.textContent = "";
     detail.hidden = false;
+    var close = el("button", "close", "\\u00d7");
+    close.title = "close (Esc)";
+    close.addEventListener("click", hideDetail);
+    detail.appendChild(close);
     detail.appendChild(el("h2", null, laneName(laneIndex(s.from)) + " \\u2192 " + laneName(laneIndex(s.to)) + " at " + Number(s.t).toFixed(2) + " ms"));
     detail.appendChild(el("pre", "json", JSON.stringify(s.message, null, 2)));
     if (s.routed !== undefined) {
@@ -222,6 +234,12 @@ export const PAGE_SCRIPT = `
     var r = e.target.closest(".row");
     if (r) show(Number(r.getAttribute("data-i")));
   });
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Escape") hideDetail();
+  });
+  // the lanes' names sit outside the sheet: they follow its sideways scroll
+  var sheet = document.getElementById("sheet");
+  sheet.addEventListener("scroll", function () { lanesRow.style.transform = "translateX(" + -sheet.scrollLeft + "px)"; });
   rows.addEventListener("keydown", function (e) {
     if (e.key === "Enter" && e.target.classList.contains("row")) show(Number(e.target.getAttribute("data-i")));
   });
