@@ -46,9 +46,10 @@ export async function runTraceView(file: string, flags: TraceViewFlags): Promise
     if (err instanceof TraceLineError) return fail(`${file} is not a trace: ${err.message}`);
     return fail(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (err as Error).message}`);
   }
+  // a live trace's unfinished last line is followed until it ends
+  if (flags.serve) return serve(file, port, filters, limits);
   const cut = whole.cutShort !== undefined ? `line ${whole.cutShort} is cut short (the trace was still being written?): skipped` : undefined;
   if (cut) say(`${file}: ${cut}`);
-  if (flags.serve) return serve(file, port, filters, limits);
 
   const out = flags.html!;
   const { stepsOf } = await import("../core/conductor/trace-steps.ts");
