@@ -178,13 +178,11 @@ describe("the page's pieces (no browser)", () => {
 
   test("lines: a partial last line waits for its newline; an over-long line is refused by number; a non-trace line is named", () => {
     const split = new LineSplitter(64);
-    const problems: TraceLineError[] = [];
-    expect(split.feed(Buffer.from('{"components":[]}\n{"t":1,'), (e) => problems.push(e))).toEqual([{ line: 1, text: '{"components":[]}' }]);
-    expect(split.feed(Buffer.from('"hop":0}\r\n' + "x".repeat(100) + "\nok\n"), (e) => problems.push(e))).toEqual([
-      { line: 2, text: '{"t":1,"hop":0}' },
-      { line: 4, text: "ok" },
-    ]);
-    expect(problems.map((p) => p.message)).toEqual(["line 3 is longer than 64 bytes (MAX_TRACE_LINE_BYTES): skipped"]);
+    expect(split.feed(Buffer.from('{"components":[]}\n{"t":1,'))).toEqual([{ line: 1, text: '{"components":[]}' }]);
+    const [two, three, four, ...more] = split.feed(Buffer.from('"hop":0}\r\n' + "x".repeat(100) + "\nok\n"));
+    expect([two, four, more]).toEqual([{ line: 2, text: '{"t":1,"hop":0}' }, { line: 4, text: "ok" }, []]);
+    expect(three!.error).toBeInstanceOf(TraceLineError);
+    expect(three!.error!.message).toBe("line 3 is longer than 64 bytes (MAX_TRACE_LINE_BYTES)");
     expect(() => parseTraceLine('{"t":1,"hop":0,"dir":"sideways","message":{}}', 7)).toThrow('line 7 is not a trace record ({"t", "hop", "dir", "message"}): ');
     expect(() => parseTraceLine("[1,2]", 2)).toThrow(TraceLineError);
     expect(parseTraceLine("   ", 9)).toBeUndefined();
@@ -212,6 +210,11 @@ describe("bad input through the binary", () => {
     const port = runBin(["conductor", "trace", notTrace, "--serve", "--port", "http"]);
     expect([port.code, port.stderr]).toEqual([2, 'tendril conductor trace: --port must be a port number (0-65535; 0 takes any free port), got "http"\n']);
     expect(runBin(["conductor", "trace", notTrace, "--port", "80"]).stderr).toBe("tendril conductor trace: --port needs --serve\n");
+    const long = writeTrace("long-line.jsonl", rec(1, 0, "in", update("s", "x".repeat(200))));
+    const over = runBin(["conductor", "trace", long, "--html", join(work, "o.html")], { env: { ...process.env, TENDRIL_MAX_TRACE_LINE_BYTES: "100" } });
+    expect([over.code, over.stderr]).toEqual([2, `tendril conductor trace: ${long} is not a trace: line 1 is longer than 100 bytes (MAX_TRACE_LINE_BYTES)\n`]);
+    const badLimit = runBin(["conductor", "trace", long, "--serve"], { env: { ...process.env, TENDRIL_TRACE_POLL_MS: "soon" } });
+    expect([badLimit.code, badLimit.stderr]).toEqual([2, 'tendril conductor trace: TENDRIL_TRACE_POLL_MS must be a positive number of milliseconds, got "soon"\n']);
     expect(runBin(["conductor", "trace", notTrace, "--html", "x", "--no-color"]).stderr).toBe("tendril conductor trace: --no-color is for the text diagram; the page has its own colours\n");
   });
 

@@ -49,6 +49,8 @@ export function parseTraceLine(text: string, line: number): TraceLine | undefine
   throw new TraceLineError(line, `is not a trace record ({"t", "hop", "dir", "message"}): ${shown(text)}`);
 }
 
+export type SplitLine = { line: number; text: string; error?: undefined } | { line: number; error: TraceLineError };
+
 /** Splits bytes into numbered lines; keeps an unfinished last line until its newline comes. */
 export class LineSplitter {
   #pending: Buffer[] = [];
@@ -59,9 +61,9 @@ export class LineSplitter {
 
   constructor(private readonly maxLineBytes: number) {}
 
-  /** The complete lines in `chunk` (with what came before it); `tooLong` hears each line over the bound, which is dropped. */
-  feed(chunk: Buffer, tooLong: (err: TraceLineError) => void): { line: number; text: string }[] {
-    const out: { line: number; text: string }[] = [];
+  /** The complete lines in `chunk` (with what came before it), in order; a line over the bound is an error in its place. */
+  feed(chunk: Buffer): SplitLine[] {
+    const out: SplitLine[] = [];
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(10, start);
@@ -71,7 +73,7 @@ export class LineSplitter {
           this.#skipping = true;
           this.#pending = [];
           this.#pendingBytes = 0;
-          tooLong(new TraceLineError(this.#line + 1, `is longer than ${formatBytes(this.maxLineBytes)} (MAX_TRACE_LINE_BYTES): skipped`));
+          out.push({ line: this.#line + 1, error: new TraceLineError(this.#line + 1, `is longer than ${formatBytes(this.maxLineBytes)} (MAX_TRACE_LINE_BYTES)`) });
         } else if (nl !== -1 && this.#pendingBytes === 0) {
           // the common case, a whole line inside this chunk: decoded straight from it
           this.#line++;
@@ -122,17 +124,13 @@ export async function readWholeTrace(path: string, maxLineBytes: number): Promis
   statSync(path); // a missing file fails here with its own clear error, before any stream is opened
   const out: WholeTrace = { records: [] };
   const splitter = new LineSplitter(maxLineBytes);
-  const take = (l: { line: number; text: string }) => {
+  const take = (l: SplitLine) => {
+    if (l.error) throw l.error;
     const parsed = parseTraceLine(l.text, l.line);
     if (parsed?.kind === "record") out.records.push(parsed.record);
     else if (parsed?.kind === "meta") out.components = parsed.components;
   };
-  for await (const chunk of createReadStream(path)) {
-    for (const l of splitter.feed(chunk as Buffer, (err) => {
-      throw err;
-    }))
-      take(l);
-  }
+  for await (const chunk of createReadStream(path)) for (const l of splitter.feed(chunk as Buffer)) take(l);
   const rest = splitter.rest();
   if (rest) {
     try {
@@ -214,13 +212,23 @@ export class TraceFollower {
         if (n <= 0) break;
         this.#offset += n;
         grew = true;
-        const parsed: TraceLine[] = [];
-        for (const l of this.#splitter.feed(this.#buf.subarray(0, n), (err) => this.on.problem(err))) {
+        // lines and problems are told in file order
+        let parsed: TraceLine[] = [];
+        const tell = (err: TraceLineError) => {
+          if (parsed.length > 0) this.on.lines(parsed);
+          parsed = [];
+          this.on.problem(err);
+        };
+        for (const l of this.#splitter.feed(this.#buf.subarray(0, n))) {
+          if (l.error) {
+            tell(l.error);
+            continue;
+          }
           try {
             const p = parseTraceLine(l.text, l.line);
             if (p) parsed.push(p);
           } catch (err) {
-            this.on.problem(err as TraceLineError);
+            tell(err as TraceLineError);
           }
         }
         if (parsed.length > 0) this.on.lines(parsed);
