@@ -2,8 +2,15 @@
 // trace) and `--serve [--port N]` (the live page on 127.0.0.1 until SIGINT/SIGTERM): flags → values,
 // errors → one line on stderr and the exit code (2 bad input or usage, 1 the page cannot be written).
 // The page, the reader and the server live in core/conductor.
+import { closeSync, writeSync } from "node:fs";
 import { basename } from "node:path";
-import type { TraceLineError } from "../core/conductor/trace-follow.ts";
+import { readWholeTrace, TraceLineError } from "../core/conductor/trace-follow.ts";
+import { PortInUseError, serveTrace } from "../core/conductor/trace-serve.ts";
+import { stepsOf } from "../core/conductor/trace-steps.ts";
+import { tracePage } from "../core/conductor/trace-view.ts";
+import { type Limits, LimitError, loadLimits } from "../core/limits.ts";
+import { openPrivateFile } from "../core/private-file.ts";
+import { signalExitCode, watchStopSignals } from "./stop-signals.ts";
 
 export interface TraceViewFlags {
   html?: string;
@@ -28,8 +35,7 @@ export async function runTraceView(file: string, flags: TraceViewFlags): Promise
   if (flags.color === false) return fail("--no-color is for the text diagram; the page has its own colours");
   const port = flags.port === undefined ? 0 : /^\d+$/.test(flags.port) ? Number(flags.port) : NaN;
   if (!(port >= 0 && port <= 65535)) return fail(`--port must be a port number (0-65535; 0 takes any free port), got ${JSON.stringify(flags.port)}`);
-  const { loadLimits, LimitError } = await import("../core/limits.ts");
-  let limits;
+  let limits: Limits;
   try {
     limits = loadLimits(process.env);
   } catch (err) {
@@ -37,7 +43,6 @@ export async function runTraceView(file: string, flags: TraceViewFlags): Promise
     throw err;
   }
   const filters = { session: flags.session, method: flags.method };
-  const { readWholeTrace, TraceLineError } = await import("../core/conductor/trace-follow.ts");
   let whole;
   try {
     // --serve reads it too: a file that is not a trace is refused before anything listens
@@ -52,12 +57,10 @@ export async function runTraceView(file: string, flags: TraceViewFlags): Promise
   if (cut) say(`${file}: ${cut}`);
 
   const out = flags.html!;
-  const { stepsOf } = await import("../core/conductor/trace-steps.ts");
-  const { tracePage } = await import("../core/conductor/trace-view.ts");
   const steps = stepsOf(whole.records);
   const html = tracePage({ title: basename(file), components: whole.components, steps, filters, note: cut });
   try {
-    await writePrivate(out, html);
+    writePrivate(out, html);
   } catch (err) {
     return fail(`cannot write ${out}: ${(err as Error).message}`, 1);
   }
@@ -66,9 +69,7 @@ export async function runTraceView(file: string, flags: TraceViewFlags): Promise
 }
 
 /** The page holds the whole trace (tokens, conversations): private like the trace itself. */
-async function writePrivate(path: string, text: string): Promise<void> {
-  const { openPrivateFile } = await import("../core/private-file.ts");
-  const { closeSync, writeSync } = await import("node:fs");
+function writePrivate(path: string, text: string): void {
   const fd = openPrivateFile(path, "w");
   try {
     const bytes = Buffer.from(text, "utf8");
@@ -78,9 +79,7 @@ async function writePrivate(path: string, text: string): Promise<void> {
   }
 }
 
-async function serve(file: string, port: number, filters: { session?: string; method?: string }, limits: { TRACE_POLL_MS: number; MAX_TRACE_LINE_BYTES: number }): Promise<number> {
-  const { serveTrace, PortInUseError } = await import("../core/conductor/trace-serve.ts");
-  const { signalExitCode, watchStopSignals } = await import("./stop-signals.ts");
+async function serve(file: string, port: number, filters: { session?: string; method?: string }, limits: Limits): Promise<number> {
   const signals = watchStopSignals();
   let server;
   try {
