@@ -1,6 +1,7 @@
 // Owns `tendril conductor`: `agent` and `proxy` (argv, environment, stdio and signals → one chain run),
-// and `trace FILE` (a trace file → a sequence diagram on stdout). Usage errors, including a component
-// that cannot start, exit 2 before anything runs. Routing, processes and the trace live in core/conductor.
+// and `trace FILE` (a trace file → a sequence diagram on stdout; its --html/--serve are trace-view.ts's).
+// Usage errors, including a component that cannot start, exit 2 before anything runs. Routing,
+// processes and the trace live in core/conductor.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
 
@@ -13,6 +14,9 @@ interface TraceFlags {
   session?: string;
   method?: string;
   color?: boolean;
+  html?: string;
+  serve?: boolean;
+  port?: string;
 }
 
 const CHAIN_HELP = `
@@ -58,13 +62,17 @@ export function describeConductor(program: Command, exit: ExitBox): void {
     });
   conductor
     .command("trace")
-    .description("print a --trace file as a sequence diagram")
+    .description("print a --trace file as a sequence diagram, or show it in a browser (--html, --serve)")
     .argument("<FILE>", "a trace written by --trace")
     .option("--session <ID>", "only messages of this session")
     .option("--method <GLOB>", "only messages whose method matches GLOB (e.g. 'session/*')")
     .option("--no-color", "no colour even on a terminal")
+    .option("--html <OUT>", "write one self-contained HTML page (lanes, arrows, a click shows the JSON)")
+    .option("--serve", "serve a page on 127.0.0.1 that follows the growing trace live; prints its URL")
+    .option("--port <N>", "the --serve port (default 0: any free port)")
     .action(async (file: string, flags: TraceFlags) => {
-      exit.code = await runTracePrint(file, flags);
+      const view = flags.html !== undefined || flags.serve === true || flags.port !== undefined;
+      exit.code = view ? await (await import("./trace-view.ts")).runTraceView(file, flags) : await runTracePrint(file, flags);
     });
 }
 

@@ -78,6 +78,8 @@ export const LIMIT_SPECS = {
   MAX_PARALLEL_CRATES: { value: 16, unit: "count", why: "crates of one call fetched at once" },
   COMPONENT_STDERR_TAIL_BYTES: { value: 4 * KiB, unit: "bytes", why: "a chain component's last stderr kept for the error that names it" },
   MAX_HOP_QUEUE_BYTES: { value: 64 * MiB, unit: "bytes", why: "output waiting for one hop of a chain that stopped reading; more ends the chain" },
+  MAX_TRACE_LINE_BYTES: { value: 8 * MiB, unit: "bytes", why: "one line of a trace file `conductor trace --html/--serve` reads (a message and its record)" },
+  TRACE_POLL_MS: { value: 100, unit: "ms", why: "how often `conductor trace --serve` looks for lines appended to the trace" },
   RESEARCH_CACHE_ENTRIES: { value: 64, unit: "count", zeroOk: true, why: "crate research answers kept for identical queries (0: no cache)" },
   RESEARCH_CACHE_S: { value: 900, unit: "s", why: "how long a crate research answer is reused for an identical query" },
   RESEARCH_READ_FILE_BYTES: { value: 10 * MiB, unit: "bytes", why: "one crate file a research session's read_crate_file reads" },
