@@ -5,7 +5,8 @@
 // pool's local-server spec. `tendril dev-mcp` serves the same tools.
 import { realpathSync } from "node:fs";
 import { shellEnv } from "../core/child-env.ts";
-import type { SandboxConfig, SandboxMode } from "../core/config.ts";
+import type { SandboxConfig } from "../core/config.ts";
+import type { SandboxMode } from "../core/sandbox-modes.ts";
 import type { Limits } from "../core/limits.ts";
 import type { McpServerSpec, StdioConfine } from "../core/mcp/types.ts";
 import type { Launch } from "../tools/dev/exec.ts";

@@ -11,7 +11,7 @@ import { UNSANDBOXED_HOOK } from "../core/agent/sandbox-retry.ts";
 import { ShellTool, shellInput } from "../tools/dev/shell.ts";
 import { GroupExecutor } from "../tools/dev/exec.ts";
 import type { SandboxContext } from "../tools/dev/sandbox.ts";
-import type { SandboxMode } from "../core/config.ts";
+import type { SandboxMode } from "../core/sandbox-modes.ts";
 import { type Launcher, plainLauncher } from "../tools/dev/exec.ts";
 import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
 import { detectStack } from "../tools/dev/stack.ts";

@@ -1,5 +1,6 @@
 // Owns `tendril prompt`'s flags: the one table the command line parser (with the help's groups) and the
 // fast path both read, and the values they give. Does not parse or check values: cli/prompt.ts does.
+import { SANDBOX_MODES } from "../core/sandbox-modes.ts";
 
 export interface PromptFlags {
   agent?: string;
@@ -52,7 +53,7 @@ export const FLAGS: FlagSpec[] = [
   { name: "mcp", arg: "<NAME=CMD>", group: "agent", help: "add a stdio MCP server to the session (repeatable)", repeatable: true },
   { name: "cwd", arg: "<DIR>", group: "may", help: "workspace directory of the session (default: the current directory)" },
   { name: "approve", arg: "<POLICY>", group: "may", help: "permission answers: ask-deny (deny all), all, or a POLICY.toml with [[rules]]", default: "ask-deny" },
-  { name: "sandbox", arg: "<S>", group: "may", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: ["off", "read-only", "workspace-write"] },
+  { name: "sandbox", arg: "<S>", group: "may", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: [...SANDBOX_MODES] },
   { name: "max-turns", arg: "<N>", group: "may", help: "stop after N model turns: the next one is cancelled (exit 5)" },
   { name: "timeout", arg: "<S>", group: "may", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
   { name: "output", arg: "<FORMAT>", group: "back", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: ["text", "json", "stream-json"] },

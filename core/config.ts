@@ -10,16 +10,14 @@ import type { z } from "zod";
 import { type McpServerEntry, mcpEntrySchema } from "./mcp-entry.ts";
 import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.ts";
 import { credentialsPath, storedProvider } from "./credentials.ts";
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "./policy/modes.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "./sandbox-modes.ts";
 import { isProviderName, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
 
 export type { McpServerEntry };
 
 export type { PermissionRule };
 
-export type PermissionMode = "ask" | "auto-edit" | "yolo" | "read-only" | "plan";
-export const PERMISSION_MODES: readonly PermissionMode[] = ["ask", "auto-edit", "yolo", "read-only", "plan"];
-export type SandboxMode = "off" | "read-only" | "workspace-write";
-export const SANDBOX_MODES: readonly SandboxMode[] = ["off", "read-only", "workspace-write"];
 
 /** The sandbox for shell commands (SPEC §3.8; tools/dev/sandbox.ts enforces it). */
 export interface SandboxConfig {
@@ -208,7 +206,7 @@ function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, st
 }
 
 function pickSandboxMode(raw: string): SandboxMode {
-  if (SANDBOX_MODES.includes(raw as SandboxMode)) return raw as SandboxMode;
+  if (isSandboxMode(raw)) return raw;
   throw new ConfigError(`sandbox must be one of ${SANDBOX_MODES.join(", ")}, got ${JSON.stringify(raw)}`);
 }
 
@@ -259,7 +257,7 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
   const level = flags.log ?? env.TENDRIL_LOG ?? file.log ?? "warn";
   if (!isLogLevel(level)) throw new ConfigError(`log level must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level)}`);
   const mode = flags.mode ?? env.TENDRIL_MODE ?? profile?.mode ?? file.mode ?? "ask";
-  if (!PERMISSION_MODES.includes(mode as PermissionMode)) {
+  if (!isPermissionMode(mode)) {
     throw new ConfigError(`mode must be one of ${PERMISSION_MODES.join(", ")}, got ${JSON.stringify(mode)}`);
   }
   const limits = loadLimits({ ...fileLimits(file.limits, where), ...env });
@@ -287,7 +285,7 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
     logLevel: level,
     dev: profile?.dev ?? true,
     hookServers: hookServers(env.TENDRIL_MCP_HOOK_SERVERS ?? file.mcp_hook_servers),
-    mode: mode as PermissionMode,
+    mode,
     // A profile's rules are checked before the config file's: first match wins.
     rules: [...(await parseRules(profile?.rules, profile?.file ?? "")), ...(await parseRules(file.rules, where))],
     mcp: [...(profile?.mcp ?? []), ...(file.mcp ?? [])],

@@ -2,6 +2,7 @@
 // `command`, or `url` with `type` http/sse) and its plain value. Does not start servers.
 import type { z } from "zod";
 import type { Zod } from "./zod-issue.ts";
+import { SANDBOX_MODES } from "./sandbox-modes.ts";
 
 /** The entry's schema, built inside the config file's and the profile's own (lazy) schemas. */
 export function mcpEntrySchema(z: Zod) {
@@ -15,7 +16,7 @@ export function mcpEntrySchema(z: Zod) {
       url: z.string().min(1).optional(),
       headers: z.record(z.string(), z.string()).optional(),
       /** Confine a stdio server like shell commands (SPEC §3.8); default off. */
-      sandbox: z.enum(["off", "read-only", "workspace-write"]).optional(),
+      sandbox: z.enum(SANDBOX_MODES).optional(),
     })
     .refine((e) => !e.command !== !e.url, { message: "exactly one of command or url is required" })
     .refine((e) => e.sandbox === undefined || e.sandbox === "off" || e.command !== undefined, {

@@ -7,6 +7,8 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { mcpEntrySchema } from "./mcp-entry.ts";
 import { PROVIDERS } from "./llm/provider-names.ts";
+import { PERMISSION_MODES } from "./policy/modes.ts";
+import { SANDBOX_MODES } from "./sandbox-modes.ts";
 import { firstIssue, issuePath, lazySchema, type SchemaOf } from "./zod-issue.ts";
 
 export class ProfileError extends Error {
@@ -21,7 +23,7 @@ const profileSchema = lazySchema((z) =>
       models: z.array(z.string().min(1)).optional(),
       max_tokens: z.number().int().positive().optional(),
       context_window: z.number().int().positive().optional(),
-      mode: z.enum(["ask", "auto-edit", "yolo", "read-only", "plan"]).optional(),
+      mode: z.enum(PERMISSION_MODES).optional(),
       system_prompt: z.string().optional(),
       /** A file beside the profile (or absolute) whose text is the system prompt. */
       system_prompt_file: z.string().optional(),
@@ -29,7 +31,7 @@ const profileSchema = lazySchema((z) =>
       dev: z.boolean().optional(),
       rules: z.array(z.unknown()).optional(),
       mcp: z.array(mcpEntrySchema(z)).optional(),
-      sandbox: z.enum(["off", "read-only", "workspace-write"]).optional(),
+      sandbox: z.enum(SANDBOX_MODES).optional(),
       sandbox_network: z.boolean().optional(),
       sandbox_hide: z.array(z.string().min(1)).optional(),
       sandbox_allow_domains: z.array(z.string()).optional(),

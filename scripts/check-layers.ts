@@ -87,6 +87,10 @@ for (const file of all) {
         problems.push(`${file}: tools/ may import only the leaf modules of core/ (${CORE_LEAVES.join(", ")}), not ${target}`);
       }
       if (layer === "main" && tlayer !== "cli") problems.push(`main.ts: must import only cli/ (${target})`);
+      // The policy engine sits below config and the agent: config reads its mode names, never the reverse.
+      if (file.startsWith("core/policy/") && !isTest && tlayer === "core" && !target.startsWith("core/policy/") && !CORE_LEAVES.includes(target)) {
+        problems.push(`${file}: core/policy/ may import only itself and core/'s leaf modules, not ${target}`);
+      }
       continue;
     }
     if (typeOnly || isTest) continue;

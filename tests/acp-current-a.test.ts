@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { PermissionMode } from "../core/config.ts";
+import type { PermissionMode } from "../core/policy/modes.ts";
 import { createPolicy, type PolicyCall } from "../core/policy/policy.ts";
 import { compileRule } from "../core/policy/rules.ts";
 import picomatch from "picomatch";

@@ -4,7 +4,7 @@
 // the user's turn. Running them is the session manager's (session.ts). An unknown `/NAME` is no
 // command: it goes to the model as text; an unknown `/SERVER:PROMPT` is answered with what there is.
 import type { AvailableCommand, ContentBlock } from "@agentclientprotocol/sdk";
-import { PERMISSION_MODES } from "../config.ts";
+import { PERMISSION_MODES } from "../policy/modes.ts";
 import type { McpPromptInfo, McpPromptMessage } from "../mcp/types.ts";
 import initText from "./commands.md" with { type: "text" };
 

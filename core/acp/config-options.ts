@@ -3,7 +3,8 @@
 // modes state), `thought_level` (off/low/medium/high, for a provider that maps it), and the dev shell's `sandbox`. Applying a
 // value is the session's (session.ts); mapping the level onto an API is the provider adapters' (core/llm).
 import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
-import { PERMISSION_MODES, type PermissionMode, SANDBOX_MODES, type SandboxMode } from "../config.ts";
+import { PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
+import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../sandbox-modes.ts";
 import { THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
 
@@ -80,8 +81,8 @@ export function sandboxOption(current: SandboxMode): SessionConfigOption {
 }
 
 export function checkSandboxMode(value: unknown): SandboxMode {
-  if (typeof value !== "string" || !SANDBOX_MODES.includes(value as SandboxMode)) {
+  if (!isSandboxMode(value)) {
     throw new AcpError(INVALID_PARAMS, `unknown sandbox setting: ${JSON.stringify(value)} (settings: ${SANDBOX_MODES.join(", ")})`);
   }
-  return value as SandboxMode;
+  return value;
 }

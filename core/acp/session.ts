@@ -5,9 +5,10 @@
 // changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
 // (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
 import type { AvailableCommand, ContentBlock, McpServer, SessionConfigOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { PermissionMode, PermissionRule, SandboxMode } from "../config.ts";
+import type { PermissionRule } from "../config.ts";
+import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
+import type { SandboxMode } from "../sandbox-modes.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
-import { PERMISSION_MODES } from "../config.ts";
 import type { Limits } from "../limits.ts";
 import { type LlmProvider, type Message, THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
 import type { McpServerEvent, McpServerSpec, McpSessionTools } from "../mcp/types.ts";
@@ -221,7 +222,7 @@ export class SessionManager {
     const saved = this.host.store && isSessionId(id) ? this.host.store.load(id) : undefined;
     if (!saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id} (no saved session with this id)`, { sessionId: id });
     if (live) await this.#drop(live);
-    const mode = PERMISSION_MODES.includes(saved.mode as PermissionMode) ? (saved.mode as PermissionMode) : this.host.mode;
+    const mode = isPermissionMode(saved.mode) ? saved.mode : this.host.mode;
     const model = saved.model && (await this.#models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
     const level = saved.options[THOUGHT_OPTION_ID] as ThoughtLevel | undefined;
     const thoughtLevel = level && THOUGHT_LEVELS.includes(level) ? level : undefined;
@@ -593,10 +594,10 @@ export class SessionManager {
    */
   async setMode(id: string, modeId: unknown): Promise<SessionUpdate[]> {
     const s = this.#get(id);
-    if (typeof modeId !== "string" || !PERMISSION_MODES.includes(modeId as PermissionMode)) {
+    if (!isPermissionMode(modeId)) {
       throw new AcpError(INVALID_PARAMS, `unknown mode: ${JSON.stringify(modeId)} (modes: ${PERMISSION_MODES.join(", ")})`);
     }
-    s.policy.setMode(modeId as PermissionMode);
+    s.policy.setMode(modeId);
     s.recorder?.mode(modeId);
     const { configOptions } = await this.describe(s);
     return [

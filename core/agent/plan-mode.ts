@@ -3,7 +3,7 @@
 // modes and carry it out. The denials themselves are the policy engine's (policy.ts); the mode switch
 // and what the client hears of it are the session's (the `switchMode` it is given).
 import type { PermissionOption, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { PermissionMode } from "../config.ts";
+import type { PermissionMode } from "../policy/modes.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
 import type { PermissionAnswer, PermissionAsk } from "./tool-calls.ts";

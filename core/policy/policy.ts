@@ -3,7 +3,7 @@
 // for the workspace in every later session and process. A remembered allow never covers a shell
 // command with control syntax; a remembered rejection covers every command inside one. Does not
 // talk to the client (the turn asks).
-import type { PermissionMode } from "../config.ts";
+import type { PermissionMode } from "./modes.ts";
 import { log } from "../log.ts";
 import type { ApprovalStore } from "./approvals.ts";
 import { allowCovers, firstMatch, type PermissionRule } from "./rules.ts";

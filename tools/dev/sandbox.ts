@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { findCommand } from "../../core/process-group.ts";
 import { log } from "../../core/log.ts";
 import { isInside } from "../../core/path-inside.ts";
-import type { SandboxConfig, SandboxMode } from "../../core/config.ts";
+import type { SandboxConfig } from "../../core/config.ts";
+import type { SandboxMode } from "../../core/sandbox-modes.ts";
 import type { Launch, Launcher } from "./exec.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 
