@@ -3,13 +3,22 @@
 // and process groups stopped, output flushed). `tendril agent` runs it on stdio; `tendril prompt`
 // runs it in its own process over an in-memory pipe (no second process to start).
 // Reads no flags, catches no signal and never exits (agent.ts, prompt.ts do).
+import { type AgentIo, serveAgent } from "../core/acp/agent-server.ts";
+import { AgentAuth, type AuthHost } from "../core/acp/auth.ts";
+import { SessionManager } from "../core/acp/session.ts";
+import { SessionStore } from "../core/agent/session-store.ts";
 import type { Config } from "../core/config.ts";
-import type { LlmProvider } from "../core/llm/types.ts";
-import type { AuthHost } from "../core/acp/auth.ts";
-import type { LinkEnd } from "../core/wire/link.ts";
-import type { AgentIo } from "../core/acp/agent-server.ts";
-import { releaseOnStop } from "./stop-signals.ts";
 import { flushWithin } from "../core/exit-flush.ts";
+import type { LlmProvider } from "../core/llm/types.ts";
+import { logFailure } from "../core/log.ts";
+import { AcpMcpRelay } from "../core/mcp/acp-transport.ts";
+import { createMcpPool } from "../core/mcp/pool.ts";
+import { ApprovalStore } from "../core/policy/approvals.ts";
+import { killAllGroupsNow, setKillGrace } from "../core/process-group.ts";
+import { VERSION } from "../core/version.ts";
+import type { LinkEnd } from "../core/wire/link.ts";
+import { mcpConfine, sandboxProblem, startDevTools } from "./agent-dev-tools.ts";
+import { releaseOnStop } from "./stop-signals.ts";
 
 /** The client's byte streams (the line bound comes from the config). */
 type ClientStreams = Omit<AgentIo, "maxLineBytes">;
@@ -22,7 +31,7 @@ export interface OpenAgent {
   /** The close sequence; `eof` gives turns the client's EOF cancelled a moment to send their answers. */
   close(eof: boolean): Promise<void>;
   /** Kills every process group at once (the last resort of every exit path). */
-  killAllGroups(): void;
+  killAllGroupsNow(): void;
   /** Flushes what is queued for the client (bounded by the caller). */
   flush(): Promise<void>;
 }
@@ -40,25 +49,12 @@ export interface OpenOptions {
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
-  const [{ createMcpPool }, { killAllGroupsNow: killAllGroups, setKillGrace }, { SessionManager }, { SessionStore }, { ApprovalStore }, { serveAgent }, { startDevTools, mcpConfine, sandboxProblem }, { VERSION }, { logFailure }] =
-    await Promise.all([
-      import("../core/mcp/pool.ts"),
-      import("../core/process-group.ts"),
-      import("../core/acp/session.ts"),
-      import("../core/agent/session-store.ts"),
-      import("../core/policy/approvals.ts"),
-      import("../core/acp/agent-server.ts"),
-      import("./agent-dev-tools.ts"),
-      import("../core/version.ts"),
-      import("../core/log.ts"),
-    ]);
   setKillGrace(cfg.limits.KILL_GRACE_MS);
   const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv, { settings: cfg.sandbox, configDir: cfg.paths.configDir }) : undefined;
   // Last-resort exit: whatever else happens, no tool process outlives the agent. The shim folder goes
   // first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace later), and at exit.
-  process.on("exit", () => killAllGroups());
+  process.on("exit", () => killAllGroupsNow());
   if (dev) releaseOnStop(() => dev.dispose());
-  const { AcpMcpRelay } = await import("../core/mcp/acp-transport.ts");
   const acpRelay = new AcpMcpRelay();
   const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay, confine: mcpConfine({ settings: cfg.sandbox, configDir: cfg.paths.configDir }) });
   const sessions = new SessionManager({
@@ -81,13 +77,13 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
     home: process.env.HOME,
   });
   const mcpCapabilities = { http: true, sse: true, acp: true };
-  const auth = opts.auth ? new (await import("../core/acp/auth.ts")).AgentAuth(opts.auth) : undefined;
+  const auth = opts.auth ? new AgentAuth(opts.auth) : undefined;
   const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true, auth });
   let closing: Promise<void> | undefined;
   return {
     ended: conn.ended,
     cancelAll: () => sessions.cancelAll(),
-    killAllGroups,
+    killAllGroupsNow,
     flush: () => conn.flush(),
     close: (eof) =>
       (closing ??= (async () => {
@@ -95,7 +91,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
         conn.close();
         await sessions.closeAll().catch(logFailure("closing sessions"));
         await pool.closeAll().catch(logFailure("closing the MCP pool"));
-        killAllGroups();
+        killAllGroupsNow();
         dev?.dispose();
         await flushWithin(conn.flush().catch(logFailure("flushing the connection")));
       })()),

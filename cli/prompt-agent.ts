@@ -5,9 +5,10 @@
 // within the grace has its process groups killed.
 import { AgentStderr } from "../core/acp-client/agent-process.ts";
 import type { AgentEnd, AgentExit } from "../core/acp-client/client-runner.ts";
+import { setLogScope, setLogSink } from "../core/log.ts";
 import { bytePipe } from "../core/wire/byte-pipe.ts";
-import { agentSetup, isSetupError } from "./agent.ts";
-import type { OpenAgent } from "./agent-runtime.ts";
+import { agentSetup, isSetupError } from "./agent-run.ts";
+import { type OpenAgent, openAgent } from "./agent-runtime.ts";
 
 export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string } = {}): AgentEnd {
   const toAgent = bytePipe();
@@ -21,13 +22,11 @@ export function startInProcessAgent(stderr: (text: string) => void, flags: { san
   let settle!: (exit: AgentExit) => void;
   const exited = new Promise<AgentExit>((resolve) => (settle = resolve));
   void (async (): Promise<AgentExit> => {
-    const { setLogScope, setLogSink } = await import("../core/log.ts");
     // Log lines read as they did from a spawned agent (the prompt itself reports through its output).
     setLogScope("tendril agent");
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
       const { cfg, provider, passEnv, auth } = await agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
-      const { openAgent } = await import("./agent-runtime.ts");
       agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv, auth });
     } catch (err) {
       if (!isSetupError(err)) throw err;
@@ -56,7 +55,7 @@ export function startInProcessAgent(stderr: (text: string) => void, flags: { san
       let timer: Parameters<typeof clearTimeout>[0];
       const done = await Promise.race([exited, new Promise<undefined>((r) => (timer = setTimeout(r, graceMs)))]);
       clearTimeout(timer);
-      if (done === undefined) agent?.killAllGroups();
+      if (done === undefined) agent?.killAllGroupsNow();
     },
   };
 }

@@ -23,7 +23,7 @@ export function shimCall(invokedAs: string, args: readonly string[]): Promise<nu
 /** Runs `tendril agent` with no flags at all, or `tendril prompt` with plain flags, without commander;
  *  resolves undefined when the full command line parser must take the call. */
 export function modeCall(args: readonly string[]): Promise<number | undefined> {
-  if (args.length === 1 && args[0] === "agent") return import("./agent.ts").then((m) => m.runAgent({}));
+  if (args.length === 1 && args[0] === "agent") return import("./agent-run.ts").then((m) => m.runAgent({}));
   if (args[0] === "prompt" || args[0] === "yopo") return import("./prompt.ts").then((m) => m.runPromptFast(args.slice(1)));
   return Promise.resolve(undefined);
 }

@@ -48,6 +48,7 @@ function importsOf(text: string): Imp[] {
  *  permission rule, ajv only for `tendril prompt --output-schema`. */
 const LEAN_ENTRIES = [
   "cli/agent.ts",
+  "cli/agent-run.ts",
   "cli/agent-runtime.ts",
   "cli/agent-dev-tools.ts",
   "cli/dev-mcp-tools.ts",
