@@ -24,7 +24,7 @@ export function shimCall(invokedAs: string, args: readonly string[]): Promise<nu
  *  resolves undefined when the full command line parser must take the call. */
 export function modeCall(args: readonly string[]): Promise<number | undefined> {
   if (args.length === 1 && args[0] === "agent") return import("./agent-run.ts").then((m) => m.runAgent({}));
-  if (args[0] === "prompt" || args[0] === "yopo") return import("./prompt.ts").then((m) => m.runPromptFast(args.slice(1)));
+  if (args[0] === "prompt" || args[0] === "yopo") return import("./prompt-run.ts").then((m) => m.runPromptFast(args.slice(1)));
   return Promise.resolve(undefined);
 }
 

@@ -53,6 +53,7 @@ const LEAN_ENTRIES = [
   "cli/agent-dev-tools.ts",
   "cli/dev-mcp-tools.ts",
   "cli/prompt.ts",
+  "cli/prompt-run.ts",
   "cli/prompt-agent.ts",
   "core/acp/agent-server.ts",
   "core/acp-client/approve.ts",
