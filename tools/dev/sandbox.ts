@@ -5,7 +5,7 @@
 // confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts.
 import { execFile } from "node:child_process";
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findCommand } from "../../core/process-group.ts";
@@ -283,7 +283,7 @@ export async function checkSandbox(pathVar: string | undefined, home: string | u
     const root = realpathSync(scratch);
     const ws = join(root, "ws");
     const tmp = join(root, "tmp");
-    await Promise.all([ws, tmp].map((d) => import("node:fs/promises").then((fs) => fs.mkdir(d))));
+    await Promise.all([ws, tmp].map((d) => mkdir(d)));
     for (const mode of CONFINED) {
       const settings: SandboxSettings = { mode, network: false, hide: [], allowDomains: [] };
       try {
