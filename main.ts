@@ -4,7 +4,7 @@
 // The compiled binary is ESM split into chunks: this entry chunk stays small, so every mode loads only its own code.
 import { basename } from "node:path";
 import { modeCall, quickAnswer, shimCall } from "./cli/quick.ts";
-import { writeAll } from "./cli/stdio.ts";
+import { writeAll } from "./cli/process/stdio.ts";
 
 const invokedAs = basename(process.argv0 || "tendril");
 const args = process.argv.slice(2);

@@ -1,16 +1,16 @@
 // Owns the command line: the list of modes, `--help`/`--version`, and usage errors (exit 2, one line).
 // Each mode describes its own flags in cli/<mode>.ts; heavy code loads only inside a mode's action.
 import { Command, CommanderError } from "commander";
-import { describeShims } from "./shims.ts";
-import { describeAgent } from "./agent.ts";
-import { describePrompt } from "./prompt.ts";
-import { describeDevMcp } from "./dev-mcp.ts";
-import { describeCrateFetch } from "./crate-fetch.ts";
-import { describeConductor } from "./conductor.ts";
+import { describeShims } from "./modes/shims.ts";
+import { describeAgent } from "./modes/agent.ts";
+import { describePrompt } from "./modes/prompt.ts";
+import { describeDevMcp } from "./modes/dev-mcp.ts";
+import { describeCrateFetch } from "./modes/crate-fetch.ts";
+import { describeConductor } from "./modes/conductor.ts";
 
 export { VERSION } from "../core/version.ts";
 import { VERSION } from "../core/version.ts";
-import type { ExitBox } from "./exit-box.ts";
+import type { ExitBox } from "./process/exit-box.ts";
 import { runShim } from "./quick.ts";
 
 /** Finds the (sub)command the failing argv was aimed at, to point at its --help. */

@@ -23,12 +23,12 @@ export function shimCall(invokedAs: string, args: readonly string[]): Promise<nu
 /** Runs `tendril agent` with no flags at all, or `tendril prompt` with plain flags, without commander;
  *  resolves undefined when the full command line parser must take the call. */
 export function modeCall(args: readonly string[]): Promise<number | undefined> {
-  if (args.length === 1 && args[0] === "agent") return import("./agent-run.ts").then((m) => m.runAgent({}));
-  if (args[0] === "prompt" || args[0] === "yopo") return import("./prompt-run.ts").then((m) => m.runPromptFast(args.slice(1)));
+  if (args.length === 1 && args[0] === "agent") return import("./modes/agent-run.ts").then((m) => m.runAgent({}));
+  if (args[0] === "prompt" || args[0] === "yopo") return import("./modes/prompt-run.ts").then((m) => m.runPromptFast(args.slice(1)));
   return Promise.resolve(undefined);
 }
 
 export async function runShim(name: "rg" | "tree", args: string[]): Promise<number> {
-  const mod = name === "rg" ? await import("./rg.ts") : await import("./tree.ts");
+  const mod = name === "rg" ? await import("./modes/rg.ts") : await import("./modes/tree.ts");
   return mod.run(args);
 }

@@ -1,7 +1,7 @@
 // Owns Tendril's credentials file ($XDG_CONFIG_HOME/tendril/credentials.toml): reading it (mode 0600
 // or refused, TOML syntax, known keys only, each error naming the file and the fix), writing it
 // privately and atomically, removing a provider's entry, and which key wins (environment > file).
-// Does not prompt anyone (cli/login.ts) or speak ACP (core/acp/auth.ts).
+// Does not prompt anyone (cli/modes/login.ts) or speak ACP (core/acp/auth.ts).
 import { closeSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";

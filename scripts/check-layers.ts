@@ -47,14 +47,14 @@ function importsOf(text: string): Imp[] {
  *  only when something is validated (core/zod-issue.ts loads it), picomatch (~1 ms) with the first
  *  permission rule, ajv only for `tendril prompt --output-schema`. */
 const LEAN_ENTRIES = [
-  "cli/agent.ts",
-  "cli/agent-run.ts",
-  "cli/agent-runtime.ts",
-  "cli/agent-dev-tools.ts",
-  "cli/dev-mcp-tools.ts",
-  "cli/prompt.ts",
-  "cli/prompt-run.ts",
-  "cli/prompt-agent.ts",
+  "cli/modes/agent.ts",
+  "cli/modes/agent-run.ts",
+  "cli/compose/agent-runtime.ts",
+  "cli/compose/agent-dev-tools.ts",
+  "cli/compose/dev-mcp-tools.ts",
+  "cli/modes/prompt.ts",
+  "cli/modes/prompt-run.ts",
+  "cli/compose/prompt-agent.ts",
   "core/acp/agent-server.ts",
   "core/acp-client/approve.ts",
   "core/acp-client/client-runner.ts",

@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startDevTools } from "../cli/agent-dev-tools.ts";
+import { startDevTools } from "../cli/compose/agent-dev-tools.ts";
 import { loadLimits } from "../core/limits.ts";
 import { connectMcpServer } from "../core/mcp/client.ts";
 import { LocalServer } from "../core/mcp/local-server.ts";

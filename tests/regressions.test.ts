@@ -13,7 +13,7 @@ import type { McpServerSpec } from "../core/mcp/types.ts";
 import { createMcpPool } from "../core/mcp/pool.ts";
 import { loadLimits } from "../core/limits.ts";
 import { memoryAgent } from "./memory-agent.ts";
-import { dieOfUncaught } from "../cli/fatal.ts";
+import { dieOfUncaught } from "../cli/process/fatal.ts";
 import { toolTitle } from "../core/agent/updates.ts";
 
 const OPTIONS = [

@@ -1,7 +1,7 @@
 // Owns the crate-sources research proxy (SPEC §5.2) on top of the proxy library: every session the
 // client opens (new, load, resume) gets an MCP server offering `rust_crate_query`; a call runs one
 // research query (research-session.ts), or answers from the cache of recent identical ones.
-// Does not touch processes, argv or the registry: cli/crate-fetch-proxy.ts wires those in.
+// Does not touch processes, argv or the registry: cli/modes/crate-fetch-proxy.ts wires those in.
 import { z } from "zod";
 import type { McpCallContext, McpToolResult } from "../conductor/mcp-over-acp.ts";
 import type { Proxy, ServedMcp } from "../conductor/proxy.ts";

@@ -1,5 +1,5 @@
 // Owns the crate-fetch failure vocabulary: one CrateError with a kind per failure a user can act on.
-// Exit codes for the kinds live in cli/crate-fetch.ts; here only the meaning and the message.
+// Exit codes for the kinds live in cli/modes/crate-fetch.ts; here only the meaning and the message.
 
 export type CrateErrorKind =
   | "usage" // a malformed NAME[@RANGE]

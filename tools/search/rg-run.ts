@@ -1,7 +1,7 @@
 // Owns one built-in rg run: which paths are searched and how they print (ripgrep's rules for explicit
 // files, directories, stdin and `./`), -f pattern files, --ignore-file, --sort/--sortr, --stats and the
 // exit code (0 match, 1 none, 2 error). Does not parse arguments (rg-args.ts), search a file (rg-file.ts)
-// nor own the process (cli/rg.ts).
+// nor own the process (cli/modes/rg.ts).
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadIgnoreFile } from "./ignore-rules.ts";

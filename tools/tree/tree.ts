@@ -1,6 +1,6 @@
 // Owns the tree shim: a gitignore-aware walk that counts each file's lines and each directory's totals,
 // bounded by entries, time and the output cap (totals cut short print with `+`), drawn like `tree`.
-// Does not parse arguments or own the process (cli/tree.ts).
+// Does not parse arguments or own the process (cli/modes/tree.ts).
 import { readlinkSync } from "node:fs";
 import { FileReader, shortReadEnds } from "../search/file-bytes.ts";
 import type { ShimOutput } from "../search/shim-output.ts";

@@ -1,5 +1,5 @@
 // Owns the `rg` shim's process: run a real ripgrep from PATH when there is one (not this binary,
-// cli/rg-real.ts), else the built-in search (cli/rg-builtin.ts); each loads only when chosen.
+// cli/modes/rg-real.ts), else the built-in search (cli/modes/rg-builtin.ts); each loads only when chosen.
 import { accessSync, constants, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
 

@@ -3,7 +3,7 @@
 // Usage errors, including a component that cannot start, exit 2 before anything runs. Routing,
 // processes and the trace live in core/conductor.
 import type { Command } from "commander";
-import type { ExitBox } from "./exit-box.ts";
+import type { ExitBox } from "../process/exit-box.ts";
 
 interface ChainFlags {
   trace?: string;
@@ -88,10 +88,10 @@ function usage(message: string): number {
 }
 
 async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: ChainFlags): Promise<number> {
-  const { loadLimits, LimitError } = await import("../core/limits.ts");
-  const { setLogLevel, setLogScope, isLogLevel } = await import("../core/log.ts");
-  const { parseComponents, ComponentError } = await import("../core/conductor/components.ts");
-  const { killAllGroupsNow, setKillGrace } = await import("../core/process-group.ts");
+  const { loadLimits, LimitError } = await import("../../core/limits.ts");
+  const { setLogLevel, setLogScope, isLogLevel } = await import("../../core/log.ts");
+  const { parseComponents, ComponentError } = await import("../../core/conductor/components.ts");
+  const { killAllGroupsNow, setKillGrace } = await import("../../core/process-group.ts");
   setLogScope(`tendril conductor ${mode}`);
   const env = processEnv();
   const level = flags.log ?? env.TENDRIL_LOG;
@@ -113,7 +113,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
   setKillGrace(limits.KILL_GRACE_MS);
   let trace;
   if (flags.trace !== undefined) {
-    const { openTrace } = await import("../core/conductor/trace.ts");
+    const { openTrace } = await import("../../core/conductor/trace.ts");
     try {
       trace = await openTrace(flags.trace, specs.map((s) => s.name));
     } catch (err) {
@@ -121,10 +121,10 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     }
   }
   const [{ runChain }, { stdinChunks, stdoutSink }, { selfCommand }, { releaseOnStop, signalExitCode, watchStopSignals }] = await Promise.all([
-    import("../core/conductor/runner.ts"),
-    import("./stdio.ts"),
-    import("./self.ts"),
-    import("./stop-signals.ts"),
+    import("../../core/conductor/runner.ts"),
+    import("../process/stdio.ts"),
+    import("../process/self.ts"),
+    import("../process/stop-signals.ts"),
   ]);
   process.on("exit", () => killAllGroupsNow());
   // As the agent does: the first Ctrl-C cancels the running turns and the chain serves on; a second
@@ -150,8 +150,8 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
 }
 
 async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
-  const { traceRecords } = await import("../core/conductor/trace.ts");
-  const { TracePrinter } = await import("../core/conductor/trace-print.ts");
+  const { traceRecords } = await import("../../core/conductor/trace.ts");
+  const { TracePrinter } = await import("../../core/conductor/trace-print.ts");
   const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
   const skipped = { count: 0 };
   try {
@@ -173,8 +173,8 @@ async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
 
 /** Relays MCP lines between stdio and the conductor's socket until either side closes. */
 async function runMcpBridge(socket: string, server: string): Promise<number> {
-  const { runBridgeClient } = await import("../core/conductor/mcp-bridge-client.ts");
-  const { loadLimits } = await import("../core/limits.ts");
+  const { runBridgeClient } = await import("../../core/conductor/mcp-bridge-client.ts");
+  const { loadLimits } = await import("../../core/limits.ts");
   let limits;
   try {
     limits = loadLimits(processEnv());

@@ -4,8 +4,8 @@
 // whole-descriptor reads and writes of the quick paths (`--version`, the rg and tree shims).
 // Does not frame lines or own the writer's order (core/wire/).
 import { readSync, writeSync } from "node:fs";
-import { chunksOf } from "../core/wire/link.ts";
-import { type ByteSink, nodeSink } from "../core/wire/writer.ts";
+import { chunksOf } from "../../core/wire/link.ts";
+import { type ByteSink, nodeSink } from "../../core/wire/writer.ts";
 
 interface BunFileSink {
   write(chunk: Uint8Array): number;

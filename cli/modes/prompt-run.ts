@@ -5,21 +5,21 @@
 import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type ApprovalPolicy, decidePermission, parseApprovalPolicy } from "../core/acp-client/approve.ts";
-import { type AgentSpawn, type McpStdioServer, type ResumeWanted, runPrompt } from "../core/acp-client/client-runner.ts";
-import type { OutputSchema } from "../core/acp-client/output-schema.ts";
-import { createPromptOutput } from "../core/acp-client/prompt-output.ts";
-import * as cl from "../core/command-line.ts";
-import { ConfigError } from "../core/config.ts";
-import { LimitError, type Limits, loadLimits } from "../core/limits.ts";
-import { isLogLevel, setLogLevel, setLogScope } from "../core/log.ts";
-import { setKillGrace } from "../core/process-group.ts";
-import { formatBytes } from "../core/text-bounds.ts";
-import { VERSION } from "../core/version.ts";
-import { readFileOrUndefined } from "./optional-file.ts";
+import { type ApprovalPolicy, decidePermission, parseApprovalPolicy } from "../../core/acp-client/approve.ts";
+import { type AgentSpawn, type McpStdioServer, type ResumeWanted, runPrompt } from "../../core/acp-client/client-runner.ts";
+import type { OutputSchema } from "../../core/acp-client/output-schema.ts";
+import { createPromptOutput } from "../../core/acp-client/prompt-output.ts";
+import * as cl from "../../core/command-line.ts";
+import { ConfigError } from "../../core/config.ts";
+import { LimitError, type Limits, loadLimits } from "../../core/limits.ts";
+import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
+import { setKillGrace } from "../../core/process-group.ts";
+import { formatBytes } from "../../core/text-bounds.ts";
+import { VERSION } from "../../core/version.ts";
+import { readFileOrUndefined } from "../process/optional-file.ts";
 import { FLAGS, flagKey, type PromptFlags } from "./prompt-flags.ts";
-import { type SelfCommand, selfCommand } from "./self.ts";
-import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
+import { type SelfCommand, selfCommand } from "../process/self.ts";
+import { signalExitCode, type StopSignal, watchStopSignals } from "../process/stop-signals.ts";
 
 type CommandLineModule = typeof cl;
 
@@ -130,7 +130,7 @@ async function outputSchema(raw: string | undefined, maxBytes: number): Promise<
     throw new UsageError(`--output-schema ${raw}: cannot read the file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   // ajv (~8 ms to load and compile a schema) loads only for a run that asks for a schema.
-  const { loadOutputSchema, SchemaFileError } = await import("../core/acp-client/output-schema.ts");
+  const { loadOutputSchema, SchemaFileError } = await import("../../core/acp-client/output-schema.ts");
   try {
     return await loadOutputSchema(text, `--output-schema ${raw}`);
   } catch (err) {
@@ -277,7 +277,7 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
     { timeoutS: setup.timeoutS, schema: setup.schema !== undefined },
   );
   // Without --agent, `tendril agent` runs inside this process: one process start per CI step, not two.
-  const inProcess = flags.agent === undefined ? await import("./prompt-agent.ts") : undefined;
+  const inProcess = flags.agent === undefined ? await import("../compose/prompt-agent.ts") : undefined;
   const interrupt = new AbortController();
   // Kept for the whole run: a second Ctrl-C must not kill this process before the agent's group is dead
   // (the agent leads its own group, so the terminal's signal never reaches it). Shutdown is bounded.

@@ -1,8 +1,8 @@
-// Owns `tendril prompt` / `yopo` on the command line: its flags (from cli/prompt-flags.ts) in the help's
-// groups, and its exit codes. The mode itself (cli/prompt-run.ts) loads when it runs; CI's plain
+// Owns `tendril prompt` / `yopo` on the command line: its flags (from cli/modes/prompt-flags.ts) in the help's
+// groups, and its exit codes. The mode itself (cli/modes/prompt-run.ts) loads when it runs; CI's plain
 // command lines reach it without this parser (cli/quick.ts).
 import type { Command } from "commander";
-import type { ExitBox } from "./exit-box.ts";
+import type { ExitBox } from "../process/exit-box.ts";
 import { FLAGS, GROUPS, type PromptFlags } from "./prompt-flags.ts";
 
 export function describePrompt(program: Command, exit: ExitBox): void {

@@ -3,21 +3,21 @@
 // when `tendril dev-mcp` runs or an agent session opens its in-process `dev` tools (zod only with
 // the first tool call); the process and the exit path stay in dev-mcp.ts and agent-dev-tools.ts.
 import { join } from "node:path";
-import type { Limits } from "../core/limits.ts";
-import { defineTool, noInput, type ToolDefinition } from "../core/mcp/tool-definition.ts";
-import { serverInstructions, toolDescriptions } from "../tools/dev/instructions.ts";
-import { log } from "../core/log.ts";
-import { UNSANDBOXED_HOOK } from "../core/agent/sandbox-retry.ts";
-import { ShellTool, shellInput } from "../tools/dev/shell.ts";
-import { GroupExecutor } from "../tools/dev/exec.ts";
-import type { SandboxContext } from "../tools/dev/sandbox.ts";
-import type { SandboxMode } from "../core/sandbox-modes.ts";
-import { type Launcher, plainLauncher } from "../tools/dev/exec.ts";
-import { pruneStaleSessions } from "../tools/dev/shell-capture.ts";
-import { detectStack } from "../tools/dev/stack.ts";
-import { StrReplaceTool, strReplaceInput } from "../tools/dev/str-replace.ts";
-import { TodoList, todoInput } from "../tools/dev/todo.ts";
-import listed from "../tools/dev/input-schemas.json" with { type: "json" };
+import type { Limits } from "../../core/limits.ts";
+import { defineTool, noInput, type ToolDefinition } from "../../core/mcp/tool-definition.ts";
+import { serverInstructions, toolDescriptions } from "../../tools/dev/instructions.ts";
+import { log } from "../../core/log.ts";
+import { UNSANDBOXED_HOOK } from "../../core/agent/sandbox-retry.ts";
+import { ShellTool, shellInput } from "../../tools/dev/shell.ts";
+import { GroupExecutor } from "../../tools/dev/exec.ts";
+import type { SandboxContext } from "../../tools/dev/sandbox.ts";
+import type { SandboxMode } from "../../core/sandbox-modes.ts";
+import { type Launcher, plainLauncher } from "../../tools/dev/exec.ts";
+import { pruneStaleSessions } from "../../tools/dev/shell-capture.ts";
+import { detectStack } from "../../tools/dev/stack.ts";
+import { StrReplaceTool, strReplaceInput } from "../../tools/dev/str-replace.ts";
+import { TodoList, todoInput } from "../../tools/dev/todo.ts";
+import listed from "../../tools/dev/input-schemas.json" with { type: "json" };
 
 export interface DevToolsOptions {
   root: string;
@@ -60,7 +60,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   // Confinement can apply: the setting is confined now, or a session may switch it on.
   const sandbox = base !== undefined && (opts.sandboxMode !== undefined || base.settings.mode !== "off");
   // Loaded only for a confined setting: `off` (the default) costs nothing.
-  const load = () => import("../tools/dev/sandbox.ts");
+  const load = () => import("../../tools/dev/sandbox.ts");
   const sb = sandbox && current() !== "off" ? await load() : undefined;
   let sbLoaded = sb;
   const launchers = new Map<SandboxMode, Promise<Launcher>>();

@@ -1,19 +1,19 @@
 // Owns `tendril crate-fetch --proxy`: the crate-sources research proxy (core/research) on this process's
 // stdio as a component of a conductor chain, with get_rust_crate_source (tools/crates) for its research
 // sessions, and the exit path: the conductor closes stdin (0), a malformed or over-long line (1), a signal (0).
-import type { Limits } from "../core/limits.ts";
-import { log } from "../core/log.ts";
-import { crateSourceInstructions, crateSourceTool } from "../tools/crates/crate-source-tool.ts";
-import type { CrateFetcher } from "../tools/crates/fetch-crate.ts";
-import { watchStopSignals } from "./stop-signals.ts";
+import type { Limits } from "../../core/limits.ts";
+import { log } from "../../core/log.ts";
+import { crateSourceInstructions, crateSourceTool } from "../../tools/crates/crate-source-tool.ts";
+import type { CrateFetcher } from "../../tools/crates/fetch-crate.ts";
+import { watchStopSignals } from "../process/stop-signals.ts";
 
 /** `newFetcher(cwd)`: a fresh fetcher resolving default versions against the Cargo.lock above `cwd`. */
 export async function serveCrateProxy(newFetcher: (cwd: string) => CrateFetcher, limits: Limits): Promise<number> {
   const [{ Proxy }, { chunksOf }, { nodeSink }, { attachCrateResearch }] = await Promise.all([
-    import("../core/conductor/proxy.ts"),
-    import("../core/wire/link.ts"),
-    import("../core/wire/writer.ts"),
-    import("../core/research/research-proxy.ts"),
+    import("../../core/conductor/proxy.ts"),
+    import("../../core/wire/link.ts"),
+    import("../../core/wire/writer.ts"),
+    import("../../core/research/research-proxy.ts"),
   ]);
   process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
   process.stdout.on("error", () => {}); // a gone conductor shows up as stdin EOF

@@ -4,7 +4,7 @@
 import { mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pidAlive } from "../core/process-group.ts";
+import { pidAlive } from "../../core/process-group.ts";
 import { selfCommand } from "./self.ts";
 import { SHIM_NAMES } from "./shim-links.ts";
 

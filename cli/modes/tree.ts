@@ -2,10 +2,10 @@
 // line counts (tools/tree/tree.ts), capped by the shim output limits. Does not walk or count itself.
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { loadLimits } from "../core/limits.ts";
-import { ShimOutput } from "../tools/search/shim-output.ts";
-import { buildTree, renderTree } from "../tools/tree/tree.ts";
-import { writeAll } from "./stdio.ts";
+import { loadLimits } from "../../core/limits.ts";
+import { ShimOutput } from "../../tools/search/shim-output.ts";
+import { buildTree, renderTree } from "../../tools/tree/tree.ts";
+import { writeAll } from "../process/stdio.ts";
 
 const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
 

@@ -1,7 +1,7 @@
 // Owns what a protocol mode does when its own code throws where nothing catches it: log it, kill
 // every process group, flush what is owed on stdout within a bound, exit 1. A wedged agent that
 // keeps running after an unknown failure is worse than a dead one its client can restart.
-import { flushWithin } from "../core/exit-flush.ts";
+import { flushWithin } from "../../core/exit-flush.ts";
 
 export interface FatalDeps {
   logError(message: string, fields: Record<string, unknown>): void;

@@ -2,22 +2,22 @@
 // agent takes the same setup), the agent (agent-runtime.ts) on stdio, process-level safety nets (uncaught
 // errors, signals through stop-signals.ts, a closed stdout) and the exit path, which always kills
 // every process group the agent started. The agent itself lives in core/acp and core/agent.
-import type { AuthHost } from "../core/acp/auth.ts";
-import { passEnvNames } from "../core/child-env.ts";
-import { type Config, loadConfig, resolvePaths } from "../core/config.ts";
-import { credentialsPath, keySource } from "../core/credentials.ts";
-import { createProvider } from "../core/llm/provider.ts";
-import type { LlmProvider } from "../core/llm/types.ts";
-import { log, setLogLevel, setLogScope } from "../core/log.ts";
-import { type OpenAgent, openAgent } from "./agent-runtime.ts";
-import { dieOfUncaught } from "./fatal.ts";
-import { readFileOrUndefined } from "./optional-file.ts";
-import { stdinChunks, stdoutSink } from "./stdio.ts";
-import { signalExitCode, watchStopSignals } from "./stop-signals.ts";
+import type { AuthHost } from "../../core/acp/auth.ts";
+import { passEnvNames } from "../../core/child-env.ts";
+import { type Config, loadConfig, resolvePaths } from "../../core/config.ts";
+import { credentialsPath, keySource } from "../../core/credentials.ts";
+import { createProvider } from "../../core/llm/provider.ts";
+import type { LlmProvider } from "../../core/llm/types.ts";
+import { log, setLogLevel, setLogScope } from "../../core/log.ts";
+import { type OpenAgent, openAgent } from "../compose/agent-runtime.ts";
+import { dieOfUncaught } from "../process/fatal.ts";
+import { readFileOrUndefined } from "../process/optional-file.ts";
+import { stdinChunks, stdoutSink } from "../process/stdio.ts";
+import { signalExitCode, watchStopSignals } from "../process/stop-signals.ts";
 
 /** The sandbox engine (node:net, node:os, child_process: ~1.5 ms of a 14 ms start) loads only when a
  *  setting needs it; the default `off` never does. */
-const loadSandbox = () => import("../tools/dev/sandbox.ts");
+const loadSandbox = () => import("../../tools/dev/sandbox.ts");
 
 export interface AgentFlags {
   model?: string;

@@ -4,7 +4,7 @@
 // synchronous step, so a stop either finds it made (and removes it) or keeps it from being made.
 // shim-dir.ts makes and removes it (loaded only then). Used by the agent's in-process tools and by
 // `tendril dev-mcp`.
-import { log } from "../core/log.ts";
+import { log } from "../../core/log.ts";
 
 export interface LazyShims {
   /** The environment for a shell command: `base()` with the shim folder first on PATH (made on the
@@ -23,7 +23,7 @@ export function lazyShims(base: () => Record<string, string>): LazyShims {
     async env() {
       const ready = madeEnv();
       if (ready) return ready;
-      const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("./shim-dir.ts");
+      const { makeShimDir, removeShimDir, sweepStaleShimDirs } = await import("../process/shim-dir.ts");
       const meanwhile = madeEnv(); // another command made it while the module loaded
       if (meanwhile) return meanwhile;
       if (disposed) return base(); // stopping: a folder made now could outlive the process

@@ -3,22 +3,22 @@
 // and process groups stopped, output flushed). `tendril agent` runs it on stdio; `tendril prompt`
 // runs it in its own process over an in-memory pipe (no second process to start).
 // Reads no flags, catches no signal and never exits (agent.ts, prompt.ts do).
-import { type AgentIo, serveAgent } from "../core/acp/agent-server.ts";
-import { AgentAuth, type AuthHost } from "../core/acp/auth.ts";
-import { SessionManager } from "../core/acp/session.ts";
-import { SessionStore } from "../core/agent/session-store.ts";
-import type { Config } from "../core/config.ts";
-import { flushWithin } from "../core/exit-flush.ts";
-import type { LlmProvider } from "../core/llm/types.ts";
-import { logFailure } from "../core/log.ts";
-import { AcpMcpRelay } from "../core/mcp/acp-transport.ts";
-import { createMcpPool } from "../core/mcp/pool.ts";
-import { ApprovalStore } from "../core/policy/approvals.ts";
-import { killAllGroupsNow, setKillGrace } from "../core/process-group.ts";
-import { VERSION } from "../core/version.ts";
-import type { LinkEnd } from "../core/wire/link.ts";
+import { type AgentIo, serveAgent } from "../../core/acp/agent-server.ts";
+import { AgentAuth, type AuthHost } from "../../core/acp/auth.ts";
+import { SessionManager } from "../../core/acp/session.ts";
+import { SessionStore } from "../../core/agent/session-store.ts";
+import type { Config } from "../../core/config.ts";
+import { flushWithin } from "../../core/exit-flush.ts";
+import type { LlmProvider } from "../../core/llm/types.ts";
+import { logFailure } from "../../core/log.ts";
+import { AcpMcpRelay } from "../../core/mcp/acp-transport.ts";
+import { createMcpPool } from "../../core/mcp/pool.ts";
+import { ApprovalStore } from "../../core/policy/approvals.ts";
+import { killAllGroupsNow, setKillGrace } from "../../core/process-group.ts";
+import { VERSION } from "../../core/version.ts";
+import type { LinkEnd } from "../../core/wire/link.ts";
 import { mcpConfine, sandboxProblem, startDevTools } from "./agent-dev-tools.ts";
-import { releaseOnStop } from "./stop-signals.ts";
+import { releaseOnStop } from "../process/stop-signals.ts";
 
 /** The client's byte streams (the line bound comes from the config). */
 type ClientStreams = Omit<AgentIo, "maxLineBytes">;

@@ -1,7 +1,7 @@
 // Owns `tendril crate-fetch` on the command line: its flags, help and exit code table. The mode itself
-// (cli/crate-fetch-run.ts) loads when it runs.
+// (cli/modes/crate-fetch-run.ts) loads when it runs.
 import type { Command } from "commander";
-import type { ExitBox } from "./exit-box.ts";
+import type { ExitBox } from "../process/exit-box.ts";
 import type { CrateFetchFlags } from "./crate-fetch-run.ts";
 
 export function describeCrateFetch(program: Command, exit: ExitBox): void {

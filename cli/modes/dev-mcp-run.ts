@@ -4,18 +4,18 @@
 // that kills every process group and removes the shim dir.
 import { realpath, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { passEnvNames, shellEnv } from "../core/child-env.ts";
-import { loadConfig } from "../core/config.ts";
-import { log, setLogLevel, setLogScope } from "../core/log.ts";
-import { serveMcp } from "../core/mcp/server.ts";
-import { killAllGroups, killAllGroupsNow, setKillGrace } from "../core/process-group.ts";
-import { VERSION } from "../core/version.ts";
-import { checkHidePaths } from "../tools/dev/sandbox.ts";
-import { sandboxContext } from "./agent-dev-tools.ts";
-import { buildDevTools } from "./dev-mcp-tools.ts";
-import { lazyShims } from "./lazy-shims.ts";
-import { readFileOrUndefined } from "./optional-file.ts";
-import { releaseOnStop, watchStopSignals } from "./stop-signals.ts";
+import { passEnvNames, shellEnv } from "../../core/child-env.ts";
+import { loadConfig } from "../../core/config.ts";
+import { log, setLogLevel, setLogScope } from "../../core/log.ts";
+import { serveMcp } from "../../core/mcp/server.ts";
+import { killAllGroups, killAllGroupsNow, setKillGrace } from "../../core/process-group.ts";
+import { VERSION } from "../../core/version.ts";
+import { checkHidePaths } from "../../tools/dev/sandbox.ts";
+import { sandboxContext } from "../compose/agent-dev-tools.ts";
+import { buildDevTools } from "../compose/dev-mcp-tools.ts";
+import { lazyShims } from "../compose/lazy-shims.ts";
+import { readFileOrUndefined } from "../process/optional-file.ts";
+import { releaseOnStop, watchStopSignals } from "../process/stop-signals.ts";
 
 export interface DevMcpFlags {
   root?: string;

@@ -1,19 +1,19 @@
 // Owns the `tendril crate-fetch` mode: flags and environment → the crate fetcher (tools/crates), results →
 // stdout (paths, or JSON), failures → stderr and exit codes, the progress line on a terminal stderr,
-// `--mcp` (served by cli/crate-fetch-mcp.ts) and `--proxy` (cli/crate-fetch-proxy.ts), each loaded only
+// `--mcp` (served by cli/modes/crate-fetch-mcp.ts) and `--proxy` (cli/modes/crate-fetch-proxy.ts), each loaded only
 // when asked for. The only place that maps CrateError kinds to exit codes.
 import { join } from "node:path";
-import { loadConfig } from "../core/config.ts";
-import type { Limits } from "../core/limits.ts";
-import { setLogLevel, setLogScope } from "../core/log.ts";
-import { VERSION } from "../core/version.ts";
-import { parseCrateSpec } from "../tools/crates/crate-spec.ts";
-import { CrateError, type CrateErrorKind } from "../tools/crates/errors.ts";
-import { CrateFetcher, type CrateProgress, type CrateResult } from "../tools/crates/fetch-crate.ts";
-import { CRATES_IO_INDEX } from "../tools/crates/index-client.ts";
-import { ProgressLine } from "../tools/crates/progress-line.ts";
-import { readFileOrUndefined } from "./optional-file.ts";
-import { signalExitCode, type StopSignal, watchStopSignals } from "./stop-signals.ts";
+import { loadConfig } from "../../core/config.ts";
+import type { Limits } from "../../core/limits.ts";
+import { setLogLevel, setLogScope } from "../../core/log.ts";
+import { VERSION } from "../../core/version.ts";
+import { parseCrateSpec } from "../../tools/crates/crate-spec.ts";
+import { CrateError, type CrateErrorKind } from "../../tools/crates/errors.ts";
+import { CrateFetcher, type CrateProgress, type CrateResult } from "../../tools/crates/fetch-crate.ts";
+import { CRATES_IO_INDEX } from "../../tools/crates/index-client.ts";
+import { ProgressLine } from "../../tools/crates/progress-line.ts";
+import { readFileOrUndefined } from "../process/optional-file.ts";
+import { signalExitCode, type StopSignal, watchStopSignals } from "../process/stop-signals.ts";
 
 export interface CrateFetchFlags {
   json?: boolean;

@@ -1,11 +1,11 @@
 // Owns the `rg` shim's built-in search as a process: ripgrep's arguments and config file, standard input
 // when ripgrep would read it, the output cap from the limits, exit codes. Does not search (tools/search/).
 import { fstatSync, readFileSync } from "node:fs";
-import { loadLimits } from "../core/limits.ts";
-import { configArgs, parseRgArgs, rgUsage } from "../tools/search/rg-args.ts";
-import { runRg } from "../tools/search/rg-run.ts";
-import { ShimOutput } from "../tools/search/shim-output.ts";
-import { readAll, writeAll } from "./stdio.ts";
+import { loadLimits } from "../../core/limits.ts";
+import { configArgs, parseRgArgs, rgUsage } from "../../tools/search/rg-args.ts";
+import { runRg } from "../../tools/search/rg-run.ts";
+import { ShimOutput } from "../../tools/search/shim-output.ts";
+import { readAll, writeAll } from "../process/stdio.ts";
 
 const HINT = "narrow the search with -g/-t or a path";
 

@@ -4,13 +4,13 @@
 // The page, the reader and the server live in core/conductor.
 import { closeSync, writeSync } from "node:fs";
 import { basename } from "node:path";
-import { readWholeTrace, TraceLineError } from "../core/conductor/trace-follow.ts";
-import { PortInUseError, serveTrace } from "../core/conductor/trace-serve.ts";
-import { stepsOf } from "../core/conductor/trace-steps.ts";
-import { tracePage } from "../core/conductor/trace-view.ts";
-import { type Limits, LimitError, loadLimits } from "../core/limits.ts";
-import { openPrivateFile } from "../core/private-file.ts";
-import { signalExitCode, watchStopSignals } from "./stop-signals.ts";
+import { readWholeTrace, TraceLineError } from "../../core/conductor/trace-follow.ts";
+import { PortInUseError, serveTrace } from "../../core/conductor/trace-serve.ts";
+import { stepsOf } from "../../core/conductor/trace-steps.ts";
+import { tracePage } from "../../core/conductor/trace-view.ts";
+import { type Limits, LimitError, loadLimits } from "../../core/limits.ts";
+import { openPrivateFile } from "../../core/private-file.ts";
+import { signalExitCode, watchStopSignals } from "../process/stop-signals.ts";
 
 export interface TraceViewFlags {
   html?: string;

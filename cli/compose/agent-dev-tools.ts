@@ -4,14 +4,14 @@
 // session (its own todo list and artifacts, its shell confined by the `sandbox` setting) behind the
 // pool's local-server spec. `tendril dev-mcp` serves the same tools.
 import { realpathSync } from "node:fs";
-import { shellEnv } from "../core/child-env.ts";
-import type { SandboxConfig } from "../core/config.ts";
-import type { SandboxMode } from "../core/sandbox-modes.ts";
-import type { Limits } from "../core/limits.ts";
-import type { McpServerSpec, StdioConfine } from "../core/mcp/types.ts";
-import type { Launch } from "../tools/dev/exec.ts";
+import { shellEnv } from "../../core/child-env.ts";
+import type { SandboxConfig } from "../../core/config.ts";
+import type { SandboxMode } from "../../core/sandbox-modes.ts";
+import type { Limits } from "../../core/limits.ts";
+import type { McpServerSpec, StdioConfine } from "../../core/mcp/types.ts";
+import type { Launch } from "../../tools/dev/exec.ts";
 import { lazyShims } from "./lazy-shims.ts";
-import { selfCommand } from "./self.ts";
+import { selfCommand } from "../process/self.ts";
 
 export interface AgentDevTools {
   /** The `dev` server of a session working in `cwd`, with its additional workspace roots; `sandboxMode`:
@@ -54,7 +54,7 @@ export function mcpConfine(s: { settings: SandboxConfig; configDir: string }): S
     const key = `${req.mode}\0${root}`;
     let confiner = confiners.get(key);
     if (!confiner) {
-      confiner = import("../tools/dev/sandbox.ts").then((sb) => sb.sandboxConfiner({ ...sandboxContext({ ...s, settings: { ...s.settings, mode: req.mode } }), root }));
+      confiner = import("../../tools/dev/sandbox.ts").then((sb) => sb.sandboxConfiner({ ...sandboxContext({ ...s, settings: { ...s.settings, mode: req.mode } }), root }));
       confiners.set(key, confiner);
     }
     const launch = await (await confiner)({ argv: [req.command, ...req.args], cwd: req.cwd, env: req.env });
@@ -65,7 +65,7 @@ export function mcpConfine(s: { settings: SandboxConfig; configDir: string }): S
 /** Why a confined `mode` cannot work for a session in `cwd` (no bwrap, user namespaces refused), or undefined when it can. */
 export async function sandboxProblem(s: { settings: SandboxConfig; configDir: string }, mode: SandboxMode, cwd: string): Promise<string | undefined> {
   if (mode === "off") return undefined;
-  const sb = await import("../tools/dev/sandbox.ts");
+  const sb = await import("../../tools/dev/sandbox.ts");
   return sb.prepareSandbox({ ...sandboxContext({ ...s, settings: { ...s.settings, mode } }), root: realpathSync(cwd) }).then(
     () => undefined,
     (err: Error) => err.message,

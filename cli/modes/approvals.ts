@@ -2,10 +2,10 @@
 // or JSON, and taking one back. The store itself is core/policy/approvals.ts.
 import type { Command } from "commander";
 import { resolve } from "node:path";
-import { loadConfig } from "../core/config.ts";
-import { ApprovalStore } from "../core/policy/approvals.ts";
-import type { ExitBox } from "./exit-box.ts";
-import { readFileOrUndefined } from "./optional-file.ts";
+import { loadConfig } from "../../core/config.ts";
+import { ApprovalStore } from "../../core/policy/approvals.ts";
+import type { ExitBox } from "../process/exit-box.ts";
+import { readFileOrUndefined } from "../process/optional-file.ts";
 
 async function store(configFlag?: string) {
   const cfg = await loadConfig({ config: configFlag }, process.env, readFileOrUndefined);

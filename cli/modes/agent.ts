@@ -1,11 +1,11 @@
 // Owns `tendril agent` on the command line: its flags, the environment it reads (help), and its
-// subcommands (login, logout, approvals). The mode itself (cli/agent-run.ts) loads when it runs.
+// subcommands (login, logout, approvals). The mode itself (cli/modes/agent-run.ts) loads when it runs.
 import type { Command } from "commander";
-import { PERMISSION_MODES } from "../core/policy/modes.ts";
-import { SANDBOX_MODES } from "../core/sandbox-modes.ts";
+import { PERMISSION_MODES } from "../../core/policy/modes.ts";
+import { SANDBOX_MODES } from "../../core/sandbox-modes.ts";
 import type { AgentFlags } from "./agent-run.ts";
 import { describeApprovals } from "./approvals.ts";
-import type { ExitBox } from "./exit-box.ts";
+import type { ExitBox } from "../process/exit-box.ts";
 import { describeLogin } from "./login.ts";
 
 const ENV_HELP = `

@@ -4,10 +4,10 @@
 // bad input or credentials file, 130 on Ctrl-C. The file itself is core/credentials.ts's.
 import type { Command } from "commander";
 import { existsSync, rmSync } from "node:fs";
-import { resolvePaths } from "../core/config.ts";
-import { credentialsPath, isKeyedProvider, KEYED_PROVIDERS, removeKey, storeKey } from "../core/credentials.ts";
-import { loadLimits } from "../core/limits.ts";
-import type { ExitBox } from "./exit-box.ts";
+import { resolvePaths } from "../../core/config.ts";
+import { credentialsPath, isKeyedProvider, KEYED_PROVIDERS, removeKey, storeKey } from "../../core/credentials.ts";
+import { loadLimits } from "../../core/limits.ts";
+import type { ExitBox } from "../process/exit-box.ts";
 
 interface LoginFlags {
   provider?: string;

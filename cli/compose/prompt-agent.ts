@@ -3,11 +3,11 @@
 // start, not two (and no pipes or watchdog hand-shake). Its log lines go through the prompt's output
 // like a spawned agent's stderr. Shutting it down is its close sequence; whatever does not finish
 // within the grace has its process groups killed.
-import { AgentStderr } from "../core/acp-client/agent-process.ts";
-import type { AgentEnd, AgentExit } from "../core/acp-client/client-runner.ts";
-import { setLogScope, setLogSink } from "../core/log.ts";
-import { bytePipe } from "../core/wire/byte-pipe.ts";
-import { agentSetup, isSetupError } from "./agent-run.ts";
+import { AgentStderr } from "../../core/acp-client/agent-process.ts";
+import type { AgentEnd, AgentExit } from "../../core/acp-client/client-runner.ts";
+import { setLogScope, setLogSink } from "../../core/log.ts";
+import { bytePipe } from "../../core/wire/byte-pipe.ts";
+import { agentSetup, isSetupError } from "../modes/agent-run.ts";
 import { type OpenAgent, openAgent } from "./agent-runtime.ts";
 
 export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string } = {}): AgentEnd {

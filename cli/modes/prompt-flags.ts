@@ -1,6 +1,6 @@
 // Owns `tendril prompt`'s flags: the one table the command line parser (with the help's groups) and the
-// fast path both read, and the values they give. Does not parse or check values: cli/prompt.ts does.
-import { SANDBOX_MODES } from "../core/sandbox-modes.ts";
+// fast path both read, and the values they give. Does not parse or check values: cli/modes/prompt.ts does.
+import { SANDBOX_MODES } from "../../core/sandbox-modes.ts";
 
 export interface PromptFlags {
   agent?: string;

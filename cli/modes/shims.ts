@@ -1,8 +1,8 @@
 // Owns `tendril shims DIR`: writes `rg` and `tree` symlinks to this binary so argv0 dispatch finds them.
 import type { Command } from "commander";
-import type { ExitBox } from "./exit-box.ts";
-import { selfCommand } from "./self.ts";
-import { writeShimLinks } from "./shim-links.ts";
+import type { ExitBox } from "../process/exit-box.ts";
+import { selfCommand } from "../process/self.ts";
+import { writeShimLinks } from "../process/shim-links.ts";
 
 export function describeShims(program: Command, exit: ExitBox): void {
   program

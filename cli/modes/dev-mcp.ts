@@ -1,7 +1,7 @@
-// Owns `tendril dev-mcp` on the command line: its flags and help. The mode itself (cli/dev-mcp-run.ts)
+// Owns `tendril dev-mcp` on the command line: its flags and help. The mode itself (cli/modes/dev-mcp-run.ts)
 // loads when it runs.
 import type { Command } from "commander";
-import type { ExitBox } from "./exit-box.ts";
+import type { ExitBox } from "../process/exit-box.ts";
 import type { DevMcpFlags } from "./dev-mcp-run.ts";
 
 export function describeDevMcp(program: Command, exit: ExitBox): void {
