@@ -4,6 +4,7 @@
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
+import { ACP_PROTOCOL_VERSION, AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
 
@@ -106,7 +107,7 @@ export class TurnCounter {
 }
 
 /** The ACP protocol version this client speaks. */
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
 
 // ACP tool calls carry no tool name; agents that share one put it in `_meta` (flat, or one level down
 // as in `{vendor: {toolName}}`) or in rawInput.
@@ -213,9 +214,9 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       opts.onUpdate(u, call);
     },
     onRequest(method, raw) {
-      if (method !== "session/request_permission") throw new RpcError(-32601, `Method not found: ${method} (this client offers no fs or terminal)`);
+      if (method !== "session/request_permission") throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (this client offers no fs or terminal)`);
       const params = raw as acp.RequestPermissionRequest;
-      if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(-32602, "session/request_permission needs toolCall and options");
+      if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(INVALID_PARAMS, "session/request_permission needs toolCall and options");
       if (state.overLimit) return { outcome: { outcome: "cancelled" } };
       return { outcome: opts.decide(state.table.merge(params.toolCall), params.options) };
     },
@@ -230,7 +231,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     clientInfo: { name: "tendril-prompt", version: opts.clientVersion },
   });
   if (init?.protocolVersion !== PROTOCOL_VERSION) {
-    throw new RpcError(-32022, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
+    throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
   }
   state.step = "session/new";
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
@@ -240,7 +241,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     env: Object.entries(s.env).map(([name, value]) => ({ name, value })),
   }));
   const session = await newSession(peer, opts, state, init, mcpServers);
-  if (typeof session?.sessionId !== "string") throw new RpcError(-32603, "the agent answered session/new without a sessionId");
+  if (typeof session?.sessionId !== "string") throw new RpcError(INTERNAL_ERROR, "the agent answered session/new without a sessionId");
   state.sessionId = session.sessionId;
   for (const req of settingRequests(session.sessionId, session, opts.settings ?? {})) {
     state.step = req.method;
@@ -251,7 +252,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     sessionId: session.sessionId,
     prompt: [{ type: "text", text: opts.prompt }],
   });
-  if (typeof answer?.stopReason !== "string") throw new RpcError(-32603, "the agent answered session/prompt without a stopReason");
+  if (typeof answer?.stopReason !== "string") throw new RpcError(INTERNAL_ERROR, "the agent answered session/prompt without a stopReason");
   return answer;
 }
 
@@ -268,7 +269,6 @@ interface AdvertisedAuth {
 }
 
 /** ACP's auth_required code. */
-const AUTH_REQUIRED = -32000;
 
 function varsOf(m: AdvertisedAuth): string[] {
   return [...(m.varName ? [m.varName] : []), ...(m.vars ?? []).map((v) => v.name)];

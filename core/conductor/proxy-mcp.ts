@@ -4,7 +4,8 @@
 // Does not route: proxy.ts hands it the messages addressed to our servers and sends what it asks.
 import { randomId } from "../ids.ts";
 import { type Flavour, answerMcp, declare, type McpCallContext, type McpToolServer } from "./mcp-over-acp.ts";
-import { isObject } from "../wire/jsonrpc.ts";
+import { isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { RpcError } from "../wire/rpc-peer.ts";
 
 /** Gives the declaration to put in a session's mcpServers; `stop()` stops serving it. */
 export type ServedMcp = (() => Record<string, unknown>) & { stop(): void };
@@ -15,9 +16,10 @@ interface Served {
 }
 
 /** An inner MCP failure of a sacp `_mcp/message`, which has no `{error}` envelope: the outer request fails. */
-export class InnerMcpError extends Error {
-  constructor(readonly error: { code: number; message: string; data?: unknown }) {
-    super(error.message);
+export class InnerMcpError extends RpcError {
+  override name = "InnerMcpError";
+  constructor(error: JsonRpcError) {
+    super(error.code, error.message, error.data);
   }
 }
 

@@ -3,6 +3,8 @@
 // `$/cancel_request` or when the connection ends), and cancelling our own requests the same way —
 // over Link (the bounded line reader, the classifier, one writer). Messages are taken as they come:
 // nothing is validated away, so an update kind this end does not know still reaches its handler.
+// A relay (the proxy library) uses its lower half: answers heard synchronously as they are read, and
+// requests answered later by id, so an answer is never overtaken by a message read after it.
 import { Link, type LinkEnd } from "./link.ts";
 import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
 import type { ByteSink } from "./writer.ts";
@@ -19,12 +21,19 @@ export class RpcError extends Error {
   }
 }
 
+/** How a request ended: the other end's result or error. */
+export type Outcome = { result: unknown } | { error: JsonRpcError };
+
+/** Returned by an onRequest handler that will answer through respond(id, …) itself. */
+export const ANSWER_LATER: unique symbol = Symbol("answer later");
+
 export interface RpcPeerOptions {
   input: AsyncIterable<Uint8Array>;
   sink: ByteSink;
   maxLineBytes: number;
-  /** Answers a request of the other end; a throw answers with an error (RpcError keeps its code). */
-  onRequest(method: string, params: unknown, signal: AbortSignal): unknown;
+  /** Answers a request of the other end; a throw answers with an error (RpcError keeps its code);
+   *  ANSWER_LATER leaves the answer to respond(id, …). */
+  onRequest(method: string, params: unknown, signal: AbortSignal, id: JsonRpcId): unknown;
   onNotification(method: string, params: unknown): void;
   /** Answer malformed lines (-32700/-32600) and go on; else a malformed line ends the connection. */
   answerMalformed?: boolean;
@@ -33,7 +42,8 @@ export interface RpcPeerOptions {
 export class RpcPeer {
   readonly ended: Promise<LinkEnd>;
   readonly #link: Link;
-  readonly #pending = new Map<JsonRpcId, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
+  /** Our requests waiting for an answer, by id: told the outcome, or why none will come. */
+  readonly #pending = new Map<JsonRpcId, (answer: Outcome | { closed: string }) => void>();
   /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts. */
   readonly #serving = new Map<JsonRpcId, AbortController>();
   #nextId = 0;
@@ -61,21 +71,50 @@ export class RpcPeer {
   }
 
   /** Asks the other end; `signal` aborting sends `$/cancel_request` and stops waiting (rejects). */
-  request<T = any>(method: string, params: unknown, signal?: AbortSignal): Promise<T> {
+  request<T = unknown>(method: string, params: unknown, signal?: AbortSignal): Promise<T> {
     if (this.#closed !== undefined) return Promise.reject(new Error(this.#closed));
     if (signal?.aborted) return Promise.reject(new Error("cancelled"));
-    const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         if (!this.#pending.delete(id)) return;
-        this.#link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+        this.cancel(id);
         reject(new Error("cancelled"));
       };
-      const done = () => signal?.removeEventListener("abort", onAbort);
-      this.#pending.set(id, { resolve: (v) => (done(), resolve(v as T)), reject: (e) => (done(), reject(e)) });
+      const id = this.send(method, params, (answer) => {
+        signal?.removeEventListener("abort", onAbort);
+        if ("closed" in answer) reject(new Error(answer.closed));
+        else if ("error" in answer) reject(new RpcError(answer.error.code, answer.error.message, answer.error.data));
+        else resolve(answer.result as T);
+      });
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#link.send({ jsonrpc: "2.0", id, method, params });
     });
+  }
+
+  /**
+   * Sends a request and returns its id; `settle` hears the outcome synchronously as the answer is read
+   * (before the next message), or why none will come. A closed connection settles it at once.
+   */
+  send(method: string, params: unknown, settle: (answer: Outcome | { closed: string }) => void): JsonRpcId {
+    const id = this.#nextId++;
+    if (this.#closed !== undefined) {
+      settle({ closed: this.#closed });
+      return id;
+    }
+    this.#pending.set(id, settle);
+    this.#link.send(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+    return id;
+  }
+
+  /** Asks the other end to cancel our request `id` (`$/cancel_request`); its answer is still awaited. */
+  cancel(id: JsonRpcId): void {
+    if (this.#closed === undefined) this.#link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+  }
+
+  /** Answers request `id` of the other end whose handler returned ANSWER_LATER; false when it is not waiting. */
+  respond(id: JsonRpcId, outcome: Outcome): boolean {
+    if (!this.#serving.delete(id)) return false;
+    this.#link.send("error" in outcome ? errorResponse(id, outcome.error) : { jsonrpc: "2.0", id, result: outcome.result });
+    return true;
   }
 
   /** Resolves once no request of the other end is still being answered (their answers are queued). */
@@ -98,31 +137,38 @@ export class RpcPeer {
   }
 
   #answer(id: JsonRpcId | null, error: JsonRpcError | undefined, result: unknown): void {
-    const p = id === null ? undefined : this.#pending.get(id);
-    if (!p) return;
+    const settle = id === null ? undefined : this.#pending.get(id);
+    if (!settle) return;
     this.#pending.delete(id!);
-    if (error) p.reject(new RpcError(error.code, error.message, error.data));
-    else p.resolve(result);
+    settle(error ? { error } : { result });
   }
 
   async #serve(id: JsonRpcId, method: string, params: unknown): Promise<void> {
     const ac = new AbortController();
     this.#serving.set(id, ac);
+    let later = false;
     try {
-      const result = await this.opts.onRequest(method, params, ac.signal);
-      this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
+      const result = await this.opts.onRequest(method, params, ac.signal, id);
+      later = result === ANSWER_LATER;
+      if (!later) this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
     } catch (err) {
-      const e = err instanceof RpcError ? { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) } : { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
-      this.#link.send(errorResponse(id, e));
+      this.#link.send(errorResponse(id, errorOf(err)));
     } finally {
-      this.#serving.delete(id);
+      if (!later) this.#serving.delete(id);
     }
   }
 
   #fail(why: string): void {
     this.#closed ??= why;
-    for (const p of this.#pending.values()) p.reject(new Error(why));
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
+    for (const settle of pending) settle({ closed: why });
     for (const ac of this.#serving.values()) ac.abort();
   }
+}
+
+/** The JSON-RPC error a thrown value answers with: an RpcError keeps its code and data, anything else is -32603. */
+export function errorOf(err: unknown): JsonRpcError {
+  if (err instanceof RpcError) return { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) };
+  return { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
 }
