@@ -1,7 +1,11 @@
 // Owns routing inside a chain: which hop a message goes to, in which form (raw, or wrapped as a
 // successor message in the receiving proxy's dialect), request ids mapped per hop in both directions,
-// `$/cancel_request` translated to the next hop's id, and dialect discovery by -32601 retry.
+// `$/cancel_request` translated to the next hop's id, and dialect discovery by -32601 retry; MCP-over-ACP
+// requests no provider could answer are refused where they enter (mcp-routes.ts).
 // Every message is routed synchronously as it is read, so per-hop order is kept end to end.
+// The id maps are per hop, not one JSON-RPC peer per hop (core/wire/rpc-peer.ts): a relayed request is
+// answered on another hop under another id, and the answer is written the moment it is read, as read
+// (its line untouched when nothing changes), which a peer's own requests and promises cannot do.
 // Does not spawn processes, read stderr or decide exit codes (runner.ts).
 import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
@@ -17,6 +21,7 @@ import {
   wrapSuccessor,
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
+import { McpRoutes } from "./mcp-routes.ts";
 import type { ByteSink } from "../wire/writer.ts";
 
 export type Hop = "client" | number;
@@ -102,6 +107,7 @@ export class Chain {
   readonly #mode: ChainOptions["mode"];
   readonly #edge?: AgentEdge;
   readonly #prompts = new Map<JsonRpcId, string>();
+  readonly #mcp = new McpRoutes();
 
   constructor(opts: ChainOptions) {
     if (opts.components.length === 0) throw new Error("a chain needs at least one component");
@@ -216,6 +222,7 @@ export class Chain {
 
   /** A message from position `k` (-1 = client) to its successor. */
   #down(k: number, m: Routed): void {
+    this.#mcp.noteDeclared(m.method, m.params);
     const j = k + 1;
     if (j === this.#components.length) {
       if (this.#mode === "proxy") return this.#wrapTo(this.#client, m);
@@ -245,14 +252,20 @@ export class Chain {
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
   #up(k: number, m: Routed): void {
+    const mcp = this.#mcp.check(m.method, m.params);
+    if (mcp && "refuse" in mcp) {
+      if (m.request) m.request.from.link.send(errorResponse(m.request.id, mcp.refuse));
+      return;
+    }
+    const hooks = mcp?.answer ? { params: m.params, answer: mcp.answer } : undefined;
     const j = k - 1;
-    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request, undefined, m.line);
-    this.#wrapTo(this.#components[j]!, m);
+    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request, undefined, m.line, hooks);
+    this.#wrapTo(this.#components[j]!, m, hooks);
   }
 
-  #wrapTo(target: Endpoint, m: Routed): void {
+  #wrapTo(target: Endpoint, m: Routed, hooks?: EdgeRoute): void {
     const w = wrapSuccessor(target.dialect ?? "proxy", m, m.request !== undefined);
-    this.#send(target, w.method, w.params, m.request);
+    this.#send(target, w.method, w.params, m.request, undefined, undefined, hooks);
   }
 
   #sendInit(target: Endpoint, attempt: number, params: Params, request: Routed["request"]): void {
