@@ -11,6 +11,7 @@ import { agentEnv } from "./agent-env.ts";
 import { startAgent, type StartOptions, type TestAgent } from "./acp-client.ts";
 import { BIN, ROOT } from "./binary.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
+import { spawnRawMode } from "./raw-harness.ts";
 import { Chain } from "../core/conductor/router.ts";
 import { memoryPeer } from "../core/conductor/memory-hop.ts";
 
@@ -147,4 +148,82 @@ describe("MCP-over-ACP requests no provider could answer (in memory)", () => {
     expect((await proxy.next()).method).toBe("session/prompt");
     expect(proxy.inbox).toEqual([]);
   });
+});
+
+describe("JSON-RPC batches", () => {
+  const BATCH = [
+    { jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/w", mcpServers: [] } },
+    { jsonrpc: "2.0", method: "_x/note", params: { n: 1 } },
+    42,
+    { jsonrpc: "1.0", id: 9, method: "_x/old" },
+    { jsonrpc: "2.0", id: 3, method: "_x/echo", params: { a: 1 } },
+  ];
+  const GARBAGE_ANSWERS = [
+    { jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request: a message must be a JSON object" } },
+    { jsonrpc: "2.0", id: 9, error: { code: -32600, message: 'Invalid request: jsonrpc must be "2.0"' } },
+  ];
+
+  test("in memory through 0 proxies: one batch to the agent, its answers and the malformed entries' back as one batch; an empty batch is one -32600", async () => {
+    const client = memoryPeer();
+    const agent = memoryPeer();
+    new Chain({ mode: "agent", client: client.io, components: [agent.io], maxLineBytes: 1 << 20 });
+    client.raw(JSON.stringify(BATCH) + "\n");
+    const got = await agent.next();
+    expect(Array.isArray(got)).toBe(true);
+    expect(got.map((m: any) => m.method)).toEqual(["session/new", "_x/note", "_x/echo"]);
+    agent.send([
+      { jsonrpc: "2.0", id: got[2].id, result: { echoed: true } },
+      { jsonrpc: "2.0", id: got[0].id, result: { sessionId: "S" } },
+    ] as unknown as Record<string, unknown>);
+    const answers = await client.next();
+    expect(Array.isArray(answers)).toBe(true);
+    expect(answers).toEqual([...GARBAGE_ANSWERS, { jsonrpc: "2.0", id: 3, result: { echoed: true } }, { jsonrpc: "2.0", id: 2, result: { sessionId: "S" } }]);
+    client.raw("[]\n");
+    expect(await client.next()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request: an empty batch" } });
+    // a notification-only batch gets no answer; single messages go on as before
+    client.raw(JSON.stringify([{ jsonrpc: "2.0", method: "_x/a" }, { jsonrpc: "2.0", method: "_x/b" }]) + "\n");
+    expect((await agent.next()).map((m: any) => m.method)).toEqual(["_x/a", "_x/b"]);
+    client.send({ jsonrpc: "2.0", id: 4, method: "_x/single" });
+    const single = await agent.next();
+    expect(single.method).toBe("_x/single");
+    agent.send({ jsonrpc: "2.0", id: single.id, result: {} });
+    expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 4, result: {} });
+  });
+
+  for (const proxies of [0, 2]) {
+    test(`through the binary and ${proxies} proxies (the proxy library): relayed as a batch at every hop, answered as one batch`, async () => {
+      const file = join(work, `batch-${proxies}.jsonl`);
+      const API_PROXY = `${process.execPath} ${join(FIXTURES, "api-proxy.ts")}`;
+      const BATCH_AGENT = `${process.execPath} ${join(FIXTURES, "batch-agent.ts")}`;
+      const components = [...Array.from({ length: proxies }, () => API_PROXY), BATCH_AGENT];
+      const r = spawnRawMode("conductor", {}, ["agent", "--trace", file, ...components]);
+      try {
+        r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+        expect((await r.response(1)).result.protocolVersion).toBe(1);
+        r.writeLine(BATCH);
+        const answers = await r.nextMessage(10_000);
+        expect(Array.isArray(answers)).toBe(true);
+        expect(answers).toHaveLength(4);
+        expect(answers.slice(0, 2)).toEqual(GARBAGE_ANSWERS);
+        expect(answers.find((a: any) => a.id === 2).result).toEqual({ sessionId: "batch-session" });
+        expect(answers.find((a: any) => a.id === 3).result).toEqual({ method: "_x/echo", params: { a: 1 } });
+        // every hop saw the batch as one batch on its way out of the conductor, and sent one back
+        const records = traceOf(file);
+        for (let hop = 0; hop <= proxies; hop++) {
+          const out = records.find((x) => x.hop === hop && x.dir === "out" && Array.isArray(x.message));
+          expect(out?.message.length).toBe(3); // session/new, the notification, _x/echo (wrapped for a proxy)
+          expect(records.some((x) => x.hop === hop && x.dir === "in" && Array.isArray(x.message))).toBe(true);
+        }
+        r.writeLine([]);
+        expect(await r.nextMessage()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request: an empty batch" } });
+        // the chain goes on with single messages
+        r.writeLine({ jsonrpc: "2.0", id: 5, method: "_x/after", params: {} });
+        expect((await r.response(5)).result).toEqual({ method: "_x/after", params: {} });
+        r.child.stdin.end();
+        expect(await r.exited(10_000)).toBe(0);
+      } finally {
+        r.kill();
+      }
+    }, 30_000);
+  }
 });

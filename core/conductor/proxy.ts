@@ -127,6 +127,7 @@ export class Proxy {
       maxLineBytes: opts.maxLineBytes,
       onRequest: (method, params, signal, id) => this.#receiveRequest(id, method, params as Params, signal),
       onNotification: (method, params) => this.#receiveNotification(method, params as Params),
+      batches: true,
     });
     // Nobody will answer now: every request still waiting fails (the peer settles them), tool calls stop.
     this.ended = this.#peer.ended.then((end) => (this.#mcp.abortAll(), end));

@@ -1,13 +1,15 @@
 // Owns routing inside a chain: which hop a message goes to, in which form (raw, or wrapped as a
 // successor message in the receiving proxy's dialect), request ids mapped per hop in both directions,
 // `$/cancel_request` translated to the next hop's id, and dialect discovery by -32601 retry; MCP-over-ACP
-// requests no provider could answer are refused where they enter (mcp-routes.ts).
+// requests no provider could answer are refused where they enter (mcp-routes.ts); a JSON-RPC batch is
+// routed entry by entry and leaves towards each hop as one batch, and the answers to a batch's requests
+// go back to its sender as one batch once all are in (malformed entries answered in it).
 // Every message is routed synchronously as it is read, so per-hop order is kept end to end.
 // The id maps are per hop, not one JSON-RPC peer per hop (core/wire/rpc-peer.ts): a relayed request is
 // answered on another hop under another id, and the answer is written the moment it is read, as read
 // (its line untouched when nothing changes), which a peer's own requests and promises cannot do.
 // Does not spawn processes, read stderr or decide exit codes (runner.ts).
-import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
   type Dialect,
   DIALECT_ORDER,
@@ -92,6 +94,16 @@ interface Endpoint extends Replier {
   nextId: number;
   /** Requests we sent on this hop, by our id. */
   pending: Map<JsonRpcId, Pending>;
+  /** Batches this hop sent whose answers are still being collected, by the ids of their requests. */
+  batches: Map<JsonRpcId, BatchAnswer>;
+  /** The batch being routed right now: answers given at once (malformed entries, refusals) join it. */
+  collecting?: BatchAnswer;
+}
+
+/** The answers to one batch, sent back as one batch when the last of its requests is answered. */
+interface BatchAnswer {
+  waiting: number;
+  answers: Record<string, unknown>[];
 }
 
 type Routed = Inner & {
@@ -115,16 +127,22 @@ export class Chain {
     this.#edge = opts.mode === "agent" ? opts.agentEdge : undefined;
     const n = opts.components.length;
     const endpoint = (hop: Hop, io: HopIo, isProxy: boolean): Endpoint => {
-      const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), link: undefined as unknown as Link };
+      const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), batches: new Map(), link: undefined as unknown as Link };
       ep.link = new Link({
         input: io.input,
         sink: io.sink,
         maxLineBytes: opts.maxLineBytes,
         maxQueuedBytes: opts.maxQueuedBytes,
         onMessage: (m, line) => this.#receive(ep, m, line),
+        onBatch: (entries) => this.#receiveBatch(ep, entries),
         onMalformed: hop === "client" ? (bad) => (ep.link.send(errorResponse(bad.id, bad.error)), true) : undefined,
         trace: opts.trace ? (dir, message) => opts.trace!(hop, dir, message) : undefined,
       });
+      const send = ep.link.send.bind(ep.link);
+      ep.link.send = (message, line) => {
+        if ((ep.batches.size > 0 || ep.collecting) && message.method === undefined && this.#collect(ep, message)) return;
+        send(message, line);
+      };
       return ep;
     };
     this.#client = endpoint("client", opts.client, false);
@@ -190,7 +208,47 @@ export class Chain {
     };
   }
 
-  #receive(from: Endpoint, m: WellFormed, line: string): void {
+  /**
+   * A batch from `from`: every entry routed as if it came alone, with every hop's link corked meanwhile
+   * so what goes to one hop leaves as one batch; the answers to its requests are collected for `from`.
+   */
+  #receiveBatch(from: Endpoint, entries: Classified[]): void {
+    const batch: BatchAnswer = { waiting: 0, answers: [] };
+    for (const e of entries) {
+      if (e.kind === "request" && !from.batches.has(e.id)) {
+        from.batches.set(e.id, batch);
+        batch.waiting++;
+      }
+    }
+    const links = [this.#client.link, ...this.#components.map((c) => c.link)];
+    for (const l of links) l.cork();
+    from.collecting = batch;
+    try {
+      for (const e of entries) {
+        if (e.kind === "malformed") from.link.send(errorResponse(e.id, e.error));
+        else this.#receive(from, e);
+      }
+    } finally {
+      from.collecting = undefined;
+      for (const l of links) l.uncork();
+    }
+    if (batch.waiting === 0) from.link.sendBatch(batch.answers);
+  }
+
+  /** An answer on its way to `to`: kept when it belongs to a batch still collecting (true). */
+  #collect(to: Endpoint, answer: Record<string, unknown>): boolean {
+    const id = answer.id as JsonRpcId | null;
+    const batch = (id === null ? undefined : to.batches.get(id)) ?? to.collecting;
+    if (!batch) return false;
+    batch.answers.push(answer);
+    if (id !== null && to.batches.get(id) === batch) {
+      to.batches.delete(id);
+      if (--batch.waiting === 0 && to.collecting !== batch) to.link.sendBatch(batch.answers);
+    }
+    return true;
+  }
+
+  #receive(from: Endpoint, m: WellFormed, line?: string): void {
     if (m.kind === "response") return this.#respond(from, m);
     const params = m.params as Params;
     if (m.method === "$/cancel_request") return this.#cancel(from, params);

@@ -6,7 +6,7 @@
 // A relay (the proxy library) uses its lower half: answers heard synchronously as they are read, and
 // requests answered later by id, so an answer is never overtaken by a message read after it.
 import { Link, type LinkEnd } from "./link.ts";
-import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
+import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
 import type { ByteSink } from "./writer.ts";
 
 /** The other end answered a request with a JSON-RPC error. */
@@ -37,6 +37,9 @@ export interface RpcPeerOptions {
   onNotification(method: string, params: unknown): void;
   /** Answer malformed lines (-32700/-32600) and go on; else a malformed line ends the connection. */
   answerMalformed?: boolean;
+  /** Take JSON-RPC batches: entries handled in order, what they make us send leaves as one batch, and
+   *  the answers to their requests go back as one batch. Without it a batch is a malformed line. */
+  batches?: boolean;
 }
 
 export class RpcPeer {
@@ -44,8 +47,9 @@ export class RpcPeer {
   readonly #link: Link;
   /** Our requests waiting for an answer, by id: told the outcome, or why none will come. */
   readonly #pending = new Map<JsonRpcId, (answer: Outcome | { closed: string }) => void>();
-  /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts. */
-  readonly #serving = new Map<JsonRpcId, AbortController>();
+  /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts, and where the
+   *  answer goes (the link, or the batch it came in). */
+  readonly #serving = new Map<JsonRpcId, { ac: AbortController; reply: (answer: Record<string, unknown>) => void }>();
   #nextId = 0;
   #closed: string | undefined;
 
@@ -54,14 +58,8 @@ export class RpcPeer {
       input: opts.input,
       sink: opts.sink,
       maxLineBytes: opts.maxLineBytes,
-      onMessage: (m) => {
-        if (m.kind === "response") return this.#answer(m.id, m.error, m.result);
-        if (m.kind === "notification") {
-          if (m.method === "$/cancel_request") return this.#serving.get((m.params as { requestId?: JsonRpcId })?.requestId ?? -1)?.abort();
-          return opts.onNotification(m.method, m.params);
-        }
-        void this.#serve(m.id, m.method, m.params);
-      },
+      onMessage: (m) => this.#take(m, this.#toLink),
+      onBatch: opts.batches ? (entries) => this.#takeBatch(entries) : undefined,
       onMalformed: opts.answerMalformed ? (bad) => (this.#link.send(errorResponse(bad.id, bad.error)), true) : undefined,
     });
     this.ended = this.#link.ended.then((end) => {
@@ -112,9 +110,42 @@ export class RpcPeer {
 
   /** Answers request `id` of the other end whose handler returned ANSWER_LATER; false when it is not waiting. */
   respond(id: JsonRpcId, outcome: Outcome): boolean {
-    if (!this.#serving.delete(id)) return false;
-    this.#link.send("error" in outcome ? errorResponse(id, outcome.error) : { jsonrpc: "2.0", id, result: outcome.result });
+    const serving = this.#serving.get(id);
+    if (!serving) return false;
+    this.#serving.delete(id);
+    serving.reply("error" in outcome ? errorResponse(id, outcome.error) : { jsonrpc: "2.0", id, result: outcome.result });
     return true;
+  }
+
+  readonly #toLink = (answer: Record<string, unknown>): void => this.#link.send(answer);
+
+  #take(m: Classified, reply: (answer: Record<string, unknown>) => void): void {
+    if (m.kind === "malformed") return reply(errorResponse(m.id, m.error));
+    if (m.kind === "response") return this.#answer(m.id, m.error, m.result);
+    if (m.kind === "notification") {
+      if (m.method === "$/cancel_request") return this.#serving.get((m.params as { requestId?: JsonRpcId })?.requestId ?? -1)?.ac.abort();
+      return this.opts.onNotification(m.method, m.params);
+    }
+    void this.#serve(m.id, m.method, m.params, reply);
+  }
+
+  /** A batch: its answers (malformed entries' included) leave as one batch once every request is answered. */
+  #takeBatch(entries: Classified[]): void {
+    const answers: Record<string, unknown>[] = [];
+    let waiting = entries.filter((e) => e.kind === "request").length;
+    let routing = true;
+    const reply = (answer: Record<string, unknown>) => {
+      answers.push(answer);
+      if (answer.id !== null && --waiting === 0 && !routing) this.#link.sendBatch(answers);
+    };
+    this.#link.cork();
+    try {
+      for (const e of entries) this.#take(e, e.kind === "request" ? reply : (a) => answers.push(a));
+    } finally {
+      routing = false;
+      this.#link.uncork();
+    }
+    if (waiting === 0) this.#link.sendBatch(answers);
   }
 
   /** Resolves once no request of the other end is still being answered (their answers are queued). */
@@ -143,16 +174,16 @@ export class RpcPeer {
     settle(error ? { error } : { result });
   }
 
-  async #serve(id: JsonRpcId, method: string, params: unknown): Promise<void> {
+  async #serve(id: JsonRpcId, method: string, params: unknown, reply: (answer: Record<string, unknown>) => void): Promise<void> {
     const ac = new AbortController();
-    this.#serving.set(id, ac);
+    this.#serving.set(id, { ac, reply });
     let later = false;
     try {
       const result = await this.opts.onRequest(method, params, ac.signal, id);
       later = result === ANSWER_LATER;
-      if (!later) this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
+      if (!later) reply({ jsonrpc: "2.0", id, result: result ?? {} });
     } catch (err) {
-      this.#link.send(errorResponse(id, errorOf(err)));
+      reply(errorResponse(id, errorOf(err)));
     } finally {
       if (!later) this.#serving.delete(id);
     }
@@ -163,7 +194,7 @@ export class RpcPeer {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const settle of pending) settle({ closed: why });
-    for (const ac of this.#serving.values()) ac.abort();
+    for (const { ac } of this.#serving.values()) ac.abort();
   }
 }
 
