@@ -3,6 +3,7 @@
 // that cannot start, exit 2 before anything runs. Routing, processes and the trace live in core/conductor.
 import type { Command } from "commander";
 import type { ExitBox } from "./exit-box.ts";
+import type { InProcessComponent } from "../core/conductor/components.ts";
 
 interface ChainFlags {
   trace?: string;
@@ -17,7 +18,8 @@ interface TraceFlags {
 
 const CHAIN_HELP = `
 Each component is one argument, shell-split; leading NAME=value words set its environment. Options
-come before the component strings. Proxies get proxy/initialize (or, if they answer -32601,
+come before the component strings. tendril:crate-sources runs the crate-sources proxy (crate-fetch
+--proxy) inside the conductor, with no process of its own. Proxies get proxy/initialize (or, if they answer -32601,
 _proxy/initialize, then the sacp form: initialize with _meta.proxy = true); the agent gets initialize.
 stdout carries only ACP messages; component stderr is copied to stderr as [name] line.
 
@@ -68,6 +70,21 @@ export function describeConductor(program: Command, exit: ExitBox): void {
     });
 }
 
+/**
+ * Tendril's own components, run inside the conductor (`tendril:NAME`): the same code as their spawned
+ * form on in-memory pipes. Each loads its chunk only when a chain names it.
+ */
+const IN_PROCESS: Record<string, InProcessComponent> = {
+  "crate-sources": async (io, ctx) => {
+    const [{ crateFetchers }, { runCrateSources }] = await Promise.all([import("./crate-fetch.ts"), import("./crate-fetch-proxy.ts")]);
+    const fetchers = await crateFetchers({});
+    const end = await Promise.race([await runCrateSources(io, fetchers.make, fetchers.limits), new Promise<undefined>((r) => ctx.signal.addEventListener("abort", () => r(undefined)))]);
+    if (end === undefined || end.reason === "eof") return 0;
+    ctx.stderrLine(`the conductor connection ended: ${end.reason}`);
+    return 1;
+  },
+};
+
 function processEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
@@ -97,7 +114,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
   let specs;
   try {
     limits = loadLimits(env);
-    specs = parseComponents(texts, env, process.cwd());
+    specs = parseComponents(texts, env, process.cwd(), Object.keys(IN_PROCESS));
   } catch (err) {
     if (err instanceof LimitError || err instanceof ComponentError) return usage(err.message);
     throw err;
@@ -136,6 +153,7 @@ async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: Cha
     releaseOnStop,
     onInterrupt: (cancel) => void (cancelTurns = cancel),
     self: selfCommand(),
+    inProcess: IN_PROCESS,
   });
   await trace?.close();
   return code;

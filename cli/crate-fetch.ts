@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { join } from "node:path";
 import type { CrateErrorKind, CrateError } from "../tools/crates/errors.ts";
 import type { Limits } from "../core/limits.ts";
+import type { LogLevel } from "../core/log.ts";
 import type { CrateFetcher, CrateProgress, CrateResult } from "../tools/crates/fetch-crate.ts";
 import type { ExitBox } from "./exit-box.ts";
 import { readFileOrUndefined } from "./optional-file.ts";
@@ -61,14 +62,21 @@ interface FetcherFactory {
 }
 
 async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProgress) => void): Promise<FetcherFactory> {
-  const { loadConfig } = await import("../core/config.ts");
   const { setLogLevel, setLogScope } = await import("../core/log.ts");
+  setLogScope("tendril crate-fetch");
+  const factory = await crateFetchers(flags, onProgress);
+  setLogLevel(factory.logLevel);
+  return factory;
+}
+
+/** Config and environment → fetchers, without touching the process's logging (the conductor runs the
+ *  crate-sources component in-process with this). */
+export async function crateFetchers(flags: { config?: string; log?: string }, onProgress?: (p: CrateProgress) => void): Promise<FetcherFactory & { logLevel: LogLevel }> {
+  const { loadConfig } = await import("../core/config.ts");
   const { CrateFetcher } = await import("../tools/crates/fetch-crate.ts");
   const { CRATES_IO_INDEX } = await import("../tools/crates/index-client.ts");
   const { VERSION } = await import("../core/version.ts");
-  setLogScope("tendril crate-fetch");
   const cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
-  setLogLevel(cfg.logLevel);
   const env = process.env;
   const home = env.HOME ?? "";
   const dl = env.TENDRIL_CRATES_DL ? httpUrl("TENDRIL_CRATES_DL", env.TENDRIL_CRATES_DL) : undefined;
@@ -83,7 +91,7 @@ async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProg
     userAgent: `tendril/${VERSION} (crate-fetch)`,
     ...(onProgress ? { onProgress } : {}),
   };
-  return { make: (cwd) => new CrateFetcher({ ...options, cwd: cwd ?? options.cwd }), limits: cfg.limits };
+  return { make: (cwd) => new CrateFetcher({ ...options, cwd: cwd ?? options.cwd }), limits: cfg.limits, logLevel: cfg.logLevel };
 }
 
 function httpUrl(variable: string, value: string): string {
