@@ -1,6 +1,8 @@
 // Benchmark: `tendril conductor` beside a raw pipe (the floor) and the published TypeScript conductor
 // @thinkwell/conductor, through 0, 1 and 3 pass-through proxies (tests/fixtures/raw-proxy.ts in the
-// sacp dialect, the one both conductors speak) in front of tests/fixtures/burst-agent.ts.
+// sacp dialect, the one both conductors speak) in front of tests/fixtures/burst-agent.ts; and the
+// crate-sources proxy (the proxy library) spawned and run in-process (`tendril:crate-sources`), each
+// against the conductor with no component: what one process hop costs, and what an in-process one does.
 // Throughput: one session/prompt answered with BURST updates, timed from the request to the response.
 // Latency: sequential `_echo` round trips. Figures and ratios are printed; nothing is asserted.
 import { type ChildProcessByStdio, spawn } from "node:child_process";
@@ -96,6 +98,9 @@ export async function run(): Promise<void> {
     { name: "byte relay (floor of one hop)", proxies: -2, argv: [BUN, RELAY, ...AGENT.split(" ")] },
   ];
   for (const n of [0, 1, 3]) subjects.push({ name: `tendril conductor, ${n} prox${n === 1 ? "y" : "ies"}`, proxies: n, argv: [BIN, "conductor", "agent", ...chain(n), AGENT] });
+  // the same proxy-library component, as its own process and inside the conductor
+  subjects.push({ name: "tendril conductor, crate-sources spawned", proxies: 1, argv: [BIN, "conductor", "agent", `${BIN} crate-fetch --proxy`, AGENT] });
+  subjects.push({ name: "tendril conductor, tendril:crate-sources", proxies: 1, argv: [BIN, "conductor", "agent", "tendril:crate-sources", AGENT] });
   let peer = true;
   try {
     await import("@thinkwell/conductor");
@@ -133,8 +138,21 @@ export async function run(): Promise<void> {
     const what = s.proxies === 0 ? " (conductor)" : s.proxies === -2 ? " (one process)" : "";
     const perHop = base === undefined ? "" : `  added ${((rtt - base) / Math.max(1, s.proxies)).toFixed(3)} ms/hop${what}`;
     console.log(
-      `  ${s.name.padEnd(36)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
+      `  ${s.name.padEnd(40)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
     );
+  }
+  // the goals of issue 26, as ratios of this run's own figures
+  const rttOf = (name: string) => median(results.get(name)!.rtt);
+  const relayAdds = rttOf("byte relay (floor of one hop)") - floorRtt;
+  const base = rttOf("tendril conductor, 0 proxies");
+  const spawnedAdds = rttOf("tendril conductor, crate-sources spawned") - base;
+  const rawAdds = rttOf("tendril conductor, 1 proxy") - base;
+  const inProcessAdds = rttOf("tendril conductor, tendril:crate-sources") - base;
+  console.log(`  one spawned hop adds ${rawAdds.toFixed(3)} ms (raw proxy) / ${spawnedAdds.toFixed(3)} ms (proxy library): ×${(rawAdds / relayAdds).toFixed(2)} / ×${(spawnedAdds / relayAdds).toFixed(2)} the byte relay's ${relayAdds.toFixed(3)} ms`);
+  console.log(`  one in-process component (tendril:crate-sources) adds ${inProcessAdds.toFixed(3)} ms per round trip`);
+  if (peer) {
+    const msgsOf = (name: string) => median(results.get(name)!.msgs);
+    console.log(`  throughput through one proxy: ×${(msgsOf("tendril conductor, 1 proxy") / msgsOf("@thinkwell/conductor, 1 proxy")).toFixed(2)} @thinkwell/conductor's`);
   }
 }
 
