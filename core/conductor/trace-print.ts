@@ -41,6 +41,7 @@ function rewrittenAs(inMethod: unknown, outMethod: unknown): string | undefined 
 
 /** The method a person cares about: the inner one of a successor wrapper. */
 function methodOf(m: unknown): string | undefined {
+  if (Array.isArray(m)) return `batch of ${m.length}`;
   if (!isObject(m) || typeof m.method !== "string") return undefined;
   return unwrapSuccessor(m.method, m.params as Params)?.inner.method ?? m.method;
 }
