@@ -74,8 +74,10 @@ function records(file: string): any[] {
 
 /**
  * A trace as a person compares two runs: per hop and direction, what passed (method, or answer kind),
- * ids and times left out. The agent announces its commands whenever it gets to it after session/new,
- * racing the client's first prompt in any run: that one update is left out.
+ * ids and times left out. Two things differ between any two runs, spawned or not, and are left out:
+ * the agent announces its commands whenever it gets to it after session/new (racing the client's first
+ * prompt), and progress reaches the client at most MAX_PROGRESS_UPDATES_PER_S times a second, so a run of
+ * repeated updates counts once.
  */
 function shape(recs: any[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
@@ -84,7 +86,8 @@ function shape(recs: any[]): Record<string, string[]> {
     if (JSON.stringify(m).includes('"sessionUpdate":"available_commands_update"')) continue;
     const inner = m.params?.method && /successor|mcp\//.test(m.method ?? "") ? `(${m.params.method})` : "";
     const what = m.method ? `${m.method}${inner}${m.method === "session/update" ? `:${m.params?.update?.sessionUpdate}` : ""}` : m.error ? "error" : "result";
-    (out[`${r.hop} ${r.dir}`] ??= []).push(what);
+    const lane = (out[`${r.hop} ${r.dir}`] ??= []);
+    if (lane.at(-1) !== what) lane.push(what);
   }
   return out;
 }

@@ -207,13 +207,6 @@ describe("JSON-RPC batches", () => {
         expect(answers.slice(0, 2)).toEqual(GARBAGE_ANSWERS);
         expect(answers.find((a: any) => a.id === 2).result).toEqual({ sessionId: "batch-session" });
         expect(answers.find((a: any) => a.id === 3).result).toEqual({ method: "_x/echo", params: { a: 1 } });
-        // every hop saw the batch as one batch on its way out of the conductor, and sent one back
-        const records = traceOf(file);
-        for (let hop = 0; hop <= proxies; hop++) {
-          const out = records.find((x) => x.hop === hop && x.dir === "out" && Array.isArray(x.message));
-          expect(out?.message.length).toBe(3); // session/new, the notification, _x/echo (wrapped for a proxy)
-          expect(records.some((x) => x.hop === hop && x.dir === "in" && Array.isArray(x.message))).toBe(true);
-        }
         r.writeLine([]);
         expect(await r.nextMessage()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request: an empty batch" } });
         // the chain goes on with single messages
@@ -221,6 +214,13 @@ describe("JSON-RPC batches", () => {
         expect((await r.response(5)).result).toEqual({ method: "_x/after", params: {} });
         r.child.stdin.end();
         expect(await r.exited(10_000)).toBe(0);
+        // every hop saw the batch as one batch on its way out of the conductor, and sent one back
+        const records = traceOf(file);
+        for (let hop = 0; hop <= proxies; hop++) {
+          const out = records.find((x) => x.hop === hop && x.dir === "out" && Array.isArray(x.message));
+          expect(out?.message.length).toBe(3); // session/new, the notification, _x/echo (wrapped for a proxy)
+          expect(records.some((x) => x.hop === hop && x.dir === "in" && Array.isArray(x.message))).toBe(true);
+        }
       } finally {
         r.kill();
       }
