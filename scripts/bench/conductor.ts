@@ -8,6 +8,10 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { join } from "node:path";
+import { Chain } from "../../core/conductor/router.ts";
+import { Proxy } from "../../core/conductor/proxy.ts";
+import { bytePipe } from "../../core/wire/byte-pipe.ts";
+import { Link } from "../../core/wire/link.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "tendril");
@@ -150,10 +154,55 @@ export async function run(): Promise<void> {
   const inProcessAdds = rttOf("tendril conductor, tendril:crate-sources") - base;
   console.log(`  one spawned hop adds ${rawAdds.toFixed(3)} ms (raw proxy) / ${spawnedAdds.toFixed(3)} ms (proxy library): ×${(rawAdds / relayAdds).toFixed(2)} / ×${(spawnedAdds / relayAdds).toFixed(2)} the byte relay's ${relayAdds.toFixed(3)} ms`);
   console.log(`  one in-process component (tendril:crate-sources) adds ${inProcessAdds.toFixed(3)} ms per round trip`);
+  const cpu = await inProcessCpu();
+  console.log(
+    `  in one process (client and agent in memory, CPU time, free of scheduling noise): a round trip costs ${cpu.none.toFixed(4)} ms with no component, ${cpu.proxy.toFixed(4)} ms through an in-process proxy-library component: it adds ${(cpu.proxy - cpu.none).toFixed(4)} ms`,
+  );
   if (peer) {
     const msgsOf = (name: string) => median(results.get(name)!.msgs);
     console.log(`  throughput through one proxy: ×${(msgsOf("tendril conductor, 1 proxy") / msgsOf("@thinkwell/conductor, 1 proxy")).toFixed(2)} @thinkwell/conductor's`);
   }
+}
+
+/** CPU time per sequential round trip through a Chain in this process, with and without an in-process Proxy. */
+async function inProcessCpu(): Promise<{ none: number; proxy: number }> {
+  const pair = () => {
+    const a = bytePipe();
+    const b = bytePipe();
+    return { near: { input: a.input, sink: b.sink }, far: { input: b.input, sink: a.sink } };
+  };
+  const once = async (withProxy: boolean): Promise<number> => {
+    const client = pair();
+    const agent = pair();
+    const components = [agent.near];
+    if (withProxy) {
+      const p = pair();
+      new Proxy(p.far, { maxLineBytes: 1 << 20 });
+      components.unshift(p.near);
+    }
+    new Chain({ mode: "agent", client: client.near, components, maxLineBytes: 1 << 20 });
+    const agentLink: Link = new Link({
+      ...agent.far,
+      maxLineBytes: 1 << 20,
+      onMessage: (m) => void (m.kind === "request" && agentLink.send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1 } })),
+    });
+    let answered = () => {};
+    const clientLink = new Link({ ...client.far, maxLineBytes: 1 << 20, onMessage: () => answered() });
+    const ask = (id: number, method: string) => new Promise<void>((r) => ((answered = r), clientLink.send({ jsonrpc: "2.0", id, method, params: { id } })));
+    await ask(0, "initialize");
+    for (let i = 1; i <= 500; i++) await ask(i, "_echo");
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < ROUND_TRIPS * 2; i++) await ask(1000 + i, "_echo");
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / 1000 / (ROUND_TRIPS * 2);
+  };
+  const none: number[] = [];
+  const proxy: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    none.push(await once(false));
+    proxy.push(await once(true));
+  }
+  return { none: median(none), proxy: median(proxy) };
 }
 
 if (import.meta.main) await run();
