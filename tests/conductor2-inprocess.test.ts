@@ -73,23 +73,25 @@ function records(file: string): any[] {
 }
 
 /**
- * A trace as a person compares two runs: per hop and direction, what passed (method, or answer kind),
- * ids and times left out. Two things differ between any two runs, spawned or not, and are left out:
- * the agent announces its commands whenever it gets to it after session/new (racing the client's first
- * prompt), and progress reaches the client at most MAX_PROGRESS_UPDATES_PER_S times a second, so a run of
- * repeated updates counts once.
+ * A trace as a person compares two runs: per hop and direction, the kinds of message that passed
+ * (method, the inner one of a wrapper, the update kind; or the answer kind) and how many requests and
+ * answers, ids and times left out. Independent flows interleave differently in any two runs (the
+ * research sub-session's updates beside the tool call's answers), and progress reaches the client at
+ * most MAX_PROGRESS_UPDATES_PER_S times a second, so notification counts and the order across flows
+ * are not compared.
  */
-function shape(recs: any[]): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+function shape(recs: any[]): Record<string, { kinds: string[]; requests: number; answers: number }> {
+  const out: Record<string, { kinds: Set<string>; requests: number; answers: number }> = {};
   for (const r of recs) {
     const m = r.message;
-    if (JSON.stringify(m).includes('"sessionUpdate":"available_commands_update"')) continue;
     const inner = m.params?.method && /successor|mcp\//.test(m.method ?? "") ? `(${m.params.method})` : "";
     const what = m.method ? `${m.method}${inner}${m.method === "session/update" ? `:${m.params?.update?.sessionUpdate}` : ""}` : m.error ? "error" : "result";
-    const lane = (out[`${r.hop} ${r.dir}`] ??= []);
-    if (lane.at(-1) !== what) lane.push(what);
+    const lane = (out[`${r.hop} ${r.dir}`] ??= { kinds: new Set(), requests: 0, answers: 0 });
+    lane.kinds.add(what);
+    if (m.method && m.id !== undefined) lane.requests++;
+    if (!m.method) lane.answers++;
   }
-  return out;
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, { kinds: [...v.kinds].sort(), requests: v.requests, answers: v.answers }]));
 }
 
 async function ask(component: string, name: string): Promise<{ result: string; trace: any[] }> {
