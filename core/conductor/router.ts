@@ -1,14 +1,10 @@
-// Owns routing inside a chain: which hop a message goes to, in which form (raw, or wrapped as a
-// successor message in the receiving proxy's dialect), request ids mapped per hop in both directions,
-// `$/cancel_request` translated to the next hop's id, and dialect discovery by -32601 retry; MCP-over-ACP
-// requests no provider could answer are refused where they enter (mcp-routes.ts); a JSON-RPC batch is
-// routed entry by entry and leaves towards each hop as one batch, and the answers to a batch's requests
-// go back to its sender as one batch once all are in (malformed entries answered in it).
-// Every message is routed synchronously as it is read, so per-hop order is kept end to end.
-// The id maps are per hop, not one JSON-RPC peer per hop (core/wire/rpc-peer.ts): a relayed request is
-// answered on another hop under another id, and the answer is written the moment it is read, as read
-// (its line untouched when nothing changes), which a peer's own requests and promises cannot do.
-// Does not spawn processes, read stderr or decide exit codes (runner.ts).
+// Owns routing inside a chain: which hop a message goes to and in which form (raw, or wrapped in the
+// receiving proxy's dialect), ids mapped per hop both ways, `$/cancel_request` translated, dialect
+// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), and refusing
+// MCP-over-ACP requests no provider could answer (mcp-routes.ts). Messages are routed synchronously as
+// read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a relayed answer is
+// written on another hop the moment it is read, as read, which a peer's promises cannot do.
+// Does not spawn processes or decide exit codes (runner.ts).
 import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
   type Dialect,

@@ -1,10 +1,8 @@
-// Owns the consumer's side of MCP-over-ACP, shared by the agent's native transport (acp-transport.ts)
-// and the conductor's bridge: opening a connection to a declared `{type:"acp", serverId}` server in the
-// dialect its provider speaks — the Rust conductor 2.x form (`mcp/connect {serverId}` → `{connectionId}`,
-// `mcp/message {connectionId, method, params}` answered with the inner result itself, `mcp/disconnect`
-// as a request) or, when `mcp/connect` is unknown (-32601), the ACP SDK 2.4 stateless form
-// (`mcp/message {serverId, requestId, method, params}` answered with `{result}` | `{error}`) — and
-// decoding an outer answer into the inner MCP response. Does no I/O of its own (the caller's peer does).
+// Owns the consumer's side of MCP-over-ACP for the agent's transport and the conductor's bridge: the
+// dialect of a declared `{type:"acp"}` server (`mcp/connect` → `connectionId`, `mcp/message` by
+// connectionId answered with the inner result, `mcp/disconnect` a request: the Rust conductor 2.x; or, on
+// -32601, the ACP SDK 2.4 stateless `mcp/message {serverId, requestId}` answered `{result}`|`{error}`),
+// and decoding an outer answer into the inner MCP response. Does no I/O of its own.
 import { INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 
 /** How an outer ACP request ended. */

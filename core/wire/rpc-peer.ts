@@ -1,10 +1,8 @@
-// Owns being one end of a JSON-RPC connection without an SDK: our requests and their answers by id,
-// notifications both ways, handlers for what the other end asks (each with a signal that aborts on
-// `$/cancel_request` or when the connection ends), and cancelling our own requests the same way —
-// over Link (the bounded line reader, the classifier, one writer). Messages are taken as they come:
-// nothing is validated away, so an update kind this end does not know still reaches its handler.
-// A relay (the proxy library) uses its lower half: answers heard synchronously as they are read, and
-// requests answered later by id, so an answer is never overtaken by a message read after it.
+// Owns being one end of a JSON-RPC connection without an SDK, over Link: our requests and their
+// answers by id (a relay hears them synchronously, as read), notifications both ways, handlers for the
+// other end's requests (answered at once or later by id, each with a signal aborted by `$/cancel_request`
+// or the connection's end), and batches when asked. Nothing is validated away: an update kind this end
+// does not know still reaches its handler.
 import { Link, type LinkEnd } from "./link.ts";
 import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
 import type { ByteSink } from "./writer.ts";
