@@ -110,7 +110,7 @@ export class RpcPeer {
   respond(id: JsonRpcId, outcome: Outcome): boolean {
     const serving = this.#serving.get(id);
     if (!serving) return false;
-    this.#serving.delete(id);
+    this.#served(id);
     serving.reply("error" in outcome ? errorResponse(id, outcome.error) : { jsonrpc: "2.0", id, result: outcome.result });
     return true;
   }
@@ -148,7 +148,7 @@ export class RpcPeer {
 
   /** Resolves once no request of the other end is still being answered (their answers are queued). */
   async settled(): Promise<void> {
-    while (this.#serving.size > 0) await new Promise((r) => setTimeout(r, 5));
+    if (this.#serving.size > 0) await new Promise<void>((r) => this.#idle.push(r));
   }
 
   /** Resolves once everything queued so far is written. */
@@ -183,8 +183,16 @@ export class RpcPeer {
     } catch (err) {
       reply(errorResponse(id, errorOf(err)));
     } finally {
-      if (!later) this.#serving.delete(id);
+      if (!later) this.#served(id);
     }
+  }
+
+  /** Waiting in settled() for the last request being answered. */
+  readonly #idle: (() => void)[] = [];
+
+  #served(id: JsonRpcId): void {
+    this.#serving.delete(id);
+    if (this.#serving.size === 0) for (const wake of this.#idle.splice(0)) wake();
   }
 
   #fail(why: string): void {
