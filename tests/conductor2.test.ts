@@ -227,3 +227,42 @@ describe("JSON-RPC batches", () => {
     }, 30_000);
   }
 });
+
+describe("a hop that takes no batches", () => {
+  test("its one -32600 (id null) answers every request of the batch it refused; the sender gets them as one batch", async () => {
+    const client = memoryPeer();
+    const agent = memoryPeer();
+    new Chain({ mode: "agent", client: client.io, components: [agent.io], maxLineBytes: 1 << 20 });
+    client.raw(JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "_x/a" }, { jsonrpc: "2.0", method: "_x/n" }, { jsonrpc: "2.0", id: 2, method: "_x/b" }]) + "\n");
+    expect((await agent.next()).map((m: any) => m.method)).toEqual(["_x/a", "_x/n", "_x/b"]);
+    const refusal = { code: -32600, message: "Invalid request: batches are not supported" };
+    agent.send({ jsonrpc: "2.0", id: null, error: refusal });
+    expect(await client.next()).toEqual([
+      { jsonrpc: "2.0", id: 1, error: refusal },
+      { jsonrpc: "2.0", id: 2, error: refusal },
+    ]);
+    // the chain goes on
+    client.send({ jsonrpc: "2.0", id: 3, method: "_x/c" });
+    const c = await agent.next();
+    agent.send({ jsonrpc: "2.0", id: c.id, result: {} });
+    expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 3, result: {} });
+  });
+
+  test("through the binary: a batch to tendril agent, which takes none, is answered with its refusal per request", async () => {
+    const r = spawnRawMode("conductor", agentEnv(fake, work), ["agent", TENDRIL_AGENT]);
+    try {
+      r.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
+      expect((await r.response(1, 10_000)).result.protocolVersion).toBe(1);
+      r.writeLine([{ jsonrpc: "2.0", id: 2, method: "session/list", params: {} }, { jsonrpc: "2.0", id: 3, method: "_x/none", params: {} }]);
+      const answers = await r.nextMessage(10_000);
+      expect(answers.map((a: any) => [a.id, a.error.code])).toEqual([
+        [2, -32600],
+        [3, -32600],
+      ]);
+      r.child.stdin.end();
+      expect(await r.exited(10_000)).toBe(0);
+    } finally {
+      r.kill();
+    }
+  }, 30_000);
+});

@@ -94,6 +94,9 @@ interface Endpoint extends Replier {
   batches: Map<JsonRpcId, BatchAnswer>;
   /** The batch being routed right now: answers given at once (malformed entries, refusals) join it. */
   collecting?: BatchAnswer;
+  /** Our ids of the requests in the last batch sent to this hop: what a refusal of the whole batch
+   *  (one error with id null, from a peer that takes no batches) answers. */
+  lastBatch?: { from: number; to: number };
 }
 
 /** The answers to one batch, sent back as one batch when the last of its requests is answered. */
@@ -216,8 +219,9 @@ export class Chain {
         batch.waiting++;
       }
     }
-    const links = [this.#client.link, ...this.#components.map((c) => c.link)];
-    for (const l of links) l.cork();
+    const hops = [this.#client, ...this.#components];
+    const firstIds = hops.map((ep) => ep.nextId);
+    for (const ep of hops) ep.link.cork();
     from.collecting = batch;
     try {
       for (const e of entries) {
@@ -226,7 +230,10 @@ export class Chain {
       }
     } finally {
       from.collecting = undefined;
-      for (const l of links) l.uncork();
+      hops.forEach((ep, i) => {
+        if (ep.nextId > firstIds[i]!) ep.lastBatch = { from: firstIds[i]!, to: ep.nextId };
+        ep.link.uncork();
+      });
     }
     if (batch.waiting === 0) from.link.sendBatch(batch.answers);
   }
@@ -349,7 +356,7 @@ export class Chain {
   }
 
   #respond(on: Endpoint, m: Extract<WellFormed, { kind: "response" }>): void {
-    if (m.id === null) return;
+    if (m.id === null) return this.#batchRefused(on, m.error);
     const p = on.pending.get(m.id);
     if (!p) return; // a late answer to a request nobody waits for
     on.pending.delete(m.id);
@@ -369,6 +376,19 @@ export class Chain {
     if (m.error) p.failed?.();
     if (p.answer && !m.error) return p.from.link.send({ ...m.message, id: p.id, result: p.answer(m.result) });
     p.from.link.send({ ...m.message, id: p.id });
+  }
+
+  /** One error with id null: a hop that takes no batches refused the last one; each of its requests still
+   *  waiting gets that error (anything else with id null answers nothing we sent). */
+  #batchRefused(on: Endpoint, error: Extract<WellFormed, { kind: "response" }>["error"]): void {
+    const sent = on.lastBatch;
+    if (!error || !sent) return;
+    on.lastBatch = undefined;
+    for (let id = sent.from; id < sent.to; id++) {
+      if (!on.pending.has(id)) continue;
+      const message = { jsonrpc: "2.0", id, error };
+      this.#respond(on, { kind: "response", id, error, message });
+    }
   }
 
   #cancel(from: Endpoint, params: Params): void {
