@@ -120,7 +120,7 @@ describe("MCP-over-ACP requests no provider could answer (in memory)", () => {
     expect(await agent.next()).toEqual({
       jsonrpc: "2.0",
       id: 5,
-      error: { code: -32602, message: 'mcp/connect: no MCP-over-ACP server with id "ghost" was declared on this chain' },
+      error: { code: -32602, message: 'mcp/connect: no MCP-over-ACP server with id "ghost" is declared by a session on this chain' },
     });
     // a declared one reaches its provider; the connection it opens is known until mcp/disconnect is answered
     agent.send({ jsonrpc: "2.0", id: 6, method: "mcp/connect", params: { serverId: "s1" } });
@@ -147,6 +147,16 @@ describe("MCP-over-ACP requests no provider could answer (in memory)", () => {
     client.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId: "S", prompt: [] } });
     expect((await proxy.next()).method).toBe("session/prompt");
     expect(proxy.inbox).toEqual([]);
+    // once the session that declared it is closed, its server is no longer reachable
+    client.send({ jsonrpc: "2.0", id: 3, method: "session/close", params: { sessionId: "S" } });
+    const close = await proxy.next();
+    proxy.send({ jsonrpc: "2.0", id: 71, method: "proxy/successor", params: { method: "session/close", params: close.params } });
+    const closeAtAgent = await agent.next();
+    agent.send({ jsonrpc: "2.0", id: closeAtAgent.id, result: {} });
+    proxy.send({ jsonrpc: "2.0", id: close.id, result: (await proxy.next()).result });
+    expect((await client.next()).id).toBe(3);
+    agent.send({ jsonrpc: "2.0", id: 10, method: "mcp/connect", params: { serverId: "s1" } });
+    expect((await agent.next()).error.message).toBe('mcp/connect: no MCP-over-ACP server with id "s1" is declared by a session on this chain');
   });
 });
 

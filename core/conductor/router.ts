@@ -283,10 +283,12 @@ export class Chain {
 
   /** A message from position `k` (-1 = client) to its successor. */
   #down(k: number, m: Routed): void {
-    this.#mcp.noteDeclared(m.method, m.params);
     const j = k + 1;
     if (j === this.#components.length) {
-      if (this.#mode === "proxy") return this.#wrapTo(this.#client, m);
+      if (this.#mode === "proxy") {
+        const held = m.request ? this.#mcp.track(m.method, m.params) : undefined;
+        return this.#wrapTo(this.#client, m, held && { params: m.params, ...held });
+      }
       if (m.request) {
         const { from, id } = m.request;
         from.link.send(errorResponse(id, { code: METHOD_NOT_FOUND, message: `the agent has no successor: ${m.method}` }));
@@ -304,11 +306,12 @@ export class Chain {
     const init = isInitialize(m.method) ? initializeFor(undefined, m.params) : undefined;
     const method = init?.method ?? m.method;
     const params = init?.params ?? m.params;
-    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line);
+    const held = m.request ? this.#mcp.track(method, params) : undefined;
+    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line, held && { params, ...held });
     const edge = this.#edge.toAgent(method, params, m.request !== undefined) ?? (m.request ? { params } : undefined);
     if (!edge) return; // a notification the edge took over
     const line = edge.params === m.params && !init ? m.line : undefined;
-    this.#send(agent, method, edge.params, m.request, undefined, line, edge);
+    this.#send(agent, method, edge.params, m.request, undefined, line, held ? both(edge, held) : edge);
   }
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
@@ -396,4 +399,13 @@ export class Chain {
     const to = from.inbound.get(params.requestId as JsonRpcId);
     if (to) to.to.link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { ...params, requestId: to.id } });
   }
+}
+
+/** The edge's hooks and the MCP routes' on one answer: the routes hear the agent's answer first. */
+function both(edge: EdgeRoute, held: { answer: (result: unknown) => unknown; failed: () => void }): EdgeRoute {
+  return {
+    params: edge.params,
+    answer: (r) => (edge.answer ? edge.answer(held.answer(r)) : held.answer(r)),
+    failed: () => (held.failed(), edge.failed?.()),
+  };
 }
