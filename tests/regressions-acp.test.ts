@@ -242,7 +242,9 @@ async function bridgedChain() {
     while (!stopped) {
       const m = await client.next(1000).catch(() => undefined);
       if (!m) continue;
-      if (m.method === "mcp/message") {
+      // a provider of the stateless dialect: mcp/connect is unknown to it
+      if (m.method === "mcp/connect") client.send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found: mcp/connect" } });
+      else if (m.method === "mcp/message") {
         client.send({ jsonrpc: "2.0", id: m.id, result: { result: {} } });
         relayed.shift()?.(m.params.serverId);
       } else {

@@ -1,27 +1,15 @@
-// Owns `tendril conductor`: `agent` and `proxy` (argv, environment, stdio and signals → one chain run),
-// and `trace FILE` (a trace file → a sequence diagram on stdout; its --html/--serve are trace-view.ts's).
-// Usage errors, including a component that cannot start, exit 2 before anything runs. Routing,
-// processes and the trace live in core/conductor.
+// Owns `tendril conductor` on the command line: `agent` and `proxy` (a chain: conductor-run.ts),
+// `mcp-bridge` (conductor-bridge.ts) and `trace FILE` (a sequence diagram: conductor-trace.ts; --html and
+// --serve: trace-view.ts), their flags and help. Each sub-mode loads its own module when it runs.
 import type { Command } from "commander";
 import type { ExitBox } from "../process/exit-box.ts";
-
-interface ChainFlags {
-  trace?: string;
-  log?: string;
-}
-
-interface TraceFlags {
-  session?: string;
-  method?: string;
-  color?: boolean;
-  html?: string;
-  serve?: boolean;
-  port?: string;
-}
+import type { TraceFlags } from "./conductor-trace.ts";
+import type { ChainFlags } from "./conductor-run.ts";
 
 const CHAIN_HELP = `
 Each component is one argument, shell-split; leading NAME=value words set its environment. Options
-come before the component strings. Proxies get proxy/initialize (or, if they answer -32601,
+come before the component strings. tendril:crate-sources runs the crate-sources proxy (crate-fetch
+--proxy) inside the conductor, with no process of its own. Proxies get proxy/initialize (or, if they answer -32601,
 _proxy/initialize, then the sacp form: initialize with _meta.proxy = true); the agent gets initialize.
 stdout carries only ACP messages; component stderr is copied to stderr as [name] line.
 
@@ -49,7 +37,7 @@ export function describeConductor(program: Command, exit: ExitBox): void {
       .passThroughOptions()
       .addHelpText("after", CHAIN_HELP)
       .action(async (components: string[], flags: ChainFlags) => {
-        exit.code = await runChainMode(mode, components, flags);
+        exit.code = await (await import("./conductor-run.ts")).runChainMode(mode, components, flags);
       });
   }
   conductor
@@ -58,7 +46,7 @@ export function describeConductor(program: Command, exit: ExitBox): void {
     .requiredOption("--socket <PATH>", "the conductor's bridge socket")
     .requiredOption("--server <ID>", "the declared server's id")
     .action(async (flags: { socket: string; server: string }) => {
-      exit.code = await runMcpBridge(flags.socket, flags.server);
+      exit.code = await (await import("./conductor-bridge.ts")).runMcpBridge(flags.socket, flags.server);
     });
   conductor
     .command("trace")
@@ -72,125 +60,6 @@ export function describeConductor(program: Command, exit: ExitBox): void {
     .option("--port <N>", "the --serve port (default 0: any free port)")
     .action(async (file: string, flags: TraceFlags) => {
       const view = flags.html !== undefined || flags.serve === true || flags.port !== undefined;
-      exit.code = view ? await (await import("./trace-view.ts")).runTraceView(file, flags) : await runTracePrint(file, flags);
+      exit.code = view ? await (await import("./trace-view.ts")).runTraceView(file, flags) : await (await import("./conductor-trace.ts")).runTracePrint(file, flags);
     });
-}
-
-function processEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
-  return out;
-}
-
-function usage(message: string): number {
-  process.stderr.write(`tendril conductor: ${message}\n`);
-  return 2;
-}
-
-async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: ChainFlags): Promise<number> {
-  const { loadLimits, LimitError } = await import("../../core/limits.ts");
-  const { setLogLevel, setLogScope, isLogLevel } = await import("../../core/log.ts");
-  const { parseComponents, ComponentError } = await import("../../core/conductor/components.ts");
-  const { killAllGroupsNow, setKillGrace } = await import("../../core/process-group.ts");
-  setLogScope(`tendril conductor ${mode}`);
-  const env = processEnv();
-  const level = flags.log ?? env.TENDRIL_LOG;
-  if (level !== undefined) {
-    if (!isLogLevel(level)) return usage(`--log must be error, warn, info or debug, got ${JSON.stringify(level)}`);
-    setLogLevel(level);
-  }
-  const stray = texts.find((t) => t.startsWith("-"));
-  if (stray) return usage(`${JSON.stringify(stray)} looks like an option: options come before the component strings`);
-  let limits;
-  let specs;
-  try {
-    limits = loadLimits(env);
-    specs = parseComponents(texts, env, process.cwd());
-  } catch (err) {
-    if (err instanceof LimitError || err instanceof ComponentError) return usage(err.message);
-    throw err;
-  }
-  setKillGrace(limits.KILL_GRACE_MS);
-  let trace;
-  if (flags.trace !== undefined) {
-    const { openTrace } = await import("../../core/conductor/trace.ts");
-    try {
-      trace = await openTrace(flags.trace, specs.map((s) => s.name));
-    } catch (err) {
-      return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
-    }
-  }
-  const [{ runChain }, { stdinChunks, stdoutSink }, { selfCommand }, { releaseOnStop, signalExitCode, watchStopSignals }] = await Promise.all([
-    import("../../core/conductor/runner.ts"),
-    import("../process/stdio.ts"),
-    import("../process/self.ts"),
-    import("../process/stop-signals.ts"),
-  ]);
-  process.on("exit", () => killAllGroupsNow());
-  // As the agent does: the first Ctrl-C cancels the running turns and the chain serves on; a second
-  // within INTERRUPT_REPEAT_S, or one while idle, stops it. SIGHUP (the terminal closed) is a SIGTERM.
-  let cancelTurns: (() => number) | undefined;
-  const signals = watchStopSignals({ interrupt: { absorb: () => (cancelTurns?.() ?? 0) > 0, repeatMs: limits.INTERRUPT_REPEAT_S * 1000 } });
-  const code = await runChain({
-    mode,
-    specs,
-    // a gone client shows up as stdin EOF; a failed write only stops further writes
-    client: { input: stdinChunks(), sink: stdoutSink() },
-    env,
-    limits,
-    stderrLine: (line) => void process.stderr.write(line + "\n"),
-    trace: trace ? (hop, dir, message) => trace.record(hop, dir, message) : undefined,
-    stop: signals.stopped.then((signal) => ({ signal, code: signalExitCode(signal) })),
-    releaseOnStop,
-    onInterrupt: (cancel) => void (cancelTurns = cancel),
-    self: selfCommand(),
-  });
-  await trace?.close();
-  return code;
-}
-
-async function runTracePrint(file: string, flags: TraceFlags): Promise<number> {
-  const { traceRecords } = await import("../../core/conductor/trace.ts");
-  const { TracePrinter } = await import("../../core/conductor/trace-print.ts");
-  const color = flags.color !== false && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  const skipped = { count: 0 };
-  try {
-    // Two passes: the first finds the hops (the diagram's lanes), the second prints as it reads.
-    const hops = new Set<number>();
-    const meta = {};
-    for await (const r of traceRecords(file, { count: 0 }, meta)) if (typeof r.hop === "number") hops.add(r.hop);
-    const printer = new TracePrinter([...hops], { session: flags.session, method: flags.method, color, ...meta });
-    const write = (lines: string[]) => lines.length > 0 && process.stdout.write(lines.join("\n") + "\n");
-    write([printer.header()]);
-    for await (const r of traceRecords(file, skipped)) write(printer.push(r));
-    write(printer.end());
-  } catch (err) {
-    return usage(`cannot read ${file}: ${(err as Error).message}`);
-  }
-  if (skipped.count > 0) process.stderr.write(`tendril conductor trace: skipped ${skipped.count} lines that are not trace records\n`);
-  return 0;
-}
-
-/** Relays MCP lines between stdio and the conductor's socket until either side closes. */
-async function runMcpBridge(socket: string, server: string): Promise<number> {
-  const { runBridgeClient } = await import("../../core/conductor/mcp-bridge-client.ts");
-  const { loadLimits } = await import("../../core/limits.ts");
-  let limits;
-  try {
-    limits = loadLimits(processEnv());
-  } catch (err) {
-    return bridgeSays((err as Error).message, 2);
-  }
-  return runBridgeClient(socket, server, {
-    input: process.stdin,
-    output: process.stdout,
-    say: (line) => void bridgeSays(line),
-    maxLineBytes: limits.MAX_LINE_BYTES,
-    refusalWaitMs: limits.MCP_INIT_TIMEOUT_S * 1000,
-  });
-}
-
-function bridgeSays(line: string, code = 1): number {
-  process.stderr.write(`tendril conductor mcp-bridge: ${line}\n`);
-  return code;
 }

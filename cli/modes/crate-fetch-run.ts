@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { loadConfig } from "../../core/config.ts";
 import type { Limits } from "../../core/limits.ts";
-import { setLogLevel, setLogScope } from "../../core/log.ts";
+import { type LogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
 import { VERSION } from "../../core/version.ts";
 import { parseCrateSpec } from "../../tools/crates/crate-spec.ts";
 import { CrateError, type CrateErrorKind } from "../../tools/crates/errors.ts";
@@ -46,8 +46,15 @@ interface FetcherFactory {
 
 async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProgress) => void): Promise<FetcherFactory> {
   setLogScope("tendril crate-fetch");
+  const factory = await crateFetchers(flags, onProgress);
+  setLogLevel(factory.logLevel);
+  return factory;
+}
+
+/** Config and environment → fetchers, without touching the process's logging (the conductor runs the
+ *  crate-sources component in-process with this). */
+export async function crateFetchers(flags: { config?: string; log?: string }, onProgress?: (p: CrateProgress) => void): Promise<FetcherFactory & { logLevel: LogLevel }> {
   const cfg = await loadConfig({ config: flags.config, log: flags.log }, process.env, readFileOrUndefined);
-  setLogLevel(cfg.logLevel);
   const env = process.env;
   const home = env.HOME ?? "";
   const dl = env.TENDRIL_CRATES_DL ? httpUrl("TENDRIL_CRATES_DL", env.TENDRIL_CRATES_DL) : undefined;
@@ -62,7 +69,7 @@ async function fetcherFactory(flags: CrateFetchFlags, onProgress?: (p: CrateProg
     userAgent: `tendril/${VERSION} (crate-fetch)`,
     ...(onProgress ? { onProgress } : {}),
   };
-  return { make: (cwd) => new CrateFetcher({ ...options, cwd: cwd ?? options.cwd }), limits: cfg.limits };
+  return { make: (cwd) => new CrateFetcher({ ...options, cwd: cwd ?? options.cwd }), limits: cfg.limits, logLevel: cfg.logLevel };
 }
 
 function httpUrl(variable: string, value: string): string {

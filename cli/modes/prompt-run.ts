@@ -16,6 +16,7 @@ import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
 import { setKillGrace } from "../../core/process-group.ts";
 import { formatBytes } from "../../core/text-bounds.ts";
 import { VERSION } from "../../core/version.ts";
+import { processEnv } from "../process/environment.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { FLAGS, flagKey, type PromptFlags } from "./prompt-flags.ts";
 import { type SelfCommand, selfCommand } from "../process/self.ts";
@@ -66,12 +67,6 @@ export async function runPromptCommand(prompt: string, flags: PromptFlags): Prom
     process.stderr.write(`tendril prompt: ${err.message}\n`);
     return 2;
   }
-}
-
-function env(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) out[k] = v;
-  return out;
 }
 
 function parseTimeout(raw: string | undefined): number | undefined {
@@ -250,7 +245,7 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
 }
 
 async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<number> {
-  const vars = env();
+  const vars = processEnv();
   setLogScope("tendril prompt");
   if (vars.TENDRIL_LOG && isLogLevel(vars.TENDRIL_LOG)) setLogLevel(vars.TENDRIL_LOG);
   if (flags.sandbox !== undefined && flags.agent !== undefined) {

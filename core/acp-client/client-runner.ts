@@ -5,6 +5,7 @@
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
+import { ACP_PROTOCOL_VERSION, AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 import type { OutputSchema } from "./output-schema.ts";
 import { openSession, type ResumeWanted, SessionError } from "./session-open.ts";
@@ -87,7 +88,7 @@ export interface RunResult {
 }
 
 /** The ACP protocol version this client speaks. */
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
 
 function agentError(err: unknown, step: string): RunOutcome | undefined {
   if (!(err instanceof RpcError)) return undefined;
@@ -178,9 +179,9 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       opts.onUpdate(u, call);
     },
     onRequest(method, raw) {
-      if (method !== "session/request_permission") throw new RpcError(-32601, `Method not found: ${method} (this client offers no fs or terminal)`);
+      if (method !== "session/request_permission") throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (this client offers no fs or terminal)`);
       const params = raw as acp.RequestPermissionRequest;
-      if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(-32602, "session/request_permission needs toolCall and options");
+      if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(INVALID_PARAMS, "session/request_permission needs toolCall and options");
       if (state.overLimit) return { outcome: { outcome: "cancelled" } };
       return { outcome: opts.decide(state.table.merge(params.toolCall), params.options) };
     },
@@ -195,7 +196,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     clientInfo: { name: "tendril-prompt", version: opts.clientVersion },
   });
   if (init?.protocolVersion !== PROTOCOL_VERSION) {
-    throw new RpcError(-32022, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
+    throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
   }
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
     name: s.name,
@@ -214,7 +215,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     setStep: (step) => (state.step = step),
     replaying: (id) => (state.replaying = id),
   });
-  if (typeof session?.sessionId !== "string") throw new RpcError(-32603, `the agent answered ${state.step} without a sessionId`);
+  if (typeof session?.sessionId !== "string") throw new RpcError(INTERNAL_ERROR, `the agent answered ${state.step} without a sessionId`);
   state.sessionId = session.sessionId;
   for (const req of settingRequests(session.sessionId, session, opts.settings ?? {})) {
     state.step = req.method;
@@ -226,7 +227,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     state.answer = "";
     state.turns.nextPrompt();
     const answer = await peer.request<acp.PromptResponse>("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] });
-    if (typeof answer?.stopReason !== "string") throw new RpcError(-32603, "the agent answered session/prompt without a stopReason");
+    if (typeof answer?.stopReason !== "string") throw new RpcError(INTERNAL_ERROR, "the agent answered session/prompt without a stopReason");
     state.responses.push(answer);
     if (schema && answer.stopReason === "end_turn") state.schema = schema.check(state.answer);
     return answer;

@@ -4,6 +4,7 @@
 // Does not prompt, render or choose exit codes: it throws SettingError (the agent cannot do what a
 // flag asks: exit 2) or SessionError (the agent does not have the session: exit 1).
 import type * as acp from "@agentclientprotocol/sdk";
+import { AUTH_REQUIRED } from "../wire/jsonrpc.ts";
 import { RpcError, type RpcPeer } from "../wire/rpc-peer.ts";
 import type { AgentSpawn } from "./agent-process.ts";
 import { SettingError } from "./session-settings.ts";
@@ -93,9 +94,6 @@ interface AdvertisedAuth {
   args?: string[];
   env?: Record<string, string>;
 }
-
-/** ACP's auth_required code. */
-const AUTH_REQUIRED = -32000;
 
 function varsOf(m: AdvertisedAuth): string[] {
   return [...(m.varName ? [m.varName] : []), ...(m.vars ?? []).map((v) => v.name)];

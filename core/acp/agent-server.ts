@@ -9,7 +9,7 @@ import type { PermissionOption, RequestPermissionResponse, SessionUpdate } from 
 import { log } from "../log.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
-import { METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+import { ACP_PROTOCOL_VERSION, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
@@ -22,7 +22,7 @@ import type { AgentAuth } from "./auth.ts";
 import { clientElicitor } from "./elicitation.ts";
 
 /** The ACP protocol version this agent speaks. */
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
 
 export interface AgentServerOptions {
   version: string;

@@ -4,9 +4,10 @@
 // Does not read or write the credentials file itself (core/credentials.ts, through AuthHost).
 import type { ProviderName } from "../llm/provider-names.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AUTH_REQUIRED } from "../wire/jsonrpc.ts";
 
-/** ACP's auth_required error code. */
-export const AUTH_REQUIRED = -32000;
+/** ACP's auth_required error code (core/wire/jsonrpc.ts holds every code). */
+export { AUTH_REQUIRED };
 
 export const API_KEY_METHOD = "api-key";
 export const LOGIN_METHOD = "login";

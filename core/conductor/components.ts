@@ -1,7 +1,9 @@
-// Owns the processes of a chain: component strings → commands checked before anything runs, each
+// Owns the components of a chain: component strings → commands checked before anything runs, each
 // started as its own process group (through core/process-group.ts), its stderr forwarded line by line
-// with the component's name in front, and a bounded tail of it kept for the error that names it.
-// Does not route messages (router.ts) and does not decide when the chain ends (runner.ts).
+// with the component's name in front, and a bounded tail of it kept for the error that names it; or, for
+// `tendril:NAME`, one of Tendril's own components run inside this process over in-memory pipes, with the
+// same face (its lines, its end, its input to close). Does not route messages (router.ts) and does not
+// decide when the chain ends (runner.ts).
 import type { ChildProcess } from "node:child_process";
 import { basename } from "node:path";
 import { type CommandLine, parseCommandLine } from "../command-line.ts";
@@ -9,13 +11,26 @@ import { findCommand, spawnGroup } from "../process-group.ts";
 import type { HopIo } from "./router.ts";
 import { nodeSink } from "../wire/writer.ts";
 import { chunksOf } from "../wire/link.ts";
+import { bytePipe } from "../wire/byte-pipe.ts";
 import { StderrTail } from "../stderr-tail.ts";
+
+/** The component-string prefix of a component that runs inside the conductor. */
+export const IN_PROCESS_PREFIX = "tendril:";
+
+/**
+ * One of Tendril's own components, run inside the conductor: it speaks ACP on `io` until its input ends
+ * (or `signal` aborts: the chain is over) and resolves with its exit code; a throw is a failure. Lines it
+ * gives `stderrLine` are its stderr.
+ */
+export type InProcessComponent = (io: HopIo, ctx: { signal: AbortSignal; stderrLine(line: string): void }) => Promise<number>;
 
 export interface ComponentSpec extends CommandLine {
   /** The string as the user wrote it. */
   text: string;
-  /** Short name for stderr prefixes and errors: `proxy.ts`, `tendril`. */
+  /** Short name for stderr prefixes and errors: `proxy.ts`, `tendril`, `tendril:crate-sources`. */
   name: string;
+  /** `tendril:NAME`: the in-process component NAME (command and args are empty). */
+  inProcess?: string;
 }
 
 export class ComponentError extends Error {
@@ -34,9 +49,18 @@ export function shortName(cl: CommandLine): string {
   return base === "tendril" && cl.args[0] ? `tendril ${cl.args[0]}` : base;
 }
 
-/** Parses and checks every component string; throws ComponentError naming the first that cannot start. */
-export function parseComponents(texts: string[], env: Record<string, string>, cwd: string): ComponentSpec[] {
+/** Parses and checks every component string; throws ComponentError naming the first that cannot start.
+ *  `inProcess` names the components that may run inside the conductor (`tendril:NAME`). */
+export function parseComponents(texts: string[], env: Record<string, string>, cwd: string, inProcess: readonly string[] = []): ComponentSpec[] {
   return texts.map((text, i) => {
+    if (text.trim().startsWith(IN_PROCESS_PREFIX)) {
+      const name = text.trim().slice(IN_PROCESS_PREFIX.length);
+      if (!inProcess.includes(name)) {
+        const known = inProcess.length > 0 ? inProcess.map((n) => IN_PROCESS_PREFIX + n).join(", ") : "none";
+        throw new ComponentError(`component ${i + 1} ${JSON.stringify(text)}: no in-process component ${JSON.stringify(name)} (known: ${known})`);
+      }
+      return { command: "", args: [], env: {}, text, name: IN_PROCESS_PREFIX + name, inProcess: name };
+    }
     let cl: CommandLine;
     try {
       cl = parseCommandLine(text);
@@ -65,6 +89,8 @@ export interface RunningComponent {
   readonly stderrEnded: Promise<void>;
   /** Closes the component's stdin: the polite way to ask it to finish. */
   closeInput(): void;
+  /** An in-process component: ends it now (a process group is killed with the others instead). */
+  stop?(): void;
 }
 
 export interface StartOptions {
@@ -104,5 +130,42 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
     stderrTail: () => tail.lines(),
     stderrEnded,
     closeInput: () => void child.stdin!.end(),
+  };
+}
+
+/** Starts in-process component `index`: `run` gets its end of two in-memory pipes, the chain the other. */
+export function startInProcess(spec: ComponentSpec, index: number, run: InProcessComponent, opts: Pick<StartOptions, "tailBytes" | "stderrLine">): RunningComponent {
+  const toComponent = bytePipe();
+  const fromComponent = bytePipe();
+  const stop = new AbortController();
+  const tail = new StderrTail(opts.tailBytes, (line) => opts.stderrLine(`[${spec.name}] ${line}`));
+  let ended!: () => void;
+  const stderrEnded = new Promise<void>((r) => (ended = r));
+  const exited = Promise.resolve()
+    .then(() => run({ input: toComponent.input, sink: fromComponent.sink }, { signal: stop.signal, stderrLine: (line) => tail.push(line + "\n") }))
+    .then(
+      (code) => ({ code, signal: null }),
+      (err: unknown) => {
+        tail.push(`${err instanceof Error ? err.message : String(err)}\n`);
+        return { code: 1, signal: null };
+      },
+    )
+    .then((exit) => {
+      // as a process's pipes close when it exits
+      fromComponent.close();
+      tail.end();
+      ended();
+      return exit;
+    });
+  return {
+    spec,
+    index,
+    pid: undefined,
+    exited,
+    io: { input: fromComponent.input, sink: toComponent.sink },
+    stderrTail: () => tail.lines(),
+    stderrEnded,
+    closeInput: () => toComponent.close(),
+    stop: () => (toComponent.close(), stop.abort()),
   };
 }

@@ -2,18 +2,20 @@
 // chain it learns from `initialize` whether the agent advertises `mcpCapabilities.acp` (and advertises
 // it itself when not), rewrites ACP-transport MCP declarations in session/new|load|resume to a stdio
 // server (`tendril conductor mcp-bridge`), and relays each bridge process's MCP lines, over a private
-// unix socket, as `mcp/message` (or sacp `_mcp/*`) requests sent as if by the agent.
+// unix socket, as MCP-over-ACP messages sent as if by the agent: in the provider's dialect for `acp`
+// servers (core/mcp/acp-wire.ts: `mcp/connect` or stateless `mcp/message`), or sacp `_mcp/*`.
 // Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomId } from "../ids.ts";
-import { errorResponse, isObject, type JsonRpcId } from "../wire/jsonrpc.ts";
+import { isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
-import { type AcpMcpDeclaration, acpDeclaration, outerFailure } from "./mcp-over-acp.ts";
+import { type AcpMcpDeclaration, acpDeclaration } from "./mcp-over-acp.ts";
+import { innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "../mcp/acp-wire.ts";
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 
@@ -78,11 +80,10 @@ export class McpBridge implements AgentEdge {
     }
     if (method === "session/close" && isObject(params)) return { params, ...this.#declared.track(method, params, []) };
     if (!isRequest && isObject(params) && (method === "mcp/message" || method === "_mcp/message")) {
-      const key = method === "mcp/message" ? params.serverId : (params.connectionId ?? params.connection_id);
-      const links = typeof key === "string" ? this.#live.get(key) : undefined;
-      if (links) {
-        const inner = { jsonrpc: "2.0", method: params.method, ...(params.params === undefined ? {} : { params: params.params }) };
-        for (const l of links) l.send(inner);
+      const n = providerNotification(method === "mcp/message" ? params : { ...params, connectionId: params.connectionId ?? params.connection_id });
+      const links = n ? this.#live.get(n.key) : undefined;
+      if (n && links) {
+        for (const l of links) l.send(n.message);
         return undefined;
       }
     }
@@ -143,14 +144,23 @@ export class McpBridge implements AgentEdge {
   }
 
   #relayAcp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
-    const untrack = this.#track(decl.id, link);
+    const connection = new McpOverAcpConnection(decl.id, outerPeer(side));
+    let untrack = () => {};
+    let closed = false;
+    void connection.open().then(() => {
+      if (!closed && connection.key !== undefined) untrack = this.#track(connection.key, link);
+    });
     const relay = (m: WellFormed) => {
       if (m.kind === "response") return; // the consumer never answers: providers send no requests here
-      const params = { serverId: decl.id, ...(m.kind === "request" ? { requestId: m.id } : {}), method: m.method, params: m.params ?? null };
-      if (m.kind === "notification") return side.notify("mcp/message", params);
-      void side.request("mcp/message", params).then((answer) => link.send(innerAnswer(m.id, answer, true)));
+      if (m.kind === "notification") return void connection.notify(m.method, m.params);
+      void connection.request(m.id, m.method, m.params).then((r) => link.send(r));
     };
-    return [relay, untrack];
+    const close = () => {
+      closed = true;
+      untrack();
+      void connection.close();
+    };
+    return [relay, close];
   }
 
   #relaySacp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
@@ -167,7 +177,7 @@ export class McpBridge implements AgentEdge {
       void connected.then((connectionId) => {
         const params = { connectionId, connection_id: connectionId, method: m.method, params: m.params ?? null };
         if (m.kind === "notification") return side.notify("_mcp/message", params);
-        void side.request("_mcp/message", { ...params, id: m.id }).then((answer) => link.send(innerAnswer(m.id, answer, false)));
+        void side.request("_mcp/message", { ...params, id: m.id }).then((answer) => link.send(innerResponse(m.id, outerAnswer(answer), false)));
       });
     };
     const close = () => {
@@ -188,11 +198,12 @@ function refusal(id: string | undefined, ready: boolean): string {
   return `the conductor has no MCP-over-ACP server with id ${JSON.stringify(id)} (no session declared one)`;
 }
 
-/** The MCP response for an outer ACP answer: `{result}`/`{error}` carriers (acp), or the result itself (sacp). */
-function innerAnswer(id: JsonRpcId, answer: Record<string, unknown>, carried: boolean): Record<string, unknown> {
-  if (answer.error !== undefined) return errorResponse(id, outerFailure(answer.error));
-  const r = answer.result;
-  if (!carried) return { jsonrpc: "2.0", id, result: r ?? null };
-  if (isObject(r) && isObject(r.error) && !Object.hasOwn(r, "result")) return errorResponse(id, outerFailure(r.error));
-  return { jsonrpc: "2.0", id, result: isObject(r) ? (r.result ?? null) : null };
+/** An answer message of the agent side as an outer answer. */
+function outerAnswer(m: Record<string, unknown>): OuterAnswer {
+  return m.error !== undefined ? { error: m.error as JsonRpcError } : { result: m.result };
+}
+
+/** The agent side as a consumer connection's peer. */
+function outerPeer(side: AgentSide): OuterPeer {
+  return { request: (method, params) => side.request(method, params).then(outerAnswer), notify: (method, params) => side.notify(method, params) };
 }

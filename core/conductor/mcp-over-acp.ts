@@ -1,5 +1,6 @@
-// Owns the wire facts of MCP-over-ACP for both generations: the declarations a proxy puts in
-// `session/new` (`{type:"acp", name, serverId}`, answered over `mcp/message`; or the sacp form
+// Owns the wire facts of MCP-over-ACP declarations: what a proxy puts in `session/new`
+// (`{type:"acp", name, serverId}`, reached by `mcp/connect` + `mcp/message` or the stateless `mcp/message`
+// — core/mcp/acp-wire.ts speaks both; or the sacp form
 // `{type:"http", url:"acp:ID"}`, answered over `_mcp/connect` / `_mcp/message` / `_mcp/disconnect`),
 // and a small MCP tool server that answers inner MCP requests (initialize, tools/list, tools/call, ping),
 // built by hand or from Tendril tool definitions. Does not route (router.ts, mcp-bridge.ts, proxy-mcp.ts)
@@ -111,10 +112,4 @@ export async function answerMcp(
     default:
       return { error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method}` } };
   }
-}
-
-/** A JSON-RPC failure of the outer ACP request, as an inner MCP error. */
-export function outerFailure(error: unknown): JsonRpcError {
-  if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcError;
-  return { code: INTERNAL_ERROR, message: "MCP-over-ACP request failed" };
 }

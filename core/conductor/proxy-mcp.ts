@@ -1,10 +1,12 @@
-// Owns the MCP servers a proxy serves over MCP-over-ACP, in both generations: which server ids and sacp
-// connections are ours, the answers to their inner requests, progress notifications sent back for a
+// Owns the MCP servers a proxy serves over MCP-over-ACP, in all three dialects (stateless `mcp/message
+// {serverId}`, `mcp/connect` → `connectionId` as the Rust conductor 2.x speaks it, sacp `_mcp/*`): which
+// server ids and connections are ours, the answers to their inner requests, progress notifications sent back for a
 // running tool call, and cancelling one (`notifications/cancelled`, or the conductor connection ending).
 // Does not route: proxy.ts hands it the messages addressed to our servers and sends what it asks.
 import { randomId } from "../ids.ts";
 import { type Flavour, answerMcp, declare, type McpCallContext, type McpToolServer } from "./mcp-over-acp.ts";
-import { isObject } from "../wire/jsonrpc.ts";
+import { isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { RpcError } from "../wire/rpc-peer.ts";
 
 /** Gives the declaration to put in a session's mcpServers; `stop()` stops serving it. */
 export type ServedMcp = (() => Record<string, unknown>) & { stop(): void };
@@ -15,9 +17,10 @@ interface Served {
 }
 
 /** An inner MCP failure of a sacp `_mcp/message`, which has no `{error}` envelope: the outer request fails. */
-export class InnerMcpError extends Error {
-  constructor(readonly error: { code: number; message: string; data?: unknown }) {
-    super(error.message);
+export class InnerMcpError extends RpcError {
+  override name = "InnerMcpError";
+  constructor(error: JsonRpcError) {
+    super(error.code, error.message, error.data);
   }
 }
 
@@ -25,7 +28,7 @@ type Send = (method: string, params: Record<string, unknown>) => void;
 
 export class ProxyMcpHost {
   readonly #servers = new Map<string, Served>();
-  /** sacp connection id → server id. */
+  /** Connection id (mcp/connect's or sacp's) → server id. */
   readonly #connections = new Map<string, string>();
   /** Running tool calls: `where\0request id` → their abort controller. */
   readonly #running = new Map<string, AbortController>();
@@ -48,11 +51,28 @@ export class ProxyMcpHost {
 
   /** The answer to a request for one of our servers, in either generation; undefined when it is not ours. */
   answer(method: string, p: Record<string, unknown>): Promise<unknown> | undefined {
-    if (method === "mcp/message") {
+    if (method === "mcp/message" && typeof p.connectionId !== "string") {
       const serverId = p.serverId as string;
       const served = this.#servers.get(serverId);
       const send: Send = (m, params) => this.notify("mcp/message", { serverId, requestId: p.requestId, method: m, params });
       return served && this.#call(served, p, `${serverId}\0${String(p.requestId)}`, send);
+    }
+    if (method === "mcp/connect") {
+      if (typeof p.serverId !== "string" || !this.#servers.has(p.serverId)) return undefined;
+      const connectionId = `mcp-connection:${randomId()}`;
+      this.#connections.set(connectionId, p.serverId);
+      return Promise.resolve({ connectionId });
+    }
+    if (method === "mcp/message" && typeof p.connectionId === "string") {
+      const connectionId = p.connectionId;
+      const served = this.#servers.get(this.#connections.get(connectionId) ?? "");
+      const send: Send = (m, params) => this.notify("mcp/message", { connectionId, method: m, params });
+      // The inner request has no id of its own here: the outer request stands for it.
+      return served && this.#call(served, p, `${connectionId}\0${randomId()}`, send).then(resultOrThrow);
+    }
+    if (method === "mcp/disconnect") {
+      if (typeof p.connectionId !== "string" || !this.#connections.delete(p.connectionId)) return undefined;
+      return Promise.resolve({});
     }
     if (method === "_mcp/connect") {
       const url = String(p.acp_url ?? p.url ?? "");
@@ -66,13 +86,7 @@ export class ProxyMcpHost {
       const served = this.#servers.get(this.#connections.get(connectionId) ?? "");
       const send: Send = (m, params) => this.notify("_mcp/message", { connectionId, method: m, params });
       const key = p.id === undefined ? randomId() : `${connectionId}\0${String(p.id)}`;
-      return (
-        served &&
-        this.#call(served, p, key, send).then((a) => {
-          if ("error" in a) throw new InnerMcpError(a.error);
-          return a.result;
-        })
-      );
+      return served && this.#call(served, p, key, send).then(resultOrThrow);
     }
     return undefined;
   }
@@ -80,9 +94,9 @@ export class ProxyMcpHost {
   /** Takes a consumer notification addressed to one of our servers (initialized, cancelled); false when not ours. */
   notification(method: string, p: Record<string, unknown>): boolean {
     let where: string | undefined;
-    if (method === "mcp/message" && this.#servers.has(p.serverId as string)) where = p.serverId as string;
     const connectionId = String(p.connectionId ?? p.connection_id);
-    if ((method === "_mcp/message" || method === "_mcp/disconnect") && this.#connections.has(connectionId)) where = connectionId;
+    if (method === "mcp/message" && this.#servers.has(p.serverId as string)) where = p.serverId as string;
+    else if ((method === "mcp/message" || method === "_mcp/message" || method === "_mcp/disconnect") && this.#connections.has(connectionId)) where = connectionId;
     if (where === undefined) return false;
     if (method === "_mcp/disconnect") this.#connections.delete(where);
     const inner = isObject(p.params) ? p.params : {};
@@ -113,4 +127,10 @@ export class ProxyMcpHost {
       this.#running.delete(key);
     }
   }
+}
+
+/** An inner MCP outcome as the outer answer of the dialects without an envelope: the result, or a thrown error. */
+function resultOrThrow(a: { result: unknown } | { error: JsonRpcError }): unknown {
+  if ("error" in a) throw new InnerMcpError(a.error);
+  return a.result;
 }

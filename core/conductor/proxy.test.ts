@@ -27,7 +27,7 @@ test("forwards by default, intercepts a method, injects MCP servers into session
   const { client, agent, proxy } = setup();
   proxy
     .addMcpServers(() => [{ type: "acp", name: "tools", serverId: "t1" }])
-    .onNotification("session/update", (p, next) => next({ ...p, update: { ...p.update, seen: true } }));
+    .onNotification("session/update", (p, next) => next({ ...p, update: { ...p.update, seen: true } as unknown as typeof p.update }));
   await initialize(client, agent);
   client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/w", mcpServers: [{ name: "mine" }], extra: 1 } });
   const sn = await agent.next();
@@ -84,7 +84,7 @@ test("$/cancel_request for a forwarded request is translated to the forwarded id
 
 test("regression: a session/new handler set after addMcpServers still forwards the added servers", async () => {
   const { client, agent, proxy } = setup();
-  proxy.addMcpServers(() => [{ type: "acp", name: "late", serverId: "l1" }]).onRequest("session/new", (p, next) => next({ ...p, tagged: true }));
+  proxy.addMcpServers(() => [{ type: "acp", name: "late", serverId: "l1" }]).onRequest("session/new", (p, next) => next({ ...p, tagged: true } as typeof p));
   client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/w", mcpServers: [] } });
   const sn = await agent.next();
   expect(sn.params).toEqual({ cwd: "/w", mcpServers: [{ type: "acp", name: "late", serverId: "l1" }], tagged: true });

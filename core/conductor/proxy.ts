@@ -2,48 +2,72 @@
 // forwarded by default, raw (unknown fields and update kinds survive); a proxy intercepts the methods
 // it cares about, adds MCP servers to `session/new`, opens sub-sessions on its successor and drives
 // them, and answers permission requests of the sessions it owns. Speaks whichever dialect the
-// conductor initializes it in. Does not spawn anything or touch process stdio (callers pass a HopIo).
+// conductor initializes it in, over one JSON-RPC peer (core/wire/rpc-peer.ts: ids, pending answers,
+// cancellation). Does not spawn anything or touch process stdio (callers pass a HopIo).
 import { logFailure } from "../log.ts";
-import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
+import { INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
+import { ANSWER_LATER, errorOf, type Outcome, RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import { type Dialect, dialectOfInitialize, initializeAnswerFor, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
-import { Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
+import type { LinkEnd } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
-import { InnerMcpError, ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
+import { ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
 import type { HopIo } from "./router.ts";
+import type {
+  ContentBlock,
+  JsonObject,
+  McpServer,
+  NotificationParams,
+  RequestParams,
+  RequestPermissionRequest,
+  RequestResult,
+  SessionModeState,
+  SessionOpenParams,
+  SessionUpdate,
+  StopReason,
+} from "./acp-methods.ts";
 
 export type { ServedMcp } from "./proxy-mcp.ts";
+export type * from "./acp-methods.ts";
 
 export type Side = "predecessor" | "successor";
 
 /** A JSON-RPC error answer, thrown by request() and by handlers that want to answer with one. */
-export class ProxyRequestError extends Error {
+export class ProxyRequestError extends RpcError {
+  override name = "ProxyRequestError";
   constructor(readonly error: JsonRpcError) {
-    super(error.message);
+    super(error.code, error.message, error.data);
   }
 }
 
 export interface Peer {
-  request(method: string, params?: Params): Promise<any>;
-  notify(method: string, params?: Params): void;
+  request<M extends string>(method: M, params?: RequestParams<M>): Promise<RequestResult<M>>;
+  notify<M extends string>(method: M, params?: NotificationParams<M>): void;
 }
 
 /** `next` forwards (optionally changed) params the default way and resolves with the answer. */
-export type RequestHandler = (params: any, next: (params?: any) => Promise<any>, from: Side) => unknown;
-export type NotificationHandler = (params: any, next: (params?: any) => void, from: Side) => void;
+export type RequestHandler<M extends string = string> = (
+  params: RequestParams<M>,
+  next: (params?: RequestParams<M>) => Promise<RequestResult<M>>,
+  from: Side,
+) => RequestResult<M> | Promise<RequestResult<M>>;
+export type NotificationHandler<M extends string = string> = (params: NotificationParams<M>, next: (params?: NotificationParams<M>) => void, from: Side) => void;
 
 /** How a sub-session's permission requests are answered: an optionId, or undefined for "cancelled". */
-export type PermissionAnswer = (request: any) => string | undefined;
+export type PermissionAnswer = (request: RequestPermissionRequest) => string | undefined;
+
+/** What a proxy adds to a session's mcpServers: a declaration (serveMcp's, or any other server). */
+export type McpDeclaration = McpServer | JsonObject;
 
 export interface SubSession {
   readonly sessionId: string;
-  /** The session's modes as the successor answered session/new (`{currentModeId, availableModes}`), if any. */
-  readonly modes: { currentModeId?: string; availableModes?: { id: string; name?: string }[] } | undefined;
+  /** The session's modes as the successor answered session/new, if any. */
+  readonly modes: SessionModeState | undefined;
   /** session/set_mode on this session; rejects with the successor's error. */
   setMode(modeId: string): Promise<void>;
   /** Prompts the sub-session; resolves with the stop reason and the agent text it streamed. */
-  prompt(prompt: string | unknown[]): Promise<{ stopReason: string; text: string }>;
+  prompt(prompt: string | ContentBlock[]): Promise<{ stopReason: StopReason; text: string }>;
   /** Every session/update of this session, in order (they are not forwarded to the predecessor). */
-  onUpdate(listener: (update: any) => void): void;
+  onUpdate(listener: (update: SessionUpdate) => void): void;
   cancel(): void;
   /** Forgets the session (and asks the successor to close it when it can). */
   close(): Promise<void>;
@@ -51,15 +75,18 @@ export interface SubSession {
 
 interface Owned {
   permission: PermissionAnswer;
-  listeners: ((update: any) => void)[];
+  listeners: ((update: SessionUpdate) => void)[];
 }
 
 const SESSION_OPENERS = new Set(["session/new", "session/load", "session/resume"]);
+const CLOSED: JsonRpcError = { code: INTERNAL_ERROR, message: "the conductor connection closed" };
 
 /** The request's option of `kind`, if offered. */
-export function optionOfKind(request: any, kind: "allow_once" | "reject_once"): string | undefined {
-  const options = request?.options;
-  return Array.isArray(options) ? options.find((o) => o?.kind === kind && typeof o.optionId === "string")?.optionId : undefined;
+export function optionOfKind(request: RequestPermissionRequest | undefined, kind: "allow_once" | "reject_once"): string | undefined {
+  const options: unknown = request?.options;
+  if (!Array.isArray(options)) return undefined;
+  const found: unknown = options.find((o: unknown) => isObject(o) && o.kind === kind && typeof o.optionId === "string");
+  return isObject(found) ? (found.optionId as string) : undefined;
 }
 
 /**
@@ -75,55 +102,51 @@ export class Proxy {
   readonly successor: Peer;
   readonly predecessor: Peer;
   readonly ended: Promise<LinkEnd>;
-  readonly #link: Link;
+  readonly #peer: RpcPeer;
   #dialect: Dialect = "proxy";
-  #nextId = 0;
-  readonly #pending = new Map<JsonRpcId, { resolve: (v: any) => void; reject: (e: unknown) => void; onAnswer?: (result: any) => void }>();
   /** Sub-sessions being opened: while any is, messages for a session nobody knows yet wait in #held. */
   #opening = 0;
-  readonly #held: WellFormed[] = [];
+  readonly #held: (() => void)[] = [];
   /** Sessions the predecessor opened or named: never held. */
   readonly #known = new Set<string>();
   readonly #requests = new Map<string, RequestHandler>();
   readonly #notifications = new Map<string, NotificationHandler>();
   readonly #owned = new Map<string, Owned>();
-  /** Requests we received and forwarded: their id → the id we forwarded them under. */
-  readonly #forwarded = new Map<JsonRpcId, JsonRpcId>();
   /** MCP servers this proxy serves over ACP. */
   readonly #mcp = new ProxyMcpHost(
     (method, params) => this.#notify(method, params, "successor"),
     () => (this.#dialect === "sacp" ? "sacp" : "acp"),
   );
-  readonly #sessionServers: ((params: any) => unknown[])[] = [];
-  readonly #sessionOpened: ((sessionId: string, params: any) => void)[] = [];
+  readonly #sessionServers: ((params: SessionOpenParams) => McpDeclaration[])[] = [];
+  readonly #sessionOpened: ((sessionId: string, params: SessionOpenParams) => void)[] = [];
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
-    this.#link = new Link({ input: io.input, sink: io.sink, maxLineBytes: opts.maxLineBytes, onMessage: (m) => this.#receive(m) });
-    this.ended = this.#link.ended.then((end) => {
-      // Nobody will answer now: every request still waiting fails.
-      for (const p of this.#pending.values()) p.reject(new ProxyRequestError({ code: INTERNAL_ERROR, message: "the conductor connection closed" }));
-      this.#pending.clear();
-      this.#mcp.abortAll();
-      return end;
+    this.#peer = new RpcPeer({
+      input: io.input,
+      sink: io.sink,
+      maxLineBytes: opts.maxLineBytes,
+      onRequest: (method, params, signal, id) => this.#receiveRequest(id, method, params as Params, signal),
+      onNotification: (method, params) => this.#receiveNotification(method, params as Params),
+      batches: true,
     });
-    this.successor = {
-      request: (method, params) => this.#request(method, params, "successor"),
-      notify: (method, params) => this.#notify(method, params, "successor"),
-    };
-    this.predecessor = {
-      request: (method, params) => this.#request(method, params, "predecessor"),
-      notify: (method, params) => this.#notify(method, params, "predecessor"),
-    };
+    // Nobody will answer now: every request still waiting fails (the peer settles them), tool calls stop.
+    this.ended = this.#peer.ended.then((end) => (this.#mcp.abortAll(), end));
+    const peer = (to: Side): Peer => ({
+      request: <M extends string>(method: M, params?: RequestParams<M>) => this.#call(method, params as Params, to).answer as Promise<RequestResult<M>>,
+      notify: (method, params) => this.#notify(method, params as Params, to),
+    });
+    this.successor = peer("successor");
+    this.predecessor = peer("predecessor");
   }
 
   /** Handles requests of `method` (from either side); call `next` to forward them. */
-  onRequest(method: string, handler: RequestHandler): this {
-    this.#requests.set(method, handler);
+  onRequest<M extends string>(method: M, handler: RequestHandler<M>): this {
+    this.#requests.set(method, handler as unknown as RequestHandler);
     return this;
   }
 
-  onNotification(method: string, handler: NotificationHandler): this {
-    this.#notifications.set(method, handler);
+  onNotification<M extends string>(method: M, handler: NotificationHandler<M>): this {
+    this.#notifications.set(method, handler as unknown as NotificationHandler);
     return this;
   }
 
@@ -131,13 +154,13 @@ export class Proxy {
    * Calls `listener` when the successor answers a session/new, load or resume the predecessor sent, at
    * the moment the answer is read (before anything the successor sent after it), with the request's params.
    */
-  onSessionOpened(listener: (sessionId: string, params: any) => void): this {
+  onSessionOpened(listener: (sessionId: string, params: SessionOpenParams) => void): this {
     this.#sessionOpened.push(listener);
     return this;
   }
 
   /** Adds servers to every session/new, load and resume forwarded to the successor (whatever handler forwards it). */
-  addMcpServers(servers: (params: any) => unknown[]): this {
+  addMcpServers(servers: (params: SessionOpenParams) => McpDeclaration[]): this {
     this.#sessionServers.push(servers);
     return this;
   }
@@ -156,7 +179,7 @@ export class Proxy {
    * permission requests. The session is ours from the moment its answer is read: updates and
    * requests for it read in the same chunk never reach the predecessor.
    */
-  async openSession(params: { cwd: string; mcpServers?: unknown[]; _meta?: unknown }, permission: PermissionAnswer): Promise<SubSession> {
+  async openSession(params: Omit<RequestParams<"session/new">, "mcpServers"> & { mcpServers?: McpDeclaration[] }, permission: PermissionAnswer): Promise<SubSession> {
     const owned: Owned = { permission, listeners: [] };
     this.#opening++;
     let opening = true;
@@ -166,30 +189,30 @@ export class Proxy {
       this.#opening--;
       this.#releaseHeld();
     };
-    let answer: any;
+    let answer: unknown;
     try {
-      answer = await this.#request("session/new", { mcpServers: [], ...params }, "successor", (result) => {
-        if (typeof result?.sessionId === "string") this.#owned.set(result.sessionId, owned);
+      answer = await this.#call("session/new", { mcpServers: [], ...params }, "successor", (result) => {
+        if (isObject(result) && typeof result.sessionId === "string") this.#owned.set(result.sessionId, owned);
         opened();
-      });
+      }).answer;
     } finally {
       opened();
     }
-    const sessionId: string = answer?.sessionId;
+    const sessionId = isObject(answer) ? answer.sessionId : undefined;
     if (typeof sessionId !== "string") throw new ProxyRequestError({ code: INTERNAL_ERROR, message: "session/new was answered without a sessionId" });
     return {
       sessionId,
-      modes: isObject(answer.modes) ? answer.modes : undefined,
+      modes: isObject(answer) && isObject(answer.modes) ? (answer.modes as unknown as SessionModeState) : undefined,
       setMode: async (modeId) => void (await this.successor.request("session/set_mode", { sessionId, modeId })),
       onUpdate: (l) => void owned.listeners.push(l),
       prompt: async (prompt) => {
         let text = "";
-        const collect = (u: any) => {
+        const collect = (u: SessionUpdate) => {
           if (u?.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") text += u.content.text;
         };
         owned.listeners.push(collect);
         try {
-          const blocks = typeof prompt === "string" ? [{ type: "text", text: prompt }] : prompt;
+          const blocks: ContentBlock[] = typeof prompt === "string" ? [{ type: "text", text: prompt }] : prompt;
           const r = await this.successor.request("session/prompt", { sessionId, prompt: blocks });
           return { stopReason: r?.stopReason, text };
         } finally {
@@ -212,7 +235,7 @@ export class Proxy {
     this.#known.add(id);
     for (const l of this.#sessionOpened) {
       try {
-        l(id, params);
+        l(id, params as unknown as SessionOpenParams);
       } catch (err) {
         logFailure("a session-opened listener")(err);
       }
@@ -222,32 +245,44 @@ export class Proxy {
   /** Messages held while a sub-session opened, handled now in the order they came. */
   #releaseHeld(): void {
     if (this.#opening > 0) return;
-    for (const m of this.#held.splice(0)) this.#receive(m);
+    for (const handle of this.#held.splice(0)) handle();
   }
 
-  /** Whether `m` (from the successor, for a session) must wait until the sub-sessions being opened have their ids. */
-  #mustHold(m: WellFormed, method: string, params: Params, from: Side): boolean {
-    if (this.#opening === 0 || from !== "successor" || m.kind === "response" || !isObject(params)) return false;
+  /** Whether a message from the successor for a session must wait until the sub-sessions being opened have their ids. */
+  #mustHold(method: string, params: Params, from: Side): boolean {
+    if (this.#opening === 0 || from !== "successor" || !isObject(params)) return false;
     if (method !== "session/update" && method !== "session/request_permission") return false;
     const id = params.sessionId;
     return typeof id === "string" && !this.#owned.has(id) && !this.#known.has(id);
   }
 
-  #withServers(p: any): any {
-    if (this.#sessionServers.length === 0) return p;
-    const declared = Array.isArray(p?.mcpServers) ? p.mcpServers : [];
-    return { ...p, mcpServers: [...declared, ...this.#sessionServers.flatMap((f) => f(p))] };
+  #withServers(p: Params): Params {
+    if (this.#sessionServers.length === 0 || !isObject(p)) return p;
+    const declared = Array.isArray(p.mcpServers) ? p.mcpServers : [];
+    return { ...p, mcpServers: [...declared, ...this.#sessionServers.flatMap((f) => f(p as unknown as SessionOpenParams))] };
   }
 
-  #request(method: string, params: Params, to: Side, onAnswer?: (result: any) => void): Promise<any> {
-    const id = this.#nextId++;
-    const promise = new Promise<any>((resolve, reject) => this.#pending.set(id, { resolve, reject, ...(onAnswer ? { onAnswer } : {}) }));
-    this.#link.send({ jsonrpc: "2.0", id, ...this.#outgoing(method, params, to, true) });
-    return promise;
+  /**
+   * Sends a request towards `to`; `onAnswer` hears a successful result synchronously, as it is read.
+   * Returns the id it went out under (what a cancel names) and the answer.
+   */
+  #call(method: string, params: Params, to: Side, onAnswer?: (result: unknown) => void): { id: JsonRpcId; answer: Promise<unknown> } {
+    let id!: JsonRpcId;
+    const out = this.#outgoing(method, params, to, true);
+    const answer = new Promise<unknown>((resolve, reject) => {
+      id = this.#peer.send(out.method, out.params, (a) => {
+        if ("closed" in a) return reject(new ProxyRequestError(CLOSED));
+        if ("error" in a) return reject(new ProxyRequestError(a.error));
+        onAnswer?.(a.result);
+        resolve(a.result);
+      });
+    });
+    return { id, answer };
   }
 
   #notify(method: string, params: Params, to: Side): void {
-    this.#link.send({ jsonrpc: "2.0", ...this.#outgoing(method, params, to, false) });
+    const out = this.#outgoing(method, params, to, false);
+    this.#peer.notify(out.method, out.params);
   }
 
   #outgoing(method: string, params: Params, to: Side, isRequest: boolean): { method: string; params?: Params } {
@@ -255,71 +290,65 @@ export class Proxy {
     return params === undefined ? { method } : { method, params };
   }
 
-  #receive(m: WellFormed): void {
-    if (m.kind === "response") {
-      const p = m.id === null ? undefined : this.#pending.get(m.id);
-      if (!p) return;
-      this.#pending.delete(m.id!);
-      if (m.error) p.reject(new ProxyRequestError(m.error));
-      else {
-        // Synchronously, before the next message of the same chunk is read.
-        p.onAnswer?.(m.result);
-        p.resolve(m.result);
-      }
-      return;
-    }
-    let method = m.method;
-    let params = m.params as Params;
-    let from: Side = "predecessor";
-    const wrapped = unwrapSuccessor(method, params);
-    if (wrapped) [method, params, from] = [wrapped.inner.method, wrapped.inner.params, "successor"];
-    if (this.#mustHold(m, method, params, from)) return void this.#held.push(m);
-    if (from === "predecessor" && isObject(params) && typeof params.sessionId === "string") this.#known.add(params.sessionId);
-    if (method === "$/cancel_request" && isObject(params)) {
-      const ours = this.#forwarded.get(params.requestId as JsonRpcId);
-      if (ours !== undefined) this.#link.send({ jsonrpc: "2.0", method, params: { ...params, requestId: ours } });
-      return;
-    }
-    if (m.kind === "request") this.#answer(m.id, method, params, from);
-    else this.#notification(method, params, from);
+  /** Every request is answered through respond(), so an answer can be written the moment it is read. */
+  #receiveRequest(id: JsonRpcId, rawMethod: string, rawParams: Params, signal: AbortSignal): typeof ANSWER_LATER {
+    const { method, params, from } = this.#unwrap(rawMethod, rawParams);
+    const handle = () => this.#answer(id, method, params, from, signal);
+    if (this.#mustHold(method, params, from)) this.#held.push(handle);
+    else handle();
+    return ANSWER_LATER;
   }
 
-  #answer(id: JsonRpcId, method: string, params: Params, from: Side): void {
+  #receiveNotification(rawMethod: string, rawParams: Params): void {
+    const { method, params, from } = this.#unwrap(rawMethod, rawParams);
+    // A wrapped $/cancel_request would name an id of another hop: the conductor never sends one.
+    if (method === "$/cancel_request") return;
+    const handle = () => this.#notification(method, params, from);
+    if (this.#mustHold(method, params, from)) this.#held.push(handle);
+    else handle();
+  }
+
+  #unwrap(method: string, params: Params): { method: string; params: Params; from: Side } {
+    const wrapped = unwrapSuccessor(method, params);
+    if (wrapped) return { method: wrapped.inner.method, params: wrapped.inner.params, from: "successor" };
+    if (isObject(params) && typeof params.sessionId === "string") this.#known.add(params.sessionId);
+    return { method, params, from: "predecessor" };
+  }
+
+  #answer(id: JsonRpcId, method: string, params: Params, from: Side, signal: AbortSignal): void {
     const dialect = from === "predecessor" ? dialectOfInitialize(method, params) : undefined;
     if (dialect) {
       this.#dialect = dialect;
-      const forward = this.successor.request("initialize", initializeAnswerFor(undefined, params) as Params);
-      void this.#settle(id, forward.then((r) => initializeAnswerFor(dialect, r)));
-      return;
+      const forward = this.#call("initialize", initializeAnswerFor(undefined, params) as Params, "successor").answer;
+      return void this.#settle(id, forward.then((r) => initializeAnswerFor(dialect, r)));
     }
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
-    const next = (p: any = params) => {
-      const forwardId = this.#nextId;
-      const opener = SESSION_OPENERS.has(method) && from === "predecessor";
-      const r = this.#request(method, opener ? this.#withServers(p) : p, other, opener ? (result) => this.#noteOpened(result, p) : undefined);
-      this.#forwarded.set(id, forwardId);
-      return r;
-    };
     const mcp = from === "successor" && isObject(params) ? this.#mcp.answer(method, params) : undefined;
     if (mcp) return void this.#settle(id, mcp);
     const owned = method === "session/request_permission" && isObject(params) ? this.#owned.get(params.sessionId as string) : undefined;
     if (owned && from === "successor") {
       let optionId: string | undefined;
       try {
-        optionId = owned.permission(params);
+        optionId = owned.permission(params as unknown as RequestPermissionRequest);
       } catch (err) {
         // A broken answerer costs this one answer (cancelled), never the connection.
         logFailure("answering a sub-session's permission request")(err);
       }
-      void this.#settle(id, Promise.resolve({ outcome: optionId === undefined ? { outcome: "cancelled" } : { outcome: "selected", optionId } }));
+      this.#peer.respond(id, { result: { outcome: optionId === undefined ? { outcome: "cancelled" } : { outcome: "selected", optionId } } });
       return;
     }
+    const opener = SESSION_OPENERS.has(method) && from === "predecessor";
     // Called synchronously, so a handler that forwards at once keeps the order messages came in.
     const handler = this.#requests.get(method);
-    if (!handler) return this.#relay(id, method, from === "predecessor" && SESSION_OPENERS.has(method) ? this.#withServers(params) : params, other);
+    if (!handler) return this.#relay(id, method, opener ? this.#withServers(params) : params, other, signal, opener);
+    const next = (p: Params = params) => {
+      const sent = this.#call(method, opener ? this.#withServers(p) : p, other, opener ? (result) => this.#noteOpened(result, p) : undefined);
+      signal.addEventListener("abort", () => this.#peer.cancel(sent.id), { once: true });
+      return sent.answer;
+    };
     let answer: unknown;
     try {
-      answer = handler(params, next, from);
+      answer = handler(params as JsonObject, next as (p?: JsonObject) => Promise<unknown>, from);
     } catch (err) {
       answer = Promise.reject(err);
     }
@@ -330,27 +359,22 @@ export class Proxy {
    * Forwards a request nobody intercepts and relays its answer the moment it is read, untouched (no
    * promise in between), so an answer is never overtaken by messages the successor sent after it.
    */
-  #relay(id: JsonRpcId, method: string, params: Params, to: Side): void {
-    const forwardId = this.#nextId++;
-    this.#forwarded.set(id, forwardId);
-    const done = () => void this.#forwarded.delete(id);
-    this.#pending.set(forwardId, {
-      onAnswer: (result) => to === "successor" && SESSION_OPENERS.has(method) && this.#noteOpened(result, params),
-      resolve: (result) => (done(), this.#link.send({ jsonrpc: "2.0", id, result })),
-      reject: (err) => (done(), this.#link.send(errorResponse(id, (err as ProxyRequestError).error))),
+  #relay(id: JsonRpcId, method: string, params: Params, to: Side, signal: AbortSignal, opener: boolean): void {
+    const out = this.#outgoing(method, params, to, true);
+    const forwardId = this.#peer.send(out.method, out.params, (a: Outcome | { closed: string }) => {
+      if ("closed" in a) return void this.#peer.respond(id, { error: CLOSED });
+      if (opener && "result" in a) this.#noteOpened(a.result, params);
+      this.#peer.respond(id, a);
     });
-    this.#link.send({ jsonrpc: "2.0", id: forwardId, ...this.#outgoing(method, params, to, true) });
+    signal.addEventListener("abort", () => this.#peer.cancel(forwardId), { once: true });
   }
 
   async #settle(id: JsonRpcId, answer: Promise<unknown>): Promise<void> {
     try {
       const result = await answer;
-      this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
+      this.#peer.respond(id, { result: result ?? {} });
     } catch (err) {
-      const error = err instanceof ProxyRequestError || err instanceof InnerMcpError ? err.error : { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
-      this.#link.send(errorResponse(id, error));
-    } finally {
-      this.#forwarded.delete(id);
+      this.#peer.respond(id, { error: errorOf(err) });
     }
   }
 
@@ -362,7 +386,7 @@ export class Proxy {
     if (owned) {
       for (const l of [...owned.listeners]) {
         try {
-          l((params as Record<string, unknown>).update);
+          l((params as Record<string, unknown>).update as SessionUpdate);
         } catch (err) {
           logFailure("a sub-session's update listener")(err);
         }
@@ -370,11 +394,11 @@ export class Proxy {
       return;
     }
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
-    const next = (p: any = params) => this.#notify(method, p, other);
+    const next = (p: Params = params) => this.#notify(method, p, other);
     const handler = this.#notifications.get(method);
     if (!handler) return next();
     try {
-      handler(params, next, from);
+      handler(params as JsonObject, next as (p?: JsonObject) => void, from);
     } catch (err) {
       logFailure(`the ${method} handler`)(err);
     }

@@ -1,9 +1,11 @@
-// Owns routing inside a chain: which hop a message goes to, in which form (raw, or wrapped as a
-// successor message in the receiving proxy's dialect), request ids mapped per hop in both directions,
-// `$/cancel_request` translated to the next hop's id, and dialect discovery by -32601 retry.
-// Every message is routed synchronously as it is read, so per-hop order is kept end to end.
-// Does not spawn processes, read stderr or decide exit codes (runner.ts).
-import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+// Owns routing inside a chain: which hop a message goes to and in which form (raw, or wrapped in the
+// receiving proxy's dialect), ids mapped per hop both ways, `$/cancel_request` translated, dialect
+// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), and refusing
+// MCP-over-ACP requests no provider could answer (mcp-routes.ts). Messages are routed synchronously as
+// read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a relayed answer is
+// written on another hop the moment it is read, as read, which a peer's promises cannot do.
+// Does not spawn processes or decide exit codes (runner.ts).
+import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
   type Dialect,
   DIALECT_ORDER,
@@ -17,6 +19,7 @@ import {
   wrapSuccessor,
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
+import { McpRoutes } from "./mcp-routes.ts";
 import type { ByteSink } from "../wire/writer.ts";
 
 export type Hop = "client" | number;
@@ -87,6 +90,19 @@ interface Endpoint extends Replier {
   nextId: number;
   /** Requests we sent on this hop, by our id. */
   pending: Map<JsonRpcId, Pending>;
+  /** Batches this hop sent whose answers are still being collected, by the ids of their requests. */
+  batches: Map<JsonRpcId, BatchAnswer>;
+  /** The batch being routed right now: answers given at once (malformed entries, refusals) join it. */
+  collecting?: BatchAnswer;
+  /** Our ids of the requests in the last batch sent to this hop: what a refusal of the whole batch
+   *  (one error with id null, from a peer that takes no batches) answers. */
+  lastBatch?: { from: number; to: number };
+}
+
+/** The answers to one batch, sent back as one batch when the last of its requests is answered. */
+interface BatchAnswer {
+  waiting: number;
+  answers: Record<string, unknown>[];
 }
 
 type Routed = Inner & {
@@ -102,6 +118,7 @@ export class Chain {
   readonly #mode: ChainOptions["mode"];
   readonly #edge?: AgentEdge;
   readonly #prompts = new Map<JsonRpcId, string>();
+  readonly #mcp = new McpRoutes();
 
   constructor(opts: ChainOptions) {
     if (opts.components.length === 0) throw new Error("a chain needs at least one component");
@@ -109,16 +126,22 @@ export class Chain {
     this.#edge = opts.mode === "agent" ? opts.agentEdge : undefined;
     const n = opts.components.length;
     const endpoint = (hop: Hop, io: HopIo, isProxy: boolean): Endpoint => {
-      const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), link: undefined as unknown as Link };
+      const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), batches: new Map(), link: undefined as unknown as Link };
       ep.link = new Link({
         input: io.input,
         sink: io.sink,
         maxLineBytes: opts.maxLineBytes,
         maxQueuedBytes: opts.maxQueuedBytes,
         onMessage: (m, line) => this.#receive(ep, m, line),
+        onBatch: (entries) => this.#receiveBatch(ep, entries),
         onMalformed: hop === "client" ? (bad) => (ep.link.send(errorResponse(bad.id, bad.error)), true) : undefined,
         trace: opts.trace ? (dir, message) => opts.trace!(hop, dir, message) : undefined,
       });
+      const send = ep.link.send.bind(ep.link);
+      ep.link.send = (message, line) => {
+        if ((ep.batches.size > 0 || ep.collecting) && message.method === undefined && this.#collect(ep, message)) return;
+        send(message, line);
+      };
       return ep;
     };
     this.#client = endpoint("client", opts.client, false);
@@ -184,7 +207,51 @@ export class Chain {
     };
   }
 
-  #receive(from: Endpoint, m: WellFormed, line: string): void {
+  /**
+   * A batch from `from`: every entry routed as if it came alone, with every hop's link corked meanwhile
+   * so what goes to one hop leaves as one batch; the answers to its requests are collected for `from`.
+   */
+  #receiveBatch(from: Endpoint, entries: Classified[]): void {
+    const batch: BatchAnswer = { waiting: 0, answers: [] };
+    for (const e of entries) {
+      if (e.kind === "request" && !from.batches.has(e.id)) {
+        from.batches.set(e.id, batch);
+        batch.waiting++;
+      }
+    }
+    const hops = [this.#client, ...this.#components];
+    const firstIds = hops.map((ep) => ep.nextId);
+    for (const ep of hops) ep.link.cork();
+    from.collecting = batch;
+    try {
+      for (const e of entries) {
+        if (e.kind === "malformed") from.link.send(errorResponse(e.id, e.error));
+        else this.#receive(from, e);
+      }
+    } finally {
+      from.collecting = undefined;
+      hops.forEach((ep, i) => {
+        if (ep.nextId > firstIds[i]!) ep.lastBatch = { from: firstIds[i]!, to: ep.nextId };
+        ep.link.uncork();
+      });
+    }
+    if (batch.waiting === 0) from.link.sendBatch(batch.answers);
+  }
+
+  /** An answer on its way to `to`: kept when it belongs to a batch still collecting (true). */
+  #collect(to: Endpoint, answer: Record<string, unknown>): boolean {
+    const id = answer.id as JsonRpcId | null;
+    const batch = (id === null ? undefined : to.batches.get(id)) ?? to.collecting;
+    if (!batch) return false;
+    batch.answers.push(answer);
+    if (id !== null && to.batches.get(id) === batch) {
+      to.batches.delete(id);
+      if (--batch.waiting === 0 && to.collecting !== batch) to.link.sendBatch(batch.answers);
+    }
+    return true;
+  }
+
+  #receive(from: Endpoint, m: WellFormed, line?: string): void {
     if (m.kind === "response") return this.#respond(from, m);
     const params = m.params as Params;
     if (m.method === "$/cancel_request") return this.#cancel(from, params);
@@ -218,7 +285,10 @@ export class Chain {
   #down(k: number, m: Routed): void {
     const j = k + 1;
     if (j === this.#components.length) {
-      if (this.#mode === "proxy") return this.#wrapTo(this.#client, m);
+      if (this.#mode === "proxy") {
+        const held = m.request ? this.#mcp.track(m.method, m.params) : undefined;
+        return this.#wrapTo(this.#client, m, held && { params: m.params, ...held });
+      }
       if (m.request) {
         const { from, id } = m.request;
         from.link.send(errorResponse(id, { code: METHOD_NOT_FOUND, message: `the agent has no successor: ${m.method}` }));
@@ -236,23 +306,30 @@ export class Chain {
     const init = isInitialize(m.method) ? initializeFor(undefined, m.params) : undefined;
     const method = init?.method ?? m.method;
     const params = init?.params ?? m.params;
-    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line);
+    const held = m.request ? this.#mcp.track(method, params) : undefined;
+    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line, held && { params, ...held });
     const edge = this.#edge.toAgent(method, params, m.request !== undefined) ?? (m.request ? { params } : undefined);
     if (!edge) return; // a notification the edge took over
     const line = edge.params === m.params && !init ? m.line : undefined;
-    this.#send(agent, method, edge.params, m.request, undefined, line, edge);
+    this.#send(agent, method, edge.params, m.request, undefined, line, held ? both(edge, held) : edge);
   }
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
   #up(k: number, m: Routed): void {
+    const mcp = this.#mcp.check(m.method, m.params);
+    if (mcp && "refuse" in mcp) {
+      if (m.request) m.request.from.link.send(errorResponse(m.request.id, mcp.refuse));
+      return;
+    }
+    const hooks = mcp?.answer ? { params: m.params, answer: mcp.answer } : undefined;
     const j = k - 1;
-    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request, undefined, m.line);
-    this.#wrapTo(this.#components[j]!, m);
+    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request, undefined, m.line, hooks);
+    this.#wrapTo(this.#components[j]!, m, hooks);
   }
 
-  #wrapTo(target: Endpoint, m: Routed): void {
+  #wrapTo(target: Endpoint, m: Routed, hooks?: EdgeRoute): void {
     const w = wrapSuccessor(target.dialect ?? "proxy", m, m.request !== undefined);
-    this.#send(target, w.method, w.params, m.request);
+    this.#send(target, w.method, w.params, m.request, undefined, undefined, hooks);
   }
 
   #sendInit(target: Endpoint, attempt: number, params: Params, request: Routed["request"]): void {
@@ -282,7 +359,7 @@ export class Chain {
   }
 
   #respond(on: Endpoint, m: Extract<WellFormed, { kind: "response" }>): void {
-    if (m.id === null) return;
+    if (m.id === null) return this.#batchRefused(on, m.error);
     const p = on.pending.get(m.id);
     if (!p) return; // a late answer to a request nobody waits for
     on.pending.delete(m.id);
@@ -304,9 +381,31 @@ export class Chain {
     p.from.link.send({ ...m.message, id: p.id });
   }
 
+  /** One error with id null: a hop that takes no batches refused the last one; each of its requests still
+   *  waiting gets that error (anything else with id null answers nothing we sent). */
+  #batchRefused(on: Endpoint, error: Extract<WellFormed, { kind: "response" }>["error"]): void {
+    const sent = on.lastBatch;
+    if (!error || !sent) return;
+    on.lastBatch = undefined;
+    for (let id = sent.from; id < sent.to; id++) {
+      if (!on.pending.has(id)) continue;
+      const message = { jsonrpc: "2.0", id, error };
+      this.#respond(on, { kind: "response", id, error, message });
+    }
+  }
+
   #cancel(from: Endpoint, params: Params): void {
     if (!isObject(params)) return;
     const to = from.inbound.get(params.requestId as JsonRpcId);
     if (to) to.to.link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { ...params, requestId: to.id } });
   }
+}
+
+/** The edge's hooks and the MCP routes' on one answer: the routes hear the agent's answer first. */
+function both(edge: EdgeRoute, held: { answer: (result: unknown) => unknown; failed: () => void }): EdgeRoute {
+  return {
+    params: edge.params,
+    answer: (r) => (edge.answer ? edge.answer(held.answer(r)) : held.answer(r)),
+    failed: () => (held.failed(), edge.failed?.()),
+  };
 }

@@ -6,7 +6,7 @@ import { killAllGroups } from "../process-group.ts";
 import { flushWithin } from "../exit-flush.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
-import { type ComponentSpec, type RunningComponent, startComponent } from "./components.ts";
+import { type ComponentSpec, type InProcessComponent, type RunningComponent, startComponent, startInProcess } from "./components.ts";
 import { describeEnd, type LinkEnd } from "../wire/link.ts";
 import { Chain, type Hop, type HopIo } from "./router.ts";
 import { McpBridge } from "./mcp-bridge.ts";
@@ -34,6 +34,8 @@ export interface RunOptions {
   onInterrupt?: (cancelTurns: () => number) => void;
   /** How to re-run this binary; with it, agent mode bridges MCP-over-ACP for agents without it. */
   self?: { command: string; args: string[] };
+  /** The components that run inside this process (`tendril:NAME` specs), by NAME. */
+  inProcess?: Record<string, InProcessComponent>;
 }
 
 const EXIT_INFO_WAIT_MS = 200; // a component's stdout usually closes just before its exit is reported
@@ -52,11 +54,15 @@ export async function runChain(opts: RunOptions): Promise<number> {
   if (first.done) return 0;
   let running: RunningComponent[] = [];
   try {
-    running = opts.specs.map((spec, i) =>
-      startComponent(spec, i, { env: opts.env, cwd: opts.cwd, tailBytes: opts.limits.COMPONENT_STDERR_TAIL_BYTES, stderrLine: opts.stderrLine }),
-    );
+    const start = { env: opts.env, cwd: opts.cwd, tailBytes: opts.limits.COMPONENT_STDERR_TAIL_BYTES, stderrLine: opts.stderrLine };
+    for (const [i, spec] of opts.specs.entries()) {
+      const own = spec.inProcess === undefined ? undefined : opts.inProcess?.[spec.inProcess];
+      if (spec.inProcess !== undefined && !own) throw new Error(`component ${i + 1} (${spec.name}): not available in this process`);
+      running.push(own ? startInProcess(spec, i, own, start) : startComponent(spec, i, start));
+    }
   } catch (err) {
     log.error((err as Error).message);
+    for (const c of running) c.stop?.();
     await killAllGroups();
     return 1;
   }
@@ -87,6 +93,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     for (const c of running) c.closeInput();
     await Promise.race([Promise.all(running.map((c) => c.exited)), new Promise((r) => setTimeout(r, opts.limits.SHUTDOWN_DEADLINE_S * 1000))]);
   }
+  for (const c of running) c.stop?.();
   await killAllGroups();
   bridge?.close();
   return code;

@@ -64,3 +64,13 @@ test("a trace's escape sequences (title set, clipboard write, cursor moves) neve
   // only the printer's own colours remain
   expect(coloured.replace(/\x1b\[(?:36|32|31|2|0)m/g, "")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
 });
+
+test("a batch in a trace is one arrow, labelled with its size", () => {
+  const batch = [
+    { jsonrpc: "2.0", id: 1, method: "_x/a" },
+    { jsonrpc: "2.0", method: "_x/b" },
+  ];
+  const out = printTrace([rec(1, "client", "in", batch), rec(2, 0, "out", batch)]);
+  expect(out).toContain("batch of 2");
+  expect(out.split("\n").filter((l) => l.includes("batch of 2"))).toHaveLength(1);
+});

@@ -4,7 +4,7 @@
 // memory stays bounded by the requests in flight, not the trace's length.
 // Does not read files (trace.ts) or decide whether to colour (cli/).
 import picomatch from "picomatch";
-import { unwrapSuccessor } from "./dialect.ts";
+import { type Params, unwrapSuccessor } from "./dialect.ts";
 import { isObject } from "../wire/jsonrpc.ts";
 import type { Hop } from "./router.ts";
 import type { TraceRecord } from "./trace.ts";
@@ -25,11 +25,11 @@ interface Step {
   t: number;
   from: Hop | "conductor";
   to: Hop | "conductor";
-  message: any;
+  message: unknown;
   /** How the conductor rewrote it on the way (wrapped, unwrapped, renamed). */
   as?: string;
   /** The routed copy (its id is the one the target hop answers). */
-  routed?: any;
+  routed?: unknown;
 }
 
 /** How the conductor changed a message's outer method on its way: `as proxy/successor`, `from _proxy/successor`. */
@@ -40,14 +40,24 @@ function rewrittenAs(inMethod: unknown, outMethod: unknown): string | undefined 
 }
 
 /** The method a person cares about: the inner one of a successor wrapper. */
-function methodOf(m: any): string | undefined {
+function methodOf(m: unknown): string | undefined {
+  if (Array.isArray(m)) return `batch of ${m.length}`;
   if (!isObject(m) || typeof m.method !== "string") return undefined;
-  return unwrapSuccessor(m.method, m.params as any)?.inner.method ?? m.method;
+  return unwrapSuccessor(m.method, m.params as Params)?.inner.method ?? m.method;
 }
 
-function paramsOf(m: any): any {
+function paramsOf(m: unknown): unknown {
   if (!isObject(m) || typeof m.method !== "string") return undefined;
-  return unwrapSuccessor(m.method, m.params as any)?.inner.params ?? m.params;
+  return unwrapSuccessor(m.method, m.params as Params)?.inner.params ?? m.params;
+}
+
+/** `o[key]` when `o` is an object, else undefined. */
+function field(o: unknown, key: string): unknown {
+  return isObject(o) ? o[key] : undefined;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
 }
 
 function clip(s: string, n = SUMMARY_CHARS): string {
@@ -56,41 +66,40 @@ function clip(s: string, n = SUMMARY_CHARS): string {
 }
 
 /** A short, human summary of a message's content. */
-export function summarize(m: any): string {
+export function summarize(m: unknown): string {
   if (!isObject(m)) return "";
-  if (m.error !== undefined) return clip(`${(m.error as any).code} ${(m.error as any).message}`);
+  if (m.error !== undefined) return clip(`${String(field(m.error, "code"))} ${String(field(m.error, "message"))}`);
   if (m.result !== undefined) {
-    const r: any = m.result;
-    if (isObject(r) && typeof r.stopReason === "string") return `stopReason=${r.stopReason}`;
-    if (isObject(r) && typeof r.sessionId === "string") return `sessionId=${r.sessionId}`;
-    if (isObject(r) && isObject(r.outcome)) return clip(`outcome=${(r.outcome as any).optionId ?? (r.outcome as any).outcome}`);
+    const r = m.result;
+    if (str(field(r, "stopReason")) !== undefined) return `stopReason=${field(r, "stopReason")}`;
+    if (str(field(r, "sessionId")) !== undefined) return `sessionId=${field(r, "sessionId")}`;
+    const outcome = field(r, "outcome");
+    if (isObject(outcome)) return clip(`outcome=${String(outcome.optionId ?? outcome.outcome)}`);
     return clip(JSON.stringify(r) ?? "");
   }
-  const p: any = paramsOf(m);
+  const p = paramsOf(m);
   if (!isObject(p)) return "";
-  const u: any = p.update;
+  const u = p.update;
   if (isObject(u)) {
-    const c: any = u.content;
-    const text = isObject(c) && typeof c.text === "string" ? ` ${JSON.stringify(clip(c.text, 48))}` : "";
+    const ct = str(field(u.content, "text"));
+    const text = ct !== undefined ? ` ${JSON.stringify(clip(ct, 48))}` : "";
     const title = typeof u.title === "string" ? ` ${JSON.stringify(clip(u.title, 48))}` : "";
     const status = typeof u.status === "string" ? ` ${u.status}` : "";
-    return clip(`${u.sessionUpdate}${text}${title}${status}`);
+    return clip(`${String(u.sessionUpdate)}${text}${title}${status}`);
   }
   if (Array.isArray(p.prompt)) {
-    const t = p.prompt.find((b: any) => b?.type === "text");
-    return clip(t ? JSON.stringify(t.text) : `${p.prompt.length} blocks`);
+    const t: unknown = p.prompt.find((b: unknown) => field(b, "type") === "text");
+    return clip(t !== undefined ? JSON.stringify(field(t, "text")) : `${p.prompt.length} blocks`);
   }
-  if (isObject(p.toolCall) && typeof (p.toolCall as any).title === "string") return clip(`tool ${JSON.stringify((p.toolCall as any).title)}`);
+  const toolTitle = str(field(p.toolCall, "title"));
+  if (toolTitle !== undefined) return clip(`tool ${JSON.stringify(toolTitle)}`);
   if (typeof p.cwd === "string") return clip(`cwd=${p.cwd}`);
-  if (p.requestId !== undefined) return `requestId=${p.requestId}`;
+  if (p.requestId !== undefined) return `requestId=${String(p.requestId)}`;
   return clip(Object.keys(p).join(","));
 }
 
-function sessionOf(m: any): string | undefined {
-  const p: any = paramsOf(m);
-  if (isObject(p) && typeof p.sessionId === "string") return p.sessionId;
-  const r: any = isObject(m) ? m.result : undefined;
-  return isObject(r) && typeof r.sessionId === "string" ? r.sessionId : undefined;
+function sessionOf(m: unknown): string | undefined {
+  return str(field(paramsOf(m), "sessionId")) ?? str(field(field(m, "result"), "sessionId"));
 }
 
 const PAINT = { req: "\x1b[36m", res: "\x1b[32m", err: "\x1b[31m", note: "\x1b[2m", off: "\x1b[0m" };
@@ -133,7 +142,7 @@ export class TracePrinter {
     const held = this.#held;
     this.#held = undefined;
     if (held && r.dir === "out" && r.hop !== held.hop) {
-      const as = rewrittenAs(held.message?.method, r.message?.method);
+      const as = rewrittenAs(field(held.message, "method"), field(r.message, "method"));
       this.#step({ t: held.t, from: held.hop, to: r.hop, message: held.message, as, routed: r.message }, out);
       return out;
     }
@@ -152,13 +161,14 @@ export class TracePrinter {
 
   #step(s: Step, out: string[]): void {
     const m = s.message;
-    const isResponse = isObject(m) && m.method === undefined && m.id !== undefined;
+    const id = field(m, "id");
+    const isResponse = isObject(m) && m.method === undefined && id !== undefined;
     let method = methodOf(m);
     let took = "";
     let keep = true;
     if (isResponse) {
       // An answer travels back the way its request came: key it by the hop it now leaves from.
-      const key = `${s.from}:${m.id}`;
+      const key = `${s.from}:${String(id)}`;
       const req = this.#started.get(key);
       if (req) {
         this.#started.delete(key);
@@ -170,11 +180,12 @@ export class TracePrinter {
       const o = this.opts;
       keep = (!o.session || sessionOf(m) === o.session) && (!this.#matchMethod || (method !== undefined && this.#matchMethod(method)));
       // the routed copy is answered on the target hop; remember it under the id it got there
-      if (m?.id !== undefined && s.to !== "conductor") this.#started.set(`${s.to}:${s.routed?.id ?? m.id}`, { t: s.t, method, keep });
+      if (id !== undefined && s.to !== "conductor") this.#started.set(`${s.to}:${String(field(s.routed, "id") ?? id)}`, { t: s.t, method, keep });
     }
     if (!keep) return;
-    const kind = isResponse ? (m.error !== undefined ? "err" : "res") : m?.id !== undefined ? "req" : "note";
-    const label = isResponse ? `${m.error !== undefined ? "✗" : "↩"} ${method ?? "?"}` : `${method ?? "?"}${m.id !== undefined ? ` #${m.id}` : ""}`;
+    const failed = field(m, "error") !== undefined;
+    const kind = isResponse ? (failed ? "err" : "res") : id !== undefined ? "req" : "note";
+    const label = isResponse ? `${failed ? "✗" : "↩"} ${method ?? "?"}` : `${method ?? "?"}${id !== undefined ? ` #${String(id)}` : ""}`;
     const as = s.as ? ` [${s.as}]` : "";
     const col = (h: Hop | "conductor") => this.#lanes.indexOf(h) * LANE;
     const arrow = drawArrow(col(s.from), col(s.to), this.#width, this.#lanes.map(col));

@@ -1,12 +1,13 @@
 import { expect, test } from "bun:test";
 import { AcpMcpRelay, AcpMcpTransport } from "./acp-transport.ts";
 
-test("MCP requests travel as mcp/message; {result}, {error} and outer failures come back as MCP answers", async () => {
+test("a provider without mcp/connect (-32601): MCP requests travel as stateless mcp/message; {result}, {error} and outer failures come back as MCP answers", async () => {
   const sent: [string, any][] = [];
   const answers: unknown[] = [{ result: { tools: [] } }, { error: { code: -32602, message: "bad" } }];
   const relay = new AcpMcpRelay();
   relay.bind({
     request: async (method, params) => {
+      if (method === "mcp/connect") throw { code: -32601, message: "Method not found: mcp/connect" };
       sent.push([method, params]);
       const a = answers.shift();
       if (a === undefined) throw { code: -33001, message: "server unavailable" };
@@ -38,4 +39,58 @@ test("MCP requests travel as mcp/message; {result}, {error} and outer failures c
   await t.close();
   relay.deliver({ serverId: "srv-1", method: "notifications/progress" });
   expect(got).toHaveLength(4);
+});
+
+test("the Rust conductor 2.x dialect: mcp/connect → connectionId, mcp/message by connectionId answered with the inner result, mcp/disconnect on close", async () => {
+  const sent: [string, any][] = [];
+  const relay = new AcpMcpRelay();
+  relay.bind({
+    request: async (method, params) => {
+      sent.push([method, params]);
+      if (method === "mcp/connect") return { connectionId: "conn-7" };
+      if (method === "mcp/disconnect") return {};
+      if (params.method === "tools/list") return { tools: [{ name: "t" }] };
+      if (params.method === "ping") return null; // a missing result is {} for the MCP client, never null
+      throw { code: -32602, message: "unknown tool" };
+    },
+    notify: (method, params) => void sent.push([method, params]),
+  });
+  const t = new AcpMcpTransport("srv-r", relay);
+  const got: any[] = [];
+  t.onmessage = (m) => void got.push(m);
+  await t.start();
+  await t.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+  await t.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "x" } });
+  await t.send({ jsonrpc: "2.0", id: 3, method: "ping" });
+  await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await Bun.sleep(0);
+  expect(sent[0]).toEqual(["mcp/connect", { serverId: "srv-r" }]);
+  expect(sent[1]).toEqual(["mcp/message", { connectionId: "conn-7", method: "tools/list" }]);
+  expect(sent[2]).toEqual(["mcp/message", { connectionId: "conn-7", method: "tools/call", params: { name: "x" } }]);
+  expect(sent[4]).toEqual(["mcp/message", { connectionId: "conn-7", method: "notifications/initialized" }]);
+  expect(got).toEqual([
+    { jsonrpc: "2.0", id: 1, result: { tools: [{ name: "t" }] } },
+    { jsonrpc: "2.0", id: 2, error: { code: -32602, message: "unknown tool" } },
+    { jsonrpc: "2.0", id: 3, result: {} },
+  ]);
+  // provider notifications name the connection
+  relay.deliver({ connectionId: "conn-7", method: "notifications/progress", params: { progress: 1 } });
+  relay.deliver({ serverId: "srv-r", method: "notifications/progress" });
+  expect(got.at(-1)).toEqual({ jsonrpc: "2.0", method: "notifications/progress", params: { progress: 1 } });
+  expect(got).toHaveLength(4);
+  await t.close();
+  await Bun.sleep(0);
+  expect(sent.at(-1)).toEqual(["mcp/disconnect", { connectionId: "conn-7" }]);
+});
+
+test("mcp/connect refused for an unknown server id: start fails naming the server", async () => {
+  const relay = new AcpMcpRelay();
+  relay.bind({
+    request: async () => {
+      throw { code: -32602, message: "no MCP-over-ACP server with id \"ghost\" was declared" };
+    },
+    notify: () => {},
+  });
+  const t = new AcpMcpTransport("ghost", relay);
+  await expect(t.start()).rejects.toThrow('mcp/connect ghost: no MCP-over-ACP server with id "ghost" was declared');
 });

@@ -1,13 +1,14 @@
 // Owns the agent's MCP-over-ACP transport (SPEC §4.3): an MCP server declared as
-// `{type:"acp", name, serverId}` is reached through the ACP client with `mcp/message` requests
-// (`{serverId, requestId, method, params}` → `{result}` | `{error}`), and the provider's `mcp/message`
-// notifications come back through the relay. Does not speak ACP itself: agent-server.ts binds the relay
-// to its connection.
+// `{type:"acp", name, serverId}` is reached through the ACP client, in whichever dialect its provider
+// speaks (acp-wire.ts: `mcp/connect` → `connectionId`, or the stateless `mcp/message {serverId}`), and
+// the provider's `mcp/message` notifications come back through the relay, by connectionId or serverId.
+// Does not speak ACP itself: agent-server.ts binds the relay to its connection.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { INTERNAL_ERROR } from "../wire/jsonrpc.ts";
+import { INTERNAL_ERROR, isObject } from "../wire/jsonrpc.ts";
+import { McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "./acp-wire.ts";
 
-/** The ACP connection as the relay needs it. */
+/** The ACP connection as the relay needs it (requests reject with the JSON-RPC error). */
 export interface AcpPeer {
   request(method: string, params: Record<string, unknown>): Promise<unknown>;
   notify(method: string, params: Record<string, unknown>): void;
@@ -24,25 +25,42 @@ export class AcpMcpRelay {
     this.#peer = peer;
   }
 
-  /** An `mcp/message` notification from a provider: to the transports of its server. */
+  /** An `mcp/message` notification from a provider: to the transports of its connection (or server). */
   deliver(params: unknown): void {
-    if (typeof params !== "object" || params === null) return;
-    const p = params as Record<string, unknown>;
-    if (typeof p.serverId !== "string" || typeof p.method !== "string") return;
-    const message = { jsonrpc: "2.0", method: p.method, ...(p.params == null ? {} : { params: p.params }) } as JSONRPCMessage;
-    for (const l of this.#listeners.get(p.serverId) ?? []) l(message);
+    const n = providerNotification(params);
+    if (!n) return;
+    for (const l of this.#listeners.get(n.key) ?? []) l(n.message as JSONRPCMessage);
   }
 
-  listen(serverId: string, listener: Listener): () => void {
-    const set = this.#listeners.get(serverId) ?? new Set();
+  listen(key: string, listener: Listener): () => void {
+    const set = this.#listeners.get(key) ?? new Set();
     set.add(listener);
-    this.#listeners.set(serverId, set);
+    this.#listeners.set(key, set);
     return () => void set.delete(listener);
   }
 
-  peer(): AcpPeer {
-    if (!this.#peer) throw new Error("MCP-over-ACP: no ACP connection yet");
-    return this.#peer;
+  /** The ACP connection as a consumer connection needs it: answers and errors as values. */
+  outer(): OuterPeer {
+    const peer = () => {
+      if (!this.#peer) throw new Error("MCP-over-ACP: no ACP connection yet");
+      return this.#peer;
+    };
+    return {
+      request: (method, params) =>
+        Promise.resolve()
+          .then(() => peer().request(method, params))
+          .then(
+            (result): OuterAnswer => ({ result }),
+            (err: unknown): OuterAnswer => ({
+              error: {
+                code: isObject(err) && typeof err.code === "number" ? err.code : INTERNAL_ERROR,
+                message: isObject(err) && typeof err.message === "string" ? err.message : err instanceof Error ? err.message : String(err),
+                ...(isObject(err) && err.data !== undefined ? { data: err.data } : {}),
+              },
+            }),
+          ),
+      notify: (method, params) => peer().notify(method, params),
+    };
   }
 }
 
@@ -52,49 +70,34 @@ export class AcpMcpTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   #unlisten = () => {};
+  readonly #connection: McpOverAcpConnection;
 
   constructor(
-    private readonly serverId: string,
+    serverId: string,
     private readonly relay: AcpMcpRelay,
-  ) {}
+  ) {
+    this.#connection = new McpOverAcpConnection(serverId, relay.outer());
+  }
 
+  /** Opens the connection; rejects naming the server when the provider refuses it. */
   async start(): Promise<void> {
-    this.#unlisten = this.relay.listen(this.serverId, (m) => this.onmessage?.(m));
+    const failure = await this.#connection.open();
+    if (failure) throw new Error(failure.message);
+    this.#unlisten = this.relay.listen(this.#connection.key!, (m) => this.onmessage?.(m));
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!("method" in message)) return; // providers send this generation no requests to answer
-    const params = (message.params ?? null) as Record<string, unknown> | null;
-    if (!("id" in message)) {
-      this.relay.peer().notify("mcp/message", { serverId: this.serverId, method: message.method, params });
-      return;
-    }
+    if (!("method" in message)) return; // answers to provider requests: this client is asked nothing
+    const params = "params" in message ? message.params : undefined;
+    if (!("id" in message)) return this.#connection.notify(message.method, params);
     const id = message.id;
-    this.relay
-      .peer()
-      .request("mcp/message", { serverId: this.serverId, requestId: id, method: message.method, params })
-      .then(
-        (answer) => this.onmessage?.(innerAnswer(id, answer)),
-        (err: { code?: unknown; message?: unknown; data?: unknown }) =>
-          this.onmessage?.({
-            jsonrpc: "2.0",
-            id,
-            error: { code: typeof err?.code === "number" ? err.code : INTERNAL_ERROR, message: String(err?.message ?? err), data: err?.data },
-          } as JSONRPCMessage),
-      );
+    void this.#connection.request(id, message.method, params).then((r) => this.onmessage?.(r as JSONRPCMessage));
   }
 
   async close(): Promise<void> {
     this.#unlisten();
+    // mcp/disconnect is a request, but a provider that never answers must not hold the close up.
+    void this.#connection.close().catch(() => {});
     this.onclose?.();
   }
-}
-
-/** `{result}` or `{error}` (the inner MCP outcome) as the MCP response to request `id`. */
-function innerAnswer(id: string | number, answer: unknown): JSONRPCMessage {
-  const a = (typeof answer === "object" && answer !== null ? answer : {}) as Record<string, unknown>;
-  if (!Object.hasOwn(a, "result") && typeof a.error === "object" && a.error !== null) {
-    return { jsonrpc: "2.0", id, error: a.error } as JSONRPCMessage;
-  }
-  return { jsonrpc: "2.0", id, result: (a.result ?? {}) as Record<string, unknown> } as JSONRPCMessage;
 }

@@ -72,7 +72,7 @@ export function researchPermission(request: any): string | undefined {
 }
 
 /** The agent's mode that changes nothing, if it offers one: `read-only` (or alike), else `plan`. */
-export function readOnlyModeOf(modes: SubSession["modes"]): string | undefined {
+export function readOnlyModeOf(modes: { availableModes?: readonly { id?: unknown }[] | null } | undefined): string | undefined {
   const ids = (modes?.availableModes ?? []).map((m) => m?.id).filter((id): id is string => typeof id === "string");
   return ids.find((id) => /^read[-_ ]?only$/i.test(id)) ?? ids.find((id) => /^plan$/i.test(id));
 }

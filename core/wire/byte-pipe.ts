@@ -1,7 +1,8 @@
 // Owns the in-memory byte pipe: what is written to `sink` comes out of `input`, in order, until
-// close(). It stands in for a pair of stdio pipes when both ends live in one process (an agent run
-// in-process by `tendril prompt`, routing tests). It keeps no bound of its own: each end's writer and
-// line reader bound what flows through it.
+// close(). It stands in for a pair of stdio pipes when both ends live in one process (a component run
+// inside the conductor, routing tests). Like a pipe it pushes back: a write resolves once the reader has
+// taken its chunk, so the writer's own bound (a hop's MAX_HOP_QUEUE_BYTES) sees a reader that stopped.
+// It holds at most what the writer queued without waiting, and bounds nothing itself.
 import type { ByteSink } from "./writer.ts";
 
 export interface BytePipe {
@@ -12,14 +13,18 @@ export interface BytePipe {
 }
 
 export function bytePipe(): BytePipe {
-  const queue: Uint8Array[] = [];
+  const queue: { chunk: Uint8Array; taken: () => void }[] = [];
   let wake: (() => void) | undefined;
   let closed = false;
   return {
     input: {
       async *[Symbol.asyncIterator]() {
         for (;;) {
-          while (queue.length > 0) yield queue.shift()!;
+          while (queue.length > 0) {
+            const next = queue.shift()!;
+            next.taken();
+            yield next.chunk;
+          }
           if (closed) return;
           await new Promise<void>((r) => (wake = r));
           wake = undefined;
@@ -28,13 +33,17 @@ export function bytePipe(): BytePipe {
     },
     sink: {
       write(chunk) {
-        if (!closed) queue.push(chunk);
-        wake?.();
-        return Promise.resolve();
+        if (closed) return Promise.resolve();
+        return new Promise<void>((taken) => {
+          queue.push({ chunk, taken });
+          wake?.();
+        });
       },
     },
     close() {
       closed = true;
+      // the reader still gets what was written; the writers stop waiting for it
+      for (const w of queue) w.taken();
       wake?.();
     },
   };

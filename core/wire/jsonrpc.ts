@@ -1,5 +1,6 @@
 // Owns JSON-RPC 2.0 message classification: request / notification / response / malformed, with
-// the error code and message a malformed line must be answered with. Does no I/O.
+// the error code and message a malformed line must be answered with; and the one list of error codes
+// (JSON-RPC's and ACP's) and of the ACP protocol version this codebase speaks. Does no I/O.
 
 export type JsonRpcId = string | number;
 
@@ -27,8 +28,15 @@ export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 /** A request the caller cancelled with `$/cancel_request` (the range LSP reserves; ACP uses it too). */
 export const REQUEST_CANCELLED = -32800;
+/** JSON-RPC server-error range, used by ACP for "authentication required". */
+export const AUTH_REQUIRED = -32000;
 /** ACP: the session id names no session this agent has. */
 export const SESSION_NOT_FOUND = -32002;
+/** The two ends speak different ACP protocol versions (no standard code; in the server-error range). */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** The ACP protocol version (wire `protocolVersion`) every end in this codebase speaks. */
+export const ACP_PROTOCOL_VERSION = 1;
 
 function isId(v: unknown): v is JsonRpcId {
   return typeof v === "string" || (typeof v === "number" && Number.isFinite(v));

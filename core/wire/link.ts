@@ -1,10 +1,11 @@
 // Owns one hop of a chain as a JSON-RPC message pipe: bytes in through the bounded line reader and the
-// classifier, one callback per message in arrival order (synchronously, so the router keeps order),
-// messages out through the one serialized writer, and the trace hook on both directions.
+// classifier, one callback per message (or per batch, for a user that takes batches) in arrival order
+// (synchronously, so the router keeps order), messages out through the one serialized writer — one at a
+// time, or corked into one batch line — and the trace hook on both directions.
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
 import { logFailure } from "../log.ts";
 import { readLineBatches } from "./ndjson.ts";
-import { type Classified, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
+import { type Classified, classifyMessage, INVALID_REQUEST, type JsonRpcError, PARSE_ERROR } from "./jsonrpc.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
 
 const ENCODER = new TextEncoder();
@@ -41,6 +42,9 @@ export interface LinkOptions {
   maxLineBytes: number;
   /** Called once per well-formed message (and its line), in order, before the next line is read. */
   onMessage: (message: WellFormed, line: string) => void;
+  /** A batch (a non-empty JSON array), its entries classified one by one. Without it a batch is a
+   *  malformed line (-32600), as for a peer that takes no batches; an empty array always is. */
+  onBatch?: (entries: Classified[], line: string) => void;
   /** A malformed line: answer it and go on (true), or end the link with `garbage` (false, the default). */
   onMalformed?: (bad: Extract<Classified, { kind: "malformed" }>, line: string) => boolean;
   /** Sees every message read ("in") and written ("out"). */
@@ -72,10 +76,43 @@ export class Link {
    * failures surface as the peer's end (its reader sees EOF), not here.
    */
   send(message: Record<string, unknown>, line?: string): void {
+    if (this.#corks > 0) {
+      this.#corked.push(message);
+      this.#corkedLines.push(line ?? JSON.stringify(message));
+      return;
+    }
     this.#trace?.("out", message);
+    this.#queue(line ?? JSON.stringify(message));
+  }
+
+  /** Queues `messages` as one JSON-RPC batch line (whatever is corked stays corked). */
+  sendBatch(messages: Record<string, unknown>[], lines?: string[]): void {
+    if (messages.length === 0) return;
+    this.#trace?.("out", messages);
+    this.#queue(`[${(lines ?? messages.map((m) => JSON.stringify(m))).join(",")}]`);
+  }
+
+  /** Until the matching uncork(), messages sent are held and then leave as one batch line. */
+  cork(): void {
+    this.#corks++;
+  }
+
+  uncork(): void {
+    if (--this.#corks > 0 || this.#corked.length === 0) return;
+    const [messages, lines] = [this.#corked, this.#corkedLines];
+    this.#corked = [];
+    this.#corkedLines = [];
+    this.sendBatch(messages, lines);
+  }
+
+  #corks = 0;
+  #corked: Record<string, unknown>[] = [];
+  #corkedLines: string[] = [];
+
+  #queue(line: string): void {
     if (this.#writeFailed) return;
     if (this.#batch === "") process.nextTick(this.#flushBatch);
-    this.#batch += (line ?? JSON.stringify(message)) + "\n";
+    this.#batch += line + "\n";
   }
 
   /** Resolves when everything queued so far is written (or the sink failed). */
@@ -99,12 +136,31 @@ export class Link {
   };
 }
 
+/** One line: a message classified, a batch's entries (when batches are taken), or malformed. */
+function parse(text: string, batches = false): Classified | Classified[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : "not JSON";
+    return { kind: "malformed", id: null, error: { code: PARSE_ERROR, message: `Parse error: ${why}` } };
+  }
+  if (!batches || !Array.isArray(value)) return classifyMessage(value);
+  if (value.length === 0) return { kind: "malformed", id: null, error: { code: INVALID_REQUEST, message: "Invalid request: an empty batch" } };
+  return value.map((entry) => (Array.isArray(entry) ? { kind: "malformed", id: null, error: { code: INVALID_REQUEST, message: "Invalid request: a batch inside a batch" } } : classifyMessage(entry)));
+}
+
 async function pump(opts: LinkOptions): Promise<LinkEnd> {
   try {
     for await (const batch of readLineBatches(opts.input, opts.maxLineBytes)) {
       for (const event of batch) {
         if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
-        const c = classifyLine(event.text);
+        const c = parse(event.text, opts.onBatch !== undefined);
+        if (Array.isArray(c)) {
+          opts.trace?.("in", c.map((e) => (e.kind === "malformed" ? { malformed: e.error.message } : e.message)));
+          opts.onBatch!(c, event.text);
+          continue;
+        }
         if (c.kind === "malformed") {
           opts.trace?.("in", { malformed: event.text.slice(0, 200) });
           if (opts.onMalformed?.(c, event.text)) continue;

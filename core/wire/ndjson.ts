@@ -21,6 +21,13 @@ export async function* readLineBatches(
   let pending = 0;
   for await (const chunk of chunks) {
     const batch: LineEvent[] = [];
+    // The common case, whole lines and nothing pending: one decode and one split, no views made.
+    if (pending === 0 && chunk.length > 0 && chunk[chunk.length - 1] === NL && chunk.length <= maxLineBytes) {
+      const lines = decoder.decode(chunk).split("\n");
+      for (let i = 0; i < lines.length - 1; i++) push(batch, lines[i]!);
+      yield batch;
+      continue;
+    }
     const first = chunk.indexOf(NL);
     if (first === -1) {
       if (pending + chunk.length > maxLineBytes) {

@@ -1,10 +1,10 @@
-// Owns being one end of a JSON-RPC connection without an SDK: our requests and their answers by id,
-// notifications both ways, handlers for what the other end asks (each with a signal that aborts on
-// `$/cancel_request` or when the connection ends), and cancelling our own requests the same way —
-// over Link (the bounded line reader, the classifier, one writer). Messages are taken as they come:
-// nothing is validated away, so an update kind this end does not know still reaches its handler.
+// Owns being one end of a JSON-RPC connection without an SDK, over Link: our requests and their
+// answers by id (a relay hears them synchronously, as read), notifications both ways, handlers for the
+// other end's requests (answered at once or later by id, each with a signal aborted by `$/cancel_request`
+// or the connection's end), and batches when asked. Nothing is validated away: an update kind this end
+// does not know still reaches its handler.
 import { Link, type LinkEnd } from "./link.ts";
-import { errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
+import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
 import type { ByteSink } from "./writer.ts";
 
 /** The other end answered a request with a JSON-RPC error. */
@@ -19,23 +19,35 @@ export class RpcError extends Error {
   }
 }
 
+/** How a request ended: the other end's result or error. */
+export type Outcome = { result: unknown } | { error: JsonRpcError };
+
+/** Returned by an onRequest handler that will answer through respond(id, …) itself. */
+export const ANSWER_LATER: unique symbol = Symbol("answer later");
+
 export interface RpcPeerOptions {
   input: AsyncIterable<Uint8Array>;
   sink: ByteSink;
   maxLineBytes: number;
-  /** Answers a request of the other end; a throw answers with an error (RpcError keeps its code). */
-  onRequest(method: string, params: unknown, signal: AbortSignal): unknown;
+  /** Answers a request of the other end; a throw answers with an error (RpcError keeps its code);
+   *  ANSWER_LATER leaves the answer to respond(id, …). */
+  onRequest(method: string, params: unknown, signal: AbortSignal, id: JsonRpcId): unknown;
   onNotification(method: string, params: unknown): void;
   /** Answer malformed lines (-32700/-32600) and go on; else a malformed line ends the connection. */
   answerMalformed?: boolean;
+  /** Take JSON-RPC batches: entries handled in order, what they make us send leaves as one batch, and
+   *  the answers to their requests go back as one batch. Without it a batch is a malformed line. */
+  batches?: boolean;
 }
 
 export class RpcPeer {
   readonly ended: Promise<LinkEnd>;
   readonly #link: Link;
-  readonly #pending = new Map<JsonRpcId, { resolve: (v: unknown) => void; reject: (e: unknown) => void }>();
-  /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts. */
-  readonly #serving = new Map<JsonRpcId, AbortController>();
+  /** Our requests waiting for an answer, by id: told the outcome, or why none will come. */
+  readonly #pending = new Map<JsonRpcId, (answer: Outcome | { closed: string }) => void>();
+  /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts, and where the
+   *  answer goes (the link, or the batch it came in). */
+  readonly #serving = new Map<JsonRpcId, { ac: AbortController; reply: (answer: Record<string, unknown>) => void }>();
   #nextId = 0;
   #closed: string | undefined;
 
@@ -44,14 +56,8 @@ export class RpcPeer {
       input: opts.input,
       sink: opts.sink,
       maxLineBytes: opts.maxLineBytes,
-      onMessage: (m) => {
-        if (m.kind === "response") return this.#answer(m.id, m.error, m.result);
-        if (m.kind === "notification") {
-          if (m.method === "$/cancel_request") return this.#serving.get((m.params as { requestId?: JsonRpcId })?.requestId ?? -1)?.abort();
-          return opts.onNotification(m.method, m.params);
-        }
-        void this.#serve(m.id, m.method, m.params);
-      },
+      onMessage: (m) => this.#take(m, this.#toLink),
+      onBatch: opts.batches ? (entries) => this.#takeBatch(entries) : undefined,
       onMalformed: opts.answerMalformed ? (bad) => (this.#link.send(errorResponse(bad.id, bad.error)), true) : undefined,
     });
     this.ended = this.#link.ended.then((end) => {
@@ -61,26 +67,88 @@ export class RpcPeer {
   }
 
   /** Asks the other end; `signal` aborting sends `$/cancel_request` and stops waiting (rejects). */
-  request<T = any>(method: string, params: unknown, signal?: AbortSignal): Promise<T> {
+  request<T = unknown>(method: string, params: unknown, signal?: AbortSignal): Promise<T> {
     if (this.#closed !== undefined) return Promise.reject(new Error(this.#closed));
     if (signal?.aborted) return Promise.reject(new Error("cancelled"));
-    const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
         if (!this.#pending.delete(id)) return;
-        this.#link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+        this.cancel(id);
         reject(new Error("cancelled"));
       };
-      const done = () => signal?.removeEventListener("abort", onAbort);
-      this.#pending.set(id, { resolve: (v) => (done(), resolve(v as T)), reject: (e) => (done(), reject(e)) });
+      const id = this.send(method, params, (answer) => {
+        signal?.removeEventListener("abort", onAbort);
+        if ("closed" in answer) reject(new Error(answer.closed));
+        else if ("error" in answer) reject(new RpcError(answer.error.code, answer.error.message, answer.error.data));
+        else resolve(answer.result as T);
+      });
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#link.send({ jsonrpc: "2.0", id, method, params });
     });
+  }
+
+  /**
+   * Sends a request and returns its id; `settle` hears the outcome synchronously as the answer is read
+   * (before the next message), or why none will come. A closed connection settles it at once.
+   */
+  send(method: string, params: unknown, settle: (answer: Outcome | { closed: string }) => void): JsonRpcId {
+    const id = this.#nextId++;
+    if (this.#closed !== undefined) {
+      settle({ closed: this.#closed });
+      return id;
+    }
+    this.#pending.set(id, settle);
+    this.#link.send(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+    return id;
+  }
+
+  /** Asks the other end to cancel our request `id` (`$/cancel_request`); its answer is still awaited. */
+  cancel(id: JsonRpcId): void {
+    if (this.#closed === undefined) this.#link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
+  }
+
+  /** Answers request `id` of the other end whose handler returned ANSWER_LATER; false when it is not waiting. */
+  respond(id: JsonRpcId, outcome: Outcome): boolean {
+    const serving = this.#serving.get(id);
+    if (!serving) return false;
+    this.#served(id);
+    serving.reply("error" in outcome ? errorResponse(id, outcome.error) : { jsonrpc: "2.0", id, result: outcome.result });
+    return true;
+  }
+
+  readonly #toLink = (answer: Record<string, unknown>): void => this.#link.send(answer);
+
+  #take(m: Classified, reply: (answer: Record<string, unknown>) => void): void {
+    if (m.kind === "malformed") return reply(errorResponse(m.id, m.error));
+    if (m.kind === "response") return this.#answer(m.id, m.error, m.result);
+    if (m.kind === "notification") {
+      if (m.method === "$/cancel_request") return this.#serving.get((m.params as { requestId?: JsonRpcId })?.requestId ?? -1)?.ac.abort();
+      return this.opts.onNotification(m.method, m.params);
+    }
+    void this.#serve(m.id, m.method, m.params, reply);
+  }
+
+  /** A batch: its answers (malformed entries' included) leave as one batch once every request is answered. */
+  #takeBatch(entries: Classified[]): void {
+    const answers: Record<string, unknown>[] = [];
+    let waiting = entries.filter((e) => e.kind === "request").length;
+    let routing = true;
+    const reply = (answer: Record<string, unknown>) => {
+      answers.push(answer);
+      if (answer.id !== null && --waiting === 0 && !routing) this.#link.sendBatch(answers);
+    };
+    this.#link.cork();
+    try {
+      for (const e of entries) this.#take(e, e.kind === "request" ? reply : (a) => answers.push(a));
+    } finally {
+      routing = false;
+      this.#link.uncork();
+    }
+    if (waiting === 0) this.#link.sendBatch(answers);
   }
 
   /** Resolves once no request of the other end is still being answered (their answers are queued). */
   async settled(): Promise<void> {
-    while (this.#serving.size > 0) await new Promise((r) => setTimeout(r, 5));
+    if (this.#serving.size > 0) await new Promise<void>((r) => this.#idle.push(r));
   }
 
   /** Resolves once everything queued so far is written. */
@@ -98,31 +166,46 @@ export class RpcPeer {
   }
 
   #answer(id: JsonRpcId | null, error: JsonRpcError | undefined, result: unknown): void {
-    const p = id === null ? undefined : this.#pending.get(id);
-    if (!p) return;
+    const settle = id === null ? undefined : this.#pending.get(id);
+    if (!settle) return;
     this.#pending.delete(id!);
-    if (error) p.reject(new RpcError(error.code, error.message, error.data));
-    else p.resolve(result);
+    settle(error ? { error } : { result });
   }
 
-  async #serve(id: JsonRpcId, method: string, params: unknown): Promise<void> {
+  async #serve(id: JsonRpcId, method: string, params: unknown, reply: (answer: Record<string, unknown>) => void): Promise<void> {
     const ac = new AbortController();
-    this.#serving.set(id, ac);
+    this.#serving.set(id, { ac, reply });
+    let later = false;
     try {
-      const result = await this.opts.onRequest(method, params, ac.signal);
-      this.#link.send({ jsonrpc: "2.0", id, result: result ?? {} });
+      const result = await this.opts.onRequest(method, params, ac.signal, id);
+      later = result === ANSWER_LATER;
+      if (!later) reply({ jsonrpc: "2.0", id, result: result ?? {} });
     } catch (err) {
-      const e = err instanceof RpcError ? { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) } : { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
-      this.#link.send(errorResponse(id, e));
+      reply(errorResponse(id, errorOf(err)));
     } finally {
-      this.#serving.delete(id);
+      if (!later) this.#served(id);
     }
+  }
+
+  /** Waiting in settled() for the last request being answered. */
+  readonly #idle: (() => void)[] = [];
+
+  #served(id: JsonRpcId): void {
+    this.#serving.delete(id);
+    if (this.#serving.size === 0) for (const wake of this.#idle.splice(0)) wake();
   }
 
   #fail(why: string): void {
     this.#closed ??= why;
-    for (const p of this.#pending.values()) p.reject(new Error(why));
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
-    for (const ac of this.#serving.values()) ac.abort();
+    for (const settle of pending) settle({ closed: why });
+    for (const { ac } of this.#serving.values()) ac.abort();
   }
+}
+
+/** The JSON-RPC error a thrown value answers with: an RpcError keeps its code and data, anything else is -32603. */
+export function errorOf(err: unknown): JsonRpcError {
+  if (err instanceof RpcError) return { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) };
+  return { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) };
 }

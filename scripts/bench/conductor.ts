@@ -1,11 +1,17 @@
 // Benchmark: `tendril conductor` beside a raw pipe (the floor) and the published TypeScript conductor
 // @thinkwell/conductor, through 0, 1 and 3 pass-through proxies (tests/fixtures/raw-proxy.ts in the
-// sacp dialect, the one both conductors speak) in front of tests/fixtures/burst-agent.ts.
+// sacp dialect, the one both conductors speak) in front of tests/fixtures/burst-agent.ts; and the
+// crate-sources proxy (the proxy library) spawned and run in-process (`tendril:crate-sources`), each
+// against the conductor with no component: what one process hop costs, and what an in-process one does.
 // Throughput: one session/prompt answered with BURST updates, timed from the request to the response.
 // Latency: sequential `_echo` round trips. Figures and ratios are printed; nothing is asserted.
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { join } from "node:path";
+import { Chain } from "../../core/conductor/router.ts";
+import { Proxy } from "../../core/conductor/proxy.ts";
+import { bytePipe } from "../../core/wire/byte-pipe.ts";
+import { Link } from "../../core/wire/link.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "tendril");
@@ -96,6 +102,9 @@ export async function run(): Promise<void> {
     { name: "byte relay (floor of one hop)", proxies: -2, argv: [BUN, RELAY, ...AGENT.split(" ")] },
   ];
   for (const n of [0, 1, 3]) subjects.push({ name: `tendril conductor, ${n} prox${n === 1 ? "y" : "ies"}`, proxies: n, argv: [BIN, "conductor", "agent", ...chain(n), AGENT] });
+  // the same proxy-library component, as its own process and inside the conductor
+  subjects.push({ name: "tendril conductor, crate-sources spawned", proxies: 1, argv: [BIN, "conductor", "agent", `${BIN} crate-fetch --proxy`, AGENT] });
+  subjects.push({ name: "tendril conductor, tendril:crate-sources", proxies: 1, argv: [BIN, "conductor", "agent", "tendril:crate-sources", AGENT] });
   let peer = true;
   try {
     await import("@thinkwell/conductor");
@@ -133,9 +142,67 @@ export async function run(): Promise<void> {
     const what = s.proxies === 0 ? " (conductor)" : s.proxies === -2 ? " (one process)" : "";
     const perHop = base === undefined ? "" : `  added ${((rtt - base) / Math.max(1, s.proxies)).toFixed(3)} ms/hop${what}`;
     console.log(
-      `  ${s.name.padEnd(36)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
+      `  ${s.name.padEnd(40)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
     );
   }
+  // the goals of issue 26, as ratios of this run's own figures
+  const rttOf = (name: string) => median(results.get(name)!.rtt);
+  const relayAdds = rttOf("byte relay (floor of one hop)") - floorRtt;
+  const base = rttOf("tendril conductor, 0 proxies");
+  const spawnedAdds = rttOf("tendril conductor, crate-sources spawned") - base;
+  const rawAdds = rttOf("tendril conductor, 1 proxy") - base;
+  const inProcessAdds = rttOf("tendril conductor, tendril:crate-sources") - base;
+  console.log(`  one spawned hop adds ${rawAdds.toFixed(3)} ms (raw proxy) / ${spawnedAdds.toFixed(3)} ms (proxy library): ×${(rawAdds / relayAdds).toFixed(2)} / ×${(spawnedAdds / relayAdds).toFixed(2)} the byte relay's ${relayAdds.toFixed(3)} ms`);
+  console.log(`  one in-process component (tendril:crate-sources) adds ${inProcessAdds.toFixed(3)} ms per round trip`);
+  const cpu = await inProcessCpu();
+  console.log(
+    `  in one process (client and agent in memory, CPU time, free of scheduling noise): a round trip costs ${cpu.none.toFixed(4)} ms with no component, ${cpu.proxy.toFixed(4)} ms through an in-process proxy-library component: it adds ${(cpu.proxy - cpu.none).toFixed(4)} ms`,
+  );
+  if (peer) {
+    const msgsOf = (name: string) => median(results.get(name)!.msgs);
+    console.log(`  throughput through one proxy: ×${(msgsOf("tendril conductor, 1 proxy") / msgsOf("@thinkwell/conductor, 1 proxy")).toFixed(2)} @thinkwell/conductor's`);
+  }
+}
+
+/** CPU time per sequential round trip through a Chain in this process, with and without an in-process Proxy. */
+async function inProcessCpu(): Promise<{ none: number; proxy: number }> {
+  const pair = () => {
+    const a = bytePipe();
+    const b = bytePipe();
+    return { near: { input: a.input, sink: b.sink }, far: { input: b.input, sink: a.sink } };
+  };
+  const once = async (withProxy: boolean): Promise<number> => {
+    const client = pair();
+    const agent = pair();
+    const components = [agent.near];
+    if (withProxy) {
+      const p = pair();
+      new Proxy(p.far, { maxLineBytes: 1 << 20 });
+      components.unshift(p.near);
+    }
+    new Chain({ mode: "agent", client: client.near, components, maxLineBytes: 1 << 20 });
+    const agentLink: Link = new Link({
+      ...agent.far,
+      maxLineBytes: 1 << 20,
+      onMessage: (m) => void (m.kind === "request" && agentLink.send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: 1 } })),
+    });
+    let answered = () => {};
+    const clientLink = new Link({ ...client.far, maxLineBytes: 1 << 20, onMessage: () => answered() });
+    const ask = (id: number, method: string) => new Promise<void>((r) => ((answered = r), clientLink.send({ jsonrpc: "2.0", id, method, params: { id } })));
+    await ask(0, "initialize");
+    for (let i = 1; i <= 500; i++) await ask(i, "_echo");
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < ROUND_TRIPS * 2; i++) await ask(1000 + i, "_echo");
+    const c = process.cpuUsage(c0);
+    return (c.user + c.system) / 1000 / (ROUND_TRIPS * 2);
+  };
+  const none: number[] = [];
+  const proxy: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    none.push(await once(false));
+    proxy.push(await once(true));
+  }
+  return { none: median(none), proxy: median(proxy) };
 }
 
 if (import.meta.main) await run();
