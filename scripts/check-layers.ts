@@ -3,6 +3,7 @@
 // no import cycles (type-only and dynamic imports count); each third-party SDK has one adapter module per side. Prints every violation; exit 1 if any.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
+import { DEFERRED_IMPORTS } from "./deferred-imports.ts";
 
 const ROOT = process.argv[2] ?? process.cwd();
 const DIRS = ["main.ts", "cli", "core", "tools"];
@@ -65,6 +66,8 @@ const LEAN_ENTRIES = [
 const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod", "picomatch", "ajv", "ajv-formats"];
 
 const problems: string[] = [];
+/** `from spec` of every dynamic import found, against DEFERRED_IMPORTS. */
+const dynamicSeen = new Set<string>();
 const graph = new Map<string, string[]>();
 /** Static (load-time) relative imports and package imports, per file. */
 const staticEdges = new Map<string, string[]>();
@@ -78,6 +81,7 @@ for (const file of all) {
   const loadEdges: string[] = [];
   const packages: string[] = [];
   for (const { spec, typeOnly, dynamic } of importsOf(readFileSync(join(ROOT, file), "utf8"))) {
+    if (dynamic && !isTest) dynamicSeen.add(`${file} ${spec}`);
     if (!typeOnly && !dynamic) (spec.startsWith(".") ? loadEdges.push(normalize(join(dirname(file), spec))) : packages.push(spec));
     if (spec.startsWith(".")) {
       const target = normalize(join(dirname(file), spec));
@@ -123,6 +127,13 @@ for (const entry of LEAN_ENTRIES) {
     for (const t of staticEdges.get(f) ?? []) if (!seen.has(t)) (path.set(t, `${path.get(f)} → ${t}`), todo.push(t));
   }
 }
+
+// every import() is a mode's chunk or a listed, measured exception (scripts/deferred-imports.ts)
+const listed = new Set(DEFERRED_IMPORTS.map((d) => `${d.from} ${d.spec}`));
+for (const seen of dynamicSeen) {
+  if (!listed.has(seen)) problems.push(`${seen.replace(" ", ": import(\"")}"): not in scripts/deferred-imports.ts; import it statically, or list it with why and what it costs`);
+}
+for (const entry of listed) if (!dynamicSeen.has(entry)) problems.push(`scripts/deferred-imports.ts lists ${entry}, which no longer exists`);
 
 // cycle detection over every relative import (types and dynamic ones included)
 const state = new Map<string, 1 | 2>();
