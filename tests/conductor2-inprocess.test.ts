@@ -14,7 +14,7 @@ import { waitFor } from "./fake-mcp-helpers.ts";
 import { type FakeRequest, type FakeTurn, startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { runChain } from "../core/conductor/runner.ts";
 import { parseComponents, type InProcessComponent } from "../core/conductor/components.ts";
-import { memoryPeer } from "../core/conductor/memory-hop.ts";
+import { memoryPeer } from "./memory-hop.ts";
 import { loadLimits } from "../core/limits.ts";
 import { Proxy } from "../core/conductor/proxy.ts";
 

@@ -13,7 +13,7 @@ import { BIN, ROOT } from "./binary.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
 import { spawnRawMode } from "./raw-harness.ts";
 import { Chain } from "../core/conductor/router.ts";
-import { memoryPeer } from "../core/conductor/memory-hop.ts";
+import { memoryPeer } from "./memory-hop.ts";
 
 let fake: FakeLlm;
 let work: string;

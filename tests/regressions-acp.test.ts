@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Link, type LinkEnd } from "../core/wire/link.ts";
 import { Chain } from "../core/conductor/router.ts";
-import { memoryPeer } from "../core/conductor/memory-hop.ts";
+import { memoryPeer } from "./memory-hop.ts";
 import { BRIDGE_HELLO, McpBridge } from "../core/conductor/mcp-bridge.ts";
 import { createConnection } from "node:net";
 import { SessionStore } from "../core/agent/session-store.ts";

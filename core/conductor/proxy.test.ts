@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { Chain } from "./router.ts";
-import { memoryPeer } from "./memory-hop.ts";
+import { memoryPeer } from "../../tests/memory-hop.ts";
 import { bytePipe } from "../wire/byte-pipe.ts";
 import { allowOnce, Proxy } from "./proxy.ts";
 

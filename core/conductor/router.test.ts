@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { Chain, type Hop } from "./router.ts";
-import { type MemoryPeer, memoryPeer } from "./memory-hop.ts";
+import { type MemoryPeer, memoryPeer } from "../../tests/memory-hop.ts";
 import type { Dialect } from "./dialect.ts";
 
 const MAX = 1024 * 1024;

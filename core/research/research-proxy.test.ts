@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { Chain } from "../conductor/router.ts";
-import { type MemoryPeer, memoryPeer } from "../conductor/memory-hop.ts";
+import { type MemoryPeer, memoryPeer } from "../../tests/memory-hop.ts";
 import { bytePipe } from "../wire/byte-pipe.ts";
 import { Proxy } from "../conductor/proxy.ts";
 import { defineTool } from "../mcp/tool-definition.ts";

@@ -1,8 +1,8 @@
 // Owns in-memory hops for routing tests and the benchmark: a byte pipe pair standing in for a
 // component's stdio, with a line-level peer on the far end (send a message, await the next one).
 // Not used by the product at run time.
-import { bytePipe } from "../wire/byte-pipe.ts";
-import type { HopIo } from "./router.ts";
+import { bytePipe } from "../core/wire/byte-pipe.ts";
+import type { HopIo } from "../core/conductor/router.ts";
 
 export interface MemoryPeer {
   /** The conductor's side of this hop. */
