@@ -1,4 +1,4 @@
-// Owns in-memory hops for routing tests and the benchmark: a byte pipe pair standing in for a
+// Owns in-memory hops for routing tests: a byte pipe pair standing in for a
 // component's stdio, with a line-level peer on the far end (send a message, await the next one).
 // Not used by the product at run time.
 import { bytePipe } from "../core/wire/byte-pipe.ts";
