@@ -387,7 +387,7 @@ test("$/cancel_request: a session/new still starting answers -32800 at once, and
   const started = new Promise<void>((r) => (release = r));
   const closed: string[] = [];
   const pool = {
-    async openSession(specs: McpServerSpec[]) {
+    async openTools(specs: McpServerSpec[]) {
       await started;
       const tools = standInTools();
       return { ...tools, close: async () => void closed.push(specs.map((sp) => sp.name).join(",")) };

@@ -117,7 +117,7 @@ export function standInTools(calls: string[] = [], hooks?: StandInHooks, events?
 /** A pool whose sessions all get standInTools; `openDelayMs` simulates server start-up. */
 export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec[][]; hooks?: StandInHooks; calls?: string[]; events?: StandInServerEvents } = {}) {
   return {
-    async openSession(specs: McpServerSpec[]): Promise<McpSessionTools> {
+    async openTools(specs: McpServerSpec[]): Promise<McpSessionTools> {
       opts.opened?.push(specs);
       if (opts.openDelayMs) await new Promise((r) => setTimeout(r, opts.openDelayMs));
       return standInTools(opts.calls, opts.hooks, opts.events);

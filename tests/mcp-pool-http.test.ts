@@ -71,7 +71,7 @@ afterAll(async () => {
 });
 
 test("Streamable HTTP: lists, calls, sends the declared headers", async () => {
-  const s = await pool.openSession(
+  const s = await pool.openTools(
     [{ name: "web", transport: "http", url: `${base}/mcp`, headers: { Authorization: "Bearer tok-1" } }],
     { cwd: "/" },
   );
@@ -84,7 +84,7 @@ test("Streamable HTTP: lists, calls, sends the declared headers", async () => {
 });
 
 test("SSE: lists and calls", async () => {
-  const s = await pool.openSession([{ name: "old", transport: "sse", url: `${base}/sse`, headers: { Authorization: "Bearer tok-2" } }], {
+  const s = await pool.openTools([{ name: "old", transport: "sse", url: `${base}/sse`, headers: { Authorization: "Bearer tok-2" } }], {
     cwd: "/",
   });
   expect(s.tools().map((t) => t.qualifiedName)).toEqual(["old__echo"]);
@@ -94,7 +94,7 @@ test("SSE: lists and calls", async () => {
 });
 
 test("Streamable HTTP: a server that forgot the session is reconnected on next use", async () => {
-  const s = await pool.openSession([{ name: "flaky", transport: "http", url: `${base}/mcp`, headers: { X: "flaky" } }], { cwd: "/" });
+  const s = await pool.openTools([{ name: "flaky", transport: "http", url: `${base}/mcp`, headers: { X: "flaky" } }], { cwd: "/" });
   expect((await s.call("flaky__echo", { text: "1" })).text).toBe("http:1");
   const old = [...streamable.values()];
   streamable.clear();
@@ -111,7 +111,7 @@ test("an endpoint nobody listens on fails the session with an error naming the s
   await new Promise<void>((r) => idle.listen(0, "127.0.0.1", r));
   const port = (idle.address() as AddressInfo).port;
   await new Promise((r) => idle.close(r));
-  const err = await pool.openSession([{ name: "nowhere", transport: "http", url: `http://127.0.0.1:${port}/mcp` }], { cwd: "/" }).catch((e) => e);
+  const err = await pool.openTools([{ name: "nowhere", transport: "http", url: `http://127.0.0.1:${port}/mcp` }], { cwd: "/" }).catch((e) => e);
   expect(err).toBeInstanceOf(McpStartError);
   expect(err.message).toContain("MCP server nowhere: initialize failed");
 });

@@ -301,9 +301,7 @@ describe("usage errors exit 2 with one line", () => {
 });
 
 // `tendril agent` (the default --agent) against the fake LLM; skipped until the binary has the agent mode.
-const agentBuilt = existsSync(join(ROOT, "cli", "agent.ts")) && readFileSync(BIN).includes("tendril agent");
-
-describe.skipIf(!agentBuilt)("against tendril agent and the fake LLM", () => {
+describe("against tendril agent and the fake LLM", () => {
   let fake: FakeLlm;
   beforeAll(async () => {
     fake = await startFakeLlm();

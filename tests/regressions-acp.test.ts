@@ -52,9 +52,9 @@ function countingPool(delayMs: number) {
   return {
     counts,
     pool: {
-      async openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools> {
+      async openTools(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools> {
         counts.opened++;
-        const tools = await inner.openSession(specs);
+        const tools = await inner.openTools(specs);
         return { ...tools, close: async () => void counts.closed++ };
       },
     },

@@ -60,7 +60,7 @@ test("regression: 1,000 session/new in one burst stopped the agent serving (star
   let running = 0;
   let peak = 0;
   const pool = {
-    async openSession() {
+    async openTools() {
       opened.push(1);
       peak = Math.max(peak, ++running);
       await new Promise((r) => setTimeout(r, 5));

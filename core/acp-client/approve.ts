@@ -27,10 +27,10 @@ export interface ToolCallLike {
   rawInput?: unknown;
 }
 
-export type PermissionAnswer = { outcome: "selected"; optionId: string } | { outcome: "cancelled" };
+export type PermissionOutcome = { outcome: "selected"; optionId: string } | { outcome: "cancelled" };
 
 export interface Decision {
-  answer: PermissionAnswer;
+  answer: PermissionOutcome;
   allowed: boolean;
   /** Why, for the tool activity line: `--approve all`, a rule label, or the default. */
   reason: string;

@@ -10,7 +10,7 @@ import { createSemaphore, type Semaphore } from "../semaphore.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 
 export interface McpPoolLike {
-  openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
+  openTools(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
 }
 
 export class SessionOpener {
@@ -44,7 +44,7 @@ export class SessionOpener {
     };
     let opening: Promise<McpSessionTools>;
     try {
-      opening = this.pool.openSession(specs, { cwd });
+      opening = this.pool.openTools(specs, { cwd });
     } catch (err) {
       release();
       throw startError(err);

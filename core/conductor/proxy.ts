@@ -53,7 +53,7 @@ export type RequestHandler<M extends string = string> = (
 export type NotificationHandler<M extends string = string> = (params: NotificationParams<M>, next: (params?: NotificationParams<M>) => void, from: Side) => void;
 
 /** How a sub-session's permission requests are answered: an optionId, or undefined for "cancelled". */
-export type PermissionAnswer = (request: RequestPermissionRequest) => string | undefined;
+export type PermissionAnswerer = (request: RequestPermissionRequest) => string | undefined;
 
 /** What a proxy adds to a session's mcpServers: a declaration (serveMcp's, or any other server). */
 export type McpDeclaration = McpServer | JsonObject;
@@ -74,7 +74,7 @@ export interface SubSession {
 }
 
 interface Owned {
-  permission: PermissionAnswer;
+  permission: PermissionAnswerer;
   listeners: ((update: SessionUpdate) => void)[];
 }
 
@@ -93,10 +93,10 @@ export function optionOfKind(request: RequestPermissionRequest | undefined, kind
  * Allows each request once (never "always": that would be remembered for the user's own sessions).
  * Only for a sub-session whose tools cannot act on anything; research sessions use a narrower answerer.
  */
-export const allowOnce: PermissionAnswer = (req) => optionOfKind(req, "allow_once");
+export const allowOnce: PermissionAnswerer = (req) => optionOfKind(req, "allow_once");
 
 /** Rejects each request once. */
-export const rejectOnce: PermissionAnswer = (req) => optionOfKind(req, "reject_once");
+export const rejectOnce: PermissionAnswerer = (req) => optionOfKind(req, "reject_once");
 
 export class Proxy {
   readonly successor: Peer;
@@ -179,7 +179,7 @@ export class Proxy {
    * permission requests. The session is ours from the moment its answer is read: updates and
    * requests for it read in the same chunk never reach the predecessor.
    */
-  async openSession(params: Omit<RequestParams<"session/new">, "mcpServers"> & { mcpServers?: McpDeclaration[] }, permission: PermissionAnswer): Promise<SubSession> {
+  async openSession(params: Omit<RequestParams<"session/new">, "mcpServers"> & { mcpServers?: McpDeclaration[] }, permission: PermissionAnswerer): Promise<SubSession> {
     const owned: Owned = { permission, listeners: [] };
     this.#opening++;
     let opening = true;

@@ -41,7 +41,7 @@ test("starts servers in parallel and names their tools server__tool, hooks and r
   const p = pool();
   const specs = ["a", "b", "c"].map((n) => fakeMcpSpec(n, { FAKE_MCP_INIT_DELAY_MS: "700", FAKE_MCP_STOP: "" }));
   const t0 = Date.now();
-  const s = await p.openSession(specs, { cwd: dir });
+  const s = await p.openTools(specs, { cwd: dir });
   // Three 700 ms initializations in sequence would need 2.1 s.
   expect(Date.now() - t0).toBeLessThan(1900);
   const names = s.tools().map((t) => t.qualifiedName);
@@ -60,8 +60,8 @@ test("starts servers in parallel and names their tools server__tool, hooks and r
 test("identical servers are shared across sessions (one process); private ones are not", async () => {
   const p = pool();
   const shared = tmp("shared.pid");
-  const s1 = await p.openSession([fakeMcpSpec("one", { FAKE_MCP_PID_FILE: shared })], { cwd: dir });
-  const s2 = await p.openSession([fakeMcpSpec("two", { FAKE_MCP_PID_FILE: shared })], { cwd: dir });
+  const s1 = await p.openTools([fakeMcpSpec("one", { FAKE_MCP_PID_FILE: shared })], { cwd: dir });
+  const s2 = await p.openTools([fakeMcpSpec("two", { FAKE_MCP_PID_FILE: shared })], { cwd: dir });
   expect(readPids(shared).length).toBe(1);
   expect(s2.tools().some((t) => t.qualifiedName === "two__echo")).toBe(true);
   const pid = readPids(shared)[0]!;
@@ -73,8 +73,8 @@ test("identical servers are shared across sessions (one process); private ones a
 
   const priv = tmp("private.pid");
   const spec = fakeMcpSpec("dev", { FAKE_MCP_PID_FILE: priv }, { private: true });
-  const a = await p.openSession([spec], { cwd: dir });
-  const b = await p.openSession([spec], { cwd: dir });
+  const a = await p.openTools([spec], { cwd: dir });
+  const b = await p.openTools([spec], { cwd: dir });
   const both = readPids(priv);
   pids.push(...both);
   expect(both.length).toBe(2);
@@ -89,8 +89,8 @@ test("identical servers are shared across sessions (one process); private ones a
 test("a different working directory is a different server", async () => {
   const p = pool();
   const file = tmp("cwd.pid");
-  const s1 = await p.openSession([fakeMcpSpec("x", { FAKE_MCP_PID_FILE: file })], { cwd: dir });
-  const s2 = await p.openSession([fakeMcpSpec("x", { FAKE_MCP_PID_FILE: file })], { cwd: tmpdir() });
+  const s1 = await p.openTools([fakeMcpSpec("x", { FAKE_MCP_PID_FILE: file })], { cwd: dir });
+  const s2 = await p.openTools([fakeMcpSpec("x", { FAKE_MCP_PID_FILE: file })], { cwd: tmpdir() });
   pids.push(...readPids(file));
   expect(readPids(file).length).toBe(2);
   await Promise.all([s1.close(), s2.close()]);
@@ -99,7 +99,7 @@ test("a different working directory is a different server", async () => {
 test("an unused shared server stops after MCP_IDLE_S", async () => {
   const p = pool({ MCP_IDLE_S: "0.2" });
   const file = tmp("idle.pid");
-  const s = await p.openSession([fakeMcpSpec("idle", { FAKE_MCP_PID_FILE: file })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("idle", { FAKE_MCP_PID_FILE: file })], { cwd: dir });
   const pid = await readPidFile(file);
   pids.push(pid);
   await s.close();
@@ -111,7 +111,7 @@ test("a server that never answers initialize fails the session within MCP_INIT_T
   const p = pool({ MCP_INIT_TIMEOUT_S: "0.3" });
   const file = tmp("hang.pid");
   const t0 = Date.now();
-  const err = await p.openSession([fakeMcpSpec("stuck", { FAKE_MCP_HANG: "initialize", FAKE_MCP_PID_FILE: file })], { cwd: dir }).catch((e) => e);
+  const err = await p.openTools([fakeMcpSpec("stuck", { FAKE_MCP_HANG: "initialize", FAKE_MCP_PID_FILE: file })], { cwd: dir }).catch((e) => e);
   expect(Date.now() - t0).toBeLessThan(2500);
   expect(err).toBeInstanceOf(McpStartError);
   expect(err.message).toContain("MCP server stuck: did not answer initialize within 0.3 s");
@@ -125,7 +125,7 @@ test("a server that never answers tools/list fails likewise, and the servers sta
   const hang = tmp("list.pid");
   const ok = tmp("ok.pid");
   const err = await p
-    .openSession(
+    .openTools(
       [fakeMcpSpec("fine", { FAKE_MCP_PID_FILE: ok }), fakeMcpSpec("lister", { FAKE_MCP_HANG: "tools/list", FAKE_MCP_PID_FILE: hang })],
       { cwd: dir },
     )
@@ -140,7 +140,7 @@ test("a server that never answers tools/list fails likewise, and the servers sta
 test("a command that does not exist fails with an error naming the server and the command", async () => {
   const p = pool();
   const err = await p
-    .openSession([{ name: "ghost", transport: "stdio", command: join(dir, "no-such-binary") }], { cwd: dir })
+    .openTools([{ name: "ghost", transport: "stdio", command: join(dir, "no-such-binary") }], { cwd: dir })
     .catch((e) => e);
   expect(err).toBeInstanceOf(McpStartError);
   expect(err.message).toMatch(/MCP server ghost: .*no-such-binary/);
@@ -151,7 +151,7 @@ test("more servers than MAX_MCP_SERVERS is refused up front", async () => {
   const file = tmp("cap.pid");
   const specs = ["a", "b", "c"].map((n) => fakeMcpSpec(n, { FAKE_MCP_PID_FILE: file }));
   const before = liveGroupCount();
-  const err = await p.openSession(specs, { cwd: dir }).catch((e) => e);
+  const err = await p.openTools(specs, { cwd: dir }).catch((e) => e);
   expect(err).toBeInstanceOf(LimitError);
   expect(err.message).toContain("at most 2 MCP servers");
   expect(liveGroupCount()).toBe(before);
@@ -161,7 +161,7 @@ test("more servers than MAX_MCP_SERVERS is refused up front", async () => {
 test("cancel sends notifications/cancelled and the call returns at once as `cancelled`", async () => {
   const p = pool();
   const cancelLog = tmp("cancel.log");
-  const s = await p.openSession([fakeMcpSpec("sl", { FAKE_MCP_CANCEL_LOG: cancelLog })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("sl", { FAKE_MCP_CANCEL_LOG: cancelLog })], { cwd: dir });
   const ac = new AbortController();
   const t0 = Date.now();
   setTimeout(() => ac.abort(), 150);
@@ -178,7 +178,7 @@ test("closing a session kills the server's whole process group, SIGTERM-proof gr
   const p = pool();
   const gc = tmp("grandchild.pid");
   const file = tmp("gc-server.pid");
-  const s = await p.openSession([fakeMcpSpec("gc", { FAKE_MCP_GRANDCHILD: gc, FAKE_MCP_PID_FILE: file }, { private: true })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("gc", { FAKE_MCP_GRANDCHILD: gc, FAKE_MCP_PID_FILE: file }, { private: true })], { cwd: dir });
   const [grandchild, server] = [await readPidFile(gc), await readPidFile(file)];
   pids.push(grandchild, server);
   const t0 = Date.now();
@@ -189,7 +189,7 @@ test("closing a session kills the server's whole process group, SIGTERM-proof gr
 
 test("descriptions are clamped with a marker, big schemas and tools over MAX_TOOLS are dropped", async () => {
   const p = pool({ MAX_TOOL_DESCRIPTION_BYTES: "200", MAX_TOOL_SCHEMA_BYTES: "1000", MAX_TOOLS: "6" });
-  const s = await p.openSession(
+  const s = await p.openTools(
     [fakeMcpSpec("big", { FAKE_MCP_DESC_BYTES: "5000", FAKE_MCP_BIG_SCHEMA_BYTES: "2000", FAKE_MCP_TOOLS: "5", FAKE_MCP_STOP: "x" })],
     { cwd: dir },
   );
@@ -210,7 +210,7 @@ test("descriptions are clamped with a marker, big schemas and tools over MAX_TOO
 test("odd server and tool names are sanitised, bounded to 64 bytes and kept unique", async () => {
   const p = pool();
   const long = "x".repeat(80);
-  const s = await p.openSession([fakeMcpSpec("my server!", { FAKE_MCP_EXTRA_TOOLS: `a.b,a_b,${long}` })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("my server!", { FAKE_MCP_EXTRA_TOOLS: `a.b,a_b,${long}` })], { cwd: dir });
   const names = s.tools().map((t) => t.qualifiedName);
   for (const n of names) {
     expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
@@ -230,7 +230,7 @@ test("odd server and tool names are sanitised, bounded to 64 bytes and kept uniq
 test("a crashed server restarts on next use", async () => {
   const p = pool();
   const file = tmp("crash.pid");
-  const s = await p.openSession([fakeMcpSpec("cr", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("cr", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file })], { cwd: dir });
   const events: string[] = [];
   s.onServerEvent?.((e) => events.push(e.kind));
   const first = await readPidFile(file);
@@ -247,7 +247,7 @@ test("a crashed server restarts on next use", async () => {
 test("a server that cannot restart is given up after 3 tries and its tools are withdrawn", async () => {
   const p = pool({ MCP_BACKOFF_FIRST_S: "0.01" });
   const file = tmp("gone.pid");
-  const s = await p.openSession([fakeMcpSpec("gn", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file, FAKE_MCP_MAX_STARTS: "1" })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("gn", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file, FAKE_MCP_MAX_STARTS: "1" })], { cwd: dir });
   let changed = 0;
   s.onToolsChanged(() => changed++);
   const events: string[] = [];
@@ -266,7 +266,7 @@ test("a server that cannot restart is given up after 3 tries and its tools are w
 
 test("notifications/tools/list_changed refreshes the session's tools; instructions are reported", async () => {
   const p = pool();
-  const s = await p.openSession([fakeMcpSpec("lc", { FAKE_MCP_LIST_CHANGED: "1", FAKE_MCP_INSTRUCTIONS: "use grow" })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("lc", { FAKE_MCP_LIST_CHANGED: "1", FAKE_MCP_INSTRUCTIONS: "use grow" })], { cwd: dir });
   expect(s.instructions()).toEqual({ lc: "use grow" });
   let changed = 0;
   s.onToolsChanged(() => changed++);
@@ -279,7 +279,7 @@ test("notifications/tools/list_changed refreshes the session's tools; instructio
 
 test("non-JSON stdout noise is skipped; an over-long line ends that server, not the pool", async () => {
   const p = pool({ MAX_LINE_BYTES: "65536" });
-  const s = await p.openSession([fakeMcpSpec("noisy", { FAKE_MCP_STDOUT_NOISE: "1", FAKE_MCP_RESULT_BYTES: "100000" })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("noisy", { FAKE_MCP_STDOUT_NOISE: "1", FAKE_MCP_RESULT_BYTES: "100000" })], { cwd: dir });
   expect(logLines.some((l) => l.includes("non-JSON-RPC line") && l.includes("noisy"))).toBe(true);
   const r = await s.call("noisy__echo", { text: "x" });
   expect(r.isError).toBe(true);
@@ -291,7 +291,7 @@ test("non-JSON stdout noise is skipped; an over-long line ends that server, not 
 test("closeAll stops every server of every session", async () => {
   const p = pool();
   const file = tmp("all.pid");
-  await p.openSession([fakeMcpSpec("p1", { FAKE_MCP_PID_FILE: file, A: "1" }), fakeMcpSpec("p2", { FAKE_MCP_PID_FILE: file, A: "2" })], {
+  await p.openTools([fakeMcpSpec("p1", { FAKE_MCP_PID_FILE: file, A: "1" }), fakeMcpSpec("p2", { FAKE_MCP_PID_FILE: file, A: "2" })], {
     cwd: dir,
   });
   const started = readPids(file);
@@ -299,7 +299,7 @@ test("closeAll stops every server of every session", async () => {
   expect(started.length).toBe(2);
   await p.closeAll();
   expect(await waitFor(() => started.every((pid) => !pidAlive(pid)), 1000)).toBe(true);
-  await expect(p.openSession([], { cwd: dir })).rejects.toThrow(/closed/);
+  await expect(p.openTools([], { cwd: dir })).rejects.toThrow(/closed/);
 });
 
 function readText(file: string): string {

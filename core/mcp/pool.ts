@@ -74,7 +74,7 @@ class Pool implements McpPool {
     this.#log = opts.log ?? defaultLog;
   }
 
-  async openSession(specs: McpServerSpec[], { cwd }: { cwd: string }): Promise<McpSessionTools> {
+  async openTools(specs: McpServerSpec[], { cwd }: { cwd: string }): Promise<McpSessionTools> {
     if (this.#closed) throw new Error("the MCP pool is closed");
     const max = this.opts.limits.MAX_MCP_SERVERS;
     if (specs.length > max) {

@@ -34,7 +34,7 @@ async function eventsOf(events: McpServerEvent[], n: number, ms = 5000): Promise
 
 test("a server that dies reports died, and restarted once the next call brings it back", async () => {
   const file = join(dir, "restart.pid");
-  const s = await pool().openSession([fakeMcpSpec("rs", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file })], { cwd: dir });
+  const s = await pool().openTools([fakeMcpSpec("rs", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file })], { cwd: dir });
   const events: McpServerEvent[] = [];
   s.onServerEvent!((e) => events.push(e));
   pids.push(await readPidFile(file));
@@ -49,7 +49,7 @@ test("a server that dies reports died, and restarted once the next call brings i
 test("a server that cannot restart reports died, then gone; a closed session hears nothing more", async () => {
   const file = join(dir, "gone.pid");
   const p = pool({ TENDRIL_MCP_BACKOFF_FIRST_S: "0.01" });
-  const s = await p.openSession([fakeMcpSpec("gn", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file, FAKE_MCP_MAX_STARTS: "1" })], { cwd: dir });
+  const s = await p.openTools([fakeMcpSpec("gn", { FAKE_MCP_EXIT_AFTER: "1", FAKE_MCP_PID_FILE: file, FAKE_MCP_MAX_STARTS: "1" })], { cwd: dir });
   const events: McpServerEvent[] = [];
   s.onServerEvent!((e) => events.push(e));
   pids.push(await readPidFile(file));

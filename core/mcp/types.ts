@@ -170,7 +170,7 @@ export class McpStartError extends Error {
 /** Starts, shares (by fingerprint, refcounted) and stops MCP servers for sessions. */
 export interface McpPool {
   /** Starts the servers in parallel; rejects with McpStartError (stopping the ones it started) if any fails. */
-  openSession(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
+  openTools(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
   /** Stops every server of every session. */
   closeAll(): Promise<void>;
 }

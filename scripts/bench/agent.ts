@@ -129,7 +129,7 @@ async function roundTrips(runs = 5): Promise<void> {
   const fk = { name: "fk", transport: "stdio" as const, command: process.execPath, args: [FAKE_MCP] };
   try {
     await agent.initialize();
-    const direct = await pool.openSession([fk], { cwd: work });
+    const direct = await pool.openTools([fk], { cwd: work });
     const rows: Row[] = [];
     const measure = async (name: string, fn: () => Promise<void>) => {
       const per: number[] = [];
