@@ -52,7 +52,7 @@ const LEAN_ENTRIES = [
   "cli/modes/agent-run.ts",
   "cli/compose/agent-runtime.ts",
   "cli/compose/agent-dev-tools.ts",
-  "cli/compose/dev-mcp-tools.ts",
+  "tools/dev/tool-list.ts",
   "cli/modes/prompt.ts",
   "cli/modes/prompt-run.ts",
   "cli/compose/prompt-agent.ts",

@@ -4,7 +4,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildDevTools } from "../cli/compose/dev-mcp-tools.ts";
+import { buildDevTools } from "../tools/dev/tool-list.ts";
 import { DEFAULT_LIMITS } from "../core/limits.ts";
 import { inputJsonSchema } from "../core/mcp/tool-serving.ts";
 import { inputSchemasJson } from "../scripts/gen-input-schemas.ts";

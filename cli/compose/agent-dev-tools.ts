@@ -33,7 +33,7 @@ export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonl
       transport: "local",
       private: true,
       local: async () => {
-        const { buildDevTools } = await import("./dev-mcp-tools.ts");
+        const { buildDevTools } = await import("../../tools/dev/tool-list.ts");
         const extraRoots = additionalDirectories.map((d) => realpathSync(d));
         const dev = await buildDevTools({ root: realpathSync(cwd), extraRoots, unsandboxedRetry: true, limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}) });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };

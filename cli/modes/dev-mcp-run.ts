@@ -12,7 +12,7 @@ import { killAllGroups, killAllGroupsNow, setKillGrace } from "../../core/proces
 import { VERSION } from "../../core/version.ts";
 import { checkHidePaths } from "../../tools/dev/sandbox.ts";
 import { sandboxContext } from "../compose/agent-dev-tools.ts";
-import { buildDevTools } from "../compose/dev-mcp-tools.ts";
+import { buildDevTools } from "../../tools/dev/tool-list.ts";
 import { lazyShims } from "../compose/lazy-shims.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { releaseOnStop, watchStopSignals } from "../process/stop-signals.ts";

@@ -2,7 +2,7 @@
 // (ask-deny, all, or a POLICY.toml of [[rules]]). Nobody is there to ask, so `ask` always means deny.
 // Does not know ACP's SDK: the request and answer are plain structural types the client adapter fills.
 import { ConfigError, type PermissionRule, parseConfigFile, parseRules } from "../config.ts";
-import { UNSANDBOXED_HOOK } from "../agent/sandbox-retry.ts";
+import { HOOK } from "../mcp/tool-definition.ts";
 import { allowCovers, firstMatch } from "../policy/rules.ts";
 import { shellCommandOf, shellCommandShape } from "../policy/shell-syntax.ts";
 
@@ -97,7 +97,7 @@ export function decidePermission(
 ): Decision {
   if (policy.kind === "all") {
     // Nobody watches a `--approve all` run: the sandbox the run asked for stays; a rule naming the hook lifts it.
-    if (call.name?.endsWith(`__${UNSANDBOXED_HOOK}`)) return deny(options, `denied: --approve all does not lift the sandbox (a POLICY.toml rule on ${call.name} does)`);
+    if (call.name?.endsWith(`__${HOOK.shellUnsandboxed}`)) return deny(options, `denied: --approve all does not lift the sandbox (a POLICY.toml rule on ${call.name} does)`);
     return allow(options, "--approve all");
   }
   if (policy.kind === "ask-deny") return deny(options, "denied: nobody to ask (use --approve all or a POLICY.toml)");

@@ -3,8 +3,9 @@
 // hangs, errors or is gone never blocks the agent). Does not decide when they run (loop.ts, handoff.ts).
 import { log } from "../log.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
+import type { HOOK } from "../mcp/tool-definition.ts";
 
-export type HookName = "_Stop" | "_PostCompact";
+export type HookName = typeof HOOK.stop | typeof HOOK.postCompact;
 
 export interface HookOptions {
   /** Servers allowed to run hooks: "*" = all, else the listed names. */

@@ -2,12 +2,13 @@
 // result says the sandbox may have stopped it, and the session asks before running commands, the user
 // is asked whether to run that one command again unsandboxed (through its server's `_ShellUnsandboxed`
 // hook); "always" answers are remembered by the policy like other approvals. Never in yolo or read-only mode.
+import { HOOK } from "../mcp/tool-definition.ts";
 import type { McpCallResult, McpCallOptions, McpSessionTools } from "../mcp/types.ts";
 import { alwaysAllowName, type Policy } from "../policy/policy.ts";
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 
 /** The hook a tool server with a confined shell offers for running one command unconfined. */
-export const UNSANDBOXED_HOOK = "_ShellUnsandboxed";
+const UNSANDBOXED_HOOK = HOOK.shellUnsandboxed;
 
 export interface RetryContext {
   tools: McpSessionTools;

@@ -43,3 +43,7 @@ export const noInput = lazySchema((z) => z.object({}));
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
   return def as unknown as ToolDefinition;
 }
+
+/** The hook tools (names start with `_`: never offered to a model) a Tendril tool server may serve: the
+ *  lifecycle hooks the agent calls, and the sandbox's one-command way out the agent calls after asking. */
+export const HOOK = { stop: "_Stop", postCompact: "_PostCompact", shellUnsandboxed: "_ShellUnsandboxed" } as const;

@@ -1,23 +1,22 @@
-// Owns the dev tool list: the tools/ functions wrapped as MCP tool definitions with their
+// Owns the dev tool list: this folder's functions wrapped as MCP tool definitions with their
 // descriptions, hints, precomputed input schemas and limits, plus the server instructions. Loaded
 // when `tendril dev-mcp` runs or an agent session opens its in-process `dev` tools (zod only with
-// the first tool call); the process and the exit path stay in dev-mcp.ts and agent-dev-tools.ts.
+// the first tool call); the process and the exit path stay in cli/ (modes/dev-mcp-run.ts, compose/agent-dev-tools.ts).
 import { join } from "node:path";
 import type { Limits } from "../../core/limits.ts";
-import { defineTool, noInput, type ToolDefinition } from "../../core/mcp/tool-definition.ts";
-import { serverInstructions, toolDescriptions } from "../../tools/dev/instructions.ts";
+import { defineTool, HOOK, noInput, type ToolDefinition } from "../../core/mcp/tool-definition.ts";
+import { serverInstructions, toolDescriptions } from "./instructions.ts";
 import { log } from "../../core/log.ts";
-import { UNSANDBOXED_HOOK } from "../../core/agent/sandbox-retry.ts";
-import { ShellTool, shellInput } from "../../tools/dev/shell.ts";
-import { GroupExecutor } from "../../tools/dev/exec.ts";
-import type { SandboxContext } from "../../tools/dev/sandbox.ts";
+import { ShellTool, shellInput } from "./shell.ts";
+import { GroupExecutor } from "./exec.ts";
+import type { SandboxContext } from "./sandbox.ts";
 import type { SandboxMode } from "../../core/sandbox-modes.ts";
-import { type Launcher, plainLauncher } from "../../tools/dev/exec.ts";
-import { pruneStaleSessions } from "../../tools/dev/shell-capture.ts";
-import { detectStack } from "../../tools/dev/stack.ts";
-import { StrReplaceTool, strReplaceInput } from "../../tools/dev/str-replace.ts";
-import { TodoList, todoInput } from "../../tools/dev/todo.ts";
-import listed from "../../tools/dev/input-schemas.json" with { type: "json" };
+import { type Launcher, plainLauncher } from "./exec.ts";
+import { pruneStaleSessions } from "./shell-capture.ts";
+import { detectStack } from "./stack.ts";
+import { StrReplaceTool, strReplaceInput } from "./str-replace.ts";
+import { TodoList, todoInput } from "./todo.ts";
+import listed from "./input-schemas.json" with { type: "json" };
 
 export interface DevToolsOptions {
   root: string;
@@ -60,7 +59,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   // Confinement can apply: the setting is confined now, or a session may switch it on.
   const sandbox = base !== undefined && (opts.sandboxMode !== undefined || base.settings.mode !== "off");
   // Loaded only for a confined setting: `off` (the default) costs nothing.
-  const load = () => import("../../tools/dev/sandbox.ts");
+  const load = () => import("./sandbox.ts");
   const sb = sandbox && current() !== "off" ? await load() : undefined;
   let sbLoaded = sb;
   const launchers = new Map<SandboxMode, Promise<Launcher>>();
@@ -136,7 +135,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
     ...(sandbox && opts.unsandboxedRetry
       ? [
           defineTool({
-            name: UNSANDBOXED_HOOK,
+            name: HOOK.shellUnsandboxed,
             description: "Runs one shell command without the sandbox, after the user allowed it (called by the agent, never by a model).",
             inputSchema: shellInput,
             listedSchema: listed.shell,
@@ -146,7 +145,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
         ]
       : []),
     defineTool({
-      name: "_Stop",
+      name: HOOK.stop,
       description: text.stop,
       inputSchema: noInput,
       listedSchema: listed.hook,
@@ -154,7 +153,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       run: async () => ({ text: todo.stopObjection() }),
     }),
     defineTool({
-      name: "_PostCompact",
+      name: HOOK.postCompact,
       description: text.postCompact,
       inputSchema: noInput,
       listedSchema: listed.hook,
