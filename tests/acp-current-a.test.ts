@@ -144,6 +144,8 @@ test("plan mode round trip: a change is denied without asking, the plan arrives 
   expect(calls).toEqual(["t__echo"]);
   const asks = a.out.filter((m) => m.method === "session/request_permission").map((m) => m.params);
   expect(asks[0].toolCall).toMatchObject({ toolCallId: "p1", kind: "switch_mode" });
+  // the tool call itself shows as a mode switch too (it was shown as a read)
+  expect(updates(a, "tool_call").find((u) => u.toolCallId === "p1")?.kind).toBe("switch_mode");
   expect(asks[0].options.map((o: { optionId: string }) => o.optionId)).toEqual(["auto-edit", "ask", "plan"]);
   expect(asks[1].toolCall.toolCallId).toBe("e2");
   const e1 = updates(a, "tool_call_update").find((u) => u.toolCallId === "e1");

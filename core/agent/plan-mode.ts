@@ -6,7 +6,7 @@ import type { PermissionOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionMode } from "../policy/modes.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
-import type { PermissionAnswer, PermissionAsk } from "./tool-calls.ts";
+import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 import description from "./plan-ready.md" with { type: "text" };
 
 export const PLAN_TOOL = "plan__ready";

@@ -3,6 +3,7 @@
 import type { Plan, SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import { isAbsolute, resolve } from "node:path";
 import type { McpCallResult } from "../mcp/types.ts";
+import { PLAN_TOOL } from "./plan-mode.ts";
 
 export interface CallView {
   /** The tool name the LLM used (`server__tool`). */
@@ -30,6 +31,7 @@ export function absPath(cwd: string, path: string): string {
 }
 
 export function toolKind(v: CallView): ToolKind {
+  if (v.name === PLAN_TOOL) return "switch_mode"; // presenting the plan asks to leave plan mode
   if (v.tool === "shell") return "execute";
   if (v.tool === "str_replace") return "edit";
   if (v.tool === "todo") return "think";
