@@ -19,6 +19,8 @@ const ENV = {
   stop: env.FAKE_MCP_STOP, // defined → `_Stop` hook tool returning that text
   postCompact: env.FAKE_MCP_POSTCOMPACT, // defined → `_PostCompact` hook tool returning that text
   cancelLog: env.FAKE_MCP_CANCEL_LOG, // appends `cancelled <requestId>` per notifications/cancelled
+  initLog: env.FAKE_MCP_INIT_LOG, // appends `asked <pid>` when initialize arrives, `answered <pid>` when answered
+  initBarrier: Number(env.FAKE_MCP_INIT_BARRIER ?? 0), // with INIT_LOG: answer initialize once N servers were asked (at most 10 s)
   exitAfter: Number(env.FAKE_MCP_EXIT_AFTER ?? 0), // exits right after answering the Nth tools/call
   stdoutNoise: env.FAKE_MCP_STDOUT_NOISE === "1", // prints a non-JSON line before anything else
   instructions: env.FAKE_MCP_INSTRUCTIONS, // `instructions` of the initialize result
@@ -208,8 +210,18 @@ function handle(msg: Json): void {
   }
   if (id === undefined || method === "" || ENV.hang === method) return;
   if (method === "initialize") {
-    if (ENV.initDelayMs > 0) setTimeout(() => answerInitialize(id, params), ENV.initDelayMs);
-    else answerInitialize(id, params);
+    if (ENV.initLog) appendFileSync(ENV.initLog, `asked ${process.pid}\n`);
+    const answer = () => {
+      if (ENV.initLog) appendFileSync(ENV.initLog, `answered ${process.pid}\n`);
+      answerInitialize(id, params);
+    };
+    if (ENV.initBarrier > 0 && ENV.initLog) {
+      const until = Date.now() + 10_000;
+      const asked = () => readFileSync(ENV.initLog!, "utf8").split("\n").filter((l) => l.startsWith("asked ")).length;
+      const wait = () => (asked() >= ENV.initBarrier || Date.now() > until ? answer() : setTimeout(wait, 10));
+      wait();
+    } else if (ENV.initDelayMs > 0) setTimeout(answer, ENV.initDelayMs);
+    else answer();
   } else if (method === "tools/list") send({ jsonrpc: "2.0", id, result: listTools(params) });
   else if (method === "tools/call") void callTool(id, params);
   else if (method === "ping") send({ jsonrpc: "2.0", id, result: {} });

@@ -39,11 +39,14 @@ function pool(overrides: Record<string, string> = {}): McpPool {
 
 test("starts servers in parallel and names their tools server__tool, hooks and readOnly flagged", async () => {
   const p = pool();
-  const specs = ["a", "b", "c"].map((n) => fakeMcpSpec(n, { FAKE_MCP_INIT_DELAY_MS: "700", FAKE_MCP_STOP: "" }));
-  const t0 = Date.now();
+  const initLog = tmp("init.log");
+  const specs = ["a", "b", "c"].map((n) => fakeMcpSpec(n, { FAKE_MCP_NAME: n, FAKE_MCP_STOP: "", FAKE_MCP_INIT_LOG: initLog, FAKE_MCP_INIT_BARRIER: "3" }));
   const s = await p.openTools(specs, { cwd: dir });
-  // Three 700 ms initializations in sequence would need 2.1 s.
-  expect(Date.now() - t0).toBeLessThan(1900);
+  // In parallel: every server was asked to initialize before the first one answered. Each holds its answer
+  // until all three were asked, so a pool that waited for one before starting the next would show
+  // `asked answered …` (after the fake's 10 s give-up), whatever the machine's speed.
+  const log = readFileSync(initLog, "utf8").trim().split("\n").map((l) => l.split(" ")[0]);
+  expect(log.slice(0, 3)).toEqual(["asked", "asked", "asked"]);
   const names = s.tools().map((t) => t.qualifiedName);
   expect(names).toEqual(expect.arrayContaining(["a__echo", "b__sleep", "c__read", "a___Stop"]));
   const tools = Object.fromEntries(s.tools().map((t) => [t.qualifiedName, t]));
