@@ -70,10 +70,12 @@ test("regression: 1,000 session/new in one burst stopped the agent serving (star
   };
   const a = memoryAgent({ pool }, { TENDRIL_MAX_SESSION_STARTS: "4", TENDRIL_SESSION_START_TIMEOUT_S: "0.5" });
   for (let i = 0; i < 1000; i++) a.send(newSession(100 + i));
-  const t0 = Date.now();
   a.send(init(1));
   expect((await a.response(1)).result.protocolVersion).toBe(1);
-  expect(Date.now() - t0).toBeLessThan(500); // not behind 1,000 starts
+  // Not behind 1,000 starts: when initialize was answered, most session/new were still waiting (four
+  // at a time, 5 ms each, cannot all be done) — an order, not a clock.
+  const startsAnswered = a.out.filter((m) => typeof m.id === "number" && m.id >= 100 && (m.result || m.error)).length;
+  expect(startsAnswered).toBeLessThan(1000);
   const answers = await Promise.all(Array.from({ length: 1000 }, (_, i) => a.response(100 + i, 20_000)));
   expect(peak).toBeLessThanOrEqual(4);
   const ok = answers.filter((r) => r.result?.sessionId);
