@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
-import { hostAllowed, startEgressProxy } from "../tools/dev/egress-proxy.ts";
+import { hostAllowed, hostOnlyAddress, startEgressProxy } from "../tools/dev/egress-proxy.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
 import { createPolicy } from "../core/policy/policy.ts";
 import { ApprovalStore } from "../core/policy/approvals.ts";
@@ -68,6 +68,26 @@ describe("the allow-domains proxy (in process)", () => {
     const p = ["registry.npmjs.org", "*.github.com", "127.0.0.1"];
     expect(["registry.npmjs.org", "REGISTRY.npmjs.org.", "api.github.com", "a.b.github.com", "127.0.0.1"].filter((h) => hostAllowed(h, p))).toHaveLength(5);
     expect(["github.com", "evilgithub.com", "npmjs.org", "registry.npmjs.org.evil", "127.0.0.2", "localhost"].filter((h) => hostAllowed(h, p))).toEqual([]);
+  });
+
+  test("regression: an allowed name that resolves to this machine or link-local (cloud metadata) reached the host's own services; refused now, the address itself still allowed", async () => {
+    expect(["127.0.0.1", "127.1.2.3", "0.0.0.0", "169.254.169.254", "::1", "::", "fe80::1", "::ffff:127.0.0.1"].filter(hostOnlyAddress)).toHaveLength(8);
+    expect(["10.0.0.1", "192.168.1.1", "8.8.8.8", "2001:db8::1"].filter(hostOnlyAddress)).toEqual([]);
+    const proxy = await startEgressProxy(0, ["localhost"]);
+    try {
+      const { connect } = await import("node:net");
+      const s = connect(proxy.port!, "127.0.0.1");
+      let got = "";
+      s.on("data", (b) => (got += b.toString()));
+      s.write(`GET http://localhost:${webPort}/secret HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      await new Promise((r) => s.once("close", r));
+      expect(got).toStartWith("HTTP/1.1 403 Forbidden");
+      expect(got).toMatch(/localhost resolves to (127\.0\.0\.1|::1), this machine or link-local/);
+      expect(got).not.toContain("served /secret");
+      expect(proxy.refused).toEqual(["localhost"]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   test("relays plain HTTP and CONNECT to an allowed host; refuses another host with a 403 naming it and the setting", async () => {

@@ -2,7 +2,8 @@
 // proxy the agent runs for one confined command, which reaches a host only when it matches a pattern
 // and answers any other request with a 403 naming the host and the setting, remembering what it
 // refused for the tool result. Does not decide where it listens (sandbox.ts binds it into the sandbox).
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { lookup } from "node:dns/promises";
+import { connect, createServer, isIP, type Server, type Socket } from "node:net";
 
 /** A request head larger than this is refused (no legitimate proxy request comes close). */
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -15,6 +16,28 @@ const HOP_HEADERS = new Set(["proxy-connection", "proxy-authorization", "connect
 export function hostAllowed(host: string, patterns: readonly string[]): boolean {
   const h = host.toLowerCase().replace(/\.$/, "");
   return patterns.some((p) => (p.startsWith("*.") ? h.endsWith(p.slice(1)) : h === p));
+}
+
+/**
+ * Addresses a host *name* may not lead to: this machine (loopback, unspecified) and link-local (the
+ * cloud metadata service at 169.254.169.254). An allowed name pointing there would reach the host's own
+ * services from inside the sandbox; allowing the address itself still works.
+ */
+export function hostOnlyAddress(address: string): boolean {
+  const a = address.toLowerCase().replace(/^::ffff:/, "");
+  if (isIP(a) === 4) return /^(127\.|0\.|169\.254\.)/.test(a);
+  return a === "::1" || a === "::" || /^fe[89ab]/.test(a);
+}
+
+/** Where to connect for an allowed host: an IP as given; a name resolved here (the address the check
+ *  saw is the one connected to) and refused when it leads to this machine or link-local. */
+async function resolveAllowed(host: string): Promise<{ address: string } | { refused: string }> {
+  if (isIP(host)) return { address: host };
+  const { address } = await lookup(host);
+  if (hostOnlyAddress(address)) {
+    return { refused: `tendril sandbox: ${host} resolves to ${address}, this machine or link-local, which the sandbox does not reach through a name: allow ${address} itself in sandbox_allow_domains if you mean it` };
+  }
+  return { address };
 }
 
 /** The refusal text: the host, the setting, and what it lets through. */
@@ -143,7 +166,20 @@ function route(client: Socket, head: Head, patterns: readonly string[], sockets:
     onRefused(host);
     return answer(client, "403 Forbidden", refusalText(host, patterns));
   }
-  const upstream = connect({ host, port });
+  resolveAllowed(host).then(
+    (r) => {
+      if ("refused" in r) {
+        onRefused(host);
+        return answer(client, "403 Forbidden", r.refused);
+      }
+      relay(client, head, r.address, host, port, firstBytes, sockets);
+    },
+    (err: Error) => answer(client, "502 Bad Gateway", `tendril sandbox proxy: cannot resolve ${host}: ${err.message}`),
+  );
+}
+
+function relay(client: Socket, head: Head, address: string, host: string, port: number, firstBytes: Buffer, sockets: Set<Socket>): void {
+  const upstream = connect({ host: address, port });
   sockets.add(upstream);
   let connected = false;
   upstream.on("close", () => {
