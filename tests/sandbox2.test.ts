@@ -455,6 +455,32 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
     }
   });
 
+  test("regression: a host's unix socket on the read-only root could be connected to from inside (a tmux, D-Bus or docker socket runs commands outside); /tmp, /run and /dev/shm are private now, `off` still reaches it", async () => {
+    const { createServer } = await import("node:net");
+    const sock = join(base, "host.sock");
+    rmSync(sock, { force: true });
+    let connections = 0;
+    const server = createServer((c) => {
+      connections++;
+      c.end("host-shell\n");
+    });
+    await new Promise<void>((r) => server.listen(sock, r));
+    try {
+      const client = `perl -MIO::Socket::UNIX -e '$c = IO::Socket::UNIX->new(Peer => "${sock}") or die "connect: $!\n"; print scalar <$c>'`;
+      for (const mode of ["read-only", "workspace-write"] as const) {
+        const { client: mcp } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
+        const r = await callTool(mcp, "shell", { command: client });
+        expect({ mode, exit: exitOf(r) === 0, out: stdoutOf(r) }).toEqual({ mode, exit: false, out: "" });
+      }
+      expect(connections).toBe(0);
+      const { client: off } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off" });
+      expect(stdoutOf(await callTool(off, "shell", { command: client }))).toBe("host-shell\n");
+      expect(connections).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
   test("a workspace that is itself a symlink is confined as its target: writes land there, nothing outside changes, the link cannot be re-pointed", async () => {
     const link = join(base, "ws-link");
     const { symlinkSync, readlinkSync } = await import("node:fs");

@@ -4,7 +4,7 @@
 // the MCP pool's stdio starts are confined by the same `confine`. Under sandbox_allow_domains each
 // confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts.
 import { execFile } from "node:child_process";
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -88,7 +88,17 @@ export interface BwrapPlan {
   cwd: string;
   tmp: string;
   hidden: readonly string[];
+  /** More paths shown read-only after the private /tmp and /run (the allow-domains proxy's socket folder). */
+  shown?: readonly string[];
 }
+
+/**
+ * Where a host's unix sockets live (a tmux or screen server, D-Bus, an ssh or gpg agent, docker, an X
+ * server): a socket on the read-only root can still be connected to, and many of them run commands
+ * outside the sandbox. These get an empty, read-only tmpfs instead (what the command needs from them,
+ * its workspace and private TMPDIR included, is mounted into it).
+ */
+const SOCKET_DIRS = ["/tmp", "/run", "/var/run", "/dev/shm"];
 
 /** The bwrap arguments for a setting (everything before `--`). */
 export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] {
@@ -96,6 +106,10 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     "--ro-bind", "/", "/",
     "--dev", "/dev",
     "--proc", "/proc",
+    // Read-only once everything below is mounted into them (the last step before --chdir).
+    ...SOCKET_DIRS.filter(isRealDir).flatMap((d) => ["--tmpfs", d]),
+    // DNS for sandbox_network: a resolv.conf that leads into /run is shown again.
+    ...resolvConfUnder("/run").flatMap((f) => ["--ro-bind", f, f]),
     // Own user, PID, IPC, UTS, cgroup and network namespaces; no capabilities even when run as root
     // (no remounting the read-only root, no unmounting a hidden path).
     "--unshare-all",
@@ -107,6 +121,8 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     // The outer bwrap leads our process group: SIGTERM to the group kills it, and this takes the rest.
     "--die-with-parent",
   ];
+  // The workspace, read-only or writable (below), whatever the private /tmp and /run hid of it.
+  if (settings.mode !== "workspace-write") for (const root of [plan.root, ...(plan.extraRoots ?? [])]) args.push("--ro-bind", root, root);
   if (settings.mode === "workspace-write") {
     for (const root of [plan.root, ...(plan.extraRoots ?? [])]) {
       args.push("--bind", root, root);
@@ -122,12 +138,33 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     }
   }
   args.push("--bind", plan.tmp, plan.tmp);
+  for (const p of plan.shown ?? []) args.push("--ro-bind", p, p);
   for (const p of plan.hidden) {
     if (isDir(p)) args.push("--tmpfs", p, "--remount-ro", p);
     else args.push("--ro-bind", "/dev/null", p);
   }
+  for (const d of SOCKET_DIRS.filter(isRealDir)) args.push("--remount-ro", d);
   args.push("--chdir", plan.cwd);
   return args;
+}
+
+/** A directory that is not a symlink (`/var/run` is usually a link to `/run`, masked with it). */
+function isRealDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** /etc/resolv.conf's real path when it lies under `dir` (systemd-resolved's stub), else nothing. */
+function resolvConfUnder(dir: string): string[] {
+  try {
+    const real = realpathSync("/etc/resolv.conf");
+    return isInside(dir, real) && real !== dir ? [real] : [];
+  } catch {
+    return [];
+  }
 }
 
 function isDir(p: string): boolean {
@@ -207,7 +244,12 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
       throw err;
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
-    const args = bwrapArgs(ctx.settings, { root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) });
+    // What the command needs from under the private /tmp and /run: its PATH's folders there (the rg and
+    // tree shims) and this binary (the forwarder), shown read-only.
+    const needed = [...(req.env.PATH ?? "").split(":"), ...(ctx.self ? [ctx.self.command, ...ctx.self.args.slice(0, 1)] : [])];
+    const shown = [...new Set(needed.filter((p) => p.startsWith("/") && SOCKET_DIRS.some((d) => isInside(d, p)) && existsSync(p)))];
+    const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra] });
+    const args = bwrapArgs(ctx.settings, plan());
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     if (!proxied) {
       return { command: bwrap, args: [...args, "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
@@ -219,12 +261,13 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
       await rm(tmp, { recursive: true, force: true });
       throw err;
     });
+    const argsWithProxy = bwrapArgs(ctx.settings, plan([dir]));
     const url = `http://127.0.0.1:${PROXY_PORT}`;
     for (const k of ["NO_PROXY", "no_proxy"]) delete env[k];
     Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url });
     return {
       command: bwrap,
-      args: [...args, "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
+      args: [...argsWithProxy, "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
       env,
       report: () => (proxy.refused.length > 0 ? proxyNote(proxy.refused, ctx.settings.allowDomains) : undefined),
       cleanup: async () => {
