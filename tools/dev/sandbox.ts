@@ -4,7 +4,7 @@
 // the MCP pool's stdio starts are confined by the same `confine`. Under sandbox_allow_domains each
 // confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts.
 import { execFile } from "node:child_process";
-import { existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -148,6 +148,31 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
   return args;
 }
 
+/** Under one of the private directories (SOCKET_DIRS): hidden inside unless shown again. */
+function underPrivateDir(p: string): boolean {
+  return p.startsWith("/") && SOCKET_DIRS.some((d) => isInside(d, p));
+}
+
+/**
+ * What a confined command needs from under the private /tmp and /run, shown read-only: its PATH's
+ * folders there (the rg and tree shims) and what their links lead to, the program and files its argv
+ * names by absolute path (an MCP server's script), and this binary (the allow-domains forwarder).
+ */
+function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; args: string[] } | undefined): string[] {
+  const dirs = (req.env.PATH ?? "").split(":").filter((d) => underPrivateDir(d) && isRealDir(d));
+  const linked = dirs.flatMap((d) =>
+    readdirSync(d).flatMap((name) => {
+      try {
+        return [realpathSync(join(d, name))];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  const files = [...req.argv, ...(self ? [self.command, ...self.args.slice(0, 1)] : [])];
+  return [...new Set([...dirs, ...linked, ...files].filter((p) => underPrivateDir(p) && existsSync(p)))];
+}
+
 /** A directory that is not a symlink (`/var/run` is usually a link to `/run`, masked with it). */
 function isRealDir(p: string): boolean {
   try {
@@ -244,10 +269,7 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
       throw err;
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
-    // What the command needs from under the private /tmp and /run: its PATH's folders there (the rg and
-    // tree shims) and this binary (the forwarder), shown read-only.
-    const needed = [...(req.env.PATH ?? "").split(":"), ...(ctx.self ? [ctx.self.command, ...ctx.self.args.slice(0, 1)] : [])];
-    const shown = [...new Set(needed.filter((p) => p.startsWith("/") && SOCKET_DIRS.some((d) => isInside(d, p)) && existsSync(p)))];
+    const shown = neededFromPrivateDirs(req, ctx.self);
     const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra] });
     const args = bwrapArgs(ctx.settings, plan());
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
