@@ -471,6 +471,9 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
         const { client: mcp } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
         const r = await callTool(mcp, "shell", { command: client });
         expect({ mode, exit: exitOf(r) === 0, out: stdoutOf(r) }).toEqual({ mode, exit: false, out: "" });
+        // what the shell needs from the private /tmp is still there: the rg and tree shims (links to this binary)
+        const shim = await callTool(mcp, "shell", { command: 'TENDRIL_RG_BUILTIN=1 rg --version && echo "shim: $(command -v rg)"' });
+        expect({ mode, exit: exitOf(shim), out: stdoutOf(shim) }).toMatchObject({ mode, exit: 0, out: expect.stringContaining("tendril built-in search") });
       }
       expect(connections).toBe(0);
       const { client: off } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off" });
