@@ -46,16 +46,31 @@ function invalid(id: JsonRpcId | null, message: string): Classified {
   return { kind: "malformed", id, error: { code: INVALID_REQUEST, message: `Invalid request: ${message}` } };
 }
 
-/** Classifies one line of text. Never throws. */
-export function classifyLine(text: string): Classified {
-  let value: unknown;
+/** The JSON of one line, or the parse error it answers. */
+function parseLine(text: string): { value: unknown } | Classified {
   try {
-    value = JSON.parse(text);
+    return { value: JSON.parse(text) };
   } catch (err) {
     const why = err instanceof Error ? err.message : "not JSON";
     return { kind: "malformed", id: null, error: { code: PARSE_ERROR, message: `Parse error: ${why}` } };
   }
-  return classifyMessage(value);
+}
+
+/** Classifies one line of text. Never throws. */
+export function classifyLine(text: string): Classified {
+  const parsed = parseLine(text);
+  return "value" in parsed ? classifyMessage(parsed.value) : parsed;
+}
+
+/** Classifies one line that may hold a batch: its entries each classified (an empty batch, or one
+ *  inside a batch, is an invalid request). Never throws. */
+export function classifyBatchLine(text: string): Classified | Classified[] {
+  const parsed = parseLine(text);
+  if (!("value" in parsed)) return parsed;
+  const value = parsed.value;
+  if (!Array.isArray(value)) return classifyMessage(value);
+  if (value.length === 0) return invalid(null, "an empty batch");
+  return value.map((entry) => (Array.isArray(entry) ? invalid(null, "a batch inside a batch") : classifyMessage(entry)));
 }
 
 /** Classifies an already-parsed value. Never throws. */

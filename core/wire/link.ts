@@ -5,7 +5,7 @@
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
 import { logFailure } from "../log.ts";
 import { readLineBatches } from "./ndjson.ts";
-import { type Classified, classifyMessage, INVALID_REQUEST, type JsonRpcError, PARSE_ERROR } from "./jsonrpc.ts";
+import { type Classified, classifyBatchLine, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
 
 const ENCODER = new TextEncoder();
@@ -136,26 +136,12 @@ export class Link {
   };
 }
 
-/** One line: a message classified, a batch's entries (when batches are taken), or malformed. */
-function parse(text: string, batches = false): Classified | Classified[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    const why = err instanceof Error ? err.message : "not JSON";
-    return { kind: "malformed", id: null, error: { code: PARSE_ERROR, message: `Parse error: ${why}` } };
-  }
-  if (!batches || !Array.isArray(value)) return classifyMessage(value);
-  if (value.length === 0) return { kind: "malformed", id: null, error: { code: INVALID_REQUEST, message: "Invalid request: an empty batch" } };
-  return value.map((entry) => (Array.isArray(entry) ? { kind: "malformed", id: null, error: { code: INVALID_REQUEST, message: "Invalid request: a batch inside a batch" } } : classifyMessage(entry)));
-}
-
 async function pump(opts: LinkOptions): Promise<LinkEnd> {
   try {
     for await (const batch of readLineBatches(opts.input, opts.maxLineBytes)) {
       for (const event of batch) {
         if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
-        const c = parse(event.text, opts.onBatch !== undefined);
+        const c = opts.onBatch !== undefined ? classifyBatchLine(event.text) : classifyLine(event.text);
         if (Array.isArray(c)) {
           opts.trace?.("in", c.map((e) => (e.kind === "malformed" ? { malformed: e.error.message } : e.message)));
           opts.onBatch!(c, event.text);
