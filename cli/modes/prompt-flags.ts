@@ -1,12 +1,13 @@
 // Owns `tendril prompt`'s flags: the one table the command line parser (with the help's groups) and the
 // fast path both read, and the values they give. Does not parse or check values: cli/modes/prompt.ts does.
+import { OUTPUT_FORMATS, type OutputFormat } from "../../core/acp-client/prompt-output.ts";
 import { SANDBOX_MODES } from "../../core/sandbox-modes.ts";
 
 export interface PromptFlags {
   agent?: string;
   cwd?: string;
   approve: string;
-  output: "text" | "json" | "stream-json";
+  output: OutputFormat;
   timeout?: string;
   mcp?: string[];
   sandbox?: string;
@@ -56,7 +57,7 @@ export const FLAGS: FlagSpec[] = [
   { name: "sandbox", arg: "<S>", group: "may", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: [...SANDBOX_MODES] },
   { name: "max-turns", arg: "<N>", group: "may", help: "stop after N model turns: the next one is cancelled (exit 5)" },
   { name: "timeout", arg: "<S>", group: "may", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
-  { name: "output", arg: "<FORMAT>", group: "back", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: ["text", "json", "stream-json"] },
+  { name: "output", arg: "<FORMAT>", group: "back", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: [...OUTPUT_FORMATS] },
   { name: "output-schema", arg: "<FILE>", group: "back", help: "the answer must be one JSON document valid against this JSON Schema (asked once more if not; exit 4)" },
   { name: "output-file", short: "o", arg: "<FILE>", group: "back", help: "also write the final answer text (or the --output-schema document) to FILE" },
 ];
