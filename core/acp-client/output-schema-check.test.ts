@@ -88,6 +88,8 @@ describe("which schemas are refused", () => {
     expect(await refusal({ items: { $ref: "#/$defs/none" } })).toBe('s.json is not a JSON Schema this validator accepts: can\'t resolve reference #/$defs/none at path "#/items"');
     expect(await refusal({ pattern: "(" })).toStartWith('s.json is not a JSON Schema this validator accepts: pattern "(" is not a regular expression (');
     expect(await refusal({ then: { required: ["a"] } })).toBe('s.json is not a JSON Schema this validator accepts: strict mode: "then" without "if" is ignored');
+    expect(await refusal({ $defs: { a: { $ref: "http://[x" } } })).toBe('s.json is not a JSON Schema this validator accepts: $ref "http://[x" is not a URI reference at path "#/$defs/a"');
+    expect(await refusal({ $defs: { a: { $id: "x.json" }, b: { $id: "x.json" } } })).toBe("s.json is not a JSON Schema this validator accepts: two subschemas have the same $id");
     expect(await refusal({ format: "int32" })).toStartWith('s.json is not a JSON Schema this validator accepts: unknown format "int32" at path "#"; the formats checked are date, time, date-time,');
   });
 

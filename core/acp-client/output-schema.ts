@@ -1,7 +1,6 @@
-// Owns `tendril prompt --output-schema`: the schema file checked (its draft, keywords, values, $refs and
-// formats) and interpreted with @cfworker/json-schema (the one module that imports it), the text that
-// asks an agent for one JSON document, the document taken from an answer (the whole answer, else its
-// last fenced block) and checked, and the problems worded for the agent and the user.
+// Owns `tendril prompt --output-schema`: the schema checked against its draft and run by @cfworker/json-schema
+// (the one module that imports it), the text asking an agent for one JSON document, the document taken from
+// an answer (whole, else its last fenced block) and checked, the problems worded for the agent and the user.
 // Does not talk to the agent: client-runner.ts asks and asks again; cli/ reads the file.
 import { format as FORMATS, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import instructionTemplate from "./output-schema.md" with { type: "text" };
@@ -149,7 +148,7 @@ function checkSchema(schema: unknown, draft: SchemaDraft, path: string, refs: [R
       case "dependencies":
         if (!isObject(value)) bad();
         for (const [name, d] of Object.entries(value as Record<string, unknown>)) {
-          if (isSchema(d)) checkSchema(d, draft, `${here}/${name}`, refs, depth + 1);
+          if (isSchema(d)) checkSchema(d, draft, `${here}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, refs, depth + 1);
           else if (!uniqueStrings(d)) bad();
         }
         break;
@@ -167,6 +166,9 @@ function checkSchema(schema: unknown, draft: SchemaDraft, path: string, refs: [R
         break;
       case "string":
         if (typeof value !== "string") bad();
+        if ((key === "$ref" || key === "$id") && !URL.canParse(value as string, "https://base.invalid/")) {
+          throw new Refusal(`${key} ${JSON.stringify(value)} is not a URI reference${at(path)}`);
+        }
         if (key === "$ref") refs.push([schema, path]);
         break;
       case "strings":
@@ -255,7 +257,8 @@ export async function loadOutputSchema(text: string, file: string): Promise<Outp
       if (lookup[target] === undefined) throw new Refusal(`can't resolve reference ${holder.$ref as string}${at(path)}`);
     }
   } catch (err) {
-    const why = err instanceof RangeError ? "it is nested too deeply" : (err as Error).message;
+    const message = (err as Error).message;
+    const why = err instanceof RangeError ? "it is nested too deeply" : message.startsWith("Duplicate schema URI") ? "two subschemas have the same $id" : message;
     throw new SchemaFileError(`${file} is not a JSON Schema this validator accepts: ${why}`);
   }
   const instruction = instructionTemplate.replace("{{schema}}", () => JSON.stringify(schema, null, 2));
@@ -329,7 +332,10 @@ function keywordValue(location: string, validator: Validator): unknown {
     // named "$ref" does not), or "#" of a $recursiveRef: the root when it is a $recursiveAnchor
     if (seg === "$ref" && "__absolute_ref__" in node) node = lookup[(node as { __absolute_ref__: string }).__absolute_ref__];
     else if (seg === "$recursiveRef" && "__absolute_recursive_ref__" in node) node = isObject(schema) && schema.$recursiveAnchor === true ? schema : lookup[(node as { __absolute_recursive_ref__?: string }).__absolute_recursive_ref__ ?? ""];
-    else node = (node as Record<string, unknown>)[decodeURIComponent(seg).replace(/~1/g, "/").replace(/~0/g, "~")];
+    else {
+      const key = decodeURIComponent(seg).replace(/~1/g, "/").replace(/~0/g, "~");
+      node = Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined;
+    }
   }
   return node;
 }
