@@ -92,6 +92,10 @@ function shown(v: unknown): string {
   return s.length > 80 ? `${s.slice(0, 79)}…` : s;
 }
 
+/** A name as one JSON Pointer segment, and back from the validator's (URI-encoded) segments. */
+const escapeSegment = (name: string): string => name.replace(/~/g, "~0").replace(/\//g, "~1");
+const segmentOf = (encoded: string): string => decodeURIComponent(encoded).replace(/~1/g, "/").replace(/~0/g, "~");
+
 function compiles(pattern: string): string | undefined {
   try {
     new RegExp(pattern, "u"); // the flag the validator uses
@@ -142,13 +146,13 @@ function checkSchema(schema: unknown, draft: SchemaDraft, path: string, refs: [R
             const why = compiles(name);
             if (why) throw new Refusal(`patternProperties ${JSON.stringify(name)} is not a regular expression (${why})${at(path)}`);
           }
-          checkSchema(s, draft, `${here}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, refs, depth + 1);
+          checkSchema(s, draft, `${here}/${escapeSegment(name)}`, refs, depth + 1);
         }
         break;
       case "dependencies":
         if (!isObject(value)) bad();
         for (const [name, d] of Object.entries(value as Record<string, unknown>)) {
-          if (isSchema(d)) checkSchema(d, draft, `${here}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`, refs, depth + 1);
+          if (isSchema(d)) checkSchema(d, draft, `${here}/${escapeSegment(name)}`, refs, depth + 1);
           else if (!uniqueStrings(d)) bad();
         }
         break;
@@ -333,7 +337,7 @@ function keywordValue(location: string, validator: Validator): unknown {
     if (seg === "$ref" && "__absolute_ref__" in node) node = lookup[(node as { __absolute_ref__: string }).__absolute_ref__];
     else if (seg === "$recursiveRef" && "__absolute_recursive_ref__" in node) node = isObject(schema) && schema.$recursiveAnchor === true ? schema : lookup[(node as { __absolute_recursive_ref__?: string }).__absolute_recursive_ref__ ?? ""];
     else {
-      const key = decodeURIComponent(seg).replace(/~1/g, "/").replace(/~0/g, "~");
+      const key = segmentOf(seg);
       node = Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined;
     }
   }
@@ -394,7 +398,7 @@ function whereOf(u: OutputUnit): string {
   if (!u.keywordLocation.includes("/propertyNames/")) return pointer === "" ? "the document" : decodeURIComponent(pointer);
   // under propertyNames the "instance" is the name itself, at the location of its value
   const cut = pointer.lastIndexOf("/");
-  const name = decodeURIComponent(pointer.slice(cut + 1)).replace(/~1/g, "/").replace(/~0/g, "~");
+  const name = segmentOf(pointer.slice(cut + 1));
   return `${cut <= 0 ? "the document" : decodeURIComponent(pointer.slice(0, cut))} (property name ${JSON.stringify(name)})`;
 }
 
