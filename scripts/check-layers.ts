@@ -16,8 +16,7 @@ const ADAPTERS: Record<string, string[]> = {
   "@modelcontextprotocol/sdk/client": ["core/mcp/client.ts"],
   "@modelcontextprotocol/sdk/server": ["core/mcp/server.ts"],
   "@agentclientprotocol/sdk": ["core/acp/agent-server.ts"],
-  ajv: ["core/acp-client/output-schema.ts"],
-  "ajv-formats": ["core/acp-client/output-schema.ts"],
+  "@cfworker/json-schema": ["core/acp-client/output-schema.ts"],
 };
 
 interface Imp {
@@ -46,7 +45,7 @@ function importsOf(text: string): Imp[] {
  *  not reach: the MCP SDK loads only when a session declares an external server or dev-mcp runs,
  *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), zod (~5 ms)
  *  only when something is validated (core/zod-issue.ts loads it), picomatch (~1 ms) with the first
- *  permission rule, ajv only for `tendril prompt --output-schema`. */
+ *  permission rule, the JSON Schema validator only for `tendril prompt --output-schema`. */
 const LEAN_ENTRIES = [
   "cli/modes/agent.ts",
   "cli/modes/agent-run.ts",
@@ -63,7 +62,7 @@ const LEAN_ENTRIES = [
   "core/config.ts",
   "core/mcp/pool.ts",
 ];
-const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod", "picomatch", "ajv", "ajv-formats"];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod", "picomatch", "@cfworker/json-schema"];
 
 const problems: string[] = [];
 /** `from spec` of every dynamic import found, against DEFERRED_IMPORTS. */

@@ -1,7 +1,8 @@
 // Benchmark: `tendril prompt --output-schema` end to end (the schema read and compiled, the agent asked
 // for the document, the answer checked) against the same plain prompt, the answer valid on the first
 // try, and both against the process floor. Goal: the schema adds ≤ 2 ms; a plain prompt stays ≤ 4×
-// start-up. `npm run bench -- prompt-schema`.
+// start-up. `npm run bench -- prompt-schema`; BENCH_OTHER_BIN=PATH adds the same two runs of another
+// build (e.g. the one before a validator change), interleaved with these so noise hits both alike.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,9 +14,9 @@ const BIN = resolve("dist/tendril");
 const ANSWER = '{"verdict": "approve", "reasons": ["the tests pass"]}';
 
 /** Runs the binary to completion; a non-zero exit or an unexpected stdout fails the benchmark. */
-function runOnce(args: string[], env: NodeJS.ProcessEnv, expect?: string): Promise<void> {
+function runOnce(args: string[], env: NodeJS.ProcessEnv, expect?: string, bin = BIN): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(BIN, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
@@ -58,16 +59,23 @@ export async function run(): Promise<void> {
     ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
     TENDRIL_LOG: "error",
   };
+  const other = process.env.BENCH_OTHER_BIN;
+  const plain = ["prompt", "--cwd", home, "review"];
+  const withSchema = ["prompt", "--cwd", home, "--output-schema", schema, "review"];
+  const printed = '{"verdict":"approve","reasons":["the tests pass"]}\n';
   try {
     await compareFns(
       "prompt --output-schema: the answer valid on the first try (ratio against the process floor)",
       [
         { name: "dist/tendril --version (process floor)", fn: () => runOnce(["--version"], env) },
-        { name: "prompt, plain", fn: () => runOnce(["prompt", "--cwd", home, "review"], env, `${ANSWER}\n`) },
-        {
-          name: "prompt --output-schema",
-          fn: () => runOnce(["prompt", "--cwd", home, "--output-schema", schema, "review"], env, '{"verdict":"approve","reasons":["the tests pass"]}\n'),
-        },
+        { name: "prompt, plain", fn: () => runOnce(plain, env, `${ANSWER}\n`) },
+        { name: "prompt --output-schema", fn: () => runOnce(withSchema, env, printed) },
+        ...(other
+          ? [
+              { name: "other build: prompt, plain", fn: () => runOnce(plain, env, `${ANSWER}\n`, other) },
+              { name: "other build: prompt --output-schema", fn: () => runOnce(withSchema, env, printed, other) },
+            ]
+          : []),
       ],
       Number(process.env.BENCH_RUNS ?? 30),
     );
