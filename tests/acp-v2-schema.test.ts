@@ -10,9 +10,12 @@ import { join } from "node:path";
 import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
+import { standInPool, StandInServerEvents } from "./in-memory.ts";
 import { schemaAjv } from "./acp-schema-ajv.ts";
 import { FAKE_MCP_PATH, waitFor } from "./fake-mcp-helpers.ts";
 import { createMcpPool } from "../core/mcp/pool.ts";
+import { AgentAuth } from "../core/acp/auth.ts";
+import { credentialsPath, keySource, storeKey } from "../core/credentials.ts";
 import { loadLimits } from "../core/limits.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-v2-"));
@@ -243,6 +246,62 @@ test("a v2 stdio MCP server, a todo list as plan_update, a prompt list change an
   const commands = updates(a, sessionId).find((u) => u.sessionUpdate === "available_commands_update").availableCommands;
   expect(commands.some((c: { type: string; name: string }) => c.type === "command" && c.name === "fk:later")).toBe(true);
   expect(kinds.has("plan_update")).toBe(true);
+});
+
+test("auth over v2: methods in v2's shape, -32000 until a key exists, auth/login, auth/logout", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "tendril-v2-auth-"));
+  const file = credentialsPath(join(dir, "tendril"));
+  const auth = new AgentAuth(keySource("anthropic", {}, file).auth);
+  const asked = new Map<unknown, string>();
+  const a = memoryAgent({}, {}, { auth });
+  const init = (await req(a, asked, "initialize", { ...INIT_V2, capabilities: { auth: { terminal: {} } } })).result;
+  expect(init.authMethods.map((m: any) => [m.type, m.methodId])).toEqual([["agent", "api-key"], ["terminal", "login"]]);
+  expect(init.authMethods[1].args).toEqual(["login"]);
+  expect(init.capabilities.auth).toEqual({});
+  const refused = (await req(a, asked, "session/new", { cwd: ws })).error;
+  expect(refused.code).toBe(-32000);
+  expect(refused.message).toContain("tendril agent login");
+  expect((await req(a, asked, "auth/login", { methodId: "api-key" })).error.code).toBe(-32000);
+  storeKey(file, "anthropic", { api_key: "sk-stored" });
+  expect((await req(a, asked, "auth/login", { methodId: "api-key" })).result).toEqual({});
+  expect(typeof (await req(a, asked, "session/new", { cwd: ws })).result.sessionId).toBe("string");
+  expect((await req(a, asked, "auth/login", { methodId: "nope" })).error.code).toBe(-32602);
+  expect((await req(a, asked, "auth/logout", {})).result).toEqual({});
+  expect((await req(a, asked, "session/new", { cwd: ws })).error.code).toBe(-32000);
+  await a.close();
+  rmSync(dir, { recursive: true, force: true });
+  expect(validateAll(a, asked).failures).toEqual([]);
+});
+
+test("notices, a context handoff's compaction updates, and a close during a turn (idle, cancelled, before the answer) validate too", async () => {
+  const store = new SessionStore(state);
+  const asked = new Map<unknown, string>();
+  const events = new StandInServerEvents();
+  const a = memoryAgent({ store, contextWindow: 10_000, pool: standInPool({ events }) });
+  await req(a, asked, "initialize", INIT_V2);
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws })).result;
+  a.provider.push(
+    { text: "read a lot", calls: [{ id: "r1", name: "t__echo", input: { text: "big" } }], usage: { input: 9_500, output: 100 } },
+    { text: "THE SUMMARY" },
+    { text: "continuing" },
+  );
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "the task" }] });
+  expect((await untilIdle(a, sessionId, 1)).stopReason).toBe("end_turn");
+  events.fire({ server: "t", kind: "died", detail: "it died" });
+  a.provider.push({ calls: [{ id: "s1", name: "t__sleep", input: { ms: 20_000 } }] }, { text: "never" });
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "sleep" }] });
+  await waitFor(() => updates(a, sessionId).some((u) => u.toolCallId === "s1" && u.status === "in_progress"), 10_000);
+  const closeId = nextId;
+  await req(a, asked, "session/close", { sessionId });
+  const closedAt = a.out.findIndex((m) => m.id === closeId);
+  const idle = a.out.findIndex((m) => m.params?.update?.state === "idle" && m.params.update.stopReason === "cancelled");
+  expect(idle).toBeGreaterThan(-1);
+  expect(idle).toBeLessThan(closedAt);
+  expect(a.out.slice(closedAt + 1).some((m) => m.params?.sessionId === sessionId)).toBe(false);
+  await a.close();
+  const { failures, kinds } = validateAll(a, asked);
+  expect(failures).toEqual([]);
+  expect(["notice", "compaction_update"].filter((k) => !kinds.has(k))).toEqual([]);
 });
 
 test("every v2 update kind the v2 mapping makes was validated by the tests above", () => {
