@@ -179,6 +179,12 @@ test("an unknown replay cursor, an unknown or finished tool call, a busy session
   expect(unknown.code).toBe(-32602);
   expect(unknown.message).toContain("no tool call");
   expect((await req(a, asked, "tool_call/cancel", { sessionId: "gone", toolCallId: "e1" })).error.code).toBe(-32002);
+  // v1's stdio shape (no type) and sse are no MCP servers of v2
+  for (const server of [{ name: "x", command: "/bin/true", args: [], env: [] }, { type: "sse", name: "s", url: "http://127.0.0.1:9/", headers: [] }]) {
+    const bad = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [server] })).error;
+    expect(bad.code).toBe(-32602);
+    expect(bad.message).toContain('mcpServers[0].type must be "stdio" or "http"');
+  }
   await req(a, asked, "session/close", { sessionId });
   const cursor = (await req(a, asked, "session/resume", { sessionId, cwd: ws, replayFrom: { type: "message", messageId: "m1" } })).error;
   expect(cursor.code).toBe(-32602);

@@ -5,7 +5,7 @@
 // What the client observes is what is asserted.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -71,6 +71,19 @@ function workspace(name: string): string {
   return ws;
 }
 
+/** Whether a `sleep SECONDS` process runs (this test's own, by its unusual duration). */
+function sleeping(seconds: string): boolean {
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8") === `sleep\0${seconds}\0`) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
 /** The session's messages up to its next idle state: the updates, then the stop reason. */
 async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.SessionUpdate[]; stopReason: unknown }> {
   const updates: acp.SessionUpdate[] = [];
@@ -108,10 +121,11 @@ test("the SDK's v2 client cancels a running tool call with tool_call/cancel; the
   const ws = workspace("ws2");
   await initV2(c);
   const session = await c.conn.agent.buildSession(ws).start();
-  fake.script([{ toolCalls: [{ id: "long", name: "dev__shell", input: { command: "sleep 30" } }] }, { text: "Stopped waiting." }]);
+  fake.script([{ toolCalls: [{ id: "long", name: "dev__shell", input: { command: "sleep 31.75" } }] }, { text: "Stopped waiting." }]);
   const started = Date.now();
   await session.prompt("wait a long time");
   await waitFor(() => session.canCancelToolCall("long") && c.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.toolCallId === "long" && n.update.status === "in_progress"), 20_000);
+  await waitFor(() => sleeping("31.75"), 10_000);
   expect(await session.cancelToolCall("long")).toEqual({});
   const { updates, stopReason } = await untilStop(session);
   expect(stopReason).toBe("end_turn");
@@ -119,6 +133,8 @@ test("the SDK's v2 client cancels a running tool call with tool_call/cancel; the
   const last = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "long").at(-1) as { status?: string };
   expect(last.status).toBe("cancelled");
   expect(session.canCancelToolCall("long")).toBe(false);
+  // the call's process is gone with it
+  await waitFor(() => !sleeping("31.75"), 10_000);
   session.dispose();
   await c.close();
 });

@@ -36,15 +36,16 @@ interface V2Session {
   turn?: Promise<void>;
 }
 
-/** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted. */
-function serversV1(raw: unknown): unknown {
+/** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted;
+ *  a transport v2 does not have (v1's `sse`, `acp`, none) is -32602 naming it. */
+function serversV1(method: string, raw: unknown): unknown {
   if (typeof raw !== "object" || raw === null || !Array.isArray((raw as { mcpServers?: unknown }).mcpServers)) return raw;
-  const mcpServers = ((raw as { mcpServers: unknown[] }).mcpServers).map((s) => {
+  const mcpServers = ((raw as { mcpServers: unknown[] }).mcpServers).map((s, i) => {
     if (typeof s !== "object" || s === null) return s;
     const { type, ...rest } = s as Record<string, unknown>;
     if (type === "stdio") return { ...rest, args: rest.args ?? [], env: rest.env ?? [] };
     if (type === "http") return { type, ...rest, headers: rest.headers ?? [] };
-    return s;
+    throw new AcpError(INVALID_PARAMS, `${method}: mcpServers[${i}].type must be "stdio" or "http" (the MCP transports of ACP v2), got ${JSON.stringify(type ?? null)}`, { param: `mcpServers[${i}].type` });
   });
   return { ...raw, mcpServers };
 }
@@ -172,7 +173,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       return auth?.logout() ?? {};
     },
     "session/new": async (raw) => {
-      const p = await parseNewSession(serversV1(raw));
+      const p = await parseNewSession(serversV1("session/new", raw));
       requireAuth();
       const answer = await sessions.newSession(p.cwd, p.mcpServers as McpServer[], p._meta, client, p.additionalDirectories);
       stateOf(answer.sessionId);
@@ -180,7 +181,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     },
     "session/resume": async (raw) => {
       const replay = replayOf(Params.of("session/resume", raw));
-      const p = await parseLoadSession(serversV1(raw), "session/resume");
+      const p = await parseLoadSession(serversV1("session/resume", raw), "session/resume");
       requireAuth();
       // A fresh translation: the replay tells it the session's tool calls again.
       open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
