@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "json" };
+import v2unstable from "@agentclientprotocol/sdk/schema/v2/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
 import { standInPool, StandInServerEvents } from "./in-memory.ts";
@@ -27,6 +28,8 @@ afterAll(() => {
 const defs = (v2 as { $defs: Record<string, Record<string, unknown>> }).$defs;
 const ajv = schemaAjv();
 ajv.addSchema(v2 as object, "acp2");
+// The unstable schema too: it defines what Tendril takes from it (the idle state's token `usage`).
+ajv.addSchema(v2unstable as object, "acp2u");
 /** The v2 response definition of each method the agent answers (`x-side: agent`). */
 const responseOf = new Map<string, string>();
 for (const [name, d] of Object.entries(defs)) {
@@ -52,8 +55,10 @@ function validateAll(a: MemoryAgent, asked: Map<unknown, string>) {
   for (const m of a.out) {
     const { def, value } = expectation(m, asked);
     if (m.method === "session/update") kinds.add(m.params.update.sessionUpdate);
-    const validate = ajv.getSchema(`acp2#/$defs/${def}`)!;
-    if (!validate(value)) failures.push(`${def}: ${JSON.stringify(value).slice(0, 300)}\n  ${ajv.errorsText(validate.errors)}`);
+    for (const schema of ["acp2", "acp2u"]) {
+      const validate = ajv.getSchema(`${schema}#/$defs/${def}`)!;
+      if (!validate(value)) failures.push(`${schema} ${def}: ${JSON.stringify(value).slice(0, 300)}\n  ${ajv.errorsText(validate.errors)}`);
+    }
   }
   if (failures.length === 0) for (const k of kinds) validatedKinds.add(k);
   return { kinds, failures };
@@ -97,7 +102,9 @@ test("a v2 session's life validates against the v2 schema: acknowledged prompt, 
     await waitFor(() => (ask = a.out.filter((m) => m.method === "session/request_permission")[answered]) !== undefined, 10_000);
     a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
   }
-  expect((await untilIdle(a, sessionId, 1)).stopReason).toBe("end_turn");
+  const ended = await untilIdle(a, sessionId, 1);
+  expect(ended.stopReason).toBe("end_turn");
+  expect(ended.usage.outputTokens).toBeGreaterThan(0);
   const live = updates(a, sessionId);
   // the prompt echoed with the acknowledged id; the first state is running; every tool call an upsert
   expect(live.find((u) => u.sessionUpdate === "user_message").messageId).toBe(ack.messageId);

@@ -124,7 +124,8 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
   function runTurn(sessionId: string, s: V2Session, prompt: ContentBlock[]): Promise<void> {
     const io = promptIo(sessionId, s, ended);
     return sessions.prompt(sessionId, prompt, io).then(
-      ({ stopReason }) => send(sessionId, stateUpdate("idle", stopReason as V2StopReason)),
+      // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
+      ({ stopReason, usage }) => send(sessionId, { ...stateUpdate("idle", stopReason as V2StopReason), usage }),
       (err: unknown) => {
         const code = err instanceof AcpError ? err.code : -32603;
         const message = err instanceof Error ? err.message : String(err);
