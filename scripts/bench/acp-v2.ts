@@ -5,20 +5,16 @@
 // (v1: the prompt's answer; v2: `state_update` idle) and the agent process's CPU time.
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { cpuTimeMs, fakeLlmProcess } from "./agent.ts";
 import { report, type Row } from "./harness.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "tendril");
 const FAKE_MCP = join(ROOT, "tests", "fake-mcp.ts");
 const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 50);
-
-function cpuTimeMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 /** A raw ND-JSON client of the agent: requests by id, and a hook on every notification. */
 class Wire {
@@ -59,21 +55,6 @@ class Wire {
   }
 }
 
-async function fakeLlm(work: string, turns: object[]): Promise<{ url: string; stop: () => void }> {
-  const script = join(work, "llm-script.json");
-  writeFileSync(script, JSON.stringify(turns));
-  const child = spawn(process.execPath, [join(ROOT, "tests", "fake-llm.ts"), "--script", script], { stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (s: string) => {
-      out += s;
-      if (out.includes("\n")) resolve(out.trim());
-    });
-    child.once("exit", () => reject(new Error("the fake LLM exited before listening")));
-  });
-  return { url, stop: () => void child.kill("SIGTERM") };
-}
-
 export async function run(runs = Number(process.env.TENDRIL_BENCH_RUNS ?? 20)): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## acp-v2: skipped (run `npm run build` first)");
@@ -81,7 +62,7 @@ export async function run(runs = Number(process.env.TENDRIL_BENCH_RUNS ?? 20)): 
   }
   const work = mkdtempSync(join(tmpdir(), "tendril-bench-v2-"));
   const turn = [...Array.from({ length: ROUND_TRIPS }, () => ({ toolCalls: [{ name: "fk__echo", input: { text: "x" } }] })), { text: "done" }];
-  const llm = await fakeLlm(work, Array.from({ length: 2 * (runs + 1) }, () => turn).flat());
+  const llm = await fakeLlmProcess(work, Array.from({ length: 2 * (runs + 1) }, () => turn).flat());
   const env = { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, XDG_STATE_HOME: join(work, "state"), XDG_CACHE_HOME: join(work, "cache"), TENDRIL_LOG: "error" };
   const v1 = new Wire(env);
   const v2 = new Wire(env);
