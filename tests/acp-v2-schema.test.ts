@@ -119,7 +119,11 @@ test("a v2 session's life validates against the v2 schema: acknowledged prompt, 
   const set = (await req(a, asked, "session/set_config_option", { sessionId, configId: "mode", type: "id", value: "read-only" })).result;
   expect(set.configOptions.find((o: any) => o.configId === "mode").currentValue).toBe("read-only");
   await req(a, asked, "session/list", {});
-  await req(a, asked, "session/prompt", { sessionId: "no-such-session", prompt: [{ type: "text", text: "x" }] });
+  expect((await req(a, asked, "session/prompt", { sessionId: "no-such-session", prompt: [{ type: "text", text: "x" }] })).error.code).toBe(-32002);
+  const audio = (await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] })).error;
+  expect(audio.code).toBe(-32602);
+  expect(audio.message).toContain("audio");
+  expect(updates(a, "no-such-session")).toEqual([]);
   await req(a, asked, "session/close", { sessionId });
   // resume with replay: the history, then the current state (idle) as the last update before the answer
   const before = a.out.length;
@@ -201,8 +205,13 @@ test("an unknown replay cursor, an unknown or finished tool call, a busy session
   await req(a, asked, "session/resume", { sessionId, cwd: ws });
   a.provider.push({ calls: [{ id: "s1", name: "t__sleep", input: { ms: 20_000 } }] }, { text: "late" });
   await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "sleep" }] });
+  const stateCount = updates(a, sessionId).filter((u) => u.sessionUpdate === "state_update").length;
   const busy = (await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "again" }] })).error;
   expect(busy.message).toContain("busy");
+  // refused prompts change no state: no running, no echo
+  const audio = (await req(a, asked, "session/prompt", { sessionId: "no-such", prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] })).error;
+  expect(audio.code).toBe(-32002);
+  expect(updates(a, sessionId).filter((u) => u.sessionUpdate === "state_update").length).toBe(stateCount);
   // session/cancel: the turn ends idle, cancelled
   a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
   // (the second idle is resume's state snapshot)

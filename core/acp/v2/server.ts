@@ -9,7 +9,7 @@ import { log } from "../../log.ts";
 import { randomId } from "../../ids.ts";
 import type { PermissionAsk } from "../../agent/tool-calls.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
-import { AcpError, INVALID_PARAMS } from "../convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
 import { type ClientSessionCaps, Params, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
 import type { ClientLink, PromptIo, SessionManager } from "../session.ts";
 import type { AgentAuth } from "../auth.ts";
@@ -95,7 +95,9 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       signal,
       caps: client.caps,
       toolCallSignal: callSignal,
-      emit: (u) => emit(sessionId, u),
+      emit: (u) => {
+        for (const v of s.updates.translate(u)) send(sessionId, v);
+      },
       async askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, turn: AbortSignal) {
         const cancel = AbortSignal.any([turn, callSignal(ask.toolCallId)]);
         if (cancel.aborted) return "cancelled";
@@ -121,9 +123,8 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
   }
 
   /** The turn after its acknowledgement: idle with its stop reason (or its error) when it ends. */
-  function runTurn(sessionId: string, s: V2Session, prompt: ContentBlock[]): Promise<void> {
-    const io = promptIo(sessionId, s, ended);
-    return sessions.prompt(sessionId, prompt, io).then(
+  function finishTurn(sessionId: string, s: V2Session, turn: ReturnType<SessionManager["prompt"]>): Promise<void> {
+    return turn.then(
       // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
       ({ stopReason, usage }) => send(sessionId, { ...stateUpdate("idle", stopReason as V2StopReason), usage }),
       (err: unknown) => {
@@ -137,6 +138,15 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       s.turn = undefined;
     });
   }
+
+  /** Whether session `id` is known and runs a turn now. */
+  const opened = (id: string) => {
+    try {
+      return sessions.isBusy(id);
+    } catch {
+      return false;
+    }
+  };
 
   return {
     initialize: (raw) => {
@@ -213,17 +223,26 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       open.delete(sessionId);
       return {};
     },
-    "session/prompt": (raw) => {
+    // Acknowledged once its turn has opened. A prompt refused before that (an unknown or busy session,
+    // a block the agent cannot take) is an error answer and changes no state.
+    "session/prompt": async (raw) => {
       const p = Params.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
       const prompt = parsePrompt(p);
       if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");
       if (sessions.isBusy(sessionId)) throw new AcpError(INVALID_PARAMS, `session ${sessionId} is busy with another prompt; wait for idle or send session/cancel`);
-      const s = stateOf(sessionId);
+      const s: V2Session = open.get(sessionId) ?? { updates: new V2SessionUpdates(), calls: new Map() };
+      const turn = sessions.prompt(sessionId, prompt, promptIo(sessionId, s, ended));
+      if (!opened(sessionId)) {
+        await turn; // throws why it was refused
+        throw new AcpError(INTERNAL_ERROR, "the prompt ended before its turn began");
+      }
+      open.set(sessionId, s);
       const messageId = randomId();
+      // Before any of the turn's own updates: those come after its first await.
       send(sessionId, stateUpdate("running"));
       send(sessionId, v2Update("user_message", { messageId, content: prompt }));
-      s.turn = runTurn(sessionId, s, prompt);
+      s.turn = finishTurn(sessionId, s, turn);
       return { messageId };
     },
     "session/set_config_option": async (raw) => {
