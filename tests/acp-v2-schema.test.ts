@@ -39,6 +39,8 @@ for (const [name, d] of Object.entries(defs)) {
 function expectation(m: any, asked: Map<unknown, string>): { def: string; value: unknown } {
   if (m.method === "session/update") return { def: "UpdateSessionNotification", value: m.params };
   if (m.method === "session/request_permission") return { def: "RequestPermissionRequest", value: m.params };
+  if (m.method === "elicitation/create") return { def: "CreateElicitationRequest", value: m.params };
+  if (m.method === "elicitation/complete") return { def: "CompleteElicitationNotification", value: m.params };
   if (m.method !== undefined) throw new Error(`the agent sent ${m.method} on a v2 connection, which this test does not know`);
   if (m.error !== undefined) return { def: "Error", value: m.error };
   const method = asked.get(m.id);
@@ -240,22 +242,35 @@ test("tool_call/cancel stops one running call: it ends cancelled, the model hear
   expect(validateAll(a, asked).failures).toEqual([]);
 });
 
-test("a v2 stdio MCP server, a todo list as plan_update, a prompt list change and an MCP prompt command validate too", async () => {
+test("a v2 stdio MCP server, a todo list as plan_update, elicitation, a prompt list change and an MCP prompt command validate too", async () => {
   const pool = createMcpPool({ limits: loadLimits({}), env: process.env });
   const asked = new Map<unknown, string>();
   const a = memoryAgent({ pool, mode: "yolo" });
-  await req(a, asked, "initialize", INIT_V2);
+  await req(a, asked, "initialize", { ...INIT_V2, capabilities: { elicitation: { form: {}, url: {} } } });
   const env = [{ name: "FAKE_MCP_PROMPTS", value: "1" }, { name: "FAKE_MCP_EXTRA_TOOLS", value: "todo" }];
   const server = { type: "stdio", name: "fk", command: process.execPath, args: [FAKE_MCP_PATH], env };
   const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [server] })).result;
   a.provider.push(
     { calls: [{ id: "t1", name: "fk__todo", input: { items: [{ text: "look" }, { text: "fix", done: true }] } }] },
+    { calls: [{ id: "f1", name: "fk__confirm", input: { field: "name" } }] },
+    { calls: [{ id: "u1", name: "fk__confirm", input: { url: "https://example.test/login" } }] },
     { calls: [{ id: "a1", name: "fk__add_prompt", input: { name: "later" } }] },
     { text: "Done." },
     { text: "Reviewed." },
   );
   await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "plan" }] });
+  const answered = new Set<unknown>();
+  for (const result of [{ action: "accept", content: { name: "Ada" } }, { action: "accept" }]) {
+    let q: Record<string, any> | undefined;
+    await waitFor(() => (q = a.out.find((m) => m.method === "elicitation/create" && !answered.has(m.id))) !== undefined, 10_000);
+    answered.add(q!.id);
+    a.send({ jsonrpc: "2.0", id: q!.id, result });
+  }
   expect((await untilIdle(a, sessionId, 1)).stopReason).toBe("end_turn");
+  expect(a.out.filter((m) => m.method === "elicitation/create").map((m) => [m.params.mode, m.params.toolCallId])).toEqual([["form", "f1"], ["url", "u1"]]);
+  await waitFor(() => a.out.some((m) => m.method === "elicitation/complete"), 5000);
+  // the questions are foreground work waiting on the user
+  expect(updates(a, sessionId).filter((u) => u.sessionUpdate === "state_update").map((u) => u.state).slice(0, 5)).toEqual(["running", "requires_action", "running", "requires_action", "running"]);
   await waitFor(() => updates(a, sessionId).some((u) => u.sessionUpdate === "available_commands_update"), 10_000);
   await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "/fk:review a.ts" }] });
   expect((await untilIdle(a, sessionId, 2)).stopReason).toBe("end_turn");

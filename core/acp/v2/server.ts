@@ -7,7 +7,8 @@
 import type { ContentBlock, McpServer, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 import { log } from "../../log.ts";
 import { randomId } from "../../ids.ts";
-import type { PermissionAsk } from "../../agent/tool-calls.ts";
+import type { Elicitor, PermissionAsk } from "../../agent/tool-calls.ts";
+import { clientElicitor } from "../elicitation.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
 import { type ClientSessionCaps, Params, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
@@ -76,8 +77,8 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
-  // Elicitation has a v2 shape of its own that is not built yet: the permission fallback asks instead.
-  const client: ClientLink = { caps: { notices: true, compaction: true, elicitation: [] } satisfies ClientSessionCaps, notify: emit };
+  // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
+  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [] }, notify: emit };
   const requireAuth = () => auth?.require(terminalAuth);
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
@@ -85,39 +86,53 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
   });
 
   function promptIo(sessionId: string, s: V2Session, signal: AbortSignal): PromptIo {
+    // The foreground work waits on the user while any question (permission, elicitation) is open.
     let waiting = 0;
+    const asking = async <T>(turn: AbortSignal, ask: () => Promise<T>): Promise<T> => {
+      if (waiting++ === 0) send(sessionId, stateUpdate("requires_action"));
+      try {
+        return await ask();
+      } finally {
+        if (--waiting === 0 && !turn.aborted) send(sessionId, stateUpdate("running"));
+      }
+    };
     const callSignal = (id: string) => {
       let c = s.calls.get(id);
       if (!c) s.calls.set(id, (c = new AbortController()));
       return c.signal;
     };
+    // v2's elicitation/create and elicitation/complete carry v1's fields (session and tool call scope).
+    const elicitor = clientElicitor(peer, sessionId, client.caps.elicitation);
+    const elicit: Elicitor | undefined = elicitor && {
+      modes: elicitor.modes,
+      ask: (toolCallId, e, turn) => asking(turn, () => elicitor.ask(toolCallId, e, AbortSignal.any([turn, callSignal(toolCallId)]))),
+    };
     return {
       signal,
       caps: client.caps,
       toolCallSignal: callSignal,
+      ...(elicit ? { elicit } : {}),
       emit: (u) => {
         for (const v of s.updates.translate(u)) send(sessionId, v);
       },
-      async askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, turn: AbortSignal) {
+      askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, turn: AbortSignal) {
         const cancel = AbortSignal.any([turn, callSignal(ask.toolCallId)]);
-        if (cancel.aborted) return "cancelled";
+        if (cancel.aborted) return Promise.resolve("cancelled");
         const options = own ?? permissionOptions(allowAlways);
-        // The foreground work waits on the user while any question is open.
-        if (waiting++ === 0) send(sessionId, stateUpdate("requires_action"));
-        try {
-          const toolCall = { ...ask, status: "pending" };
-          const res = await peer.request<RequestPermissionResponse>(
-            "session/request_permission",
-            { sessionId, title: ask.title, subject: { type: "tool_call", toolCall }, options },
-            cancel,
-          );
-          return cancel.aborted ? "cancelled" : answerOf(res, options);
-        } catch (err) {
-          if (!cancel.aborted) log.warn("permission request failed; treating as cancelled", { error: err });
-          return "cancelled";
-        } finally {
-          if (--waiting === 0 && !turn.aborted) send(sessionId, stateUpdate("running"));
-        }
+        return asking(turn, async () => {
+          try {
+            const toolCall = { ...ask, status: "pending" };
+            const res = await peer.request<RequestPermissionResponse>(
+              "session/request_permission",
+              { sessionId, title: ask.title, subject: { type: "tool_call", toolCall }, options },
+              cancel,
+            );
+            return cancel.aborted ? "cancelled" : answerOf(res, options);
+          } catch (err) {
+            if (!cancel.aborted) log.warn("permission request failed; treating as cancelled", { error: err });
+            return "cancelled";
+          }
+        });
       },
     };
   }
@@ -157,6 +172,8 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       info?.string("version");
       const caps = p.object("capabilities", "nullable");
       terminalAuth = caps?.object("auth", "nullable")?.object("terminal", "nullable") !== undefined;
+      const elicitation = caps?.object("elicitation", "nullable");
+      client.caps.elicitation = (["form", "url"] as const).filter((mode) => elicitation?.object(mode, "nullable") !== undefined);
       const mcp = { stdio: {}, ...(opts.mcpCapabilities.http ? { http: {} } : {}) };
       return {
         protocolVersion: ACP_V2,
