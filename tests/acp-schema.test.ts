@@ -6,7 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020";
+import { schemaAjv } from "./acp-schema-ajv.ts";
 import stable from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
 import unstable from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
@@ -23,18 +23,7 @@ afterAll(() => {
 });
 
 const defs = (stable as { $defs: Record<string, Record<string, unknown>> }).$defs;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-// The schema's number formats are checked, not ignored: an id or a count must be an integer in range.
-const INTEGERS: Record<string, [number, number]> = {
-  int32: [-(2 ** 31), 2 ** 31 - 1],
-  int64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
-  uint16: [0, 65535],
-  uint32: [0, 2 ** 32 - 1],
-  uint64: [0, Number.MAX_SAFE_INTEGER],
-};
-for (const [name, [lo, hi]] of Object.entries(INTEGERS)) ajv.addFormat(name, { type: "number", validate: (n: number) => Number.isInteger(n) && n >= lo && n <= hi });
-ajv.addFormat("double", { type: "number", validate: (n: number) => Number.isFinite(n) });
-ajv.addFormat("uri", (text: string) => URL.canParse(text));
+const ajv = schemaAjv();
 ajv.addSchema(stable as object, "acp");
 ajv.addSchema(unstable as object, "acp-unstable");
 /** The response definition of each method the agent answers (`x-side: agent`): stable first, then the

@@ -1,17 +1,19 @@
-// Owns the ACP client side of `tendril prompt`: spawn an agent, initialize, open the session
+// Owns the ACP client side of `tendril prompt`: spawn an agent, initialize (v2 offered, v1 kept when the
+// agent answers 1; v2-link.ts keeps the rest in v1's terms), open the session
 // (session-open.ts), the prompt (asked once more when the answer misses --output-schema), permissions,
 // timeout → cancel → kill. It reads the wire itself (RpcPeer): no SDK
 // app validating every update, and an update kind it does not know still reaches the output.
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
-import { ACP_PROTOCOL_VERSION, AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
+import { AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 import type { OutputSchema } from "./output-schema.ts";
 import { openSession, type ResumeWanted, SessionError } from "./session-open.ts";
 import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
 import { ToolCallTable, type ToolCallView } from "./tool-call-table.ts";
 import { TurnCounter } from "./turn-counter.ts";
+import { ACP_V1, ACP_V2, type AgentRequests, initAnswerV1, offerInitialize, V2Link } from "./v2-link.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
 export type { ResumeWanted } from "./session-open.ts";
@@ -87,9 +89,6 @@ export interface RunResult {
   structured?: unknown;
 }
 
-/** The ACP protocol version this client speaks. */
-const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
-
 function agentError(err: unknown, step: string): RunOutcome | undefined {
   if (!(err instanceof RpcError)) return undefined;
   const data = err.data as { details?: unknown } | undefined;
@@ -150,12 +149,14 @@ interface RunState {
   answer: string;
   /** Every session/prompt answer so far (usage is summed over them). */
   responses: acp.PromptResponse[];
+  /** Set when the agent answered initialize with ACP v2. */
+  v2?: V2Link;
   /** --output-schema's verdict on the last answer. */
   schema?: { ok: true; document: unknown } | { ok: false; problems: string[] };
 }
 
 function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPeer {
-  return new RpcPeer({
+  const peer = new RpcPeer({
     input: proc.output,
     sink: proc.input,
     maxLineBytes: opts.maxLineBytes,
@@ -165,39 +166,45 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       if (!params?.update || typeof params.update !== "object") return;
       if (state.replaying !== undefined && params.sessionId === state.replaying) return;
       if (state.sessionId !== undefined && params.sessionId !== state.sessionId) return;
-      const u = params.update;
-      if (state.overLimit) return;
-      if (state.turns.see(u) && opts.maxTurns !== undefined && state.turns.turns > opts.maxTurns) {
-        state.turns.turns = opts.maxTurns;
-        state.overLimit = true;
-        state.onTurnLimit();
-        return;
-      }
-      if (u.sessionUpdate === "usage_update") state.lastUsage = u;
-      if (u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") state.answer += u.content.text;
-      const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
-      opts.onUpdate(u, call);
+      // v2's updates in v1's terms (none for what only v2 has); its idle state ends the prompt.
+      for (const u of state.v2 ? state.v2.updates(params.sessionId, params.update as Record<string, unknown>) : [params.update]) onUpdate(u, opts, state);
     },
     onRequest(method, raw) {
       if (method !== "session/request_permission") throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (this client offers no fs or terminal)`);
-      const params = raw as acp.RequestPermissionRequest;
+      const params = state.v2 && raw && typeof raw === "object" ? state.v2.permission(raw as Record<string, unknown>) : (raw as acp.RequestPermissionRequest);
       if (!params?.toolCall || !Array.isArray(params.options)) throw new RpcError(INVALID_PARAMS, "session/request_permission needs toolCall and options");
       if (state.overLimit) return { outcome: { outcome: "cancelled" } };
       return { outcome: opts.decide(state.table.merge(params.toolCall), params.options) };
     },
   });
+  return peer;
+}
+
+/** One update for the output, in arrival order: counted as a turn (--max-turns), kept (usage, the
+ *  answer, the tool call table) and handed on. */
+function onUpdate(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState): void {
+  if (state.overLimit) return;
+  if (state.turns.see(u) && opts.maxTurns !== undefined && state.turns.turns > opts.maxTurns) {
+    state.turns.turns = opts.maxTurns;
+    state.overLimit = true;
+    state.onTurnLimit();
+    return;
+  }
+  if (u.sessionUpdate === "usage_update") state.lastUsage = u;
+  if (u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") state.answer += u.content.text;
+  const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
+  opts.onUpdate(u, call);
 }
 
 async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
-  const init = await peer.request<acp.InitializeResponse>("initialize", {
-    protocolVersion: PROTOCOL_VERSION,
-    // auth.terminal: a `terminal` method is not run here, but its command is named for the user to run once.
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, auth: { terminal: true } },
-    clientInfo: { name: "tendril-prompt", version: opts.clientVersion },
-  });
-  if (init?.protocolVersion !== PROTOCOL_VERSION) {
-    throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `the agent speaks ACP version ${init?.protocolVersion}; this client speaks ${PROTOCOL_VERSION}`);
+  // v2 offered; an agent that answers 1 is spoken to in v1, one that answers 2 through the v2 link.
+  const answered = await peer.request<acp.InitializeResponse>("initialize", offerInitialize(opts.clientVersion));
+  if (answered?.protocolVersion === ACP_V2) state.v2 = new V2Link(peer);
+  else if (answered?.protocolVersion !== ACP_V1) {
+    throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `the agent speaks ACP version ${answered?.protocolVersion}; this client speaks ${ACP_V1} and ${ACP_V2}`);
   }
+  const init = state.v2 ? initAnswerV1(answered as unknown as Record<string, unknown>) : answered;
+  const link: AgentRequests = state.v2 ?? peer;
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
     name: s.name,
     command: s.command,
@@ -205,7 +212,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
     env: Object.entries(s.env).map(([name, value]) => ({ name, value })),
   }));
   const session = await openSession({
-    peer,
+    peer: link,
     init,
     agent: opts.agent,
     cwd: opts.cwd,
@@ -219,14 +226,14 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
   state.sessionId = session.sessionId;
   for (const req of settingRequests(session.sessionId, session, opts.settings ?? {})) {
     state.step = req.method;
-    await peer.request(req.method, req.params);
+    await link.request(req.method, req.params);
   }
   const schema = opts.outputSchema;
   const ask = async (text: string) => {
     state.step = "session/prompt";
     state.answer = "";
     state.turns.nextPrompt();
-    const answer = await peer.request<acp.PromptResponse>("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] });
+    const answer = await link.request<acp.PromptResponse>("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text }] });
     if (typeof answer?.stopReason !== "string") throw new RpcError(INTERNAL_ERROR, "the agent answered session/prompt without a stopReason");
     state.responses.push(answer);
     if (schema && answer.stopReason === "end_turn") state.schema = schema.check(state.answer);

@@ -5,7 +5,8 @@
 // flag asks: exit 2) or SessionError (the agent does not have the session: exit 1).
 import type * as acp from "@agentclientprotocol/sdk";
 import { AUTH_REQUIRED } from "../wire/jsonrpc.ts";
-import { RpcError, type RpcPeer } from "../wire/rpc-peer.ts";
+import { RpcError } from "../wire/rpc-peer.ts";
+import type { AgentRequests } from "./v2-link.ts";
 import type { AgentSpawn } from "./agent-process.ts";
 import { SettingError } from "./session-settings.ts";
 
@@ -16,7 +17,7 @@ export type ResumeWanted = { kind: "id"; id: string } | { kind: "newest" };
 export class SessionError extends Error {}
 
 export interface OpenContext {
-  peer: RpcPeer;
+  peer: AgentRequests;
   init: acp.InitializeResponse;
   agent: AgentSpawn;
   cwd: string;

@@ -1,13 +1,15 @@
-// Owns the agent's ACP surface: the methods it answers (initialize, authenticate, logout, session/new|
+// Owns the agent's ACP surface (v1; a connection whose initialize asks for protocolVersion 2 is served
+// by v2/server.ts instead): the methods it answers (initialize, authenticate, logout, session/new|
 // load|resume|fork|list|close|delete, prompt, cancel, set_mode, set_config_option, set_model), what
 // `$/cancel_request` answers (-32800 for all but a prompt), permission and elicitation requests to the
 // client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message; each method reads its params through params.ts, which names what is wrong (-32602).
 // Does not own sessions (session.ts) or bytes (core/wire).
-import type { PermissionOption, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+import { answerOf, permissionOptions } from "./permission-options.ts";
 import { log } from "../log.ts";
-import type { PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
+import type { PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
 import { ACP_PROTOCOL_VERSION, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
@@ -20,6 +22,7 @@ import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
 import { clientElicitor } from "./elicitation.ts";
+import { ACP_V2, v2Handlers } from "./v2/server.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
@@ -53,18 +56,6 @@ export interface AgentConnection {
   close(): void;
 }
 
-const PERMISSION_OPTIONS: PermissionOption[] = [
-  { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
-  { optionId: "allow_always", name: "Always allow", kind: "allow_always" },
-  { optionId: "reject_once", name: "Reject", kind: "reject_once" },
-  { optionId: "reject_always", name: "Always reject", kind: "reject_always" },
-];
-
-/** The options one question offers: "Always allow" named for what it covers, or left out. */
-function permissionOptions(allowAlways: string | undefined): PermissionOption[] {
-  return PERMISSION_OPTIONS.flatMap((o) => (o.kind !== "allow_always" ? [o] : allowAlways === undefined ? [] : [{ ...o, name: allowAlways }]));
-}
-
 /** Runs a handler body; our AcpErrors keep their code, anything else becomes -32603 with its message. */
 async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
   try {
@@ -75,15 +66,6 @@ async function guard<T>(what: string, body: () => Promise<T> | T): Promise<T> {
     log.error(`${what} failed`, { error: err });
     throw new RpcError(INTERNAL_ERROR, `${what} failed: ${err instanceof Error ? err.message : String(err)}`);
   }
-}
-
-function answerOf(res: RequestPermissionResponse | undefined, offered: PermissionOption[]): PermissionAnswer {
-  const outcome = res?.outcome;
-  if (outcome?.outcome !== "selected") return "cancelled";
-  // Only what was offered counts: "allow_always" for a question that left it out is not an answer.
-  const option = offered.find((o) => o.optionId === outcome.optionId);
-  // An unknown option id is a client bug; treat it as the safest answer.
-  return (option?.kind as PermissionAnswer | undefined) ?? "reject_once";
 }
 
 function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: ClientSessionCaps): PromptIo {
@@ -292,10 +274,17 @@ async function undoOpen(sessions: SessionManager, method: string, params: unknow
 /** Serves the agent on a byte stream until the peer goes away. */
 export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnection {
   let table: Record<string, Handler> = {};
+  // The protocol version is chosen once per connection, by its first initialize: 2 asked, v2; else v1.
+  let negotiated = false;
+  const ended = new AbortController();
   const peer = new RpcPeer({
     ...io,
     answerMalformed: true,
     onRequest: (method, params, signal) => {
+      if (method === "initialize" && !negotiated) {
+        negotiated = true;
+        if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) table = v2Handlers(opts, peer, ended.signal);
+      }
       const handler = Object.hasOwn(table, method) ? table[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
       const work = guard(method, () => handler(params, signal));
@@ -317,6 +306,7 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
     },
   });
   table = handlers(opts, peer);
+  void peer.ended.then(() => ended.abort());
   opts.acpRelay?.bind({
     request: (method, params) => peer.request(method, params),
     notify: (method, params) => peer.notify(method, params),

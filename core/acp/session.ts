@@ -39,6 +39,7 @@ import {
   promptCommandOf,
 } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
+import { withToolCancel } from "./v2/tool-cancel.ts";
 import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
 
 export { MODE_OPTION_ID, modeState };
@@ -83,6 +84,8 @@ export interface PromptIo {
   caps?: ClientSessionCaps;
   /** The client's elicitation, in the modes it advertised; undefined = the permission fallback. */
   elicit?: Elicitor;
+  /** ACP v2's `tool_call/cancel`: each tool call's own signal; undefined = calls end with the turn only. */
+  toolCallSignal?: (toolCallId: string) => AbortSignal;
 }
 
 /** The connection that opened a session: what its client shows, and a way to tell it something
@@ -383,6 +386,11 @@ export class SessionManager {
     return this.#get(id).additionalDirectories;
   }
 
+  /** Whether session `id` runs a turn now (a prompt or a command); an unknown id is -32002. */
+  isBusy(id: string): boolean {
+    return this.#get(id).turn !== undefined;
+  }
+
   #get(id: string): Session {
     const s = this.#sessions.get(id);
     if (!s) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
@@ -468,7 +476,7 @@ export class SessionManager {
     // A notice is live, not history: sent past the recorder, and only to a client that shows them.
     const notice: TurnDeps["notice"] = io.caps?.notices ? (n) => io.emit({ sessionUpdate: "notice", ...n }) : undefined;
     // Plan mode's way out (plan__ready) switches modes as set_mode does; the client hears it at once.
-    const tools = withPlanTool(s.tools, {
+    const planned = withPlanTool(s.tools, {
       policy: s.policy,
       emit,
       askPermission: io.askPermission,
@@ -478,6 +486,7 @@ export class SessionManager {
       maxSteps: h.limits.TODO_ITEMS,
       maxStepChars: h.limits.TODO_ITEM_CHARS,
     });
+    const tools = io.toolCallSignal ? withToolCancel(planned, io.toolCallSignal) : planned;
     return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: this.#lifecycle(s, io) };
   }
 

@@ -33,9 +33,19 @@ export function dialectOfInitialize(method: string, params: Params): Dialect | u
   return undefined;
 }
 
-/** The initialize request a component gets: as a proxy in `dialect`, or as the agent (dialect undefined). */
+/** The ACP version the conductor routes: a client that offers a later one (v2) is offered v1 down the
+ *  chain, so every component answers v1 and the client falls back to it. */
+const CHAIN_VERSION = 1;
+
+function atChainVersion<P extends Params>(params: P): P {
+  if (!isObject(params) || typeof params.protocolVersion !== "number" || params.protocolVersion <= CHAIN_VERSION) return params;
+  return { ...params, protocolVersion: CHAIN_VERSION };
+}
+
+/** The initialize request a component gets: as a proxy in `dialect`, or as the agent (dialect undefined);
+ *  at most ACP v1 (CHAIN_VERSION). */
 export function initializeFor(dialect: Dialect | undefined, params: Params): { method: string; params: Params } {
-  const plain = withoutProxyMeta(params);
+  const plain = atChainVersion(withoutProxyMeta(params));
   if (dialect === "proxy") return { method: "proxy/initialize", params: plain };
   if (dialect === "underscore") return { method: "_proxy/initialize", params: plain };
   if (dialect === "sacp") {

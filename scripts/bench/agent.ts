@@ -90,7 +90,7 @@ async function startup(runs = 10): Promise<void> {
 }
 
 /** User + system CPU time a process has used so far, from /proc (Linux). */
-function cpuTimeMs(pid: number): number {
+export function cpuTimeMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
@@ -98,7 +98,7 @@ function cpuTimeMs(pid: number): number {
 
 /** The fake LLM in a process of its own (answering `turns` in order), so that neither the agent's
  *  client nor the direct calls below share a thread with it. */
-async function fakeLlmProcess(work: string, turns: object[]): Promise<{ url: string; stop: () => void }> {
+export async function fakeLlmProcess(work: string, turns: object[]): Promise<{ url: string; stop: () => void }> {
   const script = join(work, "llm-script.json");
   writeFileSync(script, JSON.stringify(turns));
   const child = spawn(process.execPath, [join(ROOT, "tests", "fake-llm.ts"), "--script", script], { stdio: ["ignore", "pipe", "inherit"] });

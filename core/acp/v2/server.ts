@@ -1,0 +1,292 @@
+// Owns the agent's ACP v2 method surface on one connection: initialize, auth/login|logout, session/new|
+// list|delete|resume|close|prompt|set_config_option, tool_call/cancel, and the v2 turn around the one
+// turn engine (session.ts): the prompt is acknowledged with its messageId, and progress and the stop
+// reason arrive as `state_update`. Params are read through params.ts after v2's own fields are put in
+// the session manager's terms. Does not own sessions (session.ts), update shapes (v2/updates.ts) or the
+// wire (agent-server.ts chooses this table when `initialize` asks for protocolVersion 2).
+import type { ContentBlock, McpServer, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+import { log } from "../../log.ts";
+import { randomId } from "../../ids.ts";
+import type { Elicitor, PermissionAsk } from "../../agent/tool-calls.ts";
+import { clientElicitor } from "../elicitation.ts";
+import type { RpcPeer } from "../../wire/rpc-peer.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
+import { type ClientSessionCaps, Params, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
+import type { ClientLink, PromptIo, SessionManager } from "../session.ts";
+import type { AgentAuth } from "../auth.ts";
+import { answerOf, permissionOptions } from "../permission-options.ts";
+import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
+
+export const ACP_V2 = 2;
+
+export interface V2Options {
+  version: string;
+  sessions: SessionManager;
+  mcpCapabilities: { http: boolean; sse: boolean };
+  persistent: boolean;
+  auth?: AgentAuth;
+}
+
+type Handler = (params: unknown, signal: AbortSignal) => unknown;
+
+/** What this connection keeps per session it opened: the update translation, the running turn and
+ *  each of its tool calls' cancel switches. */
+interface V2Session {
+  updates: V2SessionUpdates;
+  calls: Map<string, AbortController>;
+  turn?: Promise<void>;
+}
+
+/** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted;
+ *  a transport v2 does not have (v1's `sse`, `acp`, none) is -32602 naming it. */
+function serversV1(method: string, raw: unknown): unknown {
+  if (typeof raw !== "object" || raw === null || !Array.isArray((raw as { mcpServers?: unknown }).mcpServers)) return raw;
+  const mcpServers = ((raw as { mcpServers: unknown[] }).mcpServers).map((s, i) => {
+    if (typeof s !== "object" || s === null) return s;
+    const { type, ...rest } = s as Record<string, unknown>;
+    if (type === "stdio") return { ...rest, args: rest.args ?? [], env: rest.env ?? [] };
+    if (type === "http") return { type, ...rest, headers: rest.headers ?? [] };
+    throw new AcpError(INVALID_PARAMS, `${method}: mcpServers[${i}].type must be "stdio" or "http" (the MCP transports of ACP v2), got ${JSON.stringify(type ?? null)}`, { param: `mcpServers[${i}].type` });
+  });
+  return { ...raw, mcpServers };
+}
+
+/** session/resume's `replayFrom`: whether to replay; a cursor this agent does not know is -32602. */
+function replayOf(p: Params): boolean {
+  const cursor = p.object("replayFrom", "nullable");
+  if (!cursor) return false;
+  const type = cursor.string("type");
+  if (type !== "start") {
+    throw p.fail("replayFrom", `${JSON.stringify(type)} is not a replay cursor this agent has: it replays from {"type": "start"} only (or resumes without replay when replayFrom is absent)`);
+  }
+  return true;
+}
+
+/** The v2 method table of one connection. */
+export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): Record<string, Handler> {
+  const { sessions, auth } = opts;
+  const open = new Map<string, V2Session>();
+  let terminalAuth = false;
+  const send = (sessionId: string, u: V2Update) => peer.notify("session/update", { sessionId, update: u });
+  const stateOf = (sessionId: string): V2Session => {
+    let s = open.get(sessionId);
+    if (!s) open.set(sessionId, (s = { updates: new V2SessionUpdates(), calls: new Map() }));
+    return s;
+  };
+  const emit = (sessionId: string, u: SessionUpdate) => {
+    for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
+  };
+  // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
+  // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
+  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [] }, notify: emit };
+  const requireAuth = () => auth?.require(terminalAuth);
+  const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
+    configOptions: configOptionsV2(answer.configOptions),
+    availableCommands: commandsV2(sessions.availableCommands(sessionId)),
+  });
+
+  function promptIo(sessionId: string, s: V2Session, signal: AbortSignal): PromptIo {
+    // The foreground work waits on the user while any question (permission, elicitation) is open.
+    let waiting = 0;
+    const asking = async <T>(turn: AbortSignal, ask: () => Promise<T>): Promise<T> => {
+      if (waiting++ === 0) send(sessionId, stateUpdate("requires_action"));
+      try {
+        return await ask();
+      } finally {
+        if (--waiting === 0 && !turn.aborted) send(sessionId, stateUpdate("running"));
+      }
+    };
+    const callSignal = (id: string) => {
+      let c = s.calls.get(id);
+      if (!c) s.calls.set(id, (c = new AbortController()));
+      return c.signal;
+    };
+    // v2's elicitation/create and elicitation/complete carry v1's fields (session and tool call scope).
+    const elicitor = clientElicitor(peer, sessionId, client.caps.elicitation);
+    const elicit: Elicitor | undefined = elicitor && {
+      modes: elicitor.modes,
+      ask: (toolCallId, e, turn) => asking(turn, () => elicitor.ask(toolCallId, e, AbortSignal.any([turn, callSignal(toolCallId)]))),
+    };
+    return {
+      signal,
+      caps: client.caps,
+      toolCallSignal: callSignal,
+      ...(elicit ? { elicit } : {}),
+      emit: (u) => {
+        for (const v of s.updates.translate(u)) send(sessionId, v);
+      },
+      askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, turn: AbortSignal) {
+        const cancel = AbortSignal.any([turn, callSignal(ask.toolCallId)]);
+        if (cancel.aborted) return Promise.resolve("cancelled");
+        const options = own ?? permissionOptions(allowAlways);
+        return asking(turn, async () => {
+          try {
+            const toolCall = { ...ask, status: "pending" };
+            const res = await peer.request<RequestPermissionResponse>(
+              "session/request_permission",
+              { sessionId, title: ask.title, subject: { type: "tool_call", toolCall }, options },
+              cancel,
+            );
+            return cancel.aborted ? "cancelled" : answerOf(res, options);
+          } catch (err) {
+            if (!cancel.aborted) log.warn("permission request failed; treating as cancelled", { error: err });
+            return "cancelled";
+          }
+        });
+      },
+    };
+  }
+
+  /** The turn after its acknowledgement: idle with its stop reason (or its error) when it ends. */
+  function finishTurn(sessionId: string, s: V2Session, turn: ReturnType<SessionManager["prompt"]>): Promise<void> {
+    return turn.then(
+      // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
+      ({ stopReason, usage }) => send(sessionId, { ...stateUpdate("idle", stopReason as V2StopReason), usage }),
+      (err: unknown) => {
+        const code = err instanceof AcpError ? err.code : -32603;
+        const message = err instanceof Error ? err.message : String(err);
+        if (!(err instanceof AcpError)) log.error("a v2 turn failed", { session: sessionId, error: err });
+        send(sessionId, stateUpdate("idle", { error: { code, message } }));
+      },
+    ).finally(() => {
+      s.calls.clear();
+      s.turn = undefined;
+    });
+  }
+
+  /** Whether session `id` is known and runs a turn now. */
+  const opened = (id: string) => {
+    try {
+      return sessions.isBusy(id);
+    } catch {
+      return false;
+    }
+  };
+
+  return {
+    initialize: (raw) => {
+      const p = Params.of("initialize", raw);
+      p.integer("protocolVersion", 0, 65535);
+      const info = p.object("info", "nullable");
+      info?.string("name");
+      info?.string("version");
+      const caps = p.object("capabilities", "nullable");
+      terminalAuth = caps?.object("auth", "nullable")?.object("terminal", "nullable") !== undefined;
+      const elicitation = caps?.object("elicitation", "nullable");
+      client.caps.elicitation = (["form", "url"] as const).filter((mode) => elicitation?.object(mode, "nullable") !== undefined);
+      const mcp = { stdio: {}, ...(opts.mcpCapabilities.http ? { http: {} } : {}) };
+      return {
+        protocolVersion: ACP_V2,
+        info: { name: "tendril", version: opts.version },
+        capabilities: {
+          // `{}`: the baseline (new, list, resume, close, prompt, cancel); list and resume find saved
+          // sessions only when the agent keeps them.
+          session: {
+            prompt: { image: {}, embeddedContext: {} },
+            mcp,
+            ...(opts.persistent ? { delete: {} } : {}),
+            additionalDirectories: {},
+          },
+          ...(auth ? { auth: {} } : {}),
+        },
+        authMethods: (auth?.methods(terminalAuth) ?? []).map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
+      };
+    },
+    "auth/login": (raw) => {
+      const methodId = Params.of("auth/login", raw).id("methodId");
+      return auth ? auth.authenticate(methodId) : {};
+    },
+    "auth/logout": (raw) => {
+      Params.of("auth/logout", raw ?? {});
+      return auth?.logout() ?? {};
+    },
+    "session/new": async (raw) => {
+      const p = await parseNewSession(serversV1("session/new", raw));
+      requireAuth();
+      const answer = await sessions.newSession(p.cwd, p.mcpServers as McpServer[], p._meta, client, p.additionalDirectories);
+      stateOf(answer.sessionId);
+      return { sessionId: answer.sessionId, ...(await describe(answer.sessionId, answer)) };
+    },
+    "session/resume": async (raw) => {
+      const replay = replayOf(Params.of("session/resume", raw));
+      const p = await parseLoadSession(serversV1("session/resume", raw), "session/resume");
+      requireAuth();
+      // A fresh translation: the replay tells it the session's tool calls again.
+      open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
+      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, replay ? (u) => emit(p.sessionId, u) : undefined, client, p.additionalDirectories);
+      // The current-state snapshot after the replay and before the answer: the replay is complete.
+      send(p.sessionId, stateUpdate("idle"));
+      return describe(p.sessionId, answer);
+    },
+    "session/list": (raw) => {
+      const p = Params.of("session/list", raw ?? {});
+      return sessions.listSessions(p.string("cwd", "nullable"), p.string("cursor", "nullable"));
+    },
+    "session/delete": async (raw) => {
+      const sessionId = Params.of("session/delete", raw).id("sessionId");
+      await sessions.deleteSession(sessionId);
+      open.delete(sessionId);
+      return {};
+    },
+    // A running turn is cancelled and its last updates (idle, cancelled) sent before the answer.
+    "session/close": async (raw) => {
+      const sessionId = Params.of("session/close", raw).id("sessionId");
+      const s = open.get(sessionId);
+      if (s?.turn) {
+        sessions.cancel(sessionId);
+        await s.turn;
+      }
+      await sessions.closeSession(sessionId);
+      open.delete(sessionId);
+      return {};
+    },
+    // Acknowledged once its turn has opened. A prompt refused before that (an unknown or busy session,
+    // a block the agent cannot take) is an error answer and changes no state.
+    "session/prompt": async (raw) => {
+      const p = Params.of("session/prompt", raw);
+      const sessionId = p.id("sessionId");
+      const prompt = parsePrompt(p);
+      if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");
+      if (sessions.isBusy(sessionId)) throw new AcpError(INVALID_PARAMS, `session ${sessionId} is busy with another prompt; wait for idle or send session/cancel`);
+      const s: V2Session = open.get(sessionId) ?? { updates: new V2SessionUpdates(), calls: new Map() };
+      const turn = sessions.prompt(sessionId, prompt, promptIo(sessionId, s, ended));
+      if (!opened(sessionId)) {
+        await turn; // throws why it was refused
+        throw new AcpError(INTERNAL_ERROR, "the prompt ended before its turn began");
+      }
+      open.set(sessionId, s);
+      const messageId = randomId();
+      // Before any of the turn's own updates: those come after its first await.
+      send(sessionId, stateUpdate("running"));
+      send(sessionId, v2Update("user_message", { messageId, content: prompt }));
+      s.turn = finishTurn(sessionId, s, turn);
+      return { messageId };
+    },
+    "session/set_config_option": async (raw) => {
+      const p = Params.of("session/set_config_option", raw);
+      const sessionId = p.id("sessionId");
+      const configId = p.id("configId");
+      const type = p.string("type");
+      const value = type === "boolean" ? p.boolean("value", "required") : p.check("value", "a value id (a string)", (v): v is string => typeof v === "string");
+      const { configOptions, updates } = await sessions.setConfigOption(sessionId, configId, value);
+      for (const u of updates) emit(sessionId, u);
+      return { configOptions: configOptionsV2(configOptions) };
+    },
+    // Accepted at once; the call's final update (cancelled, or completed/failed when it finished first) follows.
+    "tool_call/cancel": (raw) => {
+      const p = Params.of("tool_call/cancel", raw);
+      const sessionId = p.id("sessionId");
+      const toolCallId = p.id("toolCallId");
+      sessions.isBusy(sessionId); // an unknown session is -32002
+      const s = open.get(sessionId);
+      const state = s?.updates.callState(toolCallId) ?? "unknown";
+      if (state === "unknown") throw p.fail("toolCallId", `${JSON.stringify(toolCallId)} is no tool call of session ${sessionId}`);
+      if (state === "final" || !s?.turn) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
+      s.updates.requestCancel(toolCallId);
+      let c = s.calls.get(toolCallId);
+      if (!c) s.calls.set(toolCallId, (c = new AbortController()));
+      c.abort();
+      return {};
+    },
+  };
+}

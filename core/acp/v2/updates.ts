@@ -1,0 +1,127 @@
+// Owns the ACP v2 shape of a session's updates: the session manager's (v1-shaped) updates translated
+// into v2's upserts by id (messages and chunks with a messageId, tool calls as `tool_call_update`,
+// plans as `plan_update` under one plan id, commands and config options in v2's fields) and the
+// foreground `state_update`s. Keeps, per session, what a translation needs (which tool calls are
+// final, the open message ids). Does not send anything (server.ts) or run turns (session.ts).
+import type { SessionConfigOption, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
+import { randomId } from "../../ids.ts";
+
+/** A v2 session update: the schema's `SessionUpdate` of `schema/v2/schema.json` (kept loose here). */
+export type V2Update = { sessionUpdate: string } & Record<string, unknown>;
+
+export type V2StopReason = "end_turn" | "max_tokens" | "max_turn_requests" | "refusal" | "cancelled";
+
+/** A v2 update of `kind`: every v2 update this module makes is written through here (the v2 schema test
+ *  checks each kind named in a `v2Update("…")` call validates). */
+export function v2Update(kind: string, fields: Record<string, unknown>): V2Update {
+  return { sessionUpdate: kind, ...fields };
+}
+
+const FINAL = new Set(["completed", "failed", "cancelled"]);
+
+/** v1 config options (`id`) as v2's (`configId`); everything else is the same. */
+export function configOptionsV2(options: SessionConfigOption[]): Record<string, unknown>[] {
+  return options.map(({ id, ...rest }) => ({ configId: id, ...rest }));
+}
+
+/** v1 commands as v2's (`type: "command"`, input `type: "text"`). */
+export function commandsV2(commands: { name: string; description: string; input?: { hint: string } | null }[]): Record<string, unknown>[] {
+  return commands.map(({ input, ...c }) => ({ type: "command", ...c, ...(input ? { input: { type: "text", hint: input.hint } } : {}) }));
+}
+
+/** A v1 tool call content item in v2: a diff as one file change; client terminals do not exist in v2. */
+function contentV2(c: ToolCallContent): Record<string, unknown> | undefined {
+  if (c.type === "content") return c;
+  if (c.type === "diff") {
+    const operation = c.oldText === null || c.oldText === undefined ? "add" : "modify";
+    return { type: "diff", changes: [{ operation, path: c.path }], ...(c._meta ? { _meta: c._meta } : {}) };
+  }
+  return undefined;
+}
+
+/** One session's translation state. */
+export class V2SessionUpdates {
+  /** Tool calls seen, by id: whether each is final (completed, failed, cancelled). */
+  readonly #calls = new Map<string, { final: boolean; cancelRequested: boolean }>();
+  /** Ids for chunks the engine sent without one (user prompt replays): one per run of chunks. */
+  #chunkRun: { kind: string; id: string } | undefined;
+  /** The session's one plan (our plan is always whole: each update replaces it). */
+  readonly planId = randomId();
+
+  /** Whether tool call `id` is known and not yet final. */
+  callState(id: string): "unknown" | "final" | "running" {
+    const c = this.#calls.get(id);
+    return !c ? "unknown" : c.final ? "final" : "running";
+  }
+
+  /** Marks a tool call the client asked to cancel: its failure is then reported as `cancelled`. */
+  requestCancel(id: string): void {
+    const c = this.#calls.get(id);
+    if (c) c.cancelRequested = true;
+  }
+
+  /** The v2 updates for one v1 update (none for what v2 has no place for, such as modes). */
+  translate(u: SessionUpdate): V2Update[] {
+    switch (u.sessionUpdate) {
+      case "user_message_chunk":
+      case "agent_message_chunk":
+      case "agent_thought_chunk": {
+        const messageId = u.messageId ?? this.#runId(u.sessionUpdate);
+        if (u.messageId) this.#chunkRun = undefined;
+        return [v2Update(u.sessionUpdate, { messageId, content: u.content })];
+      }
+      case "tool_call":
+      case "tool_call_update":
+        return [this.#toolCall(u)];
+      case "plan":
+        return [v2Update("plan_update", { plan: { type: "items", planId: this.planId, entries: u.entries } })];
+      case "available_commands_update":
+        return [v2Update("available_commands_update", { availableCommands: commandsV2(u.availableCommands) })];
+      case "config_option_update":
+        return [v2Update("config_option_update", { configOptions: configOptionsV2(u.configOptions) })];
+      case "current_mode_update":
+        // v2 has no modes: the `mode` config option (config_option_update) carries the change.
+        return [];
+      case "session_info_update":
+      case "usage_update":
+      case "notice":
+      case "compaction_update":
+      case "compaction_summary_chunk":
+        return [u as V2Update];
+      default:
+        return [];
+    }
+  }
+
+  #runId(kind: string): string {
+    if (this.#chunkRun?.kind !== kind) this.#chunkRun = { kind, id: randomId() };
+    return this.#chunkRun.id;
+  }
+
+  #toolCall(u: Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>): V2Update {
+    this.#chunkRun = undefined;
+    const { sessionUpdate, content, ...fields } = u;
+    const known = this.#calls.get(u.toolCallId);
+    const state = known ?? { final: false, cancelRequested: false };
+    this.#calls.set(u.toolCallId, state);
+    const out = v2Update("tool_call_update", fields);
+    if (content !== undefined) out.content = content === null ? null : content.flatMap((c) => contentV2(c) ?? []);
+    if (u.status === "failed" && state.cancelRequested) out.status = "cancelled";
+    // A new call that runs can be cancelled on its own (tool_call/cancel) until it is final.
+    if (!known && !FINAL.has(u.status ?? "")) out.capabilities = { cancel: {} };
+    if (u.status && FINAL.has(u.status)) {
+      state.final = true;
+      if (known) out.capabilities = null;
+    }
+    return out;
+  }
+}
+
+/** A `state_update`: `running`, `requires_action`, or `idle` with the turn's stop reason (or its error). */
+export function stateUpdate(state: "running" | "requires_action"): V2Update;
+export function stateUpdate(state: "idle", stop?: V2StopReason | { error: { code: number; message: string; data?: unknown } }): V2Update;
+export function stateUpdate(state: "running" | "requires_action" | "idle", stop?: V2StopReason | { error: { code: number; message: string; data?: unknown } }): V2Update {
+  if (state !== "idle" || stop === undefined) return v2Update("state_update", { state });
+  if (typeof stop === "string") return v2Update("state_update", { state, stopReason: stop });
+  return v2Update("state_update", { state, stopReason: "error", error: stop.error });
+}
