@@ -56,8 +56,9 @@ function innerOf(m: unknown): { method: string; params: unknown } | undefined {
   return inner ? { method: inner.inner.method, params: inner.inner.params } : { method: m.method, params: m.params };
 }
 
-function sessionIn(m: unknown): string | undefined {
-  return str(field(innerOf(m)?.params, "sessionId")) ?? str(field(field(m, "result"), "sessionId"));
+/** The session a message names: its (inner) params' `sessionId`, else its result's. */
+function sessionIn(m: unknown, inner = innerOf(m)): string | undefined {
+  return str(field(inner?.params, "sessionId")) ?? str(field(field(m, "result"), "sessionId"));
 }
 
 /** How the conductor changed a message's outer method on its way. */
@@ -69,7 +70,7 @@ function rewrittenAs(inMethod: unknown, outMethod: unknown): string | undefined 
 const isAnswer = (m: unknown): boolean => isObject(m) && m.method === undefined && m.id !== undefined;
 
 /** A short, human summary of a message's content. */
-export function summarize(m: unknown): string {
+export function summarize(m: unknown, inner = innerOf(m)): string {
   if (!isObject(m)) return "";
   if (m.error !== undefined) return clip(`${String(field(m.error, "code"))} ${String(field(m.error, "message"))}`);
   if (m.result !== undefined) {
@@ -80,7 +81,7 @@ export function summarize(m: unknown): string {
     if (isObject(outcome)) return clip(`outcome=${String(outcome.optionId ?? outcome.outcome)}`);
     return clip(JSON.stringify(r) ?? "");
   }
-  const p = innerOf(m)?.params;
+  const p = inner?.params;
   if (!isObject(p)) return "";
   const u = p.update;
   if (isObject(u)) {
@@ -137,7 +138,8 @@ export class TraceSteps {
     if (as) s.as = as;
     if (Array.isArray(message)) return this.#batch(s, message);
     if (!isObject(message)) return s;
-    s.summary = summarize(message);
+    const inner = innerOf(message);
+    s.summary = summarize(message, inner);
     if (typeof message.id === "string" || typeof message.id === "number") s.id = message.id;
     if (isAnswer(message)) {
       s.kind = message.error !== undefined ? "err" : "res";
@@ -150,13 +152,12 @@ export class TraceSteps {
         s.request = req.n;
         s.took = Math.round((t - req.t) * 1000) / 1000;
       }
-      const session = req?.session ?? sessionIn(message);
+      const session = req?.session ?? sessionIn(message, inner);
       if (session) s.session = session;
       return s;
     }
-    const inner = innerOf(message);
     if (inner) s.method = inner.method;
-    const session = sessionIn(message);
+    const session = sessionIn(message, inner);
     if (session) s.session = session;
     if (message.id !== undefined) {
       s.kind = "req";
@@ -172,7 +173,7 @@ export class TraceSteps {
     s.summary = `${entries.length} messages${methods.length > 0 ? `: ${methods.join(", ")}` : ""}`;
     const answers = entries.filter(isAnswer);
     s.kind = entries.length > 0 && answers.length === entries.length ? (answers.some((a) => field(a, "error") !== undefined) ? "err" : "res") : entries.some((e) => field(e, "id") !== undefined) ? "req" : "note";
-    const session = entries.map(sessionIn).find((x) => x !== undefined);
+    const session = entries.map((e) => sessionIn(e)).find((x) => x !== undefined);
     if (session) s.session = session;
     return s;
   }
