@@ -1,9 +1,16 @@
-// Runs every test (`bun test`, unit tests beside modules and end-to-end tests in tests/) and ends with
-// one plain summary line, `tests: N passed, N failed`, that CI logs can be read by.
+// Runs the tests (`bun test`, unit tests beside modules and end-to-end tests in tests/) and ends with
+// one plain summary line, `tests: N passed, N failed`, that CI logs can be read by. Two suites:
+// the default one is every test but the release build's; `--release` runs only that one
+// (tests/release.test.ts: a full cross-platform release from a fresh clone, ~35 s of both cores).
 import { spawn, spawnSync } from "node:child_process";
 
-// End-to-end tests run the compiled binary: build it first so they never test a stale one.
-if (!process.env.TENDRIL_TEST_NO_BUILD) {
+const RELEASE_TEST = "tests/release.test.ts";
+const release = process.argv.includes("--release");
+const rest = process.argv.slice(2).filter((a) => a !== "--release");
+
+// End-to-end tests run the compiled binary: build it first so they never test a stale one
+// (the release test builds its own, in its clone).
+if (!process.env.TENDRIL_TEST_NO_BUILD && !release) {
   const build = spawnSync(process.execPath, ["scripts/build.ts"], { stdio: ["ignore", "ignore", "inherit"] });
   if (build.status !== 0) {
     process.stderr.write("tests: the build failed, see above\n");
@@ -14,7 +21,7 @@ if (!process.env.TENDRIL_TEST_NO_BUILD) {
 // Four files at a time: most tests wait on processes they started, not on a core, so four workers
 // cut the wall time to well under half on a 2-core machine; every wall-clock bound in the tests
 // leaves room for that load (and each file still runs in a fresh global: --parallel isolates).
-const args = ["test", "--timeout", "60000", "--parallel=4", ...process.argv.slice(2)];
+const args = ["test", "--timeout", "60000", "--parallel=4", ...(release ? [RELEASE_TEST] : [`--path-ignore-patterns=${RELEASE_TEST}`]), ...rest];
 const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "pipe"], env: process.env });
 let tail = "";
 child.stderr.on("data", (chunk: Buffer) => {

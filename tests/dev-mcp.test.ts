@@ -68,7 +68,7 @@ test("stdin is closed: cat returns at once", async () => {
 test("timeout: exit code 124, and a grandchild ignoring SIGTERM is dead within 1 s", async () => {
   const { client } = await start();
   const file = join(base, "timeout.pid");
-  const r = await call(client, "shell", { command: stubborn(file), timeout_s: 1 });
+  const r = await call(client, "shell", { command: stubborn(file), timeout_s: 0.5 });
   expect(r.structuredContent?.exit_code).toBe(124);
   expect(r.structuredContent?.timed_out).toBe(true);
   expect(textOf(r)).toContain("exit_code: 124");

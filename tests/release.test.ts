@@ -2,6 +2,7 @@
 // committed, and a clean tree): the refusals come first, each before dist/release exists, then one full
 // release whose artifacts every later test reads. The cross-compile runtimes come from npm's cache
 // (`--offline`: tests never reach the network; .ci/run puts them there, as `npm run release` would).
+// Not in `npm run check` (its own `npm run check:release`); the entry's rules are registry-entry.test.ts's.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
@@ -12,7 +13,7 @@ import { join } from "node:path";
 import * as tar from "tar";
 import { archiveName, hostPlatform, PLATFORMS, platformPackage } from "../scripts/release/platforms.ts";
 import { checkMachoSignature } from "../scripts/release/macho-signature.ts";
-import { checkAgentEntry, parseBaseUrl } from "../scripts/release/registry-entry.ts";
+import { checkAgentEntry } from "../scripts/release/registry-entry.ts";
 import { runnerFor } from "../scripts/release/smoke.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -85,26 +86,6 @@ beforeAll(() => {
 });
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-describe("the registry entry's rules, without a release", () => {
-  test("--base-url takes https, http and file URLs, and refuses other schemes, non-URLs and /latest/", () => {
-    expect(parseBaseUrl("https://example.com/tendril/v1.2.3").href).toBe("https://example.com/tendril/v1.2.3/");
-    expect(parseBaseUrl("http://127.0.0.1:8000/").protocol).toBe("http:");
-    expect(parseBaseUrl("file:///srv/tendril/").protocol).toBe("file:");
-    expect(() => parseBaseUrl("ftp://example.com/")).toThrow("unknown scheme ftp:");
-    expect(() => parseBaseUrl("dist/release")).toThrow("is not a URL");
-    expect(() => parseBaseUrl("https://example.com/latest/")).toThrow("/latest/");
-  });
-
-  test("an entry with a platform key the registry does not know, or an unknown field, is refused", () => {
-    const target = { archive: `https://example.com/tendril-${VERSION}-linux-x64.tar.gz`, cmd: "./tendril", args: ["agent"] };
-    const entry = (binary: Record<string, unknown>) => ({ id: "tendril", name: "Tendril", version: VERSION, description: "d", distribution: { binary } });
-    expect(checkAgentEntry(entry({ "linux-x86_64": target })).id).toBe("tendril");
-    expect(() => checkAgentEntry(entry({ "linux-x64": target }))).toThrow("does not match the registry's schema");
-    expect(() => checkAgentEntry(entry({ "linux-x86_64": { ...target, checksum: "x" } }))).toThrow("does not match the registry's schema");
-    expect(() => checkAgentEntry(entry({ "linux-x86_64": { ...target, archive: "https://example.com/tendril.tar.gz" } }))).toThrow(`does not name version ${VERSION}`);
-  });
-});
 
 describe("refusals, each before anything is written", () => {
   test("an unknown --base-url scheme", () => {

@@ -1,4 +1,4 @@
-// End-to-end, generated: random trees (ignore files at several depths, hidden and binary files, CRLF,
+// Generated (the built-in run in this process, as tests/rg.test.ts's table; its binary wiring is tested there): random trees (ignore files at several depths, hidden and binary files, CRLF,
 // UTF-8 edge cases) searched with random combinations of the supported flags, through ripgrep and the
 // built-in (`--sort path`, so ripgrep prints in one order); stdout, exit code and stderr's first word must
 // agree. Fixed seed, bounded count.
@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { both, realRg, shimEnv, writeTree } from "./rg-compare.ts";
+import { bothInMemory, realRg, shimEnv, writeTree } from "./rg-compare.ts";
 
 const SEED = 15;
 const TREES = 4;
@@ -84,8 +84,8 @@ afterAll(() => rmSync(base, { recursive: true, force: true }));
 describe.skipIf(!realRg)(`generated trees (seed ${SEED}) searched alike`, () => {
   trees.forEach((t, i) => {
     for (const args of [...t.cases, ["--files"], ["--files", "--hidden", "--no-ignore"]]) {
-      test(`t${i}: rg ${args.join(" ")}`, () => {
-        const { ours, theirs } = both(shim.shim, shim.env(), args, join(base, `t${i}`));
+      test(`t${i}: rg ${args.join(" ")}`, async () => {
+        const { ours, theirs } = await bothInMemory(shim.env(), args, join(base, `t${i}`));
         expect(ours).toEqual(theirs);
       });
     }

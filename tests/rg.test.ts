@@ -1,13 +1,14 @@
-// End-to-end: the `rg` shim (a link named `rg` to the binary). Its built-in search must print what
-// ripgrep prints on a fixture (one table of cases: stdout, exit code, stderr's first word; ripgrep is
-// required in CI); the refusals, the output cap and the hand-over to a real ripgrep are checked regardless.
+// The `rg` shim (a link named `rg` to the binary). Its built-in search must print what ripgrep prints on a
+// fixture (one table of cases, run in this process: stdout, exit code, stderr's first word; ripgrep is
+// required in CI), and the binary what the in-process run prints; the refusals, the output cap and the
+// hand-over to a real ripgrep are checked through the binary regardless.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, runBin } from "./binary.ts";
-import { both, realRg, shimEnv, writeTree } from "./rg-compare.ts";
+import { both, bothInMemory, builtinInMemory, realRg, shimEnv, untimed, writeTree } from "./rg-compare.ts";
 
 let base: string;
 let root: string;
@@ -139,12 +140,22 @@ const NEW_CASES: string[][] = [
 
 describe.skipIf(!realRg)("built-in rg equals ripgrep", () => {
   for (const args of [...CASES, ...NEW_CASES]) {
-    test(`rg ${args.join(" ")}`, () => {
-      const { ours, theirs } = both(join(shimDir, "rg"), env(), args, root);
+    test(`rg ${args.join(" ")}`, async () => {
+      const { ours, theirs } = await bothInMemory(env(), args, root);
       expect(ours).toEqual(theirs);
     });
   }
   test("every case ran", () => expect(CASES.length + NEW_CASES.length).toBeGreaterThan(150));
+  // The cases above run the built-in in this process; through the binary's `rg` link it prints the same.
+  test("through the shim link, the binary prints what the in-process run prints, exit codes and stderr included", async () => {
+    for (const args of [["-n", "foo"], ["--files"], ["-e", "("], ["-c", "foo", "src/main.rs", "docs"], ["--json", "foo", "src"], ["foo", "nonexist", "src/lib.ts"]]) {
+      const bin = shim(args);
+      const mem = await builtinInMemory(env(), args, root);
+      expect([bin.code, untimed(bin.stdout).split("\n").sort(), bin.stderr]).toEqual([mem.code, untimed(mem.stdout).split("\n").sort(), mem.stderr]);
+      const { ours, theirs } = both(join(shimDir, "rg"), env(), args, root);
+      expect(ours).toEqual(theirs);
+    }
+  });
 });
 
 /**
@@ -259,17 +270,22 @@ describe.skipIf(!realRg)("built-in rg equals ripgrep on binary files and issue 2
   });
   afterAll(() => rmSync(join(dir, ".."), { recursive: true, force: true }));
   for (const args of BINARY_CASES) {
-    test(`rg ${args.join(" ")}`, () => {
-      const { ours, theirs } = both(shimPath, shimEnvFor(UNCAPPED), args, dir);
+    test(`rg ${args.join(" ")}`, async () => {
+      const { ours, theirs } = await bothInMemory(shimEnvFor(UNCAPPED), args, dir);
       expect(ours).toEqual(theirs);
     });
   }
   for (const [args, file] of STDIN_CASES) {
-    test(`rg ${args.join(" ")} < ${file}`, () => {
-      const { ours, theirs } = both(shimPath, shimEnvFor(UNCAPPED), args, dir, readFileSync(join(dir, file)));
+    test(`rg ${args.join(" ")} < ${file}`, async () => {
+      const { ours, theirs } = await bothInMemory(shimEnvFor(UNCAPPED), args, dir, readFileSync(join(dir, file)));
       expect(ours).toEqual(theirs);
     });
   }
+  test("standard input through the shim link: the binary reads the pipe as the in-process run does", () => {
+    const [args, file] = STDIN_CASES[0]!;
+    const { ours, theirs } = both(shimPath, shimEnvFor(UNCAPPED), args, dir, readFileSync(join(dir, file)));
+    expect(ours).toEqual(theirs);
+  });
 });
 
 describe("rg shim", () => {

@@ -154,7 +154,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
         }
       });
     const t0 = Date.now();
-    const timed = await sh(client, marker("71"), { timeout_s: 1 });
+    const timed = await sh(client, marker("71"), { timeout_s: 0.5 });
     expect(timed.structuredContent?.timed_out).toBe(true);
     expect(exitOf(timed)).toBe(124);
     expect(Date.now() - t0).toBeLessThan(5000 * 2);

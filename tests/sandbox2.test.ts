@@ -442,13 +442,17 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
   test("a port bound inside is the sandbox's own: the host cannot reach it, and the host's loopback is unreachable from inside; `off` reaches both", async () => {
     for (const [mode, reachable] of [["workspace-write", false], ["off", true]] as const) {
       rmSync(join(ws, "listening"), { force: true });
+      rmSync(join(ws, "stop-listening"), { force: true });
       const port = await freePort();
       const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
-      const serve = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind: $!"; open(F, ">listening"); close F; $s->blocking(0); for (1..150) { $c = $s->accept; last if $c; select(undef, undef, undef, 0.01) } print $c ? "accepted\\n" : "nobody came\\n"'`;
+      // It listens until a connection comes or the host has tried (`stop-listening`: a connection the
+      // host made is accepted first), at most 15 s.
+      const serve = `perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1", LocalPort => ${port}, Listen => 5, ReuseAddr => 1) or die "bind: $!"; open(F, ">listening"); close F; $s->blocking(0); for (1..1500) { $c = $s->accept; last if $c || -e "stop-listening"; select(undef, undef, undef, 0.01) } print $c ? "accepted\\n" : "nobody came\\n"'`;
       const call = callTool(client, "shell", { command: serve });
       for (let i = 0; i < 500 && !running(); i++) await Bun.sleep(10);
       expect({ mode, bound: running() }).toEqual({ mode, bound: true });
       expect({ mode, reached: await hostConnects(port) }).toEqual({ mode, reached: reachable });
+      writeFileSync(join(ws, "stop-listening"), "");
       expect(stdoutOf(await call)).toBe(reachable ? "accepted\n" : "nobody came\n");
       const back = await callTool(client, "shell", { command: `exec 3<>/dev/tcp/127.0.0.1/${webPort} && printf 'GET /back HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3` });
       expect({ mode, back: exitOf(back) === 0 }).toEqual({ mode, back: reachable });

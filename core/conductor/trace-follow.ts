@@ -5,6 +5,7 @@
 import { closeSync, createReadStream, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { formatBytes } from "../text-bounds.ts";
 import type { TraceRecord } from "./trace.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 
 export type TraceLine = { kind: "meta"; components: string[] } | { kind: "record"; record: TraceRecord };
 
@@ -31,19 +32,19 @@ function shown(text: string): string {
 /** One line of a trace: undefined for a blank line; throws TraceLineError for anything else that is not one. */
 export function parseTraceLine(text: string, line: number): TraceLine | undefined {
   if (text.trim() === "") return undefined;
-  let v: any;
+  let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
     throw new TraceLineError(line, `is not JSON: ${shown(text)}`);
   }
-  if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+  if (isObject(v)) {
     if ("t" in v || "hop" in v || "dir" in v) {
-      const hop = v.hop === "client" || (Number.isInteger(v.hop) && v.hop >= 0 && v.hop < MAX_HOPS);
-      const ok = typeof v.t === "number" && (v.dir === "in" || v.dir === "out") && hop && "message" in v;
-      if (ok) return { kind: "record", record: { t: v.t, hop: v.hop, dir: v.dir, message: v.message } };
+      const { t, hop, dir } = v;
+      const lane = hop === "client" || (typeof hop === "number" && Number.isInteger(hop) && hop >= 0 && hop < MAX_HOPS);
+      if (typeof t === "number" && (dir === "in" || dir === "out") && lane && "message" in v) return { kind: "record", record: { t, hop, dir, message: v.message } };
     } else if (Array.isArray(v.components) && v.components.length <= MAX_HOPS && v.components.every((c: unknown) => typeof c === "string")) {
-      return { kind: "meta", components: v.components };
+      return { kind: "meta", components: v.components as string[] };
     }
   }
   throw new TraceLineError(line, `is not a trace record ({"t", "hop", "dir", "message"}): ${shown(text)}`);

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
-import { printTrace, summarize } from "./trace-print.ts";
+import { printTrace } from "./trace-print.ts";
+import { stepsOf, summarize } from "./trace-steps.ts";
 import type { TraceRecord } from "./trace.ts";
 
 const rec = (t: number, hop: TraceRecord["hop"], dir: TraceRecord["dir"], message: any): TraceRecord => ({ t, hop, dir, message });
@@ -73,4 +74,22 @@ test("a batch in a trace is one arrow, labelled with its size", () => {
   const out = printTrace([rec(1, "client", "in", batch), rec(2, 0, "out", batch)]);
   expect(out).toContain("batch of 2");
   expect(out.split("\n").filter((l) => l.includes("batch of 2"))).toHaveLength(1);
+});
+
+// One owner for pairing: the diagram is drawn from the page's steps, so both read a trace the same way.
+test("the printed diagram and the page's steps are the same steps: one line each, same lanes, method, id and time taken", () => {
+  const steps = stepsOf(TRACE);
+  const lines = printTrace(TRACE).trimEnd().split("\n").slice(1);
+  expect(lines).toHaveLength(steps.length);
+  const lanes = ["client", "conductor", 0];
+  steps.forEach((s, i) => {
+    const line = lines[i]!;
+    const arrow = line.slice(11, 11 + 2 * 12 + 1);
+    expect(arrow.indexOf("●")).toBe(lanes.indexOf(s.from) * 12);
+    expect(arrow.search(/[▶◀]/)).toBe(lanes.indexOf(s.to) * 12);
+    expect(line).toContain(s.kind === "res" ? `↩ ${s.method}` : `${s.method}${s.id !== undefined ? ` #${s.id}` : ""}`);
+    expect(line).toContain(s.summary);
+    if (s.took !== undefined) expect(line).toEndWith(`(${s.took.toFixed(2)} ms)`);
+  });
+  expect(steps.filter((s) => s.took !== undefined)).toHaveLength(1);
 });

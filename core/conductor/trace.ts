@@ -11,7 +11,8 @@ export interface TraceRecord {
   t: number;
   hop: Hop;
   dir: "in" | "out";
-  message: any;
+  /** What the conductor read or wrote: a JSON-RPC message or a batch of them, but a file is read leniently, so any JSON value. */
+  message: unknown;
 }
 
 export interface TraceWriter {
