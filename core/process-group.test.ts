@@ -117,16 +117,16 @@ const poll = setInterval(() => {
 }, 10);
 setInterval(() => {}, 1000);`,
   );
-  const a = await readPidFile(first, 5000);
+  const a = await readPidFile(first, 20_000);
   const dogsOf = (skip: number[]) => childrenOf(proc.pid!).filter((p) => !skip.includes(p) && pidAlive(p));
-  expect(await waitFor(() => dogsOf([a]).length === 1, 5000)).toBe(true);
+  expect(await waitFor(() => dogsOf([a]).length === 1, 20_000)).toBe(true);
   process.kill(dogsOf([a])[0]!, "SIGKILL");
   expect(pidAlive(a)).toBe(true); // a dead watchdog kills nothing
   writeFileSync(next, "");
-  const b = await readPidFile(second, 5000);
-  expect(await waitFor(() => dogsOf([a, b]).length === 1, 5000)).toBe(true);
+  const b = await readPidFile(second, 20_000);
+  expect(await waitFor(() => dogsOf([a, b]).length === 1, 20_000)).toBe(true);
   proc.kill("SIGKILL");
-  expect(await waitFor(() => !pidAlive(a) && !pidAlive(b), 5000)).toBe(true);
+  expect(await waitFor(() => !pidAlive(a) && !pidAlive(b), 20_000)).toBe(true);
 }, 30_000);
 
 test("regression: a group started just after the watchdog died (before its death was seen) was lost; now a new watchdog answers for it", async () => {
