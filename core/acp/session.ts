@@ -1,30 +1,26 @@
 // Owns the agent's sessions: creation and loading (MCP servers + the private `dev` server, system
 // prompt, policy, history), one prompt at a time per session, cancellation through a per-session
 // AbortController, modes and config options, slash commands, listing, closing and deleting, and
-// recording each live session to its file. Over 400 lines as one unit: each of these reads and
-// changes the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn
-// (agent/loop.ts), start servers (session-open.ts) or parse commands (commands.ts).
+// recording each live session to its file. Over 400 lines as one unit: each of these reads and changes
+// the same private session table. Does not speak JSON-RPC (agent-server.ts), run the turn (agent/loop.ts),
+// start servers (session-open.ts), parse commands (commands.ts), word notices (notices.ts) or define its
+// contract with host and client (session-host.ts).
 import type { AvailableCommand, ContentBlock, McpServer, SessionConfigOption, SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
-import type { PermissionRule } from "../config.ts";
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
 import type { SandboxMode } from "../sandbox-modes.ts";
-import type { McpServerEntry } from "../mcp-entry.ts";
-import type { Limits } from "../limits.ts";
-import { type LlmProvider, type Message, THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
-import type { McpServerEvent, McpServerSpec, McpSessionTools } from "../mcp/types.ts";
+import { type Message, THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
+import type { McpSessionTools } from "../mcp/types.ts";
 import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
 import { createPolicy, type Policy } from "../policy/policy.ts";
-import type { ApprovalStore } from "../policy/approvals.ts";
 import { compactHistory, emptyTotals, type Lifecycle, runTurn, type TurnDeps, TurnError, type TurnTotals } from "../agent/loop.ts";
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";
-import type { Elicitor, PermissionAnswer, PermissionAsk } from "../agent/tool-calls.ts";
-import { isSessionId, type SessionStore } from "../agent/session-store.ts";
+import { isSessionId } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
-import { type McpPoolLike, SessionOpener } from "./session-open.ts";
-import { checkCwd, type ClientSessionCaps } from "./params.ts";
+import { SessionOpener } from "./session-open.ts";
+import { checkCwd } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import {
   availableCommands,
@@ -40,68 +36,9 @@ import {
 } from "./commands.ts";
 import { ModelChoices, MODEL_OPTION_ID } from "./model-choice.ts";
 import { withToolCancel } from "./v2/tool-cancel.ts";
+import type { ClientLink, PromptIo, SessionHost } from "./session-host.ts";
+import { sandboxNotice, serverNotice } from "./notices.ts";
 import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
-
-export { MODE_OPTION_ID, modeState };
-
-export type { McpPoolLike };
-
-export interface SessionHost {
-  pool: McpPoolLike;
-  provider: LlmProvider;
-  model: string;
-  maxTokens: number;
-  contextWindow: number;
-  mode: PermissionMode;
-  rules: PermissionRule[];
-  systemPrompt?: string;
-  limits: Limits;
-  /** The default `dev` tools for a session's workspace and its additional roots (cli/ builds them, in
-   *  process); undefined = none. `sandboxMode` is the session's `sandbox` option, read at each command. */
-  devServer?: (cwd: string, opts: { additionalDirectories: readonly string[]; sandboxMode?: () => SandboxMode }) => McpServerSpec;
-  /** The `dev` shell's sandbox setting, switchable per session (the `sandbox` config option), and why a
-   *  confined mode cannot work here; undefined = no such option. */
-  sandbox?: { mode: SandboxMode; problem(mode: SandboxMode, cwd: string): Promise<string | undefined> };
-  /** `[[mcp]]` servers of the config file: every session gets them, after `dev` and before the client's. */
-  configServers?: McpServerEntry[];
-  home?: string;
-  /** Where sessions persist; undefined = sessions live in memory only. */
-  store?: SessionStore;
-  /** Where `*_always` answers persist per workspace; undefined = per session only. */
-  approvals?: ApprovalStore;
-  /** Models a session may switch to (config `models`); empty = ask the provider. */
-  models?: string[];
-  /** Servers allowed to run `_Stop` / `_PostCompact` hooks: "*" = all; none when undefined. */
-  hookServers?: "*" | string[];
-}
-
-export interface PromptIo {
-  emit(update: SessionUpdate): void;
-  askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
-  /** Aborts when the prompt request itself is cancelled or the connection closes. */
-  signal: AbortSignal;
-  /** What the client advertised in initialize; undefined = nothing beyond the basics. */
-  caps?: ClientSessionCaps;
-  /** The client's elicitation, in the modes it advertised; undefined = the permission fallback. */
-  elicit?: Elicitor;
-  /** ACP v2's `tool_call/cancel`: each tool call's own signal; undefined = calls end with the turn only. */
-  toolCallSignal?: (toolCallId: string) => AbortSignal;
-}
-
-/** The connection that opened a session: what its client shows, and a way to tell it something
- *  outside a prompt (a `notice`). */
-export interface ClientLink {
-  readonly caps: ClientSessionCaps;
-  notify(sessionId: string, update: SessionUpdate): void;
-}
-
-/** A server's death, restart or withdrawal as the `notice` the client shows. */
-function serverNotice(e: McpServerEvent): SessionUpdate {
-  const what = { died: ["warning", "stopped"], restarted: ["info", "restarted"], gone: ["error", "is gone"] } as const;
-  const [severity, verb] = what[e.kind];
-  return { sessionUpdate: "notice", severity, title: `MCP server ${e.server} ${verb}`, description: e.detail };
-}
-
 
 interface Session {
   id: string;
@@ -146,8 +83,7 @@ interface OpenOptions {
 /** What session/load and session/resume answer. */
 type LoadAnswer = Awaited<ReturnType<SessionManager["describe"]>>;
 
-/** Sessions listed per session/list page. */
-const LIST_PAGE = 100;
+const LIST_PAGE = 100; // sessions per session/list page
 
 export class SessionManager {
   readonly #sessions = new Map<string, Session>();
@@ -373,7 +309,7 @@ export class SessionManager {
       sb.noticed = true;
       setImmediate(() => {
         if (this.#sessions.get(s.id) !== s) return;
-        s.client!.notify(s.id, { sessionUpdate: "notice", severity: "error", title: `The sandbox (${mode}) cannot work here: shell commands will fail`, description: problem });
+        s.client!.notify(s.id, sandboxNotice(mode, problem));
       });
     });
   }
