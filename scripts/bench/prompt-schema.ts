@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startFakeLlm } from "../../tests/fake-llm.ts";
+import { agentEnv } from "../../tests/agent-env.ts";
 import { compareFns } from "./harness.ts";
 
 const BIN = resolve("dist/tendril");
@@ -47,18 +48,7 @@ export async function run(): Promise<void> {
       additionalProperties: false,
     }),
   );
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, "config"),
-    XDG_STATE_HOME: join(home, "state"),
-    XDG_CACHE_HOME: join(home, "cache"),
-    TENDRIL_PROVIDER: "anthropic",
-    TENDRIL_MODEL: "fake-model",
-    ANTHROPIC_API_KEY: "bench",
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    TENDRIL_LOG: "error",
-  };
+  const env = { ...process.env, HOME: home, ...agentEnv(fake, home), TENDRIL_LOG: "error" };
   const other = process.env.BENCH_OTHER_BIN;
   const plain = ["prompt", "--cwd", home, "review"];
   const withSchema = ["prompt", "--cwd", home, "--output-schema", schema, "review"];

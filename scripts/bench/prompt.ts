@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startFakeLlm } from "../../tests/fake-llm.ts";
+import { agentEnv } from "../../tests/agent-env.ts";
 import { compareFns } from "./harness.ts";
 
 const BIN = resolve("dist/tendril");
@@ -30,18 +31,7 @@ export async function run(): Promise<void> {
   const fake = await startFakeLlm();
   fake.respond(() => ({ text: "ok", usage: { input: 10, output: 1 } }));
   const home = mkdtempSync(join(tmpdir(), "tendril-bench-prompt-"));
-  const env = {
-    ...process.env,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, "config"),
-    XDG_STATE_HOME: join(home, "state"),
-    XDG_CACHE_HOME: join(home, "cache"),
-    TENDRIL_PROVIDER: "anthropic",
-    TENDRIL_MODEL: "fake-model",
-    ANTHROPIC_API_KEY: "bench",
-    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
-    TENDRIL_LOG: "error",
-  };
+  const env = { ...process.env, HOME: home, ...agentEnv(fake, home), TENDRIL_LOG: "error" };
   try {
     await compareFns(
       "prompt: one CI step end to end (ratio against the process floor)",
