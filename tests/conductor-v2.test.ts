@@ -126,7 +126,7 @@ for (const proxies of [0, 1]) {
     for (let hop = 0; hop <= proxies; hop++) {
       const init = records.find((r) => r.hop === hop && r.dir === "out" && /initialize$/.test(r.message.method ?? ""));
       expect(init?.message.params.protocolVersion).toBe(2);
-      const answer = records.find((r) => r.hop === hop && r.dir === "in" && r.message.id === init.message.id && r.message.result);
+      const answer = records.find((r) => r.hop === hop && r.dir === "in" && r.message.id === init!.message.id && r.message.result);
       expect(answer?.message.result.protocolVersion).toBe(2);
     }
     const toAgent = records.filter((r) => r.hop === proxies && r.dir === "out").map((r) => r.message.method);
