@@ -15,6 +15,9 @@ import { BIN, ROOT } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
 import { spawnRawMode } from "./raw-harness.ts";
+import { schemaAjv } from "./acp-schema-ajv.ts";
+import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "json" };
+import v2unstable from "@agentclientprotocol/sdk/schema/v2/schema.unstable.json" with { type: "json" };
 
 let fake: FakeLlm;
 let work: string;
@@ -89,6 +92,36 @@ function traceOf(file: string): { hop: string | number; dir: string; message: an
   return readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((r) => r.message !== undefined);
 }
 
+const ajv = schemaAjv();
+ajv.addSchema(v2 as object, "acp2");
+ajv.addSchema(v2unstable as object, "acp2u");
+const defs = (v2 as { $defs: Record<string, Record<string, unknown>> }).$defs;
+const responseOf = new Map<string, string>();
+for (const [name, d] of Object.entries(defs)) if (d["x-side"] === "agent" && name.endsWith("Response")) responseOf.set(d["x-method"] as string, name);
+const TO_CLIENT: Record<string, string> = { "session/update": "UpdateSessionNotification", "session/request_permission": "RequestPermissionRequest" };
+
+/** Every message the conductor wrote to the client, checked against the v2 schema (stable and unstable);
+ *  returns the failures. */
+function v2Failures(records: { hop: string | number; dir: string; message: any }[]): string[] {
+  const asked = new Map<unknown, string>();
+  for (const r of records) if (r.hop === "client" && r.dir === "in" && r.message.method && r.message.id !== undefined) asked.set(r.message.id, r.message.method);
+  const failures: string[] = [];
+  for (const { hop, dir, message: m } of records) {
+    if (hop !== "client" || dir !== "out") continue;
+    const def = m.method !== undefined ? TO_CLIENT[m.method] : m.error !== undefined ? "Error" : responseOf.get(asked.get(m.id) ?? "");
+    const value = m.method !== undefined ? m.params : m.error ?? m.result;
+    if (!def) {
+      failures.push(`no v2 definition for ${JSON.stringify(m).slice(0, 200)}`);
+      continue;
+    }
+    for (const schema of ["acp2", "acp2u"]) {
+      const validate = ajv.getSchema(`${schema}#/$defs/${def}`)!;
+      if (!validate(value)) failures.push(`${schema} ${def}: ${JSON.stringify(value).slice(0, 300)}\n  ${ajv.errorsText(validate.errors)}`);
+    }
+  }
+  return failures;
+}
+
 /** The session's messages up to its next idle state: the updates, then the stop reason. */
 async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.SessionUpdate[]; stopReason: unknown }> {
   const updates: acp.SessionUpdate[] = [];
@@ -132,6 +165,7 @@ for (const proxies of [0, 1]) {
     const toAgent = records.filter((r) => r.hop === proxies && r.dir === "out").map((r) => r.message.method);
     expect(toAgent).toContain("session/prompt");
     expect(records.some((r) => r.hop === "client" && r.dir === "out" && r.message.params?.update?.sessionUpdate === "state_update")).toBe(true);
+    expect(v2Failures(records)).toEqual([]);
   });
 }
 
@@ -177,6 +211,7 @@ test("a proxy's acp MCP server reaches a v2 agent through the bridge, declared i
   const bridged = newSession!.message.params.mcpServers.find((s: { name: string }) => s.name === "sacp-notes");
   expect(bridged.type).toBe("stdio");
   expect(bridged.args).toContain("mcp-bridge");
+  expect(v2Failures(traceOf(c.trace))).toEqual([]);
 });
 
 test("a chain whose proxy speaks only v1 answers v1 to a v2 client, and routes v1", async () => {
