@@ -436,16 +436,16 @@ export class Chain {
       const va = this.#versions[a];
       const vb = this.#versions[b];
       if (a < 0 || va === undefined || vb === undefined || va === vb) continue;
-      const message = `the chain's components answered different ACP versions: ${this.#describe(a)} answered protocolVersion ${va}, its successor ${this.#describe(b)} answered ${vb}; a chain is routed in one version end to end, so it is refused`;
+      const successor = b === this.#components.length ? "the chain's own successor" : `its successor ${this.#describe(b)}`;
+      const message = `the chain's components answered different ACP versions: ${this.#describe(a)} answered protocolVersion ${va}, ${successor} answered ${vb}; a chain is routed in one version end to end, so it is refused`;
       this.#mismatch = { code: INTERNAL_ERROR, message, data: { component: a + 1, protocolVersion: va, successor: b + 1, successorProtocolVersion: vb } };
       return this.#mismatch;
     }
     return undefined;
   }
 
-  /** `component 2 (NAME)`, or `the successor of this chain`. */
+  /** `component 2 (NAME)`. */
   #describe(k: number): string {
-    if (k === this.#components.length) return "the successor of this chain";
     const name = this.#names[k];
     return name === undefined ? `component ${k + 1}` : `component ${k + 1} (${name})`;
   }
