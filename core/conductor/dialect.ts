@@ -1,7 +1,7 @@
-// Owns the three proxy dialects a component may speak, and how a message is wrapped for, or unwrapped
-// from, "proxy successor" form in each: `proxy/*` (ACP SDK 2.4 unstable schema), the older `_proxy/*`
-// (with `meta` for `_meta`), and the sacp conductors' (`initialize` + `_meta.proxy`, `_proxy/successor/*`).
-// Does no I/O and keeps no state; the router decides who speaks which.
+// Owns the three proxy dialects a component may speak and how a message is wrapped for, or unwrapped from,
+// "proxy successor" form in each (`proxy/*` of the ACP SDK 2.4 unstable schema, the older `_proxy/*` with
+// `meta`, the sacp conductors' `initialize` + `_meta.proxy` and `_proxy/successor/*`), and the initialize
+// each component is offered (ACP version capped at CHAIN_MAX_VERSION). No I/O, no state: see router.ts.
 import { isObject } from "../wire/jsonrpc.ts";
 
 export type Dialect = "proxy" | "underscore" | "sacp";

@@ -1,12 +1,11 @@
 // Owns routing inside a chain: which hop a message goes to and in which form (raw, or wrapped in the
 // receiving proxy's dialect), ids mapped per hop both ways, `$/cancel_request` translated, dialect
-// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), and refusing
-// MCP-over-ACP requests no provider could answer (mcp-routes.ts), and the chain's ACP version: the
-// client's requested one goes down as is (dialect.ts caps it), each component answers its own, and a
-// component whose answer differs from its successor's is refused at initialize, naming both. Messages are routed synchronously as
-// read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a relayed answer is
-// written on another hop the moment it is read, as read, which a peer's promises cannot do.
-// Does not spawn processes or decide exit codes (runner.ts).
+// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), refusing
+// MCP-over-ACP requests no provider could answer (mcp-routes.ts), and the chain's one ACP version (a
+// component answering another version than its successor is refused at initialize). Messages are routed
+// synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
+// relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot
+// do. Does not spawn processes or decide exit codes (runner.ts).
 import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
   answeredVersion,
