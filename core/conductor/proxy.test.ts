@@ -250,3 +250,26 @@ test("a sub-session's prompt over ACP v2: acknowledged, and the turn ends with t
   await expect(failing).rejects.toThrow("the model is gone");
   expect(client.inbox).toEqual([]);
 });
+
+test("a sub-session over ACP v2: its modes come from the mode config option (grouped values too), and setMode sets that option", async () => {
+  const { client, agent, proxy } = setup();
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "c", version: "1" } } });
+  const init = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 2, info: { name: "a", version: "1" } } });
+  await client.next();
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
+  const sn = await agent.next();
+  const configOptions = [
+    { configId: "model", name: "Model", category: "model", type: "select", currentValue: "m", options: [{ value: "m", name: "M" }] },
+    { configId: "mode", name: "Mode", category: "mode", type: "select", currentValue: "ask", options: [{ group: "g", name: "G", options: [{ value: "ask", name: "Ask" }, { value: "read-only", name: "Read only" }] }] },
+  ];
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub", configOptions } });
+  const sub = await opening;
+  expect(sub.modes).toEqual({ currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }, { id: "read-only", name: "Read only" }] });
+  const setting = sub.setMode("read-only");
+  const set = await agent.next();
+  expect(set).toMatchObject({ method: "session/set_config_option", params: { sessionId: "sub", configId: "mode", type: "id", value: "read-only" } });
+  agent.send({ jsonrpc: "2.0", id: set.id, result: { configOptions } });
+  await setting;
+  expect(client.inbox).toEqual([]);
+});

@@ -203,10 +203,15 @@ export class Proxy {
     }
     const sessionId = isObject(answer) ? answer.sessionId : undefined;
     if (typeof sessionId !== "string") throw new ProxyRequestError({ code: INTERNAL_ERROR, message: "session/new was answered without a sessionId" });
+    const v2Mode = this.#version === 2 && isObject(answer) ? modeOption(answer.configOptions) : undefined;
     return {
       sessionId,
-      modes: isObject(answer) && isObject(answer.modes) ? (answer.modes as unknown as SessionModeState) : undefined,
-      setMode: async (modeId) => void (await this.successor.request("session/set_mode", { sessionId, modeId })),
+      modes: v2Mode ? v2Mode.modes : isObject(answer) && isObject(answer.modes) ? (answer.modes as unknown as SessionModeState) : undefined,
+      // v2 has no session/set_mode: the mode is the session's `mode` config option
+      setMode: async (modeId) =>
+        void (v2Mode
+          ? await this.successor.request("session/set_config_option", { sessionId, configId: v2Mode.configId, type: "id", value: modeId })
+          : await this.successor.request("session/set_mode", { sessionId, modeId })),
       onUpdate: (l) => void owned.listeners.push(l),
       prompt: async (prompt) => {
         let text = "";
@@ -420,4 +425,14 @@ export class Proxy {
       logFailure(`the ${method} handler`)(err);
     }
   }
+}
+
+/** v2: the session's mode as v1's mode state, from its `mode` select config option (options flat or
+ *  grouped), with that option's id; undefined when it offers none. */
+function modeOption(options: unknown): { configId: string; modes: SessionModeState } | undefined {
+  const o = Array.isArray(options) ? options.find((c) => isObject(c) && c.category === "mode" && c.type === "select") : undefined;
+  if (!isObject(o) || typeof o.configId !== "string" || typeof o.currentValue !== "string" || !Array.isArray(o.options)) return undefined;
+  const values = o.options.flatMap((v) => (isObject(v) && Array.isArray(v.options) ? v.options : [v])).filter(isObject);
+  const availableModes = values.filter((v) => typeof v.value === "string").map((v) => ({ id: v.value as string, name: typeof v.name === "string" ? v.name : (v.value as string) }));
+  return { configId: o.configId, modes: { currentModeId: o.currentValue, availableModes } };
 }
