@@ -1,7 +1,8 @@
 // `tendril prompt` offers ACP v2 and falls back to v1, through the built binary against `tendril agent`
 // and the fake LLM; the wire between them is copied with `tee` so the version each spoke is seen:
 // v2 with an agent that answers 2 (same output as over v1: answer, tool calls, --approve, usage),
-// v1 with an agent that answers 1, and v1 through `tendril conductor`, which routes v1 only.
+// v1 with an agent that answers 1, and v2 through `tendril conductor`, which routes the version its
+// components agree on.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -98,7 +99,7 @@ test("against an agent that answers v1 (the offer rewritten on its way): v1 as b
   expect(back.some((m) => m.result?.stopReason === "end_turn")).toBe(true);
 });
 
-test("through tendril conductor (v1 only for now): the chain answers v1 and the run works", async () => {
+test("through tendril conductor: the chain answers v2 and the run works", async () => {
   const dir = freshDir();
   const got = join(dir, "..", `got-${counter}.jsonl`);
   const agent = `sh -c ${q(`${q(BIN)} conductor agent ${q(`${q(BIN)} agent`)} | tee ${q(got)}`)}`;
@@ -107,5 +108,5 @@ test("through tendril conductor (v1 only for now): the chain answers v1 and the 
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
   expect(r.stdout).toBe("Through the chain.\n");
-  expect(wire(got)[0].result.protocolVersion).toBe(1);
+  expect(wire(got)[0].result.protocolVersion).toBe(2);
 });

@@ -1,7 +1,7 @@
-// Owns the three proxy dialects a component may speak, and how a message is wrapped for, or unwrapped
-// from, "proxy successor" form in each: `proxy/*` (ACP SDK 2.4 unstable schema), the older `_proxy/*`
-// (with `meta` for `_meta`), and the sacp conductors' (`initialize` + `_meta.proxy`, `_proxy/successor/*`).
-// Does no I/O and keeps no state; the router decides who speaks which.
+// Owns the three proxy dialects a component may speak and how a message is wrapped for, or unwrapped from,
+// "proxy successor" form in each (`proxy/*` of the ACP SDK 2.4 unstable schema, the older `_proxy/*` with
+// `meta`, the sacp conductors' `initialize` + `_meta.proxy` and `_proxy/successor/*`), and the initialize
+// each component is offered (ACP version capped at CHAIN_MAX_VERSION). No I/O, no state: see router.ts.
 import { isObject } from "../wire/jsonrpc.ts";
 
 export type Dialect = "proxy" | "underscore" | "sacp";
@@ -33,17 +33,17 @@ export function dialectOfInitialize(method: string, params: Params): Dialect | u
   return undefined;
 }
 
-/** The ACP version the conductor routes: a client that offers a later one (v2) is offered v1 down the
- *  chain, so every component answers v1 and the client falls back to it. */
-const CHAIN_VERSION = 1;
+/** The newest ACP version the conductor routes: a client's requested version is offered down the chain
+ *  as is, up to this (v2); each component answers its own, and the router checks that they agree. */
+export const CHAIN_MAX_VERSION = 2;
 
 function atChainVersion<P extends Params>(params: P): P {
-  if (!isObject(params) || typeof params.protocolVersion !== "number" || params.protocolVersion <= CHAIN_VERSION) return params;
-  return { ...params, protocolVersion: CHAIN_VERSION };
+  if (!isObject(params) || typeof params.protocolVersion !== "number" || params.protocolVersion <= CHAIN_MAX_VERSION) return params;
+  return { ...params, protocolVersion: CHAIN_MAX_VERSION };
 }
 
 /** The initialize request a component gets: as a proxy in `dialect`, or as the agent (dialect undefined);
- *  at most ACP v1 (CHAIN_VERSION). */
+ *  at most CHAIN_MAX_VERSION. */
 export function initializeFor(dialect: Dialect | undefined, params: Params): { method: string; params: Params } {
   const plain = atChainVersion(withoutProxyMeta(params));
   if (dialect === "proxy") return { method: "proxy/initialize", params: plain };
@@ -53,6 +53,11 @@ export function initializeFor(dialect: Dialect | undefined, params: Params): { m
     return { method: "initialize", params: { ...base, _meta: { ...(isObject(base._meta) ? base._meta : {}), proxy: true } } };
   }
   return { method: "initialize", params: plain };
+}
+
+/** The protocolVersion an initialize answer names, undefined when it names none. */
+export function answeredVersion(result: unknown): number | undefined {
+  return isObject(result) && typeof result.protocolVersion === "number" ? result.protocolVersion : undefined;
 }
 
 /** The initialize answer as a predecessor in `dialect` expects it: sacp wants `_meta.proxy: true` back

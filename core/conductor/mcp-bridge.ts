@@ -1,7 +1,8 @@
 // Owns the conductor's MCP-over-ACP bridge for agents that do not speak it: at the agent's edge of the
-// chain it learns from `initialize` whether the agent advertises `mcpCapabilities.acp` (and advertises
-// it itself when not), rewrites ACP-transport MCP declarations in session/new|load|resume to a stdio
-// server (`tendril conductor mcp-bridge`), and relays each bridge process's MCP lines, over a private
+// chain it learns from `initialize` whether the agent advertises `mcpCapabilities.acp` (v2:
+// `capabilities.session.mcp.acp`; and advertises it itself when not), rewrites ACP-transport MCP
+// declarations in session/new|load|resume to a stdio server (`tendril conductor mcp-bridge`; typed
+// `stdio` when the agent answered v2), and relays each bridge process's MCP lines, over a private
 // unix socket, as MCP-over-ACP messages sent as if by the agent: in the provider's dialect for `acp`
 // servers (core/mcp/acp-wire.ts: `mcp/connect` or stateless `mcp/message`), or sacp `_mcp/*`.
 // Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
@@ -32,6 +33,8 @@ export interface BridgeOptions {
 
 export class McpBridge implements AgentEdge {
   #native = false;
+  /** The agent answered ACP v2: its capabilities and MCP server declarations have v2's shapes. */
+  #v2 = false;
   #side?: AgentSide;
   readonly #dir: string;
   readonly #socket: string;
@@ -92,6 +95,7 @@ export class McpBridge implements AgentEdge {
 
   #learn(result: unknown): unknown {
     if (!isObject(result)) return result;
+    if (result.protocolVersion === 2) return this.#learnV2(result);
     const caps = isObject(result.agentCapabilities) ? result.agentCapabilities : {};
     const mcp = isObject(caps.mcpCapabilities) ? caps.mcpCapabilities : {};
     this.#native = mcp.acp === true;
@@ -100,12 +104,25 @@ export class McpBridge implements AgentEdge {
     return { ...result, agentCapabilities: { ...caps, mcpCapabilities: { ...mcp, acp: true } } };
   }
 
+  /** v2: `capabilities.session.mcp.acp` is an object when the agent speaks MCP-over-ACP; an agent
+   *  without session methods (no `capabilities.session`) is left as it answered. */
+  #learnV2(result: Record<string, unknown>): unknown {
+    this.#v2 = true;
+    const caps = isObject(result.capabilities) ? result.capabilities : {};
+    if (!isObject(caps.session)) return result;
+    const mcp = isObject(caps.session.mcp) ? caps.session.mcp : {};
+    this.#native = isObject(mcp.acp);
+    if (this.#native) return result;
+    return { ...result, capabilities: { ...caps, session: { ...caps.session, mcp: { ...mcp, acp: {} } } } };
+  }
+
   #rewrite(server: unknown, bridged: AcpMcpDeclaration[]): unknown {
     const decl = acpDeclaration(server);
     if (!decl || (decl.flavour === "acp" && this.#native)) return server;
     bridged.push(decl);
     const { command, args } = this.opts.self;
-    return { name: decl.name, command, args: [...args, "conductor", "mcp-bridge", "--socket", this.#socket, "--server", decl.id], env: [] };
+    const stdio = { name: decl.name, command, args: [...args, "conductor", "mcp-bridge", "--socket", this.#socket, "--server", decl.id], env: [] };
+    return this.#v2 ? { type: "stdio", ...stdio } : stdio;
   }
 
   #accept(sock: Socket): void {

@@ -220,3 +220,56 @@ test("C5: a throwing permission answerer answers cancelled and a throwing listen
   agent.send({ jsonrpc: "2.0", id: still.id, result: { ok: true } });
   expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 72, result: { ok: true } });
 });
+
+test("a sub-session's prompt over ACP v2: acknowledged, and the turn ends with the idle state_update's stop reason (or its error)", async () => {
+  const { client, agent, proxy } = setup();
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "c", version: "1" } } });
+  const init = await agent.next();
+  expect(init.params.protocolVersion).toBe(2);
+  agent.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 2, info: { name: "a", version: "1" }, capabilities: { session: {} } } });
+  expect((await client.next()).result.protocolVersion).toBe(2);
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
+  const sn = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub" } });
+  const sub = await opening;
+  // (over v1 the answer would end the turn: no stop reason, no text after it)
+  const turn = sub.prompt("look");
+  const prompt = await agent.next();
+  const chunk = (text: string) => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "agent_message_chunk", messageId: "m1", content: { type: "text", text } } } });
+  const state = (update: Record<string, unknown>) => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "sub", update: { sessionUpdate: "state_update", ...update } } });
+  agent.send(state({ state: "running" }));
+  agent.send({ jsonrpc: "2.0", id: prompt.id, result: { messageId: "u1" } });
+  agent.send(chunk("seen "));
+  agent.send(chunk("it"));
+  agent.send(state({ state: "idle", stopReason: "end_turn" }));
+  expect(await turn).toEqual({ stopReason: "end_turn", text: "seen it" });
+  const failing = sub.prompt("again");
+  const p2 = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: p2.id, result: { messageId: "u2" } });
+  agent.send(state({ state: "idle", stopReason: "error", error: { code: -32603, message: "the model is gone" } }));
+  await expect(failing).rejects.toThrow("the model is gone");
+  expect(client.inbox).toEqual([]);
+});
+
+test("a sub-session over ACP v2: its modes come from the mode config option (grouped values too), and setMode sets that option", async () => {
+  const { client, agent, proxy } = setup();
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "c", version: "1" } } });
+  const init = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 2, info: { name: "a", version: "1" } } });
+  await client.next();
+  const opening = proxy.openSession({ cwd: "/r" }, allowOnce);
+  const sn = await agent.next();
+  const configOptions = [
+    { configId: "model", name: "Model", category: "model", type: "select", currentValue: "m", options: [{ value: "m", name: "M" }] },
+    { configId: "mode", name: "Mode", category: "mode", type: "select", currentValue: "ask", options: [{ group: "g", name: "G", options: [{ value: "ask", name: "Ask" }, { value: "read-only", name: "Read only" }] }] },
+  ];
+  agent.send({ jsonrpc: "2.0", id: sn.id, result: { sessionId: "sub", configOptions } });
+  const sub = await opening;
+  expect(sub.modes).toEqual({ currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }, { id: "read-only", name: "Read only" }] });
+  const setting = sub.setMode("read-only");
+  const set = await agent.next();
+  expect(set).toMatchObject({ method: "session/set_config_option", params: { sessionId: "sub", configId: "mode", type: "id", value: "read-only" } });
+  agent.send({ jsonrpc: "2.0", id: set.id, result: { configOptions } });
+  await setting;
+  expect(client.inbox).toEqual([]);
+});

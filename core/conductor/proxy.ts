@@ -1,13 +1,14 @@
 // Owns the proxy library (SPEC §4.2): a chain component written in this codebase. Everything is
 // forwarded by default, raw (unknown fields and update kinds survive); a proxy intercepts the methods
 // it cares about, adds MCP servers to `session/new`, opens sub-sessions on its successor and drives
-// them, and answers permission requests of the sessions it owns. Speaks whichever dialect the
+// them (a sub-session's turn ends with its prompt's answer in ACP v1, with its idle `state_update`
+// in v2), and answers permission requests of the sessions it owns. Speaks whichever dialect the
 // conductor initializes it in, over one JSON-RPC peer (core/wire/rpc-peer.ts: ids, pending answers,
 // cancellation). Does not spawn anything or touch process stdio (callers pass a HopIo).
 import { logFailure } from "../log.ts";
 import { INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
 import { ANSWER_LATER, errorOf, type Outcome, RpcError, RpcPeer } from "../wire/rpc-peer.ts";
-import { type Dialect, dialectOfInitialize, initializeAnswerFor, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
+import { answeredVersion, type Dialect, dialectOfInitialize, initializeAnswerFor, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
 import type { LinkEnd } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
 import { ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
@@ -109,6 +110,8 @@ export class Proxy {
   readonly #held: (() => void)[] = [];
   /** Sessions the predecessor opened or named: never held. */
   readonly #known = new Set<string>();
+  /** The ACP version the successor answered to the forwarded initialize. */
+  #version?: number;
   readonly #requests = new Map<string, RequestHandler>();
   readonly #notifications = new Map<string, NotificationHandler>();
   readonly #owned = new Map<string, Owned>();
@@ -200,21 +203,37 @@ export class Proxy {
     }
     const sessionId = isObject(answer) ? answer.sessionId : undefined;
     if (typeof sessionId !== "string") throw new ProxyRequestError({ code: INTERNAL_ERROR, message: "session/new was answered without a sessionId" });
+    const v2Mode = this.#version === 2 && isObject(answer) ? modeOption(answer.configOptions) : undefined;
     return {
       sessionId,
-      modes: isObject(answer) && isObject(answer.modes) ? (answer.modes as unknown as SessionModeState) : undefined,
-      setMode: async (modeId) => void (await this.successor.request("session/set_mode", { sessionId, modeId })),
+      modes: v2Mode ? v2Mode.modes : isObject(answer) && isObject(answer.modes) ? (answer.modes as unknown as SessionModeState) : undefined,
+      // v2 has no session/set_mode: the mode is the session's `mode` config option
+      setMode: async (modeId) =>
+        void (v2Mode
+          ? await this.successor.request("session/set_config_option", { sessionId, configId: v2Mode.configId, type: "id", value: modeId })
+          : await this.successor.request("session/set_mode", { sessionId, modeId })),
       onUpdate: (l) => void owned.listeners.push(l),
       prompt: async (prompt) => {
         let text = "";
+        // v2: the prompt is only acknowledged; its turn ends with an idle state_update (stop reason or error).
+        let idle!: (u: JsonObject) => void;
+        const ended = new Promise<JsonObject>((resolve) => (idle = resolve));
         const collect = (u: SessionUpdate) => {
           if (u?.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") text += u.content.text;
+          const v2 = u as unknown as JsonObject;
+          if (v2?.sessionUpdate === "state_update" && v2.state === "idle") idle(v2);
         };
         owned.listeners.push(collect);
         try {
           const blocks: ContentBlock[] = typeof prompt === "string" ? [{ type: "text", text: prompt }] : prompt;
           const r = await this.successor.request("session/prompt", { sessionId, prompt: blocks });
-          return { stopReason: r?.stopReason, text };
+          if (this.#version !== 2) return { stopReason: r?.stopReason, text };
+          const end = await Promise.race([ended, this.ended.then(() => undefined)]);
+          if (!end) throw new ProxyRequestError(CLOSED);
+          if (end.stopReason === "error") {
+            throw new ProxyRequestError(isObject(end.error) ? (end.error as unknown as JsonRpcError) : { code: INTERNAL_ERROR, message: "the sub-session's turn ended in an error" });
+          }
+          return { stopReason: end.stopReason as StopReason, text };
         } finally {
           owned.listeners.splice(owned.listeners.indexOf(collect), 1);
         }
@@ -320,7 +339,10 @@ export class Proxy {
     if (dialect) {
       this.#dialect = dialect;
       const forward = this.#call("initialize", initializeAnswerFor(undefined, params) as Params, "successor").answer;
-      return void this.#settle(id, forward.then((r) => initializeAnswerFor(dialect, r)));
+      return void this.#settle(
+        id,
+        forward.then((r) => ((this.#version = answeredVersion(r)), initializeAnswerFor(dialect, r))),
+      );
     }
     const other: Side = from === "predecessor" ? "successor" : "predecessor";
     const mcp = from === "successor" && isObject(params) ? this.#mcp.answer(method, params) : undefined;
@@ -403,4 +425,14 @@ export class Proxy {
       logFailure(`the ${method} handler`)(err);
     }
   }
+}
+
+/** v2: the session's mode as v1's mode state, from its `mode` select config option (options flat or
+ *  grouped), with that option's id; undefined when it offers none. */
+function modeOption(options: unknown): { configId: string; modes: SessionModeState } | undefined {
+  const o = Array.isArray(options) ? options.find((c) => isObject(c) && c.category === "mode" && c.type === "select") : undefined;
+  if (!isObject(o) || typeof o.configId !== "string" || typeof o.currentValue !== "string" || !Array.isArray(o.options)) return undefined;
+  const values = o.options.flatMap((v) => (isObject(v) && Array.isArray(v.options) ? v.options : [v])).filter(isObject);
+  const availableModes = values.filter((v) => typeof v.value === "string").map((v) => ({ id: v.value as string, name: typeof v.name === "string" ? v.name : (v.value as string) }));
+  return { configId: o.configId, modes: { currentModeId: o.currentValue, availableModes } };
 }

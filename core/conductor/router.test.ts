@@ -225,3 +225,43 @@ test("a proxy that speaks no dialect: the client gets its last answer to initial
   expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found: initialize" } });
   expect(comps[0]!.inbox).toEqual([]);
 });
+
+test("ACP versions: a proxy that answers before its successor does, in another version, gets the refusal for its successor's answer", async () => {
+  const client = memoryPeer();
+  const proxy = memoryPeer();
+  const agent = memoryPeer();
+  new Chain({ mode: "agent", client: client.io, components: [proxy.io, agent.io], maxLineBytes: MAX, names: ["eager.ts", "agent"] });
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2 } });
+  const init = await proxy.next();
+  expect(init).toMatchObject({ method: "proxy/initialize", params: { protocolVersion: 2 } });
+  // the proxy answers at once (1), then initializes its successor, which answers 2
+  proxy.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 1 } });
+  expect((await client.next()).result).toEqual({ protocolVersion: 1 });
+  proxy.send({ jsonrpc: "2.0", id: 7, method: "proxy/successor", params: { method: "initialize", params: { protocolVersion: 2 } } });
+  const down = await agent.next();
+  agent.send({ jsonrpc: "2.0", id: down.id, result: { protocolVersion: 2 } });
+  const refused = await proxy.next();
+  expect(refused.id).toBe(7);
+  expect(refused.error.message).toContain("component 1 (eager.ts) answered protocolVersion 1, its successor component 2 (agent) answered 2");
+  // and the client's later requests are refused the same way
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/", mcpServers: [] } });
+  expect((await client.next()).error.message).toBe(refused.error.message);
+  expect(proxy.inbox).toEqual([]);
+});
+
+test("ACP versions: a chain that is itself a proxy checks its last component against its successor (reached through the client hop)", async () => {
+  const client = memoryPeer();
+  const proxy = memoryPeer();
+  new Chain({ mode: "proxy", client: client.io, components: [proxy.io], maxLineBytes: MAX, names: ["inner.ts"] });
+  client.send({ jsonrpc: "2.0", id: 1, method: "proxy/initialize", params: { protocolVersion: 2 } });
+  const init = await proxy.next();
+  proxy.send({ jsonrpc: "2.0", id: 50, method: "proxy/successor", params: { method: "initialize", params: { protocolVersion: 2 } } });
+  const up = await client.next();
+  expect(up).toMatchObject({ method: "proxy/successor", params: { method: "initialize", params: { protocolVersion: 2 } } });
+  client.send({ jsonrpc: "2.0", id: up.id, result: { protocolVersion: 2 } });
+  expect((await proxy.next()).result).toEqual({ protocolVersion: 2 });
+  proxy.send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: 1 } });
+  const refused = await client.next();
+  expect(refused.id).toBe(1);
+  expect(refused.error.message).toContain("component 1 (inner.ts) answered protocolVersion 1, the chain's own successor answered 2");
+});

@@ -1,12 +1,14 @@
 // Owns routing inside a chain: which hop a message goes to and in which form (raw, or wrapped in the
 // receiving proxy's dialect), ids mapped per hop both ways, `$/cancel_request` translated, dialect
-// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), and refusing
-// MCP-over-ACP requests no provider could answer (mcp-routes.ts). Messages are routed synchronously as
-// read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a relayed answer is
-// written on another hop the moment it is read, as read, which a peer's promises cannot do.
-// Does not spawn processes or decide exit codes (runner.ts).
-import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), refusing
+// MCP-over-ACP requests no provider could answer (mcp-routes.ts), and the chain's one ACP version (a
+// component answering another version than its successor is refused at initialize). Messages are routed
+// synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
+// relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot
+// do. Does not spawn processes or decide exit codes (runner.ts).
+import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
 import {
+  answeredVersion,
   type Dialect,
   DIALECT_ORDER,
   dialectOfInitialize,
@@ -41,6 +43,8 @@ export interface ChainOptions {
   trace?: (hop: Hop, dir: "in" | "out", message: unknown) => void;
   /** Agent mode: sees every message before it reaches the agent (the MCP-over-ACP bridge). */
   agentEdge?: AgentEdge;
+  /** The components' names (their command strings), for errors that name one. */
+  names?: string[];
 }
 
 /** What may stand at the agent's edge of a chain: rewrite what reaches the agent, or take it over. */
@@ -74,6 +78,9 @@ interface Pending {
   failed?: () => void;
   /** An initialize sent to a proxy: on -32601 retried in the next dialect while its dialect is unknown. */
   init?: { attempt: number; params: Params };
+  /** An initialize sent to the component at this position (components.length = a proxy chain's
+   *  successor): its answer's protocolVersion is recorded and checked against its neighbours'. */
+  versionOf?: number;
 }
 
 /** Where an answer goes: a hop, or the agent side's own requests. */
@@ -118,11 +125,21 @@ export class Chain {
   readonly #mode: ChainOptions["mode"];
   readonly #edge?: AgentEdge;
   readonly #prompts = new Map<JsonRpcId, string>();
+  /** v2: sessions whose prompt was acknowledged and whose turn has not reported `idle` yet. */
+  readonly #turns = new Set<string>();
   readonly #mcp = new McpRoutes();
+  readonly #names: string[];
+  /** The protocolVersion each position answered to its initialize (components.length: the successor). */
+  readonly #versions: (number | undefined)[] = [];
+  /** The version the client was answered, once it was. */
+  #clientVersion?: number;
+  /** Why this chain refuses every client request: its components answered different ACP versions. */
+  #mismatch?: JsonRpcError;
 
   constructor(opts: ChainOptions) {
     if (opts.components.length === 0) throw new Error("a chain needs at least one component");
     this.#mode = opts.mode;
+    this.#names = opts.names ?? [];
     this.#edge = opts.mode === "agent" ? opts.agentEdge : undefined;
     const n = opts.components.length;
     const endpoint = (hop: Hop, io: HopIo, isProxy: boolean): Endpoint => {
@@ -148,7 +165,14 @@ export class Chain {
     // Prompts the client waits on (its request id → the session): what an interrupt cancels.
     const send = this.#client.link.send.bind(this.#client.link);
     this.#client.link.send = (message, line) => {
-      if (message.id !== undefined && message.method === undefined) this.#prompts.delete(message.id as JsonRpcId);
+      if (message.id !== undefined && message.method === undefined) {
+        const sessionId = this.#prompts.get(message.id as JsonRpcId);
+        if (sessionId !== undefined) {
+          this.#prompts.delete(message.id as JsonRpcId);
+          // v2 acknowledges a prompt at once: its turn runs until the session reports idle.
+          if (this.#clientVersion === 2 && message.error === undefined) this.#turns.add(sessionId);
+        }
+      } else if (this.#turns.size > 0 && message.method === "session/update") this.#turnUpdate(message.params);
       send(message, line);
     };
     this.#components = opts.components.map((io, i) => endpoint(i, io, opts.mode === "proxy" || i < n - 1));
@@ -161,12 +185,19 @@ export class Chain {
    * waiting on gets `session/cancel`, as if the client had sent it. Returns how many sessions.
    */
   interruptTurns(): number {
-    const sessions = new Set(this.#prompts.values());
+    const sessions = new Set([...this.#prompts.values(), ...this.#turns]);
     for (const sessionId of sessions) {
       const message = { jsonrpc: "2.0", method: "session/cancel", params: { sessionId } };
       this.#receive(this.#client, { kind: "notification", method: "session/cancel", params: message.params, message }, JSON.stringify(message));
     }
     return sessions.size;
+  }
+
+  /** A v2 session update on its way to the client: an `idle` state ends the session's turn. */
+  #turnUpdate(params: unknown): void {
+    if (!isObject(params) || !isObject(params.update)) return;
+    const u = params.update;
+    if (u.sessionUpdate === "state_update" && u.state === "idle" && typeof params.sessionId === "string") this.#turns.delete(params.sessionId);
   }
 
   /** Answers every client request still in flight with -32603 `message` (the chain is ending). */
@@ -259,6 +290,10 @@ export class Chain {
     if (m.kind === "request") routed.request = { from, id: m.id };
     else routed.line = line;
     if (from.hop === "client") {
+      if (this.#mismatch) {
+        if (m.kind === "request") from.link.send(errorResponse(m.id, this.#mismatch));
+        return;
+      }
       const sessionId = (params as { sessionId?: unknown } | undefined)?.sessionId;
       if (m.kind === "request" && m.method === "session/prompt" && typeof sessionId === "string") this.#prompts.set(m.id, sessionId);
       if (this.#mode === "proxy") {
@@ -287,7 +322,8 @@ export class Chain {
     if (j === this.#components.length) {
       if (this.#mode === "proxy") {
         const held = m.request ? this.#mcp.track(m.method, m.params) : undefined;
-        return this.#wrapTo(this.#client, m, held && { params: m.params, ...held });
+        const versionOf = m.request && isInitialize(m.method) ? j : undefined;
+        return this.#wrapTo(this.#client, m, held && { params: m.params, ...held }, versionOf);
       }
       if (m.request) {
         const { from, id } = m.request;
@@ -307,11 +343,12 @@ export class Chain {
     const method = init?.method ?? m.method;
     const params = init?.params ?? m.params;
     const held = m.request ? this.#mcp.track(method, params) : undefined;
-    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line, held && { params, ...held });
+    const versionOf = init && m.request ? (agent.hop as number) : undefined;
+    if (!this.#edge) return this.#send(agent, method, params, m.request, undefined, init ? undefined : m.line, held && { params, ...held }, versionOf);
     const edge = this.#edge.toAgent(method, params, m.request !== undefined) ?? (m.request ? { params } : undefined);
     if (!edge) return; // a notification the edge took over
     const line = edge.params === m.params && !init ? m.line : undefined;
-    this.#send(agent, method, edge.params, m.request, undefined, line, held ? both(edge, held) : edge);
+    this.#send(agent, method, edge.params, m.request, undefined, line, held ? both(edge, held) : edge, versionOf);
   }
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
@@ -327,14 +364,14 @@ export class Chain {
     this.#wrapTo(this.#components[j]!, m, hooks);
   }
 
-  #wrapTo(target: Endpoint, m: Routed, hooks?: EdgeRoute): void {
+  #wrapTo(target: Endpoint, m: Routed, hooks?: EdgeRoute, versionOf?: number): void {
     const w = wrapSuccessor(target.dialect ?? "proxy", m, m.request !== undefined);
-    this.#send(target, w.method, w.params, m.request, undefined, undefined, hooks);
+    this.#send(target, w.method, w.params, m.request, undefined, undefined, hooks, versionOf);
   }
 
   #sendInit(target: Endpoint, attempt: number, params: Params, request: Routed["request"]): void {
     const init = initializeFor(DIALECT_ORDER[attempt], params);
-    this.#send(target, init.method, init.params, request, { attempt, params });
+    this.#send(target, init.method, init.params, request, { attempt, params }, undefined, undefined, target.hop as number);
   }
 
   #send(
@@ -345,12 +382,13 @@ export class Chain {
     init?: Pending["init"],
     line?: string,
     edge?: EdgeRoute,
+    versionOf?: number,
   ): void {
     const out: Record<string, unknown> = { jsonrpc: "2.0" };
     if (request) {
       const id = target.nextId++;
       out.id = id;
-      target.pending.set(id, { from: request.from, id: request.id, init, answer: edge?.answer, failed: edge?.failed });
+      target.pending.set(id, { from: request.from, id: request.id, init, answer: edge?.answer, failed: edge?.failed, versionOf });
       request.from.inbound.set(request.id, { to: target, id });
     }
     out.method = method;
@@ -364,6 +402,11 @@ export class Chain {
     if (!p) return; // a late answer to a request nobody waits for
     on.pending.delete(m.id);
     p.from.inbound.delete(p.id);
+    if (p.versionOf !== undefined && !m.error) {
+      const refusal = this.#agreeOn(p.versionOf, answeredVersion(m.result));
+      if (refusal) return p.from.link.send(errorResponse(p.id, refusal));
+      if (p.from === this.#client) this.#clientVersion = answeredVersion(m.result);
+    }
     if (p.init) {
       const next = p.init.attempt + 1;
       if (m.error?.code === METHOD_NOT_FOUND && on.dialect === undefined && next < DIALECT_ORDER.length) {
@@ -379,6 +422,31 @@ export class Chain {
     if (m.error) p.failed?.();
     if (p.answer && !m.error) return p.from.link.send({ ...m.message, id: p.id, result: p.answer(m.result) });
     p.from.link.send({ ...m.message, id: p.id });
+  }
+
+  /**
+   * Position `k` answered its initialize with `version`: recorded, and checked against the neighbours
+   * that answered already (a proxy answers after its successor, unless it answers first). Differing
+   * versions make the chain refuse: this answer and every later client request get the error.
+   */
+  #agreeOn(k: number, version: number | undefined): JsonRpcError | undefined {
+    this.#versions[k] = version;
+    for (const [a, b] of [[k - 1, k], [k, k + 1]] as const) {
+      const va = this.#versions[a];
+      const vb = this.#versions[b];
+      if (a < 0 || va === undefined || vb === undefined || va === vb) continue;
+      const successor = b === this.#components.length ? "the chain's own successor" : `its successor ${this.#describe(b)}`;
+      const message = `the chain's components answered different ACP versions: ${this.#describe(a)} answered protocolVersion ${va}, ${successor} answered ${vb}; a chain is routed in one version end to end, so it is refused`;
+      this.#mismatch = { code: INTERNAL_ERROR, message, data: { component: a + 1, protocolVersion: va, successor: b + 1, successorProtocolVersion: vb } };
+      return this.#mismatch;
+    }
+    return undefined;
+  }
+
+  /** `component 2 (NAME)`. */
+  #describe(k: number): string {
+    const name = this.#names[k];
+    return name === undefined ? `component ${k + 1}` : `component ${k + 1} (${name})`;
   }
 
   /** One error with id null: a hop that takes no batches refused the last one; each of its requests still

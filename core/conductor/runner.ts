@@ -77,6 +77,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     maxQueuedBytes: opts.limits.MAX_HOP_QUEUE_BYTES,
     trace: opts.trace,
     agentEdge: bridge,
+    names: opts.specs.map((s) => s.name),
   });
   bridge?.attach(chain.agentSide());
   opts.onInterrupt?.(() => chain.interruptTurns());
