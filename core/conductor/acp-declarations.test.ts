@@ -19,3 +19,14 @@ test("a declaration lives while a session holds it; a failed load keeps the sess
   expect(d.track("session/new", {}, [])).toBeUndefined();
   expect(d.track("session/close", { sessionId: "S" }, [])).toBeUndefined();
 });
+
+test("regression: a deleted session held its declarations until a close that never came, and a fork's were never held; delete releases, fork holds for the new session", () => {
+  const d = new AcpDeclarations();
+  d.track("session/new", { cwd: "/" }, [decl("a")])!.answer({ sessionId: "S" });
+  d.track("session/fork", { sessionId: "S", cwd: "/" }, [decl("f")])!.answer({ sessionId: "F" });
+  expect([d.get("a")?.id, d.get("f")?.id]).toEqual(["a", "f"]);
+  d.track("session/delete", { sessionId: "S" }, [])!.answer({});
+  expect([d.get("a"), d.get("f")?.id]).toEqual([undefined, "f"]); // the fork is a session of its own
+  d.track("session/delete", { sessionId: "F" }, [])!.answer({});
+  expect(d.size).toBe(0);
+});

@@ -1,6 +1,6 @@
 // Owns which bridged MCP-over-ACP declarations the conductor still answers for: each is held by the
 // sessions that declared it (one server id may serve many sessions) and by the session request in
-// flight that declares it, and is dropped when no holder is left: the session was closed, a load or
+// flight that declares it, and is dropped when no holder is left: the session was closed or deleted, a load or
 // resume of it declared other servers, or the request that declared it failed.
 // Does not rewrite declarations or relay MCP (mcp-bridge.ts).
 import type { AcpMcpDeclaration } from "./mcp-over-acp.ts";
@@ -35,12 +35,14 @@ export class AcpDeclarations {
    * (replacing what the session held) or are dropped. Undefined when there is nothing to track.
    */
   track(method: string, params: Record<string, unknown>, bridged: AcpMcpDeclaration[]): AnswerHooks | undefined {
-    if (method === "session/close") {
+    // Closed or deleted: the session holds nothing from now on.
+    if (method === "session/close" || method === "session/delete") {
       const session = sessionKey(params.sessionId);
       if (!session || !this.#held.has(session)) return undefined;
       return { answer: (r) => (this.#release(session), r), failed: () => {} };
     }
-    const named = method === "session/new" ? undefined : sessionKey(params.sessionId);
+    // new and fork make a session the answer names; load and resume name theirs in the request.
+    const named = method === "session/new" || method === "session/fork" ? undefined : sessionKey(params.sessionId);
     if (bridged.length === 0 && !(named && this.#held.has(named))) return undefined;
     const request = `r:${this.#requests++}`;
     for (const d of bridged) this.#hold(request, d);

@@ -8,7 +8,7 @@ import { type AnswerHooks, AcpDeclarations } from "./acp-declarations.ts";
 import type { Params } from "./dialect.ts";
 import { acpDeclaration, type AcpMcpDeclaration } from "./mcp-over-acp.ts";
 
-const SESSION_REQUESTS = new Set(["session/new", "session/load", "session/resume", "session/close"]);
+const SESSION_REQUESTS = new Set(["session/new", "session/fork", "session/load", "session/resume", "session/close", "session/delete"]);
 
 /** What the router does with an MCP-over-ACP request on its way to a provider. */
 export type McpCheck = { refuse: JsonRpcError } | { answer?: (result: unknown) => unknown } | undefined;
