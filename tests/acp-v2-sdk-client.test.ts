@@ -8,12 +8,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 import { agentEnv } from "./agent-env.ts";
 import { BIN } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
+import { type SdkV2Client, sdkV2Client } from "./sdk-v2-client.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -30,40 +30,15 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-interface V2Client {
-  conn: acp.ClientConnection;
-  updates: acp.UpdateSessionNotification[];
-  close(): Promise<void>;
-}
+type V2Client = SdkV2Client;
 
 function v2Client(env: Record<string, string>): V2Client {
   const child = spawn(BIN, ["agent"], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...env } });
   children.push(child);
-  child.stderr.resume();
-  child.stdin.on("error", () => {});
-  const updates: acp.UpdateSessionNotification[] = [];
-  const conn = acp
-    .client({ name: "v2-sdk-client-test" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params))
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
-      outcome: { outcome: "selected", optionId: params.options.find((o) => o.kind === "allow_once")!.optionId },
-    }))
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  return {
-    conn,
-    updates,
-    async close() {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-      conn.close();
-    },
-  };
+  return sdkV2Client(child, "v2-sdk-client-test", 5000);
 }
 
-const initV2 = (c: V2Client) => c.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: 2, info: { name: "v2-sdk-client-test", version: "1" }, capabilities: {} });
+const initV2 = (c: V2Client) => c.initialize();
 
 function workspace(name: string): string {
   const ws = join(work, name);

@@ -8,12 +8,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
 import { agentEnv } from "./agent-env.ts";
 import { BIN, ROOT } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
+import { type SdkV2Client, sdkV2Client } from "./sdk-v2-client.ts";
 import { spawnRawMode } from "./raw-harness.ts";
 import { schemaAjv } from "./acp-schema-ajv.ts";
 import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "json" };
@@ -38,13 +38,10 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-interface V2Chain {
+interface V2Chain extends SdkV2Client {
   child: ChildProcessWithoutNullStreams;
-  conn: acp.ClientConnection;
-  updates: acp.UpdateSessionNotification[];
   trace: string;
   ws: string;
-  close(): Promise<void>;
 }
 
 /** The SDK's v2 client app on `tendril conductor agent --trace FILE COMPONENTS…`. */
@@ -58,34 +55,10 @@ function v2Chain(components: string[], env: Record<string, string> = {}): V2Chai
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...agentEnv(fake, join(work, `h-${n}`)), ...env },
   });
   children.push(child);
-  child.stderr.resume();
-  child.stdin.on("error", () => {});
-  const updates: acp.UpdateSessionNotification[] = [];
-  const conn = acp
-    .client({ name: "conductor-v2-test" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params))
-    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
-      outcome: { outcome: "selected", optionId: params.options.find((o) => o.kind === "allow_once")!.optionId },
-    }))
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  return {
-    child,
-    conn,
-    updates,
-    trace,
-    ws,
-    async close() {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(timer);
-      conn.close();
-    },
-  };
+  return { ...sdkV2Client(child, "conductor-v2-test", 10_000), child, trace, ws };
 }
 
-const initV2 = (c: V2Chain) => c.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: 2, info: { name: "conductor-v2-test", version: "1" }, capabilities: {} });
+const initV2 = (c: V2Chain) => c.initialize();
 
 /** The trace's records: `{hop, dir, message}`. */
 function traceOf(file: string): { hop: string | number; dir: string; message: any }[] {

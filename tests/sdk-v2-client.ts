@@ -1,0 +1,45 @@
+// Owns the ACP SDK's experimental v2 client app on a spawned process's stdio, for the tests that drive
+// the binary with it (`tendril agent`, `tendril conductor`): every session update collected, each
+// permission question answered allow_once, and a close that ends stdin and waits (then SIGKILLs).
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk/experimental/v2";
+
+export interface SdkV2Client {
+  conn: acp.ClientConnection;
+  updates: acp.UpdateSessionNotification[];
+  /** `initialize` asking for v2, with this client's name. */
+  initialize(): ReturnType<typeof initializeV2>;
+  /** Ends the child's stdin and waits for it to exit, SIGKILLing it after `graceMs`. */
+  close(): Promise<void>;
+}
+
+function initializeV2(conn: acp.ClientConnection, name: string) {
+  return conn.agent.request(acp.methods.agent.initialize, { protocolVersion: 2, info: { name, version: "1" }, capabilities: {} });
+}
+
+export function sdkV2Client(child: ChildProcessWithoutNullStreams, name: string, graceMs: number): SdkV2Client {
+  child.stderr.resume();
+  child.stdin.on("error", () => {});
+  const updates: acp.UpdateSessionNotification[] = [];
+  const conn = acp
+    .client({ name })
+    .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params))
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
+      outcome: { outcome: "selected", optionId: params.options.find((o) => o.kind === "allow_once")!.optionId },
+    }))
+    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return {
+    conn,
+    updates,
+    initialize: () => initializeV2(conn, name),
+    async close() {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+      conn.close();
+    },
+  };
+}
