@@ -93,7 +93,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
         await pool.closeAll().catch(logFailure("closing the MCP pool"));
         killAllGroupsNow();
         dev?.dispose();
-        await flushWithin(conn.flush().catch(logFailure("flushing the connection")));
+        await flushWithin(conn.flush());
       })()),
   };
 }

@@ -5,6 +5,7 @@
 // ids, tool call upserts as tool_call/tool_call_update, plan_update as plan), and a prompt that
 // resolves with the stop reason of the `state_update` idle that ends its turn. Does no rendering.
 import type * as acp from "@agentclientprotocol/sdk";
+import { logFailure } from "../log.ts";
 import { RpcError, type RpcPeer } from "../wire/rpc-peer.ts";
 
 /** The ACP versions this client speaks; it offers the newest. */
@@ -91,7 +92,7 @@ export class V2Link implements AgentRequests {
   /** The prompt is acknowledged at once; the turn ends with the session's idle state_update. */
   #prompt(sessionId: string, params: Obj): Promise<acp.PromptResponse> {
     const ended = new Promise<acp.PromptResponse>((resolve, reject) => this.#turns.set(sessionId, { resolve, reject }));
-    ended.catch(() => {}); // read below, unless the prompt itself was refused
+    ended.catch(logFailure("a v2 turn")); // read below, unless the prompt itself was refused
     const acked = this.peer.request<{ messageId?: unknown }>("session/prompt", params);
     acked.catch((err: unknown) => this.#turns.get(sessionId)?.reject(err as Error));
     return acked.then(() => ended).finally(() => this.#turns.delete(sessionId));

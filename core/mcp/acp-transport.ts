@@ -5,6 +5,7 @@
 // Does not speak ACP itself: agent-server.ts binds the relay to its connection.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { logFailure } from "../log.ts";
 import { INTERNAL_ERROR, isObject } from "../wire/jsonrpc.ts";
 import { McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "./acp-wire.ts";
 
@@ -97,7 +98,7 @@ export class AcpMcpTransport implements Transport {
   async close(): Promise<void> {
     this.#unlisten();
     // mcp/disconnect is a request, but a provider that never answers must not hold the close up.
-    void this.#connection.close().catch(() => {});
+    void this.#connection.close().catch(logFailure("closing an MCP-over-ACP connection"));
     this.onclose?.();
   }
 }
