@@ -102,12 +102,13 @@ const SOCKET_DIRS = ["/tmp", "/run", "/var/run", "/dev/shm"];
 
 /** The bwrap arguments for a setting (everything before `--`). */
 export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] {
+  const privateDirs = SOCKET_DIRS.filter(isRealDir);
   const args = [
     "--ro-bind", "/", "/",
     "--dev", "/dev",
     "--proc", "/proc",
     // Read-only once everything below is mounted into them (the last step before --chdir).
-    ...SOCKET_DIRS.filter(isRealDir).flatMap((d) => ["--tmpfs", d]),
+    ...privateDirs.flatMap((d) => ["--tmpfs", d]),
     // DNS for sandbox_network: a resolv.conf that leads into /run is shown again.
     ...resolvConfUnder("/run").flatMap((f) => ["--ro-bind", f, f]),
     // Own user, PID, IPC, UTS, cgroup and network namespaces; no capabilities even when run as root
@@ -143,7 +144,7 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     if (isDir(p)) args.push("--tmpfs", p, "--remount-ro", p);
     else args.push("--ro-bind", "/dev/null", p);
   }
-  for (const d of SOCKET_DIRS.filter(isRealDir)) args.push("--remount-ro", d);
+  for (const d of privateDirs) args.push("--remount-ro", d);
   args.push("--chdir", plan.cwd);
   return args;
 }
