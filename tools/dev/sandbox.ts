@@ -272,10 +272,9 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
     const shown = neededFromPrivateDirs(req, ctx.self);
     const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra] });
-    const args = bwrapArgs(ctx.settings, plan());
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     if (!proxied) {
-      return { command: bwrap, args: [...args, "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
+      return { command: bwrap, args: [...bwrapArgs(ctx.settings, plan()), "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
     }
     // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
     const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
@@ -284,13 +283,12 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
       await rm(tmp, { recursive: true, force: true });
       throw err;
     });
-    const argsWithProxy = bwrapArgs(ctx.settings, plan([dir]));
     const url = `http://127.0.0.1:${PROXY_PORT}`;
     for (const k of ["NO_PROXY", "no_proxy"]) delete env[k];
     Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url });
     return {
       command: bwrap,
-      args: [...argsWithProxy, "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
+      args: [...bwrapArgs(ctx.settings, plan([dir])), "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
       env,
       report: () => (proxy.refused.length > 0 ? proxyNote(proxy.refused, ctx.settings.allowDomains) : undefined),
       cleanup: async () => {
