@@ -166,7 +166,8 @@ test("an in-process component that dies ends the chain with an error naming it a
   const ends: string[] = [];
   const { client, code, lines } = await chainWith({
     dier: async (io, ctx) => {
-      for await (const _ of io.input) {
+      const first = await new Promise<boolean>((r) => io.port.listen(() => r(true), () => r(false)));
+      if (first) {
         ctx.stderrLine("giving up on the first message");
         throw new Error("boom");
       }

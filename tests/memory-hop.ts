@@ -2,11 +2,11 @@
 // component's stdio, with a line-level peer on the far end (send a message, await the next one).
 // Not used by the product at run time.
 import { bytePipe } from "../core/wire/byte-pipe.ts";
-import type { HopIo } from "../core/conductor/router.ts";
+import type { ByteIo } from "../core/wire/link.ts";
 
 export interface MemoryPeer {
   /** The conductor's side of this hop. */
-  readonly io: HopIo;
+  readonly io: ByteIo;
   send(message: Record<string, unknown>): void;
   /** The next message the conductor wrote to this peer; rejects after `timeoutMs`. */
   next(timeoutMs?: number): Promise<any>;

@@ -1,7 +1,8 @@
 // Owns the components of a chain: component strings → commands checked before anything runs, each
 // started as its own process group (through core/process-group.ts), its stderr forwarded line by line
 // with the component's name in front, and a bounded tail of it kept for the error that names it; or, for
-// `tendril:NAME`, one of Tendril's own components run inside this process over in-memory pipes, with the
+// `tendril:NAME`, one of Tendril's own components run inside this process over an in-memory message
+// pipe (objects, not bytes), with the
 // same face (its lines, its end, its input to close). Does not route messages (router.ts) and does not
 // decide when the chain ends (runner.ts).
 import type { ChildProcess } from "node:child_process";
@@ -10,8 +11,8 @@ import { type CommandLine, parseCommandLine } from "../command-line.ts";
 import { findCommand, spawnGroup } from "../process-group.ts";
 import type { HopIo } from "./router.ts";
 import { nodeSink } from "../wire/writer.ts";
-import { chunksOf } from "../wire/link.ts";
-import { bytePipe } from "../wire/byte-pipe.ts";
+import { chunksOf, type PortIo } from "../wire/link.ts";
+import { messagePipe } from "../wire/message-pipe.ts";
 import { StderrTail } from "../stderr-tail.ts";
 
 /** The component-string prefix of a component that runs inside the conductor. */
@@ -22,7 +23,7 @@ export const IN_PROCESS_PREFIX = "tendril:";
  * (or `signal` aborts: the chain is over) and resolves with its exit code; a throw is a failure. Lines it
  * gives `stderrLine` are its stderr.
  */
-export type InProcessComponent = (io: HopIo, ctx: { signal: AbortSignal; stderrLine(line: string): void }) => Promise<number>;
+export type InProcessComponent = (io: PortIo, ctx: { signal: AbortSignal; stderrLine(line: string): void }) => Promise<number>;
 
 export interface ComponentSpec extends CommandLine {
   /** The string as the user wrote it. */
@@ -133,16 +134,15 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
   };
 }
 
-/** Starts in-process component `index`: `run` gets its end of two in-memory pipes, the chain the other. */
+/** Starts in-process component `index`: `run` gets one end of a message pipe, the chain the other. */
 export function startInProcess(spec: ComponentSpec, index: number, run: InProcessComponent, opts: Pick<StartOptions, "tailBytes" | "stderrLine">): RunningComponent {
-  const toComponent = bytePipe();
-  const fromComponent = bytePipe();
+  const [chainEnd, componentEnd] = messagePipe();
   const stop = new AbortController();
   const tail = new StderrTail(opts.tailBytes, (line) => opts.stderrLine(`[${spec.name}] ${line}`));
   let ended!: () => void;
   const stderrEnded = new Promise<void>((r) => (ended = r));
   const exited = Promise.resolve()
-    .then(() => run({ input: toComponent.input, sink: fromComponent.sink }, { signal: stop.signal, stderrLine: (line) => tail.push(line + "\n") }))
+    .then(() => run({ port: componentEnd }, { signal: stop.signal, stderrLine: (line) => tail.push(line + "\n") }))
     .then(
       (code) => ({ code, signal: null }),
       (err: unknown) => {
@@ -152,7 +152,7 @@ export function startInProcess(spec: ComponentSpec, index: number, run: InProces
     )
     .then((exit) => {
       // as a process's pipes close when it exits
-      fromComponent.close();
+      componentEnd.close();
       tail.end();
       ended();
       return exit;
@@ -162,10 +162,10 @@ export function startInProcess(spec: ComponentSpec, index: number, run: InProces
     index,
     pid: undefined,
     exited,
-    io: { input: fromComponent.input, sink: toComponent.sink },
+    io: { port: chainEnd },
     stderrTail: () => tail.lines(),
     stderrEnded,
-    closeInput: () => toComponent.close(),
-    stop: () => (toComponent.close(), stop.abort()),
+    closeInput: () => chainEnd.close(),
+    stop: () => (chainEnd.close(), stop.abort()),
   };
 }

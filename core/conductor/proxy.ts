@@ -125,8 +125,7 @@ export class Proxy {
 
   constructor(io: HopIo, opts: { maxLineBytes: number }) {
     this.#peer = new RpcPeer({
-      input: io.input,
-      sink: io.sink,
+      ...io,
       maxLineBytes: opts.maxLineBytes,
       onRequest: (method, params, signal, id) => this.#receiveRequest(id, method, params as Params, signal),
       onNotification: (method, params) => this.#receiveNotification(method, params as Params),

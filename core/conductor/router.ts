@@ -20,16 +20,13 @@ import {
   unwrapSuccessor,
   wrapSuccessor,
 } from "./dialect.ts";
-import { describeEnd, Link, type LinkEnd, type WellFormed } from "../wire/link.ts";
+import { describeEnd, Link, type LinkEnd, type LinkIo, type WellFormed } from "../wire/link.ts";
 import { McpRoutes } from "./mcp-routes.ts";
-import type { ByteSink } from "../wire/writer.ts";
 
 export type Hop = "client" | number;
 
-export interface HopIo {
-  input: AsyncIterable<Uint8Array>;
-  sink: ByteSink;
-}
+/** A hop's two directions: bytes (a process's stdio) or an in-memory message pipe end. */
+export type HopIo = LinkIo;
 
 export interface ChainOptions {
   /** `agent`: the last component is the agent. `proxy`: the chain is itself a proxy; its successor is
@@ -145,8 +142,7 @@ export class Chain {
     const endpoint = (hop: Hop, io: HopIo, isProxy: boolean): Endpoint => {
       const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), batches: new Map(), link: undefined as unknown as Link };
       ep.link = new Link({
-        input: io.input,
-        sink: io.sink,
+        ...io,
         maxLineBytes: opts.maxLineBytes,
         maxQueuedBytes: opts.maxQueuedBytes,
         onMessage: (m, line) => this.#receive(ep, m, line),

@@ -7,8 +7,8 @@ import { flushWithin } from "../exit-flush.ts";
 import type { Limits } from "../limits.ts";
 import { log } from "../log.ts";
 import { type ComponentSpec, type InProcessComponent, type RunningComponent, startComponent, startInProcess } from "./components.ts";
-import { describeEnd, type LinkEnd } from "../wire/link.ts";
-import { Chain, type Hop, type HopIo } from "./router.ts";
+import { type ByteIo, describeEnd, type LinkEnd } from "../wire/link.ts";
+import { Chain, type Hop } from "./router.ts";
 import { McpBridge } from "./mcp-bridge.ts";
 
 export interface StopRequest {
@@ -19,7 +19,7 @@ export interface StopRequest {
 export interface RunOptions {
   mode: "agent" | "proxy";
   specs: ComponentSpec[];
-  client: HopIo;
+  client: ByteIo;
   env: Record<string, string>;
   cwd?: string;
   limits: Limits;

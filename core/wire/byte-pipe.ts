@@ -1,6 +1,7 @@
 // Owns the in-memory byte pipe: what is written to `sink` comes out of `input`, in order, until
-// close(). It stands in for a pair of stdio pipes when both ends live in one process (a component run
-// inside the conductor, routing tests). Like a pipe it pushes back: a write resolves once the reader has
+// close(). It stands in for a pair of stdio pipes when both ends live in one process and one end wants
+// bytes (`tendril prompt`'s in-process agent, routing tests; a component run inside the conductor gets a
+// message pipe instead, message-pipe.ts). Like a pipe it pushes back: a write resolves once the reader has
 // taken its chunk, so the writer's own bound (a hop's MAX_HOP_QUEUE_BYTES) sees a reader that stopped.
 // It holds at most what the writer queued without waiting, and bounds nothing itself.
 import type { ByteSink } from "./writer.ts";

@@ -66,8 +66,11 @@ export function classifyLine(text: string): Classified {
  *  inside a batch, is an invalid request). Never throws. */
 export function classifyBatchLine(text: string): Classified | Classified[] {
   const parsed = parseLine(text);
-  if (!("value" in parsed)) return parsed;
-  const value = parsed.value;
+  return "value" in parsed ? classifyBatchValue(parsed.value) : parsed;
+}
+
+/** Classifies an already-parsed value that may be a batch, as classifyBatchLine does. Never throws. */
+export function classifyBatchValue(value: unknown): Classified | Classified[] {
   if (!Array.isArray(value)) return classifyMessage(value);
   if (value.length === 0) return invalid(null, "an empty batch");
   return value.map((entry) => (Array.isArray(entry) ? invalid(null, "a batch inside a batch") : classifyMessage(entry)));

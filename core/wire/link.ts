@@ -1,11 +1,13 @@
 // Owns one hop of a chain as a JSON-RPC message pipe: bytes in through the bounded line reader and the
-// classifier, one callback per message (or per batch, for a user that takes batches) in arrival order
-// (synchronously, so the router keeps order), messages out through the one serialized writer — one at a
-// time, or corked into one batch line — and the trace hook on both directions.
+// classifier (or objects from an in-memory message pipe, classified the same way), one callback per
+// message (or per batch, for a user that takes batches) in arrival order (synchronously, so the router
+// keeps order), messages out through the one serialized writer — one at a time, or corked into one
+// batch line — and the trace hook on both directions.
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
 import { logFailure } from "../log.ts";
 import { readLineBatches } from "./ndjson.ts";
-import { type Classified, classifyBatchLine, classifyLine, type JsonRpcError } from "./jsonrpc.ts";
+import { type Classified, classifyBatchLine, classifyBatchValue, classifyLine, classifyMessage, type JsonRpcError } from "./jsonrpc.ts";
+import type { MessageEnd, Posted } from "./message-pipe.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
 
 const ENCODER = new TextEncoder();
@@ -36,22 +38,35 @@ export function describeEnd(end: LinkEnd): string {
   }
 }
 
-export interface LinkOptions {
+/** A hop's bytes: lines read from `input`, lines written to `sink` (stdio, a socket, a byte pipe). */
+export interface ByteIo {
   input: AsyncIterable<Uint8Array>;
   sink: ByteSink;
+}
+
+/** A hop inside this process: messages handed over as objects (message-pipe.ts). */
+export interface PortIo {
+  port: MessageEnd;
+}
+
+export type LinkIo = ByteIo | PortIo;
+
+export type LinkOptions = LinkIo & {
   maxLineBytes: number;
-  /** Called once per well-formed message (and its line), in order, before the next line is read. */
-  onMessage: (message: WellFormed, line: string) => void;
+  /** Called once per well-formed message, in order, before the next is read; with its line as read
+   *  (undefined for a message that came as an object). */
+  onMessage: (message: WellFormed, line: string | undefined) => void;
   /** A batch (a non-empty JSON array), its entries classified one by one. Without it a batch is a
    *  malformed line (-32600), as for a peer that takes no batches; an empty array always is. */
-  onBatch?: (entries: Classified[], line: string) => void;
+  onBatch?: (entries: Classified[], line: string | undefined) => void;
   /** A malformed line: answer it and go on (true), or end the link with `garbage` (false, the default). */
   onMalformed?: (bad: Extract<Classified, { kind: "malformed" }>, line: string) => boolean;
   /** Sees every message read ("in") and written ("out"). */
   trace?: (dir: "in" | "out", message: unknown) => void;
-  /** Bytes that may wait for the peer to read them before the link ends as `stalled`. */
+  /** Bytes that may wait for the peer to read them before the link ends as `stalled` (on a message
+   *  pipe: messages posted before the other end listens, at their serialized size). */
   maxQueuedBytes?: number;
-}
+};
 
 export class Link {
   readonly ended: Promise<LinkEnd>;
@@ -62,11 +77,21 @@ export class Link {
   readonly #maxQueued: number;
   #stalled!: (end: LinkEnd) => void;
 
+  /** The other end of an in-memory message pipe, instead of a byte writer. */
+  readonly #port?: MessageEnd;
+
   constructor(opts: LinkOptions) {
-    this.#writer = new LineWriter(opts.sink);
     this.#trace = opts.trace;
     this.#maxQueued = opts.maxQueuedBytes ?? Infinity;
-    this.ended = Promise.race([pump(opts), new Promise<LinkEnd>((resolve) => (this.#stalled = resolve))]);
+    const stalled = new Promise<LinkEnd>((resolve) => (this.#stalled = resolve));
+    if ("port" in opts) {
+      this.#port = opts.port;
+      this.#writer = undefined as unknown as LineWriter;
+      this.ended = Promise.race([listen(opts, opts.port), stalled]);
+    } else {
+      this.#writer = new LineWriter(opts.sink);
+      this.ended = Promise.race([pump(opts, opts.input), stalled]);
+    }
   }
 
   /**
@@ -78,18 +103,30 @@ export class Link {
   send(message: Record<string, unknown>, line?: string): void {
     if (this.#corks > 0) {
       this.#corked.push(message);
-      this.#corkedLines.push(line ?? JSON.stringify(message));
+      if (!this.#port) this.#corkedLines.push(line ?? JSON.stringify(message));
       return;
     }
     this.#trace?.("out", message);
-    this.#queue(line ?? JSON.stringify(message));
+    if (this.#port) this.#post(message);
+    else this.#queue(line ?? JSON.stringify(message));
   }
 
   /** Queues `messages` as one JSON-RPC batch line (whatever is corked stays corked). */
   sendBatch(messages: Record<string, unknown>[], lines?: string[]): void {
     if (messages.length === 0) return;
     this.#trace?.("out", messages);
-    this.#queue(`[${(lines ?? messages.map((m) => JSON.stringify(m))).join(",")}]`);
+    if (this.#port) this.#post(messages);
+    else this.#queue(`[${(lines ?? messages.map((m) => JSON.stringify(m))).join(",")}]`);
+  }
+
+  /** Hands `item` to the other end; what waits for an end that never listens counts against the bound. */
+  #post(item: Posted): void {
+    if (this.#port!.post(item)) {
+      this.#queued = 0;
+      return;
+    }
+    this.#queued += Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (this.#queued > this.#maxQueued) this.#stalled({ reason: "stalled", bytes: this.#queued });
   }
 
   /** Until the matching uncork(), messages sent are held and then leave as one batch line. */
@@ -117,6 +154,7 @@ export class Link {
 
   /** Resolves when everything queued so far is written (or the sink failed). */
   async flush(): Promise<void> {
+    if (this.#port) return;
     this.#flushBatch();
     await this.#writer.flush().catch(logFailure("flushing a connection"));
   }
@@ -136,30 +174,57 @@ export class Link {
   };
 }
 
-async function pump(opts: LinkOptions): Promise<LinkEnd> {
+async function pump(opts: LinkOptions, input: AsyncIterable<Uint8Array>): Promise<LinkEnd> {
   try {
-    for await (const batch of readLineBatches(opts.input, opts.maxLineBytes)) {
+    for await (const batch of readLineBatches(input, opts.maxLineBytes)) {
       for (const event of batch) {
         if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
-        const c = opts.onBatch !== undefined ? classifyBatchLine(event.text) : classifyLine(event.text);
-        if (Array.isArray(c)) {
-          opts.trace?.("in", c.map((e) => (e.kind === "malformed" ? { malformed: e.error.message } : e.message)));
-          opts.onBatch!(c, event.text);
-          continue;
-        }
-        if (c.kind === "malformed") {
-          opts.trace?.("in", { malformed: event.text.slice(0, 200) });
-          if (opts.onMalformed?.(c, event.text)) continue;
-          return { reason: "garbage", line: event.text, error: c.error };
-        }
-        opts.trace?.("in", c.message);
-        opts.onMessage(c, event.text);
+        const end = take(opts, opts.onBatch !== undefined ? classifyBatchLine(event.text) : classifyLine(event.text), event.text);
+        if (end) return end;
       }
     }
     return { reason: "eof" };
   } catch (error) {
     return { reason: "error", error };
   }
+}
+
+/** The messages of a message pipe end, taken as pump() takes lines (without a line's text). */
+function listen(opts: LinkOptions, port: MessageEnd): Promise<LinkEnd> {
+  return new Promise((resolve) => {
+    let over = false;
+    const finish = (end: LinkEnd) => void (over || ((over = true), resolve(end)));
+    port.listen(
+      (item) => {
+        if (over) return;
+        try {
+          const end = take(opts, opts.onBatch !== undefined ? classifyBatchValue(item) : classifyMessage(item), undefined, item);
+          if (end) finish(end);
+        } catch (error) {
+          finish({ reason: "error", error });
+        }
+      },
+      () => finish({ reason: "eof" }),
+    );
+  });
+}
+
+/** One classified line or posted item to its callback; the link's end when it ends the link. */
+function take(opts: LinkOptions, c: Classified | Classified[], line: string | undefined, item?: Posted): LinkEnd | undefined {
+  if (Array.isArray(c)) {
+    opts.trace?.("in", c.map((e) => (e.kind === "malformed" ? { malformed: e.error.message } : e.message)));
+    opts.onBatch!(c, line);
+    return undefined;
+  }
+  if (c.kind === "malformed") {
+    const text = line ?? JSON.stringify(item) ?? String(item);
+    opts.trace?.("in", { malformed: text.slice(0, 200) });
+    if (opts.onMalformed?.(c, text)) return undefined;
+    return { reason: "garbage", line: text, error: c.error };
+  }
+  opts.trace?.("in", c.message);
+  opts.onMessage(c, line);
+  return undefined;
 }
 
 /**

@@ -3,9 +3,8 @@
 // other end's requests (answered at once or later by id, each with a signal aborted by `$/cancel_request`
 // or the connection's end), and batches when asked. Nothing is validated away: an update kind this end
 // does not know still reaches its handler.
-import { Link, type LinkEnd } from "./link.ts";
+import { Link, type LinkEnd, type LinkIo } from "./link.ts";
 import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
-import type { ByteSink } from "./writer.ts";
 
 /** The other end answered a request with a JSON-RPC error. */
 export class RpcError extends Error {
@@ -25,9 +24,7 @@ export type Outcome = { result: unknown } | { error: JsonRpcError };
 /** Returned by an onRequest handler that will answer through respond(id, …) itself. */
 export const ANSWER_LATER: unique symbol = Symbol("answer later");
 
-export interface RpcPeerOptions {
-  input: AsyncIterable<Uint8Array>;
-  sink: ByteSink;
+export type RpcPeerOptions = LinkIo & {
   maxLineBytes: number;
   /** Answers a request of the other end; a throw answers with an error (RpcError keeps its code);
    *  ANSWER_LATER leaves the answer to respond(id, …). */
@@ -38,7 +35,7 @@ export interface RpcPeerOptions {
   /** Take JSON-RPC batches: entries handled in order, what they make us send leaves as one batch, and
    *  the answers to their requests go back as one batch. Without it a batch is a malformed line. */
   batches?: boolean;
-}
+};
 
 export class RpcPeer {
   readonly ended: Promise<LinkEnd>;
@@ -53,8 +50,7 @@ export class RpcPeer {
 
   constructor(private readonly opts: RpcPeerOptions) {
     this.#link = new Link({
-      input: opts.input,
-      sink: opts.sink,
+      ...("port" in opts ? { port: opts.port } : { input: opts.input, sink: opts.sink }),
       maxLineBytes: opts.maxLineBytes,
       onMessage: (m) => this.#take(m, this.#toLink),
       onBatch: opts.batches ? (entries) => this.#takeBatch(entries) : undefined,

@@ -8,10 +8,11 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { join } from "node:path";
-import { Chain } from "../../core/conductor/router.ts";
+import { Chain, type HopIo } from "../../core/conductor/router.ts";
 import { Proxy } from "../../core/conductor/proxy.ts";
 import { bytePipe } from "../../core/wire/byte-pipe.ts";
 import { Link } from "../../core/wire/link.ts";
+import { messagePipe } from "../../core/wire/message-pipe.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "tendril");
@@ -174,11 +175,12 @@ async function inProcessCpu(): Promise<{ none: number; proxy: number }> {
   const once = async (withProxy: boolean): Promise<number> => {
     const client = pair();
     const agent = pair();
-    const components = [agent.near];
+    const components: HopIo[] = [agent.near];
     if (withProxy) {
-      const p = pair();
-      new Proxy(p.far, { maxLineBytes: 1 << 20 });
-      components.unshift(p.near);
+      // as the conductor runs a `tendril:NAME` component: on a message pipe
+      const [chainEnd, componentEnd] = messagePipe();
+      new Proxy({ port: componentEnd }, { maxLineBytes: 1 << 20 });
+      components.unshift({ port: chainEnd });
     }
     new Chain({ mode: "agent", client: client.near, components, maxLineBytes: 1 << 20 });
     const agentLink: Link = new Link({
