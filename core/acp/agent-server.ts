@@ -281,7 +281,8 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
   const peer = new RpcPeer({
     ...io,
     answerMalformed: true,
-    onRequest: (method, params, signal) => {
+    onRequest: (method, params, cancellation) => {
+      const signal = cancellation.signal;
       if (method === "initialize" && !negotiated) {
         negotiated = true;
         if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) table = v2Handlers(opts, peer, ended.signal);

@@ -91,6 +91,15 @@ export function unwrapSuccessor(method: string, params: Params): { dialect: Dial
   return { dialect, inner };
 }
 
+/** The line of the wrapper carrying notification `inner` in `dialect`, its params given as their JSON
+ *  text (jsonrpc.ts paramsTextOf): exactly JSON.stringify of the message wrapSuccessor describes. Undefined
+ *  when the wrapper carries hop-local metadata (then it is serialized whole). */
+export function wrappedNotificationLine(dialect: Dialect, inner: Inner, paramsText: string): string | undefined {
+  if (inner.meta !== undefined) return undefined;
+  const method = dialect === "proxy" ? "proxy/successor" : dialect === "underscore" ? "_proxy/successor" : "_proxy/successor/notification";
+  return `{"jsonrpc":"2.0","method":"${method}","params":{"method":${JSON.stringify(inner.method)},"params":${paramsText}}}`;
+}
+
 /** The wrapper carrying `inner` in `dialect`; `isRequest` picks the sacp method name. */
 export function wrapSuccessor(dialect: Dialect, inner: Inner, isRequest: boolean): { method: string; params: Record<string, unknown> } {
   const params: Record<string, unknown> = { method: inner.method };

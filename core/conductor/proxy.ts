@@ -7,7 +7,7 @@
 // cancellation). Does not spawn anything or touch process stdio (callers pass a HopIo).
 import { logFailure } from "../log.ts";
 import { INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId } from "../wire/jsonrpc.ts";
-import { ANSWER_LATER, errorOf, type Outcome, RpcError, RpcPeer } from "../wire/rpc-peer.ts";
+import { ANSWER_LATER, type Cancellation, errorOf, type Outcome, RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import { answeredVersion, type Dialect, dialectOfInitialize, initializeAnswerFor, type Params, unwrapSuccessor, wrapSuccessor } from "./dialect.ts";
 import type { LinkEnd } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
@@ -127,7 +127,7 @@ export class Proxy {
     this.#peer = new RpcPeer({
       ...io,
       maxLineBytes: opts.maxLineBytes,
-      onRequest: (method, params, signal, id) => this.#receiveRequest(id, method, params as Params, signal),
+      onRequest: (method, params, cancellation, id) => this.#receiveRequest(id, method, params as Params, cancellation),
       onNotification: (method, params) => this.#receiveNotification(method, params as Params),
       batches: true,
     });
@@ -309,9 +309,9 @@ export class Proxy {
   }
 
   /** Every request is answered through respond(), so an answer can be written the moment it is read. */
-  #receiveRequest(id: JsonRpcId, rawMethod: string, rawParams: Params, signal: AbortSignal): typeof ANSWER_LATER {
+  #receiveRequest(id: JsonRpcId, rawMethod: string, rawParams: Params, cancellation: Cancellation): typeof ANSWER_LATER {
     const { method, params, from } = this.#unwrap(rawMethod, rawParams);
-    const handle = () => this.#answer(id, method, params, from, signal);
+    const handle = () => this.#answer(id, method, params, from, cancellation);
     if (this.#mustHold(method, params, from)) this.#held.push(handle);
     else handle();
     return ANSWER_LATER;
@@ -333,7 +333,7 @@ export class Proxy {
     return { method, params, from: "predecessor" };
   }
 
-  #answer(id: JsonRpcId, method: string, params: Params, from: Side, signal: AbortSignal): void {
+  #answer(id: JsonRpcId, method: string, params: Params, from: Side, cancellation: Cancellation): void {
     const dialect = from === "predecessor" ? dialectOfInitialize(method, params) : undefined;
     if (dialect) {
       this.#dialect = dialect;
@@ -361,10 +361,10 @@ export class Proxy {
     const opener = SESSION_OPENERS.has(method) && from === "predecessor";
     // Called synchronously, so a handler that forwards at once keeps the order messages came in.
     const handler = this.#requests.get(method);
-    if (!handler) return this.#relay(id, method, opener ? this.#withServers(params) : params, other, signal, opener);
+    if (!handler) return this.#relay(id, method, opener ? this.#withServers(params) : params, other, cancellation, opener);
     const next = (p: Params = params) => {
       const sent = this.#call(method, opener ? this.#withServers(p) : p, other, opener ? (result) => this.#noteOpened(result, p) : undefined);
-      signal.addEventListener("abort", () => this.#peer.cancel(sent.id), { once: true });
+      cancellation.onCancel(() => this.#peer.cancel(sent.id));
       return sent.answer;
     };
     let answer: unknown;
@@ -380,14 +380,14 @@ export class Proxy {
    * Forwards a request nobody intercepts and relays its answer the moment it is read, untouched (no
    * promise in between), so an answer is never overtaken by messages the successor sent after it.
    */
-  #relay(id: JsonRpcId, method: string, params: Params, to: Side, signal: AbortSignal, opener: boolean): void {
+  #relay(id: JsonRpcId, method: string, params: Params, to: Side, cancellation: Cancellation, opener: boolean): void {
     const out = this.#outgoing(method, params, to, true);
     const forwardId = this.#peer.send(out.method, out.params, (a: Outcome | { closed: string }) => {
       if ("closed" in a) return void this.#peer.respond(id, { error: CLOSED });
       if (opener && "result" in a) this.#noteOpened(a.result, params);
       this.#peer.respond(id, a);
     });
-    signal.addEventListener("abort", () => this.#peer.cancel(forwardId), { once: true });
+    cancellation.onCancel(() => this.#peer.cancel(forwardId));
   }
 
   async #settle(id: JsonRpcId, answer: Promise<unknown>): Promise<void> {

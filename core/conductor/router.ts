@@ -6,7 +6,7 @@
 // synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
 // relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot
 // do. Does not spawn processes or decide exit codes (runner.ts).
-import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf } from "../wire/jsonrpc.ts";
 import {
   answeredVersion,
   type Dialect,
@@ -18,6 +18,7 @@ import {
   isInitialize,
   type Params,
   unwrapSuccessor,
+  wrappedNotificationLine,
   wrapSuccessor,
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type LinkIo, type WellFormed } from "../wire/link.ts";
@@ -111,8 +112,10 @@ interface BatchAnswer {
 
 type Routed = Inner & {
   request?: { from: Replier; id: JsonRpcId };
-  /** The notification's line as read, while it is still exactly what would be written. */
+  /** The notification's line as read, while it is still exactly what would be written, and the
+   *  message parsed from it. */
   line?: string;
+  read?: Record<string, unknown>;
 };
 
 export class Chain {
@@ -284,7 +287,7 @@ export class Chain {
     if (m.method === "$/cancel_request") return this.#cancel(from, params);
     const routed: Routed = { method: m.method, params };
     if (m.kind === "request") routed.request = { from, id: m.id };
-    else routed.line = line;
+    else if (line !== undefined) (routed.line = line), (routed.read = m.message);
     if (from.hop === "client") {
       if (this.#mismatch) {
         if (m.kind === "request") from.link.send(errorResponse(m.id, this.#mismatch));
@@ -361,8 +364,12 @@ export class Chain {
   }
 
   #wrapTo(target: Endpoint, m: Routed, hooks?: EdgeRoute, versionOf?: number): void {
-    const w = wrapSuccessor(target.dialect ?? "proxy", m, m.request !== undefined);
-    this.#send(target, w.method, w.params, m.request, undefined, undefined, hooks, versionOf);
+    const dialect = target.dialect ?? "proxy";
+    const w = wrapSuccessor(dialect, m, m.request !== undefined);
+    // A notification relayed unchanged is wrapped around its params' text as read, not serialized again.
+    const text = m.line === undefined || m.read === undefined || m.request ? undefined : paramsTextOf(m.line, m.read);
+    const line = text === undefined ? undefined : wrappedNotificationLine(dialect, m, text);
+    this.#send(target, w.method, w.params, m.request, undefined, line, hooks, versionOf);
   }
 
   #sendInit(target: Endpoint, attempt: number, params: Params, request: Routed["request"]): void {

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { classifyLine, INVALID_REQUEST, PARSE_ERROR } from "./jsonrpc.ts";
+import { classifyLine, INVALID_REQUEST, paramsTextOf, PARSE_ERROR } from "./jsonrpc.ts";
 
 test("requests, notifications and responses are told apart", () => {
   expect(classifyLine('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')).toMatchObject({
@@ -37,4 +37,26 @@ test("neither method nor id, batches, scalars and bad ids are invalid requests",
     expect(c.kind).toBe("malformed");
     if (c.kind === "malformed") expect(c.error.code).toBe(INVALID_REQUEST);
   }
+});
+
+test("paramsTextOf: a notification spelled as JSON.stringify spells it gives its params' text; any other spelling, none", () => {
+  const m = { jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { text: 'a "quoted" }' } } };
+  const line = JSON.stringify(m);
+  expect(paramsTextOf(line, m)).toBe(JSON.stringify(m.params));
+  expect(JSON.parse(paramsTextOf(line, m)!)).toEqual(m.params);
+  const spaced = '{ "jsonrpc": "2.0", "method": "session/update", "params": {} }';
+  expect(paramsTextOf(spaced, JSON.parse(spaced))).toBeUndefined();
+  const reordered = '{"method":"x","jsonrpc":"2.0","params":{}}';
+  expect(paramsTextOf(reordered, JSON.parse(reordered))).toBeUndefined();
+  const extra = '{"jsonrpc":"2.0","method":"x","params":{},"extra":1}';
+  expect(paramsTextOf(extra, JSON.parse(extra))).toBeUndefined();
+  const trailing = '{"jsonrpc":"2.0","method":"x","params":{}} ';
+  expect(paramsTextOf(trailing, JSON.parse(trailing))).toBeUndefined();
+  const noParams = '{"jsonrpc":"2.0","method":"x"}';
+  expect(paramsTextOf(noParams, JSON.parse(noParams))).toBeUndefined();
+  // a duplicate key after the params stays in the text, and parses to the same last-wins value
+  const dup = '{"jsonrpc":"2.0","method":"x","params":{"a":1},"params":{"a":2}}';
+  const parsed = JSON.parse(dup);
+  const text = paramsTextOf(dup, parsed)!;
+  expect(JSON.parse(`{"params":${text}}`).params).toEqual(parsed.params);
 });

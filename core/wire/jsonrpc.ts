@@ -107,6 +107,22 @@ export function classifyMessage(value: unknown): Classified {
   return { kind: "response", id, result: m.result, message: m };
 }
 
+/**
+ * The text of a notification's params inside the line it was read from, when the line is spelled as
+ * JSON.stringify spells one (`{"jsonrpc":"2.0","method":M,"params":…}`, nothing else): what a relay
+ * wraps without serializing the params again. Undefined for any other spelling. A duplicate key after
+ * the params stays inside the text, where parsing it again gives the same last-wins value.
+ */
+export function paramsTextOf(line: string, message: Record<string, unknown>): string | undefined {
+  const method = message.method;
+  if (typeof method !== "string" || message.params === undefined || line.charCodeAt(line.length - 1) !== 125 /* } */) return undefined;
+  let keys = 0;
+  for (const _ in message) keys++;
+  if (keys !== 3) return undefined;
+  const prefix = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`;
+  return line.startsWith(prefix) ? line.slice(prefix.length, -1) : undefined;
+}
+
 export function errorResponse(id: JsonRpcId | null, error: JsonRpcError): Record<string, unknown> {
   return { jsonrpc: "2.0", id, error };
 }

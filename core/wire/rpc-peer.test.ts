@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { bytePipe } from "./byte-pipe.ts";
-import { ANSWER_LATER, RpcPeer, type RpcPeerOptions } from "./rpc-peer.ts";
+import { ANSWER_LATER, Cancellation, RpcPeer, type RpcPeerOptions } from "./rpc-peer.ts";
 
 /** Two peers joined by in-memory pipes; `b` answers with `onRequest`. */
 function pair(onRequest: RpcPeerOptions["onRequest"], more: Partial<RpcPeerOptions> = {}) {
@@ -43,9 +43,9 @@ test("send hears the answer synchronously as it is read; respond answers a reque
 test("cancel sends $/cancel_request for our request and still waits for its answer; the other end's handler sees its signal abort", async () => {
   const [started, start] = signal();
   const [aborted, abort] = signal();
-  const { a } = pair((_m, _p, sig) => {
+  const { a } = pair((_m, _p, cancellation) => {
     start();
-    sig.addEventListener("abort", () => abort());
+    cancellation.signal.addEventListener("abort", () => abort());
     return aborted.then(() => ({ stopped: true }));
   });
   const [outcome, settle] = signal<unknown>();
@@ -93,4 +93,36 @@ test("without the batches option a batch is one malformed line, as for `tendril 
     expect(JSON.parse(new TextDecoder().decode(c))).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request: batches are not supported" } });
     break;
   }
+});
+
+test("a request's cancellation: onCancel hears $/cancel_request once; a signal taken after it is already aborted", async () => {
+  const seen: string[] = [];
+  const [cancelledOnce, told] = signal();
+  let late: AbortSignal | undefined;
+  const { a } = pair((method, _p, cancellation) => {
+    cancellation.onCancel(() => {
+      seen.push(`cancelled ${method}`);
+      late = cancellation.signal;
+      told();
+    });
+    return new Promise(() => {}); // never answers by itself
+  });
+  const id = a.send("slow", {}, () => {});
+  a.cancel(id);
+  a.cancel(id);
+  await cancelledOnce;
+  expect(seen).toEqual(["cancelled slow"]);
+  expect(late!.aborted).toBe(true);
+});
+
+test("Cancellation: listeners added after the cancel run at once; the signal made before it aborts with it", () => {
+  const c = new Cancellation();
+  const early = c.signal;
+  const heard: number[] = [];
+  c.onCancel(() => heard.push(1));
+  c.cancel();
+  c.cancel();
+  c.onCancel(() => heard.push(2));
+  expect(heard).toEqual([1, 2]);
+  expect(early.aborted).toBe(true);
 });

@@ -1,7 +1,7 @@
 // Owns being one end of a JSON-RPC connection without an SDK, over Link: our requests and their
 // answers by id (a relay hears them synchronously, as read), notifications both ways, handlers for the
-// other end's requests (answered at once or later by id, each with a signal aborted by `$/cancel_request`
-// or the connection's end), and batches when asked. Nothing is validated away: an update kind this end
+// other end's requests (answered at once or later by id, each with its cancellation — `$/cancel_request`
+// or the connection's end — made on demand), and batches when asked. Nothing is validated away: an update kind this end
 // does not know still reaches its handler.
 import { Link, type LinkEnd, type LinkIo } from "./link.ts";
 import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
@@ -21,6 +21,37 @@ export class RpcError extends Error {
 /** How a request ended: the other end's result or error. */
 export type Outcome = { result: unknown } | { error: JsonRpcError };
 
+/**
+ * The cancellation of one request of the other end: `$/cancel_request` for it, or the connection's end.
+ * Made on demand: a relay that only forwards a cancel (onCancel) creates no AbortController.
+ */
+export class Cancellation {
+  #ac?: AbortController;
+  #listeners?: (() => void)[];
+  #cancelled = false;
+
+  /** Aborted once the request is cancelled. */
+  get signal(): AbortSignal {
+    this.#ac ??= new AbortController();
+    if (this.#cancelled) this.#ac.abort();
+    return this.#ac.signal;
+  }
+
+  /** Calls `listener` once, when the request is cancelled (at once if it was). */
+  onCancel(listener: () => void): void {
+    if (this.#cancelled) return listener();
+    (this.#listeners ??= []).push(listener);
+  }
+
+  /** Cancels the request: the signal aborts and the listeners are told, once. */
+  cancel(): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.#ac?.abort();
+    for (const listener of this.#listeners?.splice(0) ?? []) listener();
+  }
+}
+
 /** Returned by an onRequest handler that will answer through respond(id, …) itself. */
 export const ANSWER_LATER: unique symbol = Symbol("answer later");
 
@@ -28,7 +59,7 @@ export type RpcPeerOptions = LinkIo & {
   maxLineBytes: number;
   /** Answers a request of the other end; a throw answers with an error (RpcError keeps its code);
    *  ANSWER_LATER leaves the answer to respond(id, …). */
-  onRequest(method: string, params: unknown, signal: AbortSignal, id: JsonRpcId): unknown;
+  onRequest(method: string, params: unknown, cancellation: Cancellation, id: JsonRpcId): unknown;
   onNotification(method: string, params: unknown): void;
   /** Answer malformed lines (-32700/-32600) and go on; else a malformed line ends the connection. */
   answerMalformed?: boolean;
@@ -44,7 +75,7 @@ export class RpcPeer {
   readonly #pending = new Map<JsonRpcId, (answer: Outcome | { closed: string }) => void>();
   /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts, and where the
    *  answer goes (the link, or the batch it came in). */
-  readonly #serving = new Map<JsonRpcId, { ac: AbortController; reply: (answer: Record<string, unknown>) => void }>();
+  readonly #serving = new Map<JsonRpcId, { cancellation: Cancellation; reply: (answer: Record<string, unknown>) => void }>();
   #nextId = 0;
   #closed: string | undefined;
 
@@ -117,7 +148,7 @@ export class RpcPeer {
     if (m.kind === "malformed") return reply(errorResponse(m.id, m.error));
     if (m.kind === "response") return this.#answer(m.id, m.error, m.result);
     if (m.kind === "notification") {
-      if (m.method === "$/cancel_request") return this.#serving.get((m.params as { requestId?: JsonRpcId })?.requestId ?? -1)?.ac.abort();
+      if (m.method === "$/cancel_request") return this.#serving.get((m.params as { requestId?: JsonRpcId })?.requestId ?? -1)?.cancellation.cancel();
       return this.opts.onNotification(m.method, m.params);
     }
     void this.#serve(m.id, m.method, m.params, reply);
@@ -169,11 +200,11 @@ export class RpcPeer {
   }
 
   async #serve(id: JsonRpcId, method: string, params: unknown, reply: (answer: Record<string, unknown>) => void): Promise<void> {
-    const ac = new AbortController();
-    this.#serving.set(id, { ac, reply });
+    const cancellation = new Cancellation();
+    this.#serving.set(id, { cancellation, reply });
     let later = false;
     try {
-      const result = await this.opts.onRequest(method, params, ac.signal, id);
+      const result = await this.opts.onRequest(method, params, cancellation, id);
       later = result === ANSWER_LATER;
       if (!later) reply({ jsonrpc: "2.0", id, result: result ?? {} });
     } catch (err) {
@@ -196,7 +227,7 @@ export class RpcPeer {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const settle of pending) settle({ closed: why });
-    for (const { ac } of this.#serving.values()) ac.abort();
+    for (const { cancellation } of this.#serving.values()) cancellation.cancel();
   }
 }
 
