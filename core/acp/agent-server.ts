@@ -286,6 +286,8 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
         negotiated = true;
         if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) table = v2Handlers(opts, peer, ended.signal);
       }
+      // MCP-over-ACP: a provider's MCP server asking our MCP client (roots/list, elicitation, ping…).
+      if (method === "mcp/message" && opts.acpRelay) return opts.acpRelay.answer(params, signal);
       const handler = Object.hasOwn(table, method) ? table[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
       const work = guard(method, () => handler(params, signal));
