@@ -29,9 +29,10 @@ function lines(sock: Socket): () => Promise<any> {
   };
 }
 
-/** A chain whose agent does not speak MCP-over-ACP, a session declaring the Rust-dialect server `srv`,
- *  and a bridge process's connection to it, opened (mcp/connect answered `conn-b`) and past its first ping. */
-async function bridgedConnection(): Promise<{ bridge: McpBridge; client: MemoryPeer; sock: Socket; next: () => Promise<any> }> {
+/** A chain whose agent does not speak MCP-over-ACP, a session declaring the Rust-dialect server `srv`
+ *  (or the sacp `acp:srv`), and a bridge process's connection to it, opened (mcp/connect answered
+ *  `conn-b`; sacp: `_mcp/connect` answered `connection_id: conn-b`) and past its first ping. */
+async function bridgedConnection(sacp = false): Promise<{ bridge: McpBridge; client: MemoryPeer; sock: Socket; next: () => Promise<any> }> {
   const client = memoryPeer();
   const agent = memoryPeer();
   const bridge = await McpBridge.start({ self: { command: "tendril", args: [] }, maxLineBytes: 1 << 20 });
@@ -41,7 +42,8 @@ async function bridgedConnection(): Promise<{ bridge: McpBridge; client: MemoryP
   client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
   agent.send({ jsonrpc: "2.0", id: (await agent.next()).id, result: { protocolVersion: 1, agentCapabilities: {} } });
   await client.next();
-  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/", mcpServers: [{ type: "acp", name: "notes", serverId: "srv" }] } });
+  const declared = sacp ? { type: "http", name: "notes", url: "acp:srv", headers: [] } : { type: "acp", name: "notes", serverId: "srv" };
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: "/", mcpServers: [declared] } });
   const seen = await agent.next();
   const args: string[] = seen.params.mcpServers[0].args;
   agent.send({ jsonrpc: "2.0", id: seen.id, result: { sessionId: "S" } });
@@ -49,14 +51,15 @@ async function bridgedConnection(): Promise<{ bridge: McpBridge; client: MemoryP
   const sock = createConnection(args[args.indexOf("--socket") + 1]!);
   cleanups.push(() => sock.destroy());
   const next = lines(sock);
-  sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server: "srv" } }) + "\n");
+  sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server: sacp ? "acp:srv" : "srv" } }) + "\n");
   expect((await next()).params).toEqual({ ok: true });
   const connect = await client.next();
-  expect(connect).toMatchObject({ method: "mcp/connect", params: { serverId: "srv" } });
-  client.send({ jsonrpc: "2.0", id: connect.id, result: { connectionId: "conn-b" } });
+  if (sacp) expect(connect).toMatchObject({ method: "_mcp/connect", params: { acp_url: "acp:srv" } });
+  else expect(connect).toMatchObject({ method: "mcp/connect", params: { serverId: "srv" } });
+  client.send({ jsonrpc: "2.0", id: connect.id, result: sacp ? { connection_id: "conn-b" } : { connectionId: "conn-b" } });
   sock.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
   const ping = await client.next();
-  expect(ping.params).toEqual({ connectionId: "conn-b", method: "ping" });
+  expect(ping.params).toMatchObject({ connectionId: "conn-b", method: "ping" });
   client.send({ jsonrpc: "2.0", id: ping.id, result: {} });
   expect(await next()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
   return { bridge, client, sock, next };
@@ -91,4 +94,14 @@ test("a bridge process that goes away before answering: the provider's waiting r
   sock.destroy();
   expect(await waiting).toMatchObject({ error: { code: -32603, message: expect.stringContaining("went away") } });
   expect(await bridge.takeRequest("mcp/message", { connectionId: "conn-b", method: "ping" })).toMatchObject({ error: { code: -32602 } });
+});
+
+test("sacp: a provider's _mcp/message request naming a bridged connection (connectionId or connection_id) reaches that bridge process's MCP client", async () => {
+  const { bridge, sock, next } = await bridgedConnection(true);
+  const roots = bridge.takeRequest("_mcp/message", { connection_id: "conn-b", method: "roots/list", params: null })!;
+  const asked = await next();
+  expect(asked).toEqual({ jsonrpc: "2.0", id: asked.id, method: "roots/list" });
+  sock.write(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { roots: [] } }) + "\n");
+  expect(await roots).toEqual({ result: { roots: [] } });
+  expect(await bridge.takeRequest("_mcp/message", { connectionId: "gone", method: "ping" })).toMatchObject({ error: { code: -32602 } });
 });

@@ -5,8 +5,8 @@
 // `stdio` when the agent answered v2), and relays each bridge process's MCP lines, over a private
 // unix socket, as MCP-over-ACP messages sent as if by the agent: in the provider's dialect for `acp`
 // servers (core/mcp/acp-wire.ts: `mcp/connect` or stateless `mcp/message`), or sacp `_mcp/*`; and the
-// provider's requests to a bridged MCP client (`mcp/message {connectionId}` requests, Rust dialect) to
-// the bridge process of that connection (takeRequest). Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
+// provider's requests to a bridged MCP client (`mcp/message {connectionId}` requests of the Rust dialect,
+// `_mcp/message` of sacp) to the bridge process of that connection (takeRequest). Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -44,7 +44,7 @@ export class McpBridge implements AgentEdge {
   readonly #declared = new AcpDeclarations();
   /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
   readonly #live = new Map<string, Set<Link>>();
-  /** Bridged connections in the connect form, by connectionId: the provider's requests to their MCP client. */
+  /** Bridged connections (connect form and sacp), by connectionId: the provider's requests to their MCP client. */
   readonly #asked = new Map<string, ClientRequests>();
 
   private constructor(private readonly opts: BridgeOptions) {
@@ -98,14 +98,15 @@ export class McpBridge implements AgentEdge {
 
   /**
    * A provider's request on its way to the agent that a bridge process's MCP client answers: an
-   * `mcp/message` request naming a bridged connection (the MCP server asking its client: roots/list,
-   * elicitation, ping…), answered with the client's answer. For an agent that does not speak
-   * MCP-over-ACP, one naming no bridged connection is -32602 (the agent could not answer it either);
-   * undefined for anything else, which goes on to the agent.
+   * `mcp/message` (or sacp `_mcp/message`) request naming a bridged connection (the MCP server asking its
+   * client: roots/list, elicitation, ping…), answered with the client's answer. One naming no bridged
+   * connection is -32602 when the agent could not answer it either (it does not speak MCP-over-ACP, or
+   * the sacp form); undefined for anything else, which goes on to the agent.
    */
   takeRequest(method: string, params: Params, signal?: AbortSignal): Promise<OuterAnswer> | undefined {
-    if (method !== "mcp/message" || this.#native) return undefined;
-    const r = providerRequest(params);
+    const sacp = method === "_mcp/message";
+    if (!sacp && (method !== "mcp/message" || this.#native)) return undefined;
+    const r = providerRequest(sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params);
     if ("error" in r) return Promise.resolve(r);
     const asked = this.#asked.get(r.connectionId);
     if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} to a bridged MCP client` } });
@@ -210,15 +211,21 @@ export class McpBridge implements AgentEdge {
 
   #relaySacp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
     const proposed = randomId();
+    const asked = new ClientRequests((m) => link.send(m));
     let untrack = () => {};
     const connected = side.request("_mcp/connect", { connectionId: proposed, url: decl.id, acp_url: decl.id }).then((answer) => {
       const r = isObject(answer.result) ? answer.result : {};
       const id = String(r.connectionId ?? r.connection_id ?? proposed);
-      untrack = this.#track(id, link);
+      const tracked = this.#track(id, link);
+      this.#asked.set(id, asked);
+      untrack = () => {
+        tracked();
+        if (this.#asked.get(id) === asked) this.#asked.delete(id);
+      };
       return id;
     });
     const relay = (m: WellFormed) => {
-      if (m.kind === "response") return;
+      if (m.kind === "response") return void asked.answered(m); // the MCP client answering its provider
       void connected.then((connectionId) => {
         const params = { connectionId, connection_id: connectionId, method: m.method, params: m.params ?? null };
         if (m.kind === "notification") return side.notify("_mcp/message", params);
@@ -227,7 +234,11 @@ export class McpBridge implements AgentEdge {
     };
     const close = () => {
       untrack();
-      void connected.then((connectionId) => side.notify("_mcp/disconnect", { connectionId, connection_id: connectionId }));
+      asked.close(`MCP-over-ACP server ${decl.id}: the bridge's MCP client went away before it answered`);
+      void connected.then((connectionId) => {
+        untrack(); // a connection that opened after the close
+        side.notify("_mcp/disconnect", { connectionId, connection_id: connectionId });
+      });
     };
     return [relay, close];
   }
