@@ -3,6 +3,7 @@
 // method, params}` requests from the provider towards the agent, and come back with the agent's MCP
 // client's answer, end to end through the binary with the raw Rust-dialect proxy fixture.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,12 +12,14 @@ import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { BIN, ROOT } from "./binary.ts";
+import { waitFor } from "./fake-mcp-helpers.ts";
 
 let fake: FakeLlm;
 let work: string;
 const running: TestAgent[] = [];
 
 const RUST_PROXY = `${process.execPath} ${join(ROOT, "tests", "fixtures", "rust-dialect-proxy.ts")}`;
+const ECHO_AGENT = `${process.execPath} ${join(ROOT, "tests", "fixtures", "echo-agent.ts")}`;
 
 beforeAll(async () => {
   fake = await startFakeLlm();
@@ -89,5 +92,32 @@ describe("server-to-client MCP requests in the Rust conductor 2.x dialect", () =
     // the chain is unharmed
     fake.script([{ text: "still here" }]);
     expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
+  }, 30_000);
+
+  // Skipped until the router lets the agent edge answer a request itself (Chain#toAgent calling
+  // McpBridge.takeRequest, core/conductor/mcp-bridge.ts); without that hook the request reaches the
+  // echo agent, which answers -32601. Passes with the hook applied.
+  test.skip("for an agent without acp MCP, the provider's roots/list reaches the bridge process's MCP client and its answer comes back", async () => {
+    const a = startAgent({ args: ["conductor", "agent", RUST_PROXY, ECHO_AGENT], env: agentEnv(fake, work) });
+    running.push(a);
+    await a.initialize();
+    const { sessionId } = await a.newSession(join(work));
+    await a.prompt(sessionId, "mcp");
+    const server = (JSON.parse(a.text()) as { name: string; command: string; args: string[] }[]).find((s) => s.name === "rust-notes")!;
+    const bridge = spawn(server.command, server.args, { stdio: ["pipe", "pipe", "inherit"] });
+    const lines: any[] = [];
+    bridge.stdout.setEncoding("utf8").on("data", (c: string) => c.split("\n").filter(Boolean).forEach((l) => lines.push(JSON.parse(l))));
+    const say = (m: object) => bridge.stdin.write(JSON.stringify(m) + "\n");
+    say({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: { roots: {} }, clientInfo: { name: "t", version: "0" } } });
+    say({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "ask", arguments: { method: "roots/list" } } });
+    // the MCP server's question arrives on the bridge's stdout as an MCP request; this client answers it
+    expect(await waitFor(() => lines.some((l) => l.method === "roots/list"), 5000)).toBe(true);
+    const asked = lines.find((l) => l.method === "roots/list");
+    say({ jsonrpc: "2.0", id: asked.id, result: { roots: [{ uri: "file:///bridged", name: "bridged" }] } });
+    expect(await waitFor(() => lines.some((l) => l.id === 2 && l.method === undefined), 5000)).toBe(true);
+    const text = lines.find((l) => l.id === 2 && l.method === undefined).result.content[0].text;
+    expect(JSON.parse(text)).toEqual({ result: { roots: [{ uri: "file:///bridged", name: "bridged" }] } });
+    bridge.stdin.end();
+    expect(await new Promise((r) => bridge.on("exit", r))).toBe(0);
   }, 30_000);
 });
