@@ -1,6 +1,7 @@
 // Owns the agent's ACP surface (v1; a connection whose initialize asks for protocolVersion 2 is served
 // by v2/server.ts instead): the methods it answers (initialize, authenticate, logout, session/new|
-// load|resume|fork|list|close|delete, prompt, cancel, set_mode, set_config_option, set_model), what
+// load|resume|fork|list|close|delete, prompt, cancel, set_mode, set_config_option, set_model; a
+// provider's `mcp/message` request goes to the MCP-over-ACP relay), what
 // `$/cancel_request` answers (-32800 for all but a prompt), permission and elicitation requests to the
 // client, and the
 // mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
@@ -287,6 +288,8 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
         negotiated = true;
         if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) table = v2Handlers(opts, peer, ended.signal);
       }
+      // MCP-over-ACP: a provider's MCP server asking our MCP client (roots/list, elicitation, ping…).
+      if (method === "mcp/message" && opts.acpRelay) return opts.acpRelay.answer(params, signal);
       const handler = Object.hasOwn(table, method) ? table[method] : undefined;
       if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
       const work = guard(method, () => handler(params, signal));

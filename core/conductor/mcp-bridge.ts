@@ -4,19 +4,20 @@
 // declarations in session/new|load|resume to a stdio server (`tendril conductor mcp-bridge`; typed
 // `stdio` when the agent answered v2), and relays each bridge process's MCP lines, over a private
 // unix socket, as MCP-over-ACP messages sent as if by the agent: in the provider's dialect for `acp`
-// servers (core/mcp/acp-wire.ts: `mcp/connect` or stateless `mcp/message`), or sacp `_mcp/*`.
-// Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
+// servers (core/mcp/acp-wire.ts: `mcp/connect` or stateless `mcp/message`), or sacp `_mcp/*`; and the
+// provider's requests to a bridged MCP client (`mcp/message {connectionId}` requests of the Rust dialect,
+// `_mcp/message` of sacp) to the bridge process of that connection (takeRequest). Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomId } from "../ids.ts";
-import { isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { INVALID_PARAMS, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
 import { type AcpMcpDeclaration, acpDeclaration } from "./mcp-over-acp.ts";
-import { innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "../mcp/acp-wire.ts";
+import { ClientRequests, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification, providerRequest } from "../mcp/acp-wire.ts";
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 
@@ -43,6 +44,8 @@ export class McpBridge implements AgentEdge {
   readonly #declared = new AcpDeclarations();
   /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
   readonly #live = new Map<string, Set<Link>>();
+  /** Bridged connections (connect form and sacp), by connectionId: the provider's requests to their MCP client. */
+  readonly #asked = new Map<string, ClientRequests>();
 
   private constructor(private readonly opts: BridgeOptions) {
     this.#dir = mkdtempSync(join(tmpdir(), "tendril-mcp-bridge-"));
@@ -91,6 +94,23 @@ export class McpBridge implements AgentEdge {
       }
     }
     return { params };
+  }
+
+  /**
+   * A provider's request on its way to the agent that a bridge process's MCP client answers: an
+   * `mcp/message` (or sacp `_mcp/message`) request naming a bridged connection (the MCP server asking its
+   * client: roots/list, elicitation, ping…), answered with the client's answer. One naming no bridged
+   * connection is -32602 when the agent could not answer it either (it does not speak MCP-over-ACP, or
+   * the sacp form); undefined for anything else, which goes on to the agent.
+   */
+  takeRequest(method: string, params: Params, signal?: AbortSignal): Promise<OuterAnswer> | undefined {
+    const sacp = method === "_mcp/message";
+    if (!sacp && (method !== "mcp/message" || this.#native)) return undefined;
+    const r = providerRequest(sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params);
+    if ("error" in r) return Promise.resolve(r);
+    const asked = this.#asked.get(r.connectionId);
+    if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} to a bridged MCP client` } });
+    return asked.ask(r.method, r.params, signal);
   }
 
   #learn(result: unknown): unknown {
@@ -162,19 +182,28 @@ export class McpBridge implements AgentEdge {
 
   #relayAcp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
     const connection = new McpOverAcpConnection(decl.id, outerPeer(side));
+    const asked = new ClientRequests((m) => link.send(m));
     let untrack = () => {};
     let closed = false;
     void connection.open().then(() => {
-      if (!closed && connection.key !== undefined) untrack = this.#track(connection.key, link);
+      if (closed || connection.key === undefined) return;
+      const tracked = this.#track(connection.key, link);
+      const id = connection.connectionId;
+      if (id !== undefined) this.#asked.set(id, asked);
+      untrack = () => {
+        tracked();
+        if (id !== undefined && this.#asked.get(id) === asked) this.#asked.delete(id);
+      };
     });
     const relay = (m: WellFormed) => {
-      if (m.kind === "response") return; // the consumer never answers: providers send no requests here
+      if (m.kind === "response") return void asked.answered(m); // the MCP client answering its provider
       if (m.kind === "notification") return void connection.notify(m.method, m.params);
       void connection.request(m.id, m.method, m.params).then((r) => link.send(r));
     };
     const close = () => {
       closed = true;
       untrack();
+      asked.close(`MCP-over-ACP server ${decl.id}: the bridge's MCP client went away before it answered`);
       void connection.close();
     };
     return [relay, close];
@@ -182,15 +211,21 @@ export class McpBridge implements AgentEdge {
 
   #relaySacp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
     const proposed = randomId();
+    const asked = new ClientRequests((m) => link.send(m));
     let untrack = () => {};
     const connected = side.request("_mcp/connect", { connectionId: proposed, url: decl.id, acp_url: decl.id }).then((answer) => {
       const r = isObject(answer.result) ? answer.result : {};
       const id = String(r.connectionId ?? r.connection_id ?? proposed);
-      untrack = this.#track(id, link);
+      const tracked = this.#track(id, link);
+      this.#asked.set(id, asked);
+      untrack = () => {
+        tracked();
+        if (this.#asked.get(id) === asked) this.#asked.delete(id);
+      };
       return id;
     });
     const relay = (m: WellFormed) => {
-      if (m.kind === "response") return;
+      if (m.kind === "response") return void asked.answered(m); // the MCP client answering its provider
       void connected.then((connectionId) => {
         const params = { connectionId, connection_id: connectionId, method: m.method, params: m.params ?? null };
         if (m.kind === "notification") return side.notify("_mcp/message", params);
@@ -199,7 +234,11 @@ export class McpBridge implements AgentEdge {
     };
     const close = () => {
       untrack();
-      void connected.then((connectionId) => side.notify("_mcp/disconnect", { connectionId, connection_id: connectionId }));
+      asked.close(`MCP-over-ACP server ${decl.id}: the bridge's MCP client went away before it answered`);
+      void connected.then((connectionId) => {
+        untrack(); // a connection that opened after the close
+        side.notify("_mcp/disconnect", { connectionId, connection_id: connectionId });
+      });
     };
     return [relay, close];
   }

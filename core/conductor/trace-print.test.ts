@@ -93,3 +93,15 @@ test("the printed diagram and the page's steps are the same steps: one line each
   });
   expect(steps.filter((s) => s.took !== undefined)).toHaveLength(1);
 });
+
+// A v2 turn ends with a state_update, not a prompt answer: its line must say which state (and why idle).
+test("a v2 state_update's line shows its state, and for idle its stop reason or error", () => {
+  const su = (update: Record<string, unknown>) => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "v2", update: { sessionUpdate: "state_update", ...update } } });
+  expect(summarize(su({ state: "running" }))).toBe("state_update running");
+  expect(summarize(su({ state: "requires_action" }))).toBe("state_update requires_action");
+  expect(summarize(su({ state: "idle", stopReason: "end_turn" }))).toBe("state_update idle (end_turn)");
+  expect(summarize(su({ state: "idle" }))).toBe("state_update idle");
+  expect(summarize(su({ state: "idle", stopReason: "error", error: { code: -32603, message: "model unreachable" } }))).toBe("state_update idle (error: -32603 model unreachable)");
+  const printed = printTrace([rec(1, 0, "in", su({ state: "idle", stopReason: "cancelled" })), rec(1.1, "client", "out", su({ state: "idle", stopReason: "cancelled" }))]);
+  expect(printed).toContain("session/update  state_update idle (cancelled)");
+});

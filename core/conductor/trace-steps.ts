@@ -69,6 +69,15 @@ function rewrittenAs(inMethod: unknown, outMethod: unknown): string | undefined 
 
 const isAnswer = (m: unknown): boolean => isObject(m) && m.method === undefined && m.id !== undefined;
 
+/** A v2 `state_update`'s state: ` running`, ` requires_action`, ` idle (end_turn)`, ` idle (error: CODE MESSAGE)`. */
+function stateOf(u: Record<string, unknown>): string {
+  if (typeof u.state !== "string") return "";
+  const stop = str(u.stopReason);
+  if (u.state !== "idle" || stop === undefined) return ` ${u.state}`;
+  const error = isObject(u.error) ? `: ${String(u.error.code)} ${String(u.error.message)}` : "";
+  return ` idle (${stop}${error})`;
+}
+
 /** A short, human summary of a message's content. */
 export function summarize(m: unknown, inner = innerOf(m)): string {
   if (!isObject(m)) return "";
@@ -89,7 +98,7 @@ export function summarize(m: unknown, inner = innerOf(m)): string {
     const text = ct !== undefined ? ` ${JSON.stringify(clip(ct, 48))}` : "";
     const title = typeof u.title === "string" ? ` ${JSON.stringify(clip(u.title, 48))}` : "";
     const status = typeof u.status === "string" ? ` ${u.status}` : "";
-    return clip(`${String(u.sessionUpdate)}${text}${title}${status}`);
+    return clip(`${String(u.sessionUpdate)}${text}${title}${status}${stateOf(u)}`);
   }
   if (Array.isArray(p.prompt)) {
     const t: unknown = p.prompt.find((b: unknown) => field(b, "type") === "text");

@@ -94,3 +94,68 @@ test("mcp/connect refused for an unknown server id: start fails naming the serve
   const t = new AcpMcpTransport("ghost", relay);
   await expect(t.start()).rejects.toThrow('mcp/connect ghost: no MCP-over-ACP server with id "ghost" was declared');
 });
+
+/** A relay whose provider speaks the Rust conductor 2.x dialect (connectionId `conn-1`) and records what it got. */
+function connectRelay(sent: [string, any][] = []): AcpMcpRelay {
+  const relay = new AcpMcpRelay();
+  relay.bind({
+    request: async (method, params) => {
+      sent.push([method, params]);
+      if (method === "mcp/connect") return { connectionId: "conn-1" };
+      return {};
+    },
+    notify: (method, params) => void sent.push([method, params]),
+  });
+  return relay;
+}
+
+// Regression: a provider's server-to-client request (roots/list, elicitation/create, ping) was answered
+// -32601 by the agent instead of reaching its MCP client.
+test("server-to-client MCP requests (Rust dialect): a provider's mcp/message request by connectionId reaches the MCP client, and its answer or error comes back", async () => {
+  const relay = connectRelay();
+  const t = new AcpMcpTransport("srv-r", relay);
+  const got: any[] = [];
+  // the MCP client: answers roots/list, refuses sampling as the MCP SDK does for an undeclared capability
+  t.onmessage = (m: any) => {
+    got.push(m);
+    if (m.method === "roots/list") void t.send({ jsonrpc: "2.0", id: m.id, result: { roots: [{ uri: "file:///w", name: "w" }] } });
+    if (m.method === "sampling/createMessage") void t.send({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } });
+  };
+  await t.start();
+  expect(await relay.answer({ connectionId: "conn-1", method: "roots/list" })).toEqual({ roots: [{ uri: "file:///w", name: "w" }] });
+  expect(got[0]).toEqual({ jsonrpc: "2.0", id: 1, method: "roots/list" });
+  await expect(relay.answer({ connectionId: "conn-1", method: "sampling/createMessage", params: { messages: [] } })).rejects.toMatchObject({ code: -32601, message: "Method not found" });
+  expect(got[1]).toEqual({ jsonrpc: "2.0", id: 2, method: "sampling/createMessage", params: { messages: [] } });
+  // a connection this agent never opened, a request naming none, bad inner params: -32602 naming why
+  await expect(relay.answer({ connectionId: "conn-9", method: "ping" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('"conn-9"') });
+  await expect(relay.answer({ serverId: "srv-r", method: "ping" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("connectionId") });
+  await expect(relay.answer({ connectionId: "conn-1", method: "ping", params: [1] })).rejects.toMatchObject({ code: -32602 });
+  await expect(relay.answer("garbage")).rejects.toMatchObject({ code: -32602 });
+  // an answer to no request of the provider's is ignored
+  await t.send({ jsonrpc: "2.0", id: 99, result: {} });
+});
+
+test("server-to-client MCP requests: cancelled by the provider, the client hears notifications/cancelled; closing the connection settles the waiting ones and stops taking more", async () => {
+  const relay = connectRelay();
+  const t = new AcpMcpTransport("srv-r", relay);
+  const got: any[] = [];
+  t.onmessage = (m: any) => void got.push(m); // a client that never answers
+  await t.start();
+  const ac = new AbortController();
+  const cancelled = relay.answer({ connectionId: "conn-1", method: "elicitation/create", params: { message: "?" } }, ac.signal);
+  ac.abort();
+  await expect(cancelled).rejects.toMatchObject({ code: -32800 });
+  expect(got[1]).toEqual({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: got[0].id, reason: expect.any(String) } });
+  const waiting = relay.answer({ connectionId: "conn-1", method: "ping" });
+  await t.close();
+  await expect(waiting).rejects.toMatchObject({ code: -32603, message: expect.stringContaining("closed") });
+  await expect(relay.answer({ connectionId: "conn-1", method: "ping" })).rejects.toMatchObject({ code: -32602 });
+});
+
+test("the stateless dialect carries no server-to-client requests: a provider's request for such a server is refused, naming the missing connectionId", async () => {
+  const relay = new AcpMcpRelay();
+  relay.bind({ request: async (method) => (method === "mcp/connect" ? Promise.reject({ code: -32601, message: "Method not found" }) : { result: {} }), notify: () => {} });
+  const t = new AcpMcpTransport("srv-s", relay);
+  await t.start();
+  await expect(relay.answer({ serverId: "srv-s", requestId: 1, method: "roots/list" })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("connectionId") });
+});

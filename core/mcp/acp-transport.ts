@@ -1,13 +1,16 @@
 // Owns the agent's MCP-over-ACP transport (SPEC §4.3): an MCP server declared as
 // `{type:"acp", name, serverId}` is reached through the ACP client, in whichever dialect its provider
 // speaks (acp-wire.ts: `mcp/connect` → `connectionId`, or the stateless `mcp/message {serverId}`), and
-// the provider's `mcp/message` notifications come back through the relay, by connectionId or serverId.
+// the provider's `mcp/message` notifications come back through the relay, by connectionId or serverId,
+// and so do its `mcp/message` requests (the MCP server asking our MCP client: roots/list, elicitation,
+// ping…), by connectionId, answered with the client's answer.
 // Does not speak ACP itself: agent-server.ts binds the relay to its connection.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { logFailure } from "../log.ts";
-import { INTERNAL_ERROR, isObject } from "../wire/jsonrpc.ts";
-import { McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "./acp-wire.ts";
+import { INTERNAL_ERROR, INVALID_PARAMS, isObject } from "../wire/jsonrpc.ts";
+import { RpcError } from "../wire/rpc-peer.ts";
+import { ClientRequests, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification, providerRequest } from "./acp-wire.ts";
 
 /** The ACP connection as the relay needs it (requests reject with the JSON-RPC error). */
 export interface AcpPeer {
@@ -21,6 +24,8 @@ type Listener = (message: JSONRPCMessage) => void;
 export class AcpMcpRelay {
   #peer?: AcpPeer;
   readonly #listeners = new Map<string, Set<Listener>>();
+  /** Open connections (connect form) by connectionId: where the provider's requests go. */
+  readonly #asked = new Map<string, ClientRequests>();
 
   bind(peer: AcpPeer): void {
     this.#peer = peer;
@@ -31,6 +36,29 @@ export class AcpMcpRelay {
     const n = providerNotification(params);
     if (!n) return;
     for (const l of this.#listeners.get(n.key) ?? []) l(n.message as JSONRPCMessage);
+  }
+
+  /**
+   * A provider's `mcp/message` request: the answer of the MCP client of the connection it names (its
+   * inner result); rejects with an RpcError carrying the client's error, or -32602 for a request that
+   * names no connection of ours.
+   */
+  async answer(params: unknown, signal?: AbortSignal): Promise<unknown> {
+    const r = providerRequest(params);
+    if ("error" in r) throw new RpcError(r.error.code, r.error.message);
+    const asked = this.#asked.get(r.connectionId);
+    if (!asked) throw new RpcError(INVALID_PARAMS, `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} on this agent`);
+    const a = await asked.ask(r.method, r.params, signal);
+    if ("error" in a) throw new RpcError(a.error.code, a.error.message, a.error.data);
+    return a.result;
+  }
+
+  /** Takes the provider's requests for `connectionId` until the returned function is called. */
+  serve(connectionId: string, asked: ClientRequests): () => void {
+    this.#asked.set(connectionId, asked);
+    return () => {
+      if (this.#asked.get(connectionId) === asked) this.#asked.delete(connectionId);
+    };
   }
 
   listen(key: string, listener: Listener): () => void {
@@ -71,7 +99,10 @@ export class AcpMcpTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   #unlisten = () => {};
+  #unserve = () => {};
   readonly #connection: McpOverAcpConnection;
+  /** The provider's requests to our client, waiting for its answers. */
+  readonly #asked = new ClientRequests((m) => this.onmessage?.(m as JSONRPCMessage));
 
   constructor(
     serverId: string,
@@ -85,10 +116,12 @@ export class AcpMcpTransport implements Transport {
     const failure = await this.#connection.open();
     if (failure) throw new Error(failure.message);
     this.#unlisten = this.relay.listen(this.#connection.key!, (m) => this.onmessage?.(m));
+    const connectionId = this.#connection.connectionId;
+    if (connectionId !== undefined) this.#unserve = this.relay.serve(connectionId, this.#asked);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!("method" in message)) return; // answers to provider requests: this client is asked nothing
+    if (!("method" in message)) return void this.#asked.answered(message); // our client's answer to the provider
     const params = "params" in message ? message.params : undefined;
     if (!("id" in message)) return this.#connection.notify(message.method, params);
     const id = message.id;
@@ -97,6 +130,8 @@ export class AcpMcpTransport implements Transport {
 
   async close(): Promise<void> {
     this.#unlisten();
+    this.#unserve();
+    this.#asked.close(`MCP-over-ACP server ${this.#connection.serverId}: the connection closed before the MCP client answered`);
     // mcp/disconnect is a request, but a provider that never answers must not hold the close up.
     void this.#connection.close().catch(logFailure("closing an MCP-over-ACP connection"));
     this.onclose?.();

@@ -2,8 +2,10 @@
 // dialect of a declared `{type:"acp"}` server (`mcp/connect` → `connectionId`, `mcp/message` by
 // connectionId answered with the inner result, `mcp/disconnect` a request: the Rust conductor 2.x; or, on
 // -32601, the ACP SDK 2.4 stateless `mcp/message {serverId, requestId}` answered `{result}`|`{error}`),
-// and decoding an outer answer into the inner MCP response. Does no I/O of its own.
-import { INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND } from "../wire/jsonrpc.ts";
+// decoding an outer answer into the inner MCP response, and the provider's requests to our MCP client
+// (connect dialect: an `mcp/message {connectionId, method, params}` request towards the consumer, answered
+// with the client's inner result, or its error as the outer error). Does no I/O of its own.
+import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 
 /** How an outer ACP request ended. */
 export type OuterAnswer = { result: unknown } | { error: JsonRpcError };
@@ -56,6 +58,11 @@ export class McpOverAcpConnection {
     readonly serverId: string,
     private readonly peer: OuterPeer,
   ) {}
+
+  /** The provider's connectionId once opened in the connect form; undefined otherwise (the stateless form has none). */
+  get connectionId(): string | undefined {
+    return this.#mode?.kind === "connect" ? this.#mode.connectionId : undefined;
+  }
 
   /** What the provider's notifications for this connection name: its connectionId, or (stateless) the serverId. */
   get key(): string | undefined {
@@ -121,4 +128,77 @@ export function providerNotification(params: unknown): { key: string; message: {
   const key = typeof params.connectionId === "string" ? params.connectionId : typeof params.serverId === "string" ? params.serverId : undefined;
   if (key === undefined) return undefined;
   return { key, message: { jsonrpc: "2.0", method: params.method, ...(isObject(params.params) ? { params: params.params } : {}) } };
+}
+
+/** A provider's request to the consumer: the inner request it carries, or why it cannot be delivered. */
+export type ProviderRequest = { connectionId: string; method: string; params?: Record<string, unknown> };
+
+/**
+ * Reads a provider's `mcp/message` request (the MCP server asking its client): the connect dialect
+ * names its connection (`{connectionId, method, params?}`, params an object or null, as the Rust SDK's
+ * `MessageMcpRequest`). The stateless dialect carries no such requests (its provider only notifies).
+ */
+export function providerRequest(params: unknown): ProviderRequest | { error: JsonRpcError } {
+  const bad = (message: string) => ({ error: { code: INVALID_PARAMS, message: `mcp/message: ${message}` } });
+  if (!isObject(params)) return bad("params must be an object");
+  if (typeof params.method !== "string") return bad("method (the inner MCP method) must be a string");
+  if (typeof params.connectionId !== "string") return bad("a provider's request must name the connectionId it was opened with (mcp/connect)");
+  const inner = params.params;
+  if (inner !== undefined && inner !== null && !isObject(inner)) return bad("params (the inner MCP params) must be an object or null");
+  return { connectionId: params.connectionId, method: params.method, ...(isObject(inner) ? { params: inner } : {}) };
+}
+
+/** An inner request as our MCP client reads it. */
+export type InnerRequest = { jsonrpc: "2.0"; id: JsonRpcId; method: string; params?: Record<string, unknown> };
+
+/**
+ * The provider's requests on one connection, waiting for our MCP client: each gets an inner id of this
+ * connection's, goes to the client through `deliver`, and settles with the client's response (its result,
+ * or its error). A cancelled one tells the client (`notifications/cancelled`) and settles -32800; closing
+ * settles every waiting one with an error.
+ */
+export class ClientRequests {
+  #next = 0;
+  readonly #waiting = new Map<JsonRpcId, (answer: OuterAnswer) => void>();
+  #closed?: string;
+
+  constructor(private readonly deliver: (message: InnerRequest | { jsonrpc: "2.0"; method: string; params: Record<string, unknown> }) => void) {}
+
+  ask(method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<OuterAnswer> {
+    if (this.#closed !== undefined) return Promise.resolve({ error: { code: INTERNAL_ERROR, message: this.#closed } });
+    const id = ++this.#next;
+    return new Promise<OuterAnswer>((resolve) => {
+      const onAbort = () => {
+        if (!this.#waiting.delete(id)) return;
+        this.deliver({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the provider cancelled its request" } });
+        resolve({ error: { code: REQUEST_CANCELLED, message: `${method} was cancelled by the provider` } });
+      };
+      this.#waiting.set(id, (answer) => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(answer);
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.deliver(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+      if (signal?.aborted) onAbort();
+    });
+  }
+
+  /** A response of our MCP client: true when it answers one of the waiting requests (which it settles). */
+  answered(message: { id?: unknown; result?: unknown; error?: unknown }): boolean {
+    const id = message.id;
+    if (typeof id !== "number" && typeof id !== "string") return false;
+    const settle = this.#waiting.get(id);
+    if (!settle) return false;
+    this.#waiting.delete(id);
+    settle(message.error !== undefined ? { error: outerFailure(message.error) } : { result: message.result });
+    return true;
+  }
+
+  /** Settles every waiting request with `why` as its error; later ones get it at once. */
+  close(why: string): void {
+    this.#closed ??= why;
+    const waiting = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const settle of waiting) settle({ error: { code: INTERNAL_ERROR, message: why } });
+  }
 }
