@@ -94,10 +94,9 @@ describe("server-to-client MCP requests in the Rust conductor 2.x dialect", () =
     expect((await a.prompt(sessionId, "again")).stopReason).toBe("end_turn");
   }, 30_000);
 
-  // Skipped until the router lets the agent edge answer a request itself (Chain#toAgent calling
-  // McpBridge.takeRequest, core/conductor/mcp-bridge.ts); without that hook the request reaches the
-  // echo agent, which answers -32601. Passes with the hook applied.
-  test.skip("for an agent without acp MCP, the provider's roots/list reaches the bridge process's MCP client and its answer comes back", async () => {
+  // The agent edge answers the request itself (Chain#toAgent → McpBridge.takeRequest); without it the
+  // request would reach the echo agent, which answers -32601.
+  test("for an agent without acp MCP, the provider's roots/list reaches the bridge process's MCP client and its answer comes back", async () => {
     const a = startAgent({ args: ["conductor", "agent", RUST_PROXY, ECHO_AGENT], env: agentEnv(fake, work) });
     running.push(a);
     await a.initialize();

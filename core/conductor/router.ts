@@ -1,6 +1,7 @@
 // Owns routing inside a chain: which hop a message goes to and in which form (raw, or wrapped in the
 // receiving proxy's dialect), ids mapped per hop both ways, `$/cancel_request` translated, dialect
-// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), refusing
+// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), the agent edge
+// (what reaches the agent rewritten, and requests it answers itself), refusing
 // MCP-over-ACP requests no provider could answer (mcp-routes.ts), and the chain's one ACP version (a
 // component answering another version than its successor is refused at initialize). Messages are routed
 // synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
@@ -50,6 +51,9 @@ export interface AgentEdge {
   /** The params to send (possibly rewritten), an optional rewrite of a successful answer and a hook
    *  for an error answer; undefined consumes a notification (a request is never consumed). */
   toAgent(method: string, params: Params, isRequest: boolean): EdgeRoute | undefined;
+  /** A request the edge answers itself instead of the agent (a provider's MCP request to a bridged
+   *  client), or undefined to let it through. Its answer goes back as the agent's would. */
+  takeRequest?(method: string, params: Params): Promise<{ result: unknown } | { error: JsonRpcError }> | undefined;
 }
 
 export interface EdgeRoute {
@@ -338,6 +342,15 @@ export class Chain {
   }
 
   #toAgent(agent: Endpoint, m: Routed): void {
+    const taken = m.request ? this.#edge?.takeRequest?.(m.method, m.params) : undefined;
+    if (taken) {
+      const { from, id } = m.request!;
+      void taken.then(
+        (a) => from.link.send("error" in a ? errorResponse(id, a.error) : { jsonrpc: "2.0", id, result: a.result ?? {} }),
+        (err: unknown) => from.link.send(errorResponse(id, { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) })),
+      );
+      return;
+    }
     const init = isInitialize(m.method) ? initializeFor(undefined, m.params) : undefined;
     const method = init?.method ?? m.method;
     const params = init?.params ?? m.params;
