@@ -488,6 +488,38 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
     }
   });
 
+  test("regression: a host's unix socket outside /tmp and /run (~/.docker/run/docker.sock, a socket under /var) could be connected to from inside; now it is covered, `off` still reaches it, and a socket in the workspace is the project's own", async () => {
+    const { createServer } = await import("node:net");
+    // outside every private directory: /var/tmp is not /tmp (when it is a link into /tmp, nothing to test)
+    if (realpathSync("/var/tmp") !== "/var/tmp") return;
+    const outside = mkdtempSync("/var/tmp/tendril-socket-");
+    const servers: import("node:net").Server[] = [];
+    const listen = async (path: string, answer: string) => {
+      const server = createServer((c) => c.end(answer));
+      servers.push(server);
+      await new Promise<void>((r) => server.listen(path, r));
+    };
+    try {
+      const hostSock = join(outside, "docker.sock");
+      const ownSock = join(ws, "own.sock");
+      rmSync(ownSock, { force: true });
+      await listen(hostSock, "host-daemon\n");
+      await listen(ownSock, "project-server\n");
+      const probe = (sock: string) => `perl -MIO::Socket::UNIX -e '$c = IO::Socket::UNIX->new(Peer => "${sock}") or die "connect: $!\n"; print scalar <$c>'`;
+      for (const mode of ["read-only", "workspace-write"] as const) {
+        const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
+        const r = await callTool(client, "shell", { command: probe(hostSock) });
+        expect({ mode, exit: exitOf(r) === 0, out: stdoutOf(r) }).toEqual({ mode, exit: false, out: "" });
+        expect({ mode, own: stdoutOf(await callTool(client, "shell", { command: probe(ownSock) })) }).toEqual({ mode, own: "project-server\n" });
+      }
+      const { client: off } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off" });
+      expect(stdoutOf(await callTool(off, "shell", { command: probe(hostSock) }))).toBe("host-daemon\n");
+    } finally {
+      for (const server of servers) server.close();
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   test("a workspace that is itself a symlink is confined as its target: writes land there, nothing outside changes, the link cannot be re-pointed", async () => {
     const link = join(base, "ws-link");
     const { symlinkSync, readlinkSync } = await import("node:fs");

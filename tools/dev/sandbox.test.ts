@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bwrapArgs, explainSandboxFailure, type SandboxContext } from "./sandbox.ts";
+import { bwrapArgs, explainSandboxFailure, hostUnixSockets, type SandboxContext } from "./sandbox.ts";
 
 const ctx: SandboxContext = {
   settings: { mode: "read-only", network: false, hide: [], allowDomains: [] },
@@ -52,4 +52,37 @@ test("a session's additional directories are writable under workspace-write (the
     expect(existsSync(join(extra, "other"))).toBe(false);
   }
   rmSync(base, { recursive: true, force: true });
+});
+
+test("a host socket outside the private directories and the workspace is covered by /dev/null; the workspace's own, hidden, private and kernel ones are left alone", () => {
+  const plan = {
+    root: "/nonexistent/ws",
+    extraRoots: ["/nonexistent/extra"],
+    cwd: "/nonexistent/ws",
+    tmp: "/nonexistent/tmp",
+    hidden: ["/home/u/.ssh"],
+    sockets: ["/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"],
+  };
+  const args = bwrapArgs(ctx.settings, plan).join(" ");
+  expect(args).toContain("--ro-bind /dev/null /home/u/.docker/run/docker.sock");
+  expect(args).toContain("--ro-bind /dev/null /var/lib/app/app.sock");
+  for (const kept of ["/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"]) {
+    expect(args).not.toContain(`/dev/null ${kept}`);
+  }
+});
+
+test("hostUnixSockets lists a listening socket bound to a path, resolved, and forgets it once it is removed", async () => {
+  const { createServer } = await import("node:net");
+  const { realpathSync } = await import("node:fs");
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "tendril-sockets-")));
+  const sock = join(dir, "s.sock");
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(sock, r));
+  try {
+    expect(hostUnixSockets()).toContain(sock);
+  } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  expect(hostUnixSockets()).not.toContain(sock);
 });

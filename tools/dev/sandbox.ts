@@ -4,7 +4,7 @@
 // the MCP pool's stdio starts are confined by the same `confine`. Under sandbox_allow_domains each
 // confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts.
 import { execFile } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -90,6 +90,9 @@ export interface BwrapPlan {
   hidden: readonly string[];
   /** More paths shown read-only after the private /tmp and /run (the allow-domains proxy's socket folder). */
   shown?: readonly string[];
+  /** The host's listening unix sockets (hostUnixSockets): each outside the private directories and the
+   *  workspace is covered, so nothing connects to it from inside. */
+  sockets?: readonly string[];
 }
 
 /**
@@ -144,9 +147,49 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     if (isDir(p)) args.push("--tmpfs", p, "--remount-ro", p);
     else args.push("--ro-bind", "/dev/null", p);
   }
+  // A socket elsewhere (~/.docker/run/docker.sock, a user D-Bus or tmux socket moved out of /run) is
+  // covered by /dev/null: connecting to it is refused. Sockets in the workspace stay: the project's own.
+  const mine = [plan.root, ...(plan.extraRoots ?? []), plan.tmp, ...(plan.shown ?? [])];
+  for (const s of plan.sockets ?? []) {
+    if (underPrivateDir(s) || KERNEL_DIRS.some((d) => isInside(d, s)) || mine.some((d) => isInside(d, s)) || plan.hidden.some((h) => isInside(h, s))) continue;
+    args.push("--ro-bind", "/dev/null", s);
+  }
   for (const d of privateDirs) args.push("--remount-ro", d);
   args.push("--chdir", plan.cwd);
   return args;
+}
+
+/** Mounted afresh inside (--dev, --proc) or never a place for a listening socket. */
+const KERNEL_DIRS = ["/dev", "/proc", "/sys"];
+
+/**
+ * The paths of the host's listening unix sockets that exist now (from /proc/net/unix, where every
+ * socket bound to a path in this network namespace is listed), resolved through symlinks. Abstract
+ * sockets have no path: a confined command reaches them only with sandbox_network (its own network
+ * namespace otherwise). Empty when /proc/net/unix cannot be read.
+ */
+export function hostUnixSockets(): string[] {
+  let table: string;
+  try {
+    table = readFileSync("/proc/net/unix", "utf8");
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  for (const row of table.split("\n").slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path — the path is the rest of the row (it may hold spaces).
+    const fields = row.trim().split(/\s+/);
+    if (fields.length < 8) continue;
+    const path = fields.slice(7).join(" ");
+    if (!path.startsWith("/")) continue;
+    try {
+      const real = realpathSync(path);
+      if (lstatSync(real).isSocket()) out.add(real);
+    } catch {
+      // removed since it was bound, or in a directory we cannot search
+    }
+  }
+  return [...out];
 }
 
 /** Under one of the private directories (SOCKET_DIRS): hidden inside unless shown again. */
@@ -239,7 +282,8 @@ export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
   const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
   const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
   try {
-    const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir) }));
+    const plan = { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), sockets: hostUnixSockets() };
+    const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, plan));
     if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
   } finally {
     await rm(tmp, { recursive: true, force: true });
@@ -271,7 +315,8 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
     const shown = neededFromPrivateDirs(req, ctx.self);
-    const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra] });
+    const sockets = hostUnixSockets();
+    const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra], sockets });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     if (!proxied) {
       return { command: bwrap, args: [...bwrapArgs(ctx.settings, plan()), "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
@@ -352,7 +397,7 @@ export async function checkSandbox(pathVar: string | undefined, home: string | u
       const settings: SandboxSettings = { mode, network: false, hide: [], allowDomains: [] };
       try {
         const bwrap = findBwrap(pathVar, ws, mode);
-        const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir) }));
+        const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir), sockets: hostUnixSockets() }));
         if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(mode)}`);
         lines.push(`${mode}: works (${bwrap})`);
       } catch (err) {
