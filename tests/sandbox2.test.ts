@@ -488,7 +488,7 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
     }
   });
 
-  test("regression: a host's unix socket outside /tmp and /run (~/.docker/run/docker.sock, a socket under /var) could be connected to from inside; now it is covered, `off` still reaches it, and a socket in the workspace is the project's own", async () => {
+  test("regression: a host's unix socket outside /tmp and /run (~/.docker/run/docker.sock, a socket under /var) could be connected to from inside; now it is covered (in the workspace too, which may be HOME), `off` still reaches it, and a socket the command binds itself works", async () => {
     const { createServer } = await import("node:net");
     // outside every private directory: /var/tmp is not /tmp (when it is a link into /tmp, nothing to test)
     if (realpathSync("/var/tmp") !== "/var/tmp") return;
@@ -501,16 +501,20 @@ describe.skipIf(!BWRAP)("bad input and escape attempts, each with its `off` cont
     };
     try {
       const hostSock = join(outside, "docker.sock");
-      const ownSock = join(ws, "own.sock");
-      rmSync(ownSock, { force: true });
+      const wsSock = join(ws, "daemon.sock");
+      rmSync(wsSock, { force: true });
       await listen(hostSock, "host-daemon\n");
-      await listen(ownSock, "project-server\n");
+      await listen(wsSock, "host-daemon-in-workspace\n");
       const probe = (sock: string) => `perl -MIO::Socket::UNIX -e '$c = IO::Socket::UNIX->new(Peer => "${sock}") or die "connect: $!\n"; print scalar <$c>'`;
       for (const mode of ["read-only", "workspace-write"] as const) {
         const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: mode });
-        const r = await callTool(client, "shell", { command: probe(hostSock) });
-        expect({ mode, exit: exitOf(r) === 0, out: stdoutOf(r) }).toEqual({ mode, exit: false, out: "" });
-        expect({ mode, own: stdoutOf(await callTool(client, "shell", { command: probe(ownSock) })) }).toEqual({ mode, own: "project-server\n" });
+        for (const sock of [hostSock, wsSock]) {
+          const r = await callTool(client, "shell", { command: probe(sock) });
+          expect({ mode, sock, exit: exitOf(r) === 0, out: stdoutOf(r) }).toEqual({ mode, sock, exit: false, out: "" });
+        }
+        // a server the command starts itself, on a socket in its TMPDIR, is reached
+        const own = `perl -MIO::Socket::UNIX -e '$s = IO::Socket::UNIX->new(Local => "$ENV{TMPDIR}/own.sock", Listen => 1) or die "listen: $!\n"; if (fork) { $c = $s->accept; print $c "mine\n"; close $c; wait } else { $c = IO::Socket::UNIX->new(Peer => "$ENV{TMPDIR}/own.sock") or die "connect: $!\n"; print scalar <$c>; exit }'`;
+        expect({ mode, own: stdoutOf(await callTool(client, "shell", { command: own })) }).toEqual({ mode, own: "mine\n" });
       }
       const { client: off } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off" });
       expect(stdoutOf(await callTool(off, "shell", { command: probe(hostSock) }))).toBe("host-daemon\n");

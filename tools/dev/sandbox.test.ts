@@ -54,19 +54,22 @@ test("a session's additional directories are writable under workspace-write (the
   rmSync(base, { recursive: true, force: true });
 });
 
-test("a host socket outside the private directories and the workspace is covered by /dev/null; the workspace's own, hidden, private and kernel ones are left alone", () => {
+test("a host socket outside the private directories is covered by /dev/null, in the workspace too; hidden, private, shown and kernel ones are left alone", () => {
   const plan = {
     root: "/nonexistent/ws",
     extraRoots: ["/nonexistent/extra"],
     cwd: "/nonexistent/ws",
     tmp: "/nonexistent/tmp",
     hidden: ["/home/u/.ssh"],
-    sockets: ["/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"],
+    shown: ["/nonexistent/proxy"],
+    sockets: ["/tmp/ws/daemon.sock", "/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/nonexistent/proxy/proxy.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"],
   };
   const args = bwrapArgs(ctx.settings, plan).join(" ");
-  expect(args).toContain("--ro-bind /dev/null /home/u/.docker/run/docker.sock");
-  expect(args).toContain("--ro-bind /dev/null /var/lib/app/app.sock");
-  for (const kept of ["/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"]) {
+  expect(bwrapArgs(ctx.settings, { ...plan, root: "/tmp/ws" }).join(" ")).toContain("--ro-bind /dev/null /tmp/ws/daemon.sock"); // a workspace under /tmp is mounted back
+  for (const covered of ["/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock"]) {
+    expect(args).toContain(`--ro-bind /dev/null ${covered}`);
+  }
+  for (const kept of ["/nonexistent/proxy/proxy.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"]) {
     expect(args).not.toContain(`/dev/null ${kept}`);
   }
 });

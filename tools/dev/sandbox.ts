@@ -90,8 +90,8 @@ export interface BwrapPlan {
   hidden: readonly string[];
   /** More paths shown read-only after the private /tmp and /run (the allow-domains proxy's socket folder). */
   shown?: readonly string[];
-  /** The host's listening unix sockets (hostUnixSockets): each outside the private directories and the
-   *  workspace is covered, so nothing connects to it from inside. */
+  /** The host's listening unix sockets (hostUnixSockets): each outside the private directories is
+   *  covered, so nothing connects to it from inside. */
   sockets?: readonly string[];
 }
 
@@ -148,10 +148,13 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     else args.push("--ro-bind", "/dev/null", p);
   }
   // A socket elsewhere (~/.docker/run/docker.sock, a user D-Bus or tmux socket moved out of /run) is
-  // covered by /dev/null: connecting to it is refused. Sockets in the workspace stay: the project's own.
-  const mine = [plan.root, ...(plan.extraRoots ?? []), plan.tmp, ...(plan.shown ?? [])];
+  // covered by /dev/null: connecting to it is refused. In the workspace too, which may be HOME; what the
+  // command binds itself, and the allow-domains proxy's socket (shown), stay reachable.
+  const mine = [plan.tmp, ...(plan.shown ?? [])];
+  const roots = [plan.root, ...(plan.extraRoots ?? [])];
   for (const s of plan.sockets ?? []) {
-    if (underPrivateDir(s) || KERNEL_DIRS.some((d) => isInside(d, s)) || mine.some((d) => isInside(d, s)) || plan.hidden.some((h) => isInside(h, s))) continue;
+    const gone = underPrivateDir(s) && !roots.some((r) => isInside(r, s)); // in a private tmpfs, not mounted back
+    if (gone || KERNEL_DIRS.some((d) => isInside(d, s)) || mine.some((d) => isInside(d, s)) || plan.hidden.some((h) => isInside(h, s))) continue;
     args.push("--ro-bind", "/dev/null", s);
   }
   for (const d of privateDirs) args.push("--remount-ro", d);
