@@ -564,7 +564,7 @@ test("a /compact is persisted: session/load replays its compaction_update (a tho
 test("additionalDirectories: the session manager exposes a live session's extra roots (for the sandbox to make writable)", async () => {
   const sessions = new SessionManager({ pool: standInPool(), provider: scriptedProvider(), model: "m", maxTokens: 1000, contextWindow: 100_000, mode: "ask", rules: [], limits: loadLimits({}) });
   const [ws, x] = [tempDir("accessor-ws"), tempDir("accessor-x")];
-  const { sessionId } = await sessions.newSession(ws, [], undefined, undefined, [x]);
+  const { sessionId } = await sessions.newSession({ cwd: ws, servers: [], additionalDirectories: [x] });
   expect(sessions.additionalDirectories(sessionId)).toEqual([x]);
   expect(() => sessions.additionalDirectories("nope")).toThrow("unknown session: nope");
   await sessions.closeAll();

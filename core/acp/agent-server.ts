@@ -181,36 +181,36 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/new": async (raw, signal) => {
       const p = await parseNewSession(raw);
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
+      const answer = await sessions.newSession({ cwd: p.cwd, servers: p.mcpServers, meta: p._meta, client, additionalDirectories: p.additionalDirectories });
       announceCommands(answer.sessionId, signal);
       return answer;
     },
     "session/load": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/load");
       requireAuth();
-      const answer = await sessions.loadSession(
-        p.sessionId,
-        p.cwd,
-        p.mcpServers,
-        p._meta,
-        (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
+      const answer = await sessions.loadSession({
+        id: p.sessionId,
+        cwd: p.cwd,
+        servers: p.mcpServers,
+        meta: p._meta,
         client,
-        p.additionalDirectories,
-      );
+        additionalDirectories: p.additionalDirectories,
+        replay: (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
+      });
       announceCommands(p.sessionId, signal);
       return answer;
     },
     "session/resume": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/resume");
       requireAuth();
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client, p.additionalDirectories);
+      const answer = await sessions.loadSession({ id: p.sessionId, cwd: p.cwd, servers: p.mcpServers, meta: p._meta, client, additionalDirectories: p.additionalDirectories });
       announceCommands(p.sessionId, signal);
       return answer;
     },
     "session/fork": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/fork");
       requireAuth();
-      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
+      const answer = await sessions.forkSession(p.sessionId, { cwd: p.cwd, servers: p.mcpServers, meta: p._meta, client, additionalDirectories: p.additionalDirectories });
       announceCommands(answer.sessionId, signal);
       return answer;
     },

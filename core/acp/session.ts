@@ -26,18 +26,30 @@ import { SessionConfig } from "./session-config.ts";
 import { openTurn, type TurnAnswer, turnDeps } from "./session-turn.ts";
 import { type CommandContext, expandMcpPrompt, offerCommands, runCommand, sendCommandChanges } from "./session-commands.ts";
 
-interface OpenOptions {
-  id: string;
+/** What session/new, load, resume and fork declare, and the connection that asks. */
+export interface SessionRequest {
   cwd: string;
-  additionalDirectories?: readonly string[];
   servers: McpServer[];
+  /** The request's `_meta` (`systemPrompt` is read from it). */
   meta?: Record<string, unknown> | null;
+  client?: ClientLink;
+  /** More workspace roots besides `cwd`; none when undefined. */
+  additionalDirectories?: readonly string[];
+}
+
+/** session/load and session/resume: the session, and (load only) where its history is replayed. */
+export interface LoadRequest extends SessionRequest {
+  id: string;
+  replay?: (u: SessionUpdate) => void;
+}
+
+interface OpenOptions extends SessionRequest {
+  id: string;
   history?: Message[];
   title?: string | null;
   mode?: PermissionMode;
   model?: string;
   thoughtLevel?: ThoughtLevel;
-  client?: ClientLink;
 }
 
 /** What session/load and session/resume answer. */
@@ -63,9 +75,10 @@ export class SessionManager {
   }
 
   /** session/new. */
-  async newSession(cwd: string, servers: McpServer[], meta?: Record<string, unknown> | null, client?: ClientLink, additionalDirectories: readonly string[] = []) {
+  async newSession(r: SessionRequest) {
+    const { cwd } = r;
     checkCwd(cwd, "session/new");
-    const s = await this.#open({ id: randomId(), cwd, additionalDirectories, servers, meta, client });
+    const s = await this.#open({ ...r, id: randomId() });
     const store = this.host.store;
     if (store) {
       const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
@@ -86,23 +99,16 @@ export class SessionManager {
    * load sent after the first answer would. Two opens side by side would leave one session's
    * servers running with no session to close them, and two recorders appending to one file.
    */
-  loadSession(
-    id: string,
-    cwd: string,
-    servers: McpServer[],
-    meta: Record<string, unknown> | null | undefined,
-    replay?: (u: SessionUpdate) => void,
-    client?: ClientLink,
-    additionalDirectories: readonly string[] = [],
-  ): Promise<LoadAnswer> {
-    checkCwd(cwd, replay ? "session/load" : "session/resume");
-    const ask = JSON.stringify([replay ? "load" : "resume", cwd, servers, meta ?? null, additionalDirectories]);
+  loadSession(r: LoadRequest): Promise<LoadAnswer> {
+    const { id, replay } = r;
+    checkCwd(r.cwd, replay ? "session/load" : "session/resume");
+    const ask = JSON.stringify([replay ? "load" : "resume", r.cwd, r.servers, r.meta ?? null, r.additionalDirectories ?? []]);
     const before = this.#opening.get(id);
     if (before?.ask === ask) return before.answer;
     const answer = (async () => {
       // The first open's failure is its own caller's to report; this one only waits it out.
       if (before) await before.answer.catch((err) => log.debug("an earlier open of this session failed", { session: id, error: err }));
-      return this.#load(id, cwd, servers, meta, replay, client, additionalDirectories);
+      return this.#load(r);
     })();
     const entry = { ask, answer };
     this.#opening.set(id, entry);
@@ -111,27 +117,20 @@ export class SessionManager {
     return answer;
   }
 
-  async #load(
-    id: string,
-    cwd: string,
-    servers: McpServer[],
-    meta: Record<string, unknown> | null | undefined,
-    replay?: (u: SessionUpdate) => void,
-    client?: ClientLink,
-    additionalDirectories: readonly string[] = [],
-  ): Promise<LoadAnswer> {
+  async #load(r: LoadRequest): Promise<LoadAnswer> {
+    const { id, replay, ...request } = r;
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first`);
     const saved = this.host.store && isSessionId(id) ? this.host.store.load(id) : undefined;
     if (!saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id} (no saved session with this id)`, { sessionId: id });
     if (live) await this.#drop(live);
     const settings = await this.#config.restored(saved);
-    const s = await this.#open({ id, cwd, additionalDirectories, servers, meta, history: saved.history, ...settings, title: saved.title, client });
+    const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
       for (const u of saved.updates) {
-        const shown = client?.caps.compaction ? u : withoutCompaction(u);
+        const shown = r.client?.caps.compaction ? u : withoutCompaction(u);
         if (shown) replay(shown);
       }
     }
@@ -160,7 +159,8 @@ export class SessionManager {
    * declares. The original is never written. A session whose prompt is running, or that is being
    * loaded, is refused: its history is mid-turn.
    */
-  async forkSession(id: string, cwd: string, servers: McpServer[], meta: Record<string, unknown> | null | undefined, client?: ClientLink, additionalDirectories: readonly string[] = []) {
+  async forkSession(id: string, r: SessionRequest) {
+    const { cwd } = r;
     checkCwd(cwd, "session/fork");
     const live = this.#sessions.get(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; fork it once the turn ends`);
@@ -169,10 +169,10 @@ export class SessionManager {
     const newId = randomId();
     if (store?.exists(id)) {
       store.fork(id, newId, cwd);
-      return { sessionId: newId, ...(await this.#load(newId, cwd, servers, meta, undefined, client, additionalDirectories)) };
+      return { sessionId: newId, ...(await this.#load({ ...r, id: newId })) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ id: newId, cwd, additionalDirectories, servers, meta, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title, client });
+    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title });
     return { sessionId: newId, ...(await this.#config.describe(s)) };
   }
 

@@ -204,7 +204,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     "session/new": async (raw) => {
       const p = await parseNewSession(serversV1("session/new", raw));
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers as McpServer[], p._meta, client, p.additionalDirectories);
+      const answer = await sessions.newSession({ cwd: p.cwd, servers: p.mcpServers as McpServer[], meta: p._meta, client, additionalDirectories: p.additionalDirectories });
       stateOf(answer.sessionId);
       return { sessionId: answer.sessionId, ...(await describe(answer.sessionId, answer)) };
     },
@@ -214,7 +214,15 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       requireAuth();
       // A fresh translation: the replay tells it the session's tool calls again.
       open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, replay ? (u) => emit(p.sessionId, u) : undefined, client, p.additionalDirectories);
+      const answer = await sessions.loadSession({
+        id: p.sessionId,
+        cwd: p.cwd,
+        servers: p.mcpServers,
+        meta: p._meta,
+        client,
+        additionalDirectories: p.additionalDirectories,
+        replay: replay ? (u) => emit(p.sessionId, u) : undefined,
+      });
       // The current-state snapshot after the replay and before the answer: the replay is complete.
       send(p.sessionId, stateUpdate("idle"));
       return describe(p.sessionId, answer);
