@@ -15,7 +15,7 @@ import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { isSessionId } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { SessionOpener } from "./session-open.ts";
-import { checkCwd } from "./params.ts";
+import { checkCwd, type NewSessionParams } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { commandOf, initPrompt, promptCommandOf } from "./commands.ts";
 import { ModelChoices } from "./model-choice.ts";
@@ -35,6 +35,11 @@ export interface SessionRequest {
   client?: ClientLink;
   /** More workspace roots besides `cwd`; none when undefined. */
   additionalDirectories?: readonly string[];
+}
+
+/** A parsed session/new (load, resume, fork) as the manager takes it, from the connection `client`. */
+export function sessionRequest(p: NewSessionParams, client?: ClientLink): SessionRequest {
+  return { cwd: p.cwd, servers: p.mcpServers, meta: p._meta, client, additionalDirectories: p.additionalDirectories };
 }
 
 /** session/load and session/resume: the session, and (load only) where its history is replayed. */
