@@ -139,8 +139,7 @@ test("regression: a group started just after the watchdog died (before its death
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 const env = { PATH: process.env.PATH };
 const a = spawnGroup({ label: "a", command: "sleep", args: ["30"], env, stdin: "ignore" });
-await new Promise((r) => setTimeout(r, 300));
-const dog = readdirSync("/proc").find((e) => {
+const findDog = () => readdirSync("/proc").find((e) => {
   try {
     const st = readFileSync("/proc/" + e + "/stat", "utf8");
     return Number(st.slice(st.lastIndexOf(")") + 2).split(" ")[1]) === process.pid && readFileSync("/proc/" + e + "/cmdline", "utf8").includes("groups=");
@@ -148,6 +147,10 @@ const dog = readdirSync("/proc").find((e) => {
     return false;
   }
 });
+// Until the watchdog answered for a: a's gate then lets it exec its command.
+const runs = () => { try { return readFileSync("/proc/" + a.pid + "/cmdline", "utf8").split(String.fromCharCode(0))[0].endsWith("/sleep"); } catch { return false; } };
+for (let i = 0; i < 500 && !runs(); i++) await new Promise((r) => setTimeout(r, 10));
+const dog = findDog();
 process.kill(Number(dog), "SIGKILL");
 // the same turn of the event loop: the watchdog's death cannot have been seen yet
 const b = spawnGroup({ label: "b", command: "sh", args: ["-c", "echo ran > " + ${JSON.stringify(ran)} + "; exec sleep 30"], env, stdin: "ignore" });

@@ -5,6 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { BIN } from "./binary.ts";
+import { WaitList } from "./wait-list.ts";
 
 /** How to answer one permission request: an option kind, or "hang" (answer only when withdrawn). */
 export type PermissionScript = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "hang";
@@ -22,6 +23,8 @@ export interface TestAgent {
   newSession(cwd: string, mcpServers?: acp.McpServer[]): Promise<acp.NewSessionResponse>;
   prompt(sessionId: string, text: string | acp.ContentBlock[]): Promise<acp.PromptResponse>;
   cancel(sessionId: string): Promise<void>;
+  /** Resolves once `ok()` holds: checked now and at each session/update; rejects, naming `what`, after `ms`. */
+  untilUpdate(ok: () => boolean, what: string, ms?: number): Promise<void>;
   /** Updates of one kind (e.g. "tool_call_update"). */
   ofKind<K extends acp.SessionUpdate["sessionUpdate"]>(kind: K): Extract<acp.SessionUpdate, { sessionUpdate: K }>[];
   /** Concatenated agent_message_chunk text. */
@@ -48,6 +51,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
   child.stdin.on("error", () => {});
   const exited = new Promise<number | string>((resolve) => child.on("exit", (code, sig) => resolve(code ?? sig ?? "?")));
   const updates: acp.SessionNotification[] = [];
+  const updateWaits = new WaitList();
   const permissions: TestAgent["permissions"] = [];
   const script = [...(opts.script ?? [])];
 
@@ -55,6 +59,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
     .client({ name: "tendril-test-client" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params); // synchronous: arrival order is preserved
+      updateWaits.changed();
     })
     .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
       const answer = script.shift() ?? "allow_once";
@@ -98,6 +103,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
         prompt: typeof text === "string" ? [{ type: "text", text }] : text,
       }),
     cancel: (sessionId) => agent.notify(acp.methods.agent.session.cancel, { sessionId }),
+    untilUpdate: (ok, what, ms = 5000) => updateWaits.until(ok, () => `no ${what} within ${ms} ms`, ms),
     ofKind: (kind) => updates.map((n) => n.update).filter((u) => u.sessionUpdate === kind) as any,
     text: () =>
       updates

@@ -63,13 +63,6 @@ const req = (a: MemoryAgent, method: string, params: unknown) => {
   return a.response(id);
 };
 const updates = (a: MemoryAgent, kind: string) => a.out.filter((m) => m.params?.update?.sessionUpdate === kind).map((m) => m.params.update);
-const until = async (what: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!what()) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-};
 
 /** Answers the agent's permission requests, in order, with these option ids. */
 function answerPermissions(a: MemoryAgent, optionIds: string[]): () => number {
@@ -388,11 +381,19 @@ test("$/cancel_request: a session/new still starting answers -32800 at once, and
   let release!: () => void;
   const started = new Promise<void>((r) => (release = r));
   const closed: string[] = [];
+  let firstClose!: () => void;
+  const closedOnce = new Promise<void>((r) => (firstClose = r));
   const pool = {
     async openTools(specs: McpServerSpec[]) {
       await started;
       const tools = standInTools();
-      return { ...tools, close: async () => void closed.push(specs.map((sp) => sp.name).join(",")) };
+      return {
+        ...tools,
+        close: async () => {
+          closed.push(specs.map((sp) => sp.name).join(","));
+          firstClose();
+        },
+      };
     },
   };
   const a = memoryAgent({ store, pool });
@@ -405,7 +406,8 @@ test("$/cancel_request: a session/new still starting answers -32800 at once, and
   expect((await a.response(id)).error).toEqual({ code: -32800, message: "session/new was cancelled ($/cancel_request)" });
   release();
   // once the start settles, what it opened is undone: its tools closed, no session listed or announced
-  await until(() => closed.length === 1);
+  await closedOnce;
+  expect(closed.length).toBe(1);
   expect((await req(a, "session/list", {})).result.sessions).toEqual([]);
   expect(updates(a, "available_commands_update")).toEqual([]);
   // the connection goes on: the next session/new works
@@ -419,7 +421,7 @@ test("$/cancel_request: for a prompt it is session/cancel (stopReason cancelled)
   a.provider.push({ hang: true });
   const id = nextId++;
   a.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "wait" }] } });
-  await until(() => a.provider.requests.length === 1);
+  await a.provider.requested(1);
   a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
   expect((await a.response(id)).result.stopReason).toBe("cancelled");
   a.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: id } });
@@ -564,7 +566,7 @@ test("a /compact is persisted: session/load replays its compaction_update (a tho
 test("additionalDirectories: the session manager exposes a live session's extra roots (for the sandbox to make writable)", async () => {
   const sessions = new SessionManager({ pool: standInPool(), provider: scriptedProvider(), model: "m", maxTokens: 1000, contextWindow: 100_000, mode: "ask", rules: [], limits: loadLimits({}) });
   const [ws, x] = [tempDir("accessor-ws"), tempDir("accessor-x")];
-  const { sessionId } = await sessions.newSession(ws, [], undefined, undefined, [x]);
+  const { sessionId } = await sessions.newSession({ cwd: ws, servers: [], additionalDirectories: [x] });
   expect(sessions.additionalDirectories(sessionId)).toEqual([x]);
   expect(() => sessions.additionalDirectories("nope")).toThrow("unknown session: nope");
   await sessions.closeAll();

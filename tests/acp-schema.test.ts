@@ -82,6 +82,8 @@ test("every message the agent sends validates against the ACP v1 schema", async 
   const a = memoryAgent({ store, mode: "ask" });
   await req(a, asked, "initialize", { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false }, clientInfo: { name: "schema-test", version: "1" } });
   const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [] })).result;
+  // the commands are announced right after the answer
+  await a.until(() => a.out.some((m) => m.params?.update?.sessionUpdate === "available_commands_update"), "available_commands_update");
   // a turn with text, a tool call the user is asked about (and allows), and a failing tool
   a.provider.push(
     { text: "Echoing.", calls: [{ id: "c1", name: "t__echo", input: { text: "hi" } }] },
@@ -89,14 +91,10 @@ test("every message the agent sends validates against the ACP v1 schema", async 
     { text: "Done." },
   );
   const turn = req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "echo hi" }] });
-  for (let answered = 0; answered < 2; ) {
-    const ask = a.out.filter((m) => m.method === "session/request_permission")[answered];
-    if (!ask) {
-      await new Promise((r) => setTimeout(r, 2));
-      continue;
-    }
-    a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
-    answered++;
+  const asks = () => a.out.filter((m) => m.method === "session/request_permission");
+  for (let answered = 0; answered < 2; answered++) {
+    await a.until(() => asks().length > answered, `permission request ${answered + 1}`);
+    a.send({ jsonrpc: "2.0", id: asks()[answered]!.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
   }
   expect((await turn).result.stopReason).toBe("end_turn");
   await req(a, asked, "session/set_mode", { sessionId, modeId: "read-only" });
@@ -177,14 +175,9 @@ test("plan mode (plan entries, the switch question), thought_level, additionalDi
     { text: "carrying it out" },
   );
   const turn = req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "plan" }] });
-  for (;;) {
-    const ask = a.out.find((m) => m.method === "session/request_permission");
-    if (ask) {
-      a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "auto-edit" } } });
-      break;
-    }
-    await new Promise((r) => setTimeout(r, 2));
-  }
+  const ask = () => a.out.find((m) => m.method === "session/request_permission");
+  await a.until(() => ask() !== undefined, "permission request");
+  a.send({ jsonrpc: "2.0", id: ask()!.id, result: { outcome: { outcome: "selected", optionId: "auto-edit" } } });
   expect((await turn).result.stopReason).toBe("end_turn");
   // a request cancelled while it runs: -32800
   const id = nextId++;

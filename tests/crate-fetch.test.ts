@@ -113,14 +113,17 @@ test("Ctrl-C mid-download exits 130 and leaves no lock file or temp folder", asy
     const e = env();
     const child = spawn(BIN, ["crate-fetch", "slow"], { env: e, cwd: e.HOME, stdio: ["ignore", "pipe", "pipe"] });
     const before = reg.count("/dl/slow/");
-    for (let i = 0; i < 200 && reg.count("/dl/slow/") === before; i++) await new Promise((r) => setTimeout(r, 10));
-    await new Promise((r) => setTimeout(r, 100));
+    const root = join(e.XDG_CACHE_HOME!, "tendril", "crates");
+    // Mid-download: the request came and the extraction's temp folder (which must not stay) is there.
+    const extracting = () => reg.count("/dl/slow/") > before && existsSync(root) && readdirSync(root).some((s) => existsSync(join(root, s, ".tmp")) && readdirSync(join(root, s, ".tmp")).length > 0);
+    for (let i = 0; i < 1000 && !extracting(); i++) await new Promise((r) => setTimeout(r, 10));
+    const midDownload = extracting();
     const t0 = Date.now();
     child.kill("SIGINT");
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(midDownload).toBe(true);
     expect(code).toBe(130);
     expect(Date.now() - t0).toBeLessThan(2500);
-    const root = join(e.XDG_CACHE_HOME!, "tendril", "crates");
     const store = join(root, readdirSync(root)[0]!);
     expect(readdirSync(join(store, ".locks"))).toEqual([]);
     expect(readdirSync(join(store, ".tmp"))).toEqual([]);

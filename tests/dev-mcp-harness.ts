@@ -59,6 +59,12 @@ export const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? "").join
  * after `timeoutMs` without it. Kill tests wait on this instead of sleeping a random while.
  */
 export function editTempFileAppears(root: string, nth = 1, timeoutMs = 20_000): Promise<boolean> {
+  return entryAppears(root, /\.tendril-.*\.tmp$/, nth, timeoutMs);
+}
+
+/** Resolves true once the `nth` (1-based) event on an entry of `root` named like `pattern` comes (a
+ *  watch, not a poll: start it before what makes the entry), false after `timeoutMs` without it. */
+export function entryAppears(root: string, pattern: RegExp, nth = 1, timeoutMs = 20_000): Promise<boolean> {
   return new Promise((resolve) => {
     let seen = 0;
     const done = (ok: boolean) => {
@@ -67,7 +73,7 @@ export function editTempFileAppears(root: string, nth = 1, timeoutMs = 20_000): 
       resolve(ok);
     };
     const watcher = watch(root, (_event, name) => {
-      if (name && /\.tendril-.*\.tmp$/.test(name) && ++seen === nth) done(true);
+      if (name && pattern.test(name) && ++seen === nth) done(true);
     });
     const timer = setTimeout(() => done(false), timeoutMs);
   });

@@ -164,15 +164,20 @@ test("a truncated stream is an error in both SDKs", async () => {
 });
 
 test("hang + abort: the client gives up promptly and the fake stays usable", async () => {
-  fake.script([{ fault: { hang: true } }]);
   const ctl = new AbortController();
-  setTimeout(() => ctl.abort(), 100);
+  // Aborted once the fake has the request (and hangs on it).
+  fake.respond(() => {
+    ctl.abort();
+    return { fault: { hang: true } };
+  });
   const started = Date.now();
   const err = await anthropic.messages
     .create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "x" }] }, { signal: ctl.signal })
     .catch((e: unknown) => e);
   expect(err).toBeInstanceOf(Anthropic.APIUserAbortError);
+  expect(fake.requests.length).toBeGreaterThan(0);
   expect(Date.now() - started).toBeLessThan(1000);
+  fake.respond(undefined);
   fake.script([{ text: "still here" }]);
   const c = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] });
   expect(c.choices[0]!.message.content).toBe("still here");

@@ -4,6 +4,7 @@
 import type { LlmEvent, LlmProvider, LlmRequest, Message, ToolCall } from "../core/llm/types.ts";
 import type { McpCallResult, McpServerEvent, McpServerSpec, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
 import { toCallResult } from "../core/mcp/call-result.ts";
+import { WaitList } from "./wait-list.ts";
 
 export type Scripted =
   | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens"; usage?: { input: number; output: number } }
@@ -14,17 +15,23 @@ export interface ScriptedProvider extends LlmProvider {
   /** Every request's messages, deep-copied when it was made. */
   readonly requests: Message[][];
   push(...responses: Scripted[]): void;
+  /** Resolves once the provider has had `n` requests (a turn is then running); rejects after `ms`. */
+  requested(n: number, ms?: number): Promise<void>;
 }
 
 export function scriptedProvider(responses: Scripted[] = []): ScriptedProvider {
   const queue = [...responses];
   const requests: Message[][] = [];
+  /** Waits of `requested`, checked after every request. */
+  const waits = new WaitList();
   return {
     name: "scripted",
     requests,
     push: (...more) => void queue.push(...more),
+    requested: (n, ms = 5000) => waits.until(() => requests.length >= n, () => `the provider had ${requests.length} requests, not ${n}, within ${ms} ms`, ms),
     async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
       requests.push(structuredClone(req.messages));
+      waits.changed();
       const next = queue.shift();
       if (!next) {
         yield { type: "error", error: { kind: "replay", message: "the script has no more responses" } };

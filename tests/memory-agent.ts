@@ -8,6 +8,7 @@ import type { SessionHost } from "../core/acp/session-host.ts";
 import { chunksOf } from "../core/wire/link.ts";
 import { loadLimits } from "../core/limits.ts";
 import { scriptedProvider, standInPool, type ScriptedProvider } from "./in-memory.ts";
+import { WaitList } from "./wait-list.ts";
 
 export interface MemoryAgent {
   provider: ScriptedProvider;
@@ -17,6 +18,8 @@ export interface MemoryAgent {
   sendLine(text: string): void;
   /** The response to request `id`, waiting up to `ms`. */
   response(id: number | string, ms?: number): Promise<Record<string, any>>;
+  /** Resolves once `ok()` holds: checked now and each time the agent writes a message; rejects, naming `what`, after `ms`. */
+  until(ok: () => boolean, what: string, ms?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,6 +27,8 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
   const provider = scriptedProvider();
   const input = new PassThrough();
   const out: Record<string, any>[] = [];
+  /** Waits of `until`, checked after every message written. */
+  const waits = new WaitList();
   let partial = "";
   const sink = {
     write(bytes: Uint8Array): Promise<void> {
@@ -32,10 +37,12 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
       while ((nl = partial.indexOf("\n")) >= 0) {
         out.push(JSON.parse(partial.slice(0, nl)));
         partial = partial.slice(nl + 1);
+        waits.changed();
       }
       return Promise.resolve();
     },
   };
+  const until = (ok: () => boolean, what: string, ms = 5000) => waits.until(ok, () => `no ${what} within ${ms} ms`, ms);
   const limits = loadLimits(env);
   const sessions = new SessionManager({
     pool: standInPool(),
@@ -55,14 +62,11 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
     send: (m) => void input.write(JSON.stringify(m) + "\n"),
     sendLine: (t) => void input.write(t + "\n"),
     async response(id, ms = 5000) {
-      const end = Date.now() + ms;
-      for (;;) {
-        const r = out.find((m) => m.id === id && (m.result !== undefined || m.error !== undefined));
-        if (r) return r;
-        if (Date.now() > end) throw new Error(`no response to ${id} within ${ms} ms`);
-        await new Promise((res) => setTimeout(res, 2));
-      }
+      const answer = () => out.find((m) => m.id === id && (m.result !== undefined || m.error !== undefined));
+      await until(() => answer() !== undefined, `response to ${id}`, ms);
+      return answer()!;
     },
+    until,
     async close() {
       input.end();
       await sessions.closeAll();

@@ -7,7 +7,7 @@ import { BIN } from "./binary.ts";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { callTool, editTempFileAppears, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
+import { callTool, editTempFileAppears, entryAppears, startDevMcp, stopDevMcps, textOf } from "./dev-mcp-harness.ts";
 import { pidAlive, waitFor } from "./fake-mcp-helpers.ts";
 import { type RawAgent, spawnRawMode } from "./raw-harness.ts";
 
@@ -177,10 +177,11 @@ test("regression: kill -9 of dev-mcp during shell 'sleep 30' left the sleep and 
 });
 
 /**
- * Starts a dev-mcp, ends it with `how` after `delayMs`, and resolves once it has exited (≤ 10 s).
+ * Starts a dev-mcp, ends it with `how` `after` ms of its start-up or during a `sleep 300` call (once
+ * the call made its shim folder), and resolves once it has exited (≤ 10 s).
  * `ladder` is how the agent stops its tool server: stdin EOF and SIGTERM, SIGKILL 200 ms later.
  */
-async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM" | "ladder", delayMs: number, sleepCall: boolean): Promise<void> {
+async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM" | "ladder", after: number | "in-sleep-call"): Promise<void> {
   const child = spawn(BIN, ["dev-mcp", "--root", tmp], {
     stdio: ["pipe", "pipe", "ignore"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmp, TMPDIR: tmp, XDG_CACHE_HOME: join(tmp, "cache") },
@@ -188,20 +189,26 @@ async function startAndEnd(tmp: string, how: "stdin" | "SIGTERM" | "ladder", del
   child.stdin.on("error", () => {});
   child.stdout.resume();
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  if (sleepCall) {
+  let madeShims = true;
+  if (after === "in-sleep-call") {
+    const shims = entryAppears(tmp, /^tendril-shims-/, 1, 10_000);
     const init = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } };
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: init }) + "\n");
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
     // A command that ignores SIGTERM makes the server's own kill ladder take its whole grace.
     const command = how === "ladder" ? `trap "" TERM; sleep 300` : "sleep 300";
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "shell", arguments: { command } } }) + "\n");
+    madeShims = await shims;
+  } else {
+    // No event marks a moment of start-up: a random one, so the batches cover it.
+    await Bun.sleep(after);
   }
-  await Bun.sleep(delayMs);
   if (how !== "SIGTERM") child.stdin.end();
   if (how !== "stdin") child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), how === "ladder" ? 200 : 10_000);
   await exited;
   clearTimeout(timer);
+  expect(madeShims).toBe(true);
 }
 
 test("regression: shim folders leaked when stdin closed or SIGTERM came (alone or as the agent's kill ladder) during start-up or a sleep 300 call", async () => {
@@ -214,8 +221,7 @@ test("regression: shim folders leaked when stdin closed or SIGTERM came (alone o
         const tmp = scratch(`shims-leak/${batch}-${i}`);
         tmps.push(tmp);
         const how = (["stdin", "SIGTERM", "ladder"] as const)[(batch + i) % 3]!;
-        const sleepCall = i >= 3;
-        return startAndEnd(tmp, how, sleepCall ? 300 + Math.random() * 200 : Math.random() * 150, sleepCall);
+        return startAndEnd(tmp, how, i >= 3 ? "in-sleep-call" : Math.random() * 150);
       }),
     );
   }

@@ -291,8 +291,7 @@ test("S1: the permission question never offers to always allow a compound shell 
   const sessionId = (await a.response(1)).result.sessionId;
   const asks = () => a.out.filter((m) => m.method === "session/request_permission");
   const answer = async (n: number, optionId: string) => {
-    const end = Date.now() + 5000;
-    while (asks().length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+    await a.until(() => asks().length >= n, `permission request ${n}`);
     const ask = asks()[n - 1]!;
     a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId } } });
     return ask.params;

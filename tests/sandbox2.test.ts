@@ -352,7 +352,7 @@ describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed not
     await initWithNotices(a);
     const notices = () => a.updates.filter((n) => (n.update as { sessionUpdate: string }).sessionUpdate === "notice");
     const { sessionId } = await a.newSession(ws);
-    for (let i = 0; i < 300 && notices().length === 0; i++) await Bun.sleep(10);
+    await a.untilUpdate(() => notices().length > 0, "sandbox notice");
     const out1 = await shell(a, sessionId, "touch notice-ran.txt");
     const out2 = await shell(a, sessionId, "touch notice-ran.txt");
     expect(out1).toContain("bwrap (bubblewrap) is not on PATH");
@@ -361,12 +361,12 @@ describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed not
     expect(notices().map((n) => [n.sessionId, (n.update as { title?: string }).title])).toEqual([[sessionId, "The sandbox (workspace-write) cannot work here: shell commands will fail"]]);
     expect(JSON.stringify(notices()[0]!.update)).toContain("apt-get install bubblewrap");
     const second = await a.newSession(ws);
-    for (let i = 0; i < 300 && notices().length < 2; i++) await Bun.sleep(10);
+    await a.untilUpdate(() => notices().length >= 2, "second session's sandbox notice");
     expect(notices().map((n) => n.sessionId)).toEqual([sessionId, second.sessionId]);
     // Switching to another confined setting says it again (once); switching to off says nothing.
     const set = (value: string) => a.agent.request("session/set_config_option" as never, { sessionId, configId: "sandbox", value } as never);
     await set("read-only");
-    for (let i = 0; i < 300 && notices().length < 3; i++) await Bun.sleep(10);
+    await a.untilUpdate(() => notices().length >= 3, "sandbox notice after the switch");
     await set("read-only");
     await set("off");
     await shell(a, sessionId, "true");

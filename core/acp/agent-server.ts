@@ -18,7 +18,7 @@ import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { type ClientSessionCaps, Params, parseInitialize, parseLoadSession, parseNewSession, parsePrompt } from "./params.ts";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { SessionManager } from "./session.ts";
+import { type SessionManager, sessionRequest } from "./session.ts";
 import type { ClientLink, PromptIo } from "./session-host.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
@@ -182,36 +182,29 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/new": async (raw, signal) => {
       const p = await parseNewSession(raw);
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
+      const answer = await sessions.newSession(sessionRequest(p, client));
       announceCommands(answer.sessionId, signal);
       return answer;
     },
     "session/load": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/load");
       requireAuth();
-      const answer = await sessions.loadSession(
-        p.sessionId,
-        p.cwd,
-        p.mcpServers,
-        p._meta,
-        (update) => peer.notify("session/update", { sessionId: p.sessionId, update }),
-        client,
-        p.additionalDirectories,
-      );
+      const replay = (update: SessionUpdate) => peer.notify("session/update", { sessionId: p.sessionId, update });
+      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay });
       announceCommands(p.sessionId, signal);
       return answer;
     },
     "session/resume": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/resume");
       requireAuth();
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, undefined, client, p.additionalDirectories);
+      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId });
       announceCommands(p.sessionId, signal);
       return answer;
     },
     "session/fork": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/fork");
       requireAuth();
-      const answer = await sessions.forkSession(p.sessionId, p.cwd, p.mcpServers, p._meta, client, p.additionalDirectories);
+      const answer = await sessions.forkSession(p.sessionId, sessionRequest(p, client));
       announceCommands(answer.sessionId, signal);
       return answer;
     },

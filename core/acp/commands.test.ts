@@ -17,8 +17,7 @@ const saidLast = (a: MemoryAgent) => updates(a, "agent_message_chunk").at(-1)?.c
 
 async function open(a: MemoryAgent): Promise<string> {
   const r = await req(a, "session/new", { cwd: tmpdir(), mcpServers: [] });
-  const end = Date.now() + 5000;
-  while (updates(a, "available_commands_update").length === 0 && Date.now() < end) await new Promise((res) => setTimeout(res, 2));
+  await a.until(() => updates(a, "available_commands_update").length > 0, "available_commands_update");
   return r.result.sessionId;
 }
 

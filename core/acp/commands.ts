@@ -1,7 +1,7 @@
 // Owns the session's slash commands: the list clients show (`available_commands_update`: the built-in
 // ones, then one `SERVER:PROMPT` per MCP prompt), reading a prompt as one (`/NAME rest…` at the start
 // of its first text block), an MCP prompt's arguments from the rest of the line, and its messages as
-// the user's turn. Running them is the session manager's (session.ts). An unknown `/NAME` is no
+// the user's turn. Running them is session-commands.ts's. An unknown `/NAME` is no
 // command: it goes to the model as text; an unknown `/SERVER:PROMPT` is answered with what there is.
 import type { AvailableCommand, ContentBlock } from "@agentclientprotocol/sdk";
 import { PERMISSION_MODES } from "../policy/modes.ts";

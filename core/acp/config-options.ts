@@ -1,7 +1,7 @@
 // Owns how the session's config options are shown (ACP `SessionConfigOption`, by category) and how a
 // requested value is checked, for every option but `model` (model-choice.ts): the `mode` (and the
 // modes state), `thought_level` (off/low/medium/high, for a provider that maps it), and the dev shell's `sandbox`. Applying a
-// value is the session's (session.ts); mapping the level onto an API is the provider adapters' (core/llm).
+// value is session-config.ts's; mapping the level onto an API is the provider adapters' (core/llm).
 import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol/sdk";
 import { PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../sandbox-modes.ts";

@@ -1,7 +1,7 @@
 // Owns which models a session may switch to and how clients are told: the config's `models` list,
 // else the provider's own list (fetched once, bounded by MODEL_LIST_TIMEOUT_S, cached), else just the
 // current model; shown as ACP's `model` config option and the older `models` state some clients read.
-// Does not switch anything itself (the session manager does).
+// Does not switch anything itself (session-config.ts does).
 import type { SessionConfigOption } from "@agentclientprotocol/sdk";
 import type { LlmProvider } from "../llm/types.ts";
 import { log } from "../log.ts";

@@ -22,9 +22,8 @@ async function req(a: MemoryAgent, method: string, params: Record<string, unknow
 const say = (a: MemoryAgent, sessionId: string, text: string) => req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text }] });
 const updates = (a: MemoryAgent, kind: string) => a.out.filter((m) => m.params?.update?.sessionUpdate === kind).map((m) => m.params.update);
 /** The updates of `kind` once there are `n` (notices are written as they come, outside any answer). */
-async function awaitUpdates(a: MemoryAgent, kind: string, n: number, ms = 5000) {
-  const end = Date.now() + ms;
-  while (updates(a, kind).length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+async function awaitUpdates(a: MemoryAgent, kind: string, n: number) {
+  await a.until(() => updates(a, kind).length >= n, `${n} ${kind} updates`);
   return a.out.filter((m) => m.params?.update?.sessionUpdate === kind);
 }
 const handoffThoughts = (a: MemoryAgent) => updates(a, "agent_thought_chunk").filter((u) => u.content.text.includes("[context handoff]"));
@@ -141,8 +140,7 @@ test("a handoff cancelled while the summary is being written is shown as cancell
   await say(a, sessionId, "first task");
   const id = nextId++;
   a.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "/compact" }] } });
-  const end = Date.now() + 5000;
-  while (updates(a, "compaction_update").length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  await a.until(() => updates(a, "compaction_update").length > 0, "compaction_update");
   a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
   expect((await a.response(id)).result.stopReason).toBe("cancelled");
   expect(updates(a, "compaction_update").map((u) => u.status)).toEqual(["in_progress", "cancelled"]);

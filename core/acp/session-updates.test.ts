@@ -79,8 +79,7 @@ test("session/delete: the file goes, list and load forget it; a live idle sessio
   a.provider.push({ hang: true });
   a.send({ jsonrpc: "2.0", id: 900, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "long" }] } });
   // the second turn is running once the scripted provider has its request
-  const end = Date.now() + 5000;
-  while (a.provider.requests.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  await a.provider.requested(2);
   const busy = await req(a, "session/delete", { sessionId });
   expect(busy.error.code).toBe(-32602);
   expect(busy.error.message).toContain("cancel it first");
@@ -136,8 +135,7 @@ test("session/fork: a new session with a copy of the history; the original file 
   // refused: a running prompt, an unknown id, a relative cwd
   a.provider.push({ hang: true });
   a.send({ jsonrpc: "2.0", id: 950, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "long" }] } });
-  const end = Date.now() + 5000;
-  while (a.provider.requests.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 2));
+  await a.provider.requested(3);
   expect((await req(a, "session/fork", { sessionId, cwd: ws, mcpServers: [] })).error.message).toContain("busy with a prompt");
   a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
   await a.response(950);

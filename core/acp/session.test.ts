@@ -37,7 +37,7 @@ test("cancel mid-tool: the prompt answers cancelled, the call is failed, and the
   const id = await started(a);
   a.send(prompt(2, id, "sleep"));
   const t0 = Date.now();
-  while (!a.out.some((m) => m.params?.update?.status === "in_progress") && Date.now() - t0 < 2000) await Bun.sleep(2);
+  await a.until(() => a.out.some((m) => m.params?.update?.status === "in_progress"), "in_progress tool call", 2000);
   a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId: id } });
   expect((await a.response(2)).result.stopReason).toBe("cancelled");
   expect(Date.now() - t0).toBeLessThan(2500);

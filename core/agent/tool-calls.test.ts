@@ -109,7 +109,11 @@ test("ask mode: reject_once is not executed; allow_always is remembered", async 
 test("cancellation returns at once with `cancelled` results for unfinished calls", async () => {
   const ac = new AbortController();
   const c = ctx({ signal: ac.signal });
-  setTimeout(() => ac.abort(), 30);
+  // Cancelled once a's result is in, while b runs.
+  c.emit = (u) => {
+    c.updates.push(u);
+    if (u.sessionUpdate === "tool_call_update" && u.toolCallId === "a" && u.status === "completed") setImmediate(() => ac.abort());
+  };
   const t0 = Date.now();
   const r = await runToolCalls([sleepCall("a", 5), sleepCall("b", 5000)], c);
   expect(Date.now() - t0).toBeLessThan(2500); // not the 5 s the unfinished call would take

@@ -139,13 +139,20 @@ for (const c of cases) {
     });
 
     test("hang, then the caller aborts → aborted within a moment", async () => {
-      fake.script([{ fault: { hang: true } }]);
       const ctl = new AbortController();
-      setTimeout(() => ctl.abort(), 100);
+      // Aborted once the fake has the request (and hangs on it).
+      fake.respond(() => {
+        ctl.abort();
+        return { fault: { hang: true } };
+      });
       const started = Date.now();
-      const err = errorOf(await collect(c.make().stream(request({ signal: ctl.signal }))));
-      expect(err.kind).toBe("aborted");
-      expect(Date.now() - started).toBeLessThan(1000);
+      try {
+        const err = errorOf(await collect(c.make().stream(request({ signal: ctl.signal }))));
+        expect(err.kind).toBe("aborted");
+        expect(Date.now() - started).toBeLessThan(1000);
+      } finally {
+        fake.respond(undefined);
+      }
     });
 
     test("abort mid-stream → aborted, not a truncated done", async () => {

@@ -4,7 +4,7 @@
 // reason arrive as `state_update`. Params are read through params.ts after v2's own fields are put in
 // the session manager's terms. Does not own sessions (session.ts), update shapes (v2/updates.ts) or the
 // wire (agent-server.ts chooses this table when `initialize` asks for protocolVersion 2).
-import type { ContentBlock, McpServer, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { ContentBlock, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 import { log } from "../../log.ts";
 import { randomId } from "../../ids.ts";
 import type { Elicitor, PermissionAsk } from "../../agent/tool-calls.ts";
@@ -12,7 +12,7 @@ import { clientElicitor } from "../elicitation.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
 import { type ClientSessionCaps, Params, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
-import type { SessionManager } from "../session.ts";
+import { type SessionManager, sessionRequest } from "../session.ts";
 import type { ClientLink, PromptIo } from "../session-host.ts";
 import type { AgentAuth } from "../auth.ts";
 import { answerOf, permissionOptions } from "../permission-options.ts";
@@ -204,7 +204,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     "session/new": async (raw) => {
       const p = await parseNewSession(serversV1("session/new", raw));
       requireAuth();
-      const answer = await sessions.newSession(p.cwd, p.mcpServers as McpServer[], p._meta, client, p.additionalDirectories);
+      const answer = await sessions.newSession(sessionRequest(p, client));
       stateOf(answer.sessionId);
       return { sessionId: answer.sessionId, ...(await describe(answer.sessionId, answer)) };
     },
@@ -214,7 +214,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       requireAuth();
       // A fresh translation: the replay tells it the session's tool calls again.
       open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
-      const answer = await sessions.loadSession(p.sessionId, p.cwd, p.mcpServers, p._meta, replay ? (u) => emit(p.sessionId, u) : undefined, client, p.additionalDirectories);
+      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? (u) => emit(p.sessionId, u) : undefined });
       // The current-state snapshot after the replay and before the answer: the replay is complete.
       send(p.sessionId, stateUpdate("idle"));
       return describe(p.sessionId, answer);

@@ -1,0 +1,93 @@
+// Owns one turn on a live session, a prompt's or a slash command's: opening it (one at a time; the
+// request's abort cancels it), the tap its updates go through (recorded, then sent; shut at the
+// answer), how it ends, and what the loop is given for it (TurnDeps and the lifecycle). Does not run
+// the loop (agent/loop.ts) or decide what a prompt asks for (session.ts, session-commands.ts).
+import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
+import type { Lifecycle, TurnDeps, TurnTotals } from "../agent/loop.ts";
+import { withPlanTool } from "../agent/plan-mode.ts";
+import { withToolCancel } from "./v2/tool-cancel.ts";
+import type { LiveSession } from "./live-session.ts";
+import type { PromptIo, SessionHost } from "./session-host.ts";
+
+/** What a turn needs from the session manager besides the session itself. */
+export interface TurnContext {
+  host: SessionHost;
+  /** session/set_mode, by id: plan mode's way out switches modes as a client would. */
+  setMode(id: string, modeId: unknown): Promise<SessionUpdate[]>;
+}
+
+/** What a prompt or a command answers. */
+export interface TurnAnswer {
+  stopReason: StopReason;
+  usage: TurnTotals;
+}
+
+export interface Turn {
+  signal: AbortSignal;
+  /** The tap: records an update, then sends it; silent once the turn ended. */
+  emit(u: SessionUpdate): void;
+  /** Shuts the tap, drops what a turn that failed silently recorded (`discard`), makes the rest
+   *  durable and frees the session. */
+  end(discard?: boolean): void;
+}
+
+/**
+ * Opens a turn on `s`. The tap is shut at the end because updates after the answer would break
+ * "every update before the response".
+ */
+export function openTurn(s: LiveSession, io: PromptIo): Turn {
+  const controller = new AbortController();
+  s.turn = controller;
+  const onRequestAbort = () => controller.abort();
+  io.signal.addEventListener("abort", onRequestAbort, { once: true });
+  let open = true;
+  return {
+    signal: controller.signal,
+    emit: (u: SessionUpdate) => {
+      if (!open) return;
+      s.recorder?.update(u);
+      io.emit(u);
+    },
+    end: (discard = false) => {
+      open = false;
+      io.signal.removeEventListener("abort", onRequestAbort);
+      if (discard) s.recorder?.discardTurn();
+      s.recorder?.endTurn();
+      if (s.turn === controller) s.turn = undefined;
+    },
+  };
+}
+
+/** What the loop is given for `turn` on `s`: the host's provider and limits, the session's settings and tools, the turn's tap. */
+export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: PromptIo, totals: TurnTotals): TurnDeps {
+  const h = ctx.host;
+  const emit = turn.emit;
+  // A notice is live, not history: sent past the recorder, and only to a client that shows them.
+  const notice: TurnDeps["notice"] = io.caps?.notices ? (n) => io.emit({ sessionUpdate: "notice", ...n }) : undefined;
+  // Plan mode's way out (plan__ready) switches modes as set_mode does; the client hears it at once.
+  const planned = withPlanTool(s.tools, {
+    policy: s.policy,
+    emit,
+    askPermission: io.askPermission,
+    switchMode: async (mode) => {
+      for (const u of await ctx.setMode(s.id, mode)) io.emit(u);
+    },
+    maxSteps: h.limits.TODO_ITEMS,
+    maxStepChars: h.limits.TODO_ITEM_CHARS,
+  });
+  const tools = io.toolCallSignal ? withToolCancel(planned, io.toolCallSignal) : planned;
+  return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: lifecycle(h, s, io) };
+}
+
+function lifecycle(host: SessionHost, s: LiveSession, io: PromptIo): Lifecycle {
+  const { limits } = host;
+  return {
+    meter: s.meter,
+    hooks: { allowed: host.hookServers ?? [], timeoutMs: limits.HOOK_TIMEOUT_MS },
+    stopBudget: s.stopBudget,
+    ratio: limits.HANDOFF_RATIO,
+    maxHandoffs: limits.MAX_HANDOFFS,
+    compaction: io.caps?.compaction === true,
+    onCompact: (history) => s.recorder?.compacted(history),
+  };
+}
