@@ -282,10 +282,12 @@ describe.skipIf(!BWRAP)("tendril agent --sandbox", () => {
     expect(seen).toContain('sandbox: this command ran confined (sandbox = \\"workspace-write\\"');
     expect(seen).not.toContain("PRIVATE KEY");
 
-    fake.script([{ toolCalls: [{ id: "k1", name: "dev__shell", input: { command: "sleep 300.81" } }] }]);
+    // a duration no other run of this test on the machine uses: the search below looks at every process
+    const duration = `300.${process.pid}`;
+    fake.script([{ toolCalls: [{ id: "k1", name: "dev__shell", input: { command: `sleep ${duration}` } }] }]);
     const turn = a.prompt(sessionId, "sleep");
     const sleeping = () =>
-      readdirSync("/proc").some((p) => /^\d+$/.test(p) && (() => { try { return readFileSync(`/proc/${p}/cmdline`, "utf8").includes("300.81"); } catch { return false; } })());
+      readdirSync("/proc").some((p) => /^\d+$/.test(p) && (() => { try { return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(`sleep\0${duration}`); } catch { return false; } })());
     for (let i = 0; i < 500 && !sleeping(); i++) await Bun.sleep(10);
     expect(sleeping()).toBe(true);
     const t0 = Date.now();
