@@ -344,6 +344,37 @@ describe.skipIf(!BWRAP)("the ACP config option `sandbox` and the fail-closed not
     expect(String(bad?.message)).toContain('unknown sandbox setting: "strict" (settings: off, read-only, workspace-write)');
   });
 
+  test("the sandbox choice is saved with the session: session/load brings back a stricter one, never one looser than the agent is set to", async () => {
+    const home = join(base, "home-sandbox-saved");
+    mkdirSync(home, { recursive: true });
+    const sandboxOf = (answer: unknown) => (answer as { configOptions: { id: string; currentValue: string }[] }).configOptions.find((o) => o.id === "sandbox")!.currentValue;
+    const set = (a: TestAgent, sessionId: string, value: string) => a.agent.request("session/set_config_option" as never, { sessionId, configId: "sandbox", value } as never);
+    const load = (a: TestAgent, sessionId: string) => a.agent.request("session/load" as never, { sessionId, cwd: ws, mcpServers: [] } as never);
+    // configured off: a session that chose workspace-write comes back confined
+    const first = start({ HOME: home });
+    await first.initialize();
+    const { sessionId: tightened } = await first.newSession(ws);
+    await set(first, tightened, "workspace-write");
+    fake.script([{ text: "hi" }, { text: "hi" }]);
+    await first.prompt(tightened, "hello"); // a turn, so the session is on disk
+    // configured workspace-write: a session that chose off comes back at workspace-write
+    const { sessionId: loosened } = await first.newSession(ws);
+    await set(first, loosened, "off");
+    await first.prompt(loosened, "hello");
+    await first.close();
+    const again = start({ HOME: home });
+    await again.initialize();
+    expect(sandboxOf(await load(again, tightened))).toBe("workspace-write");
+    const outside = join(base, "saved-sandbox-outside.txt");
+    expect(await shell(again, tightened, `touch ${outside}`)).toContain("sandbox: this command ran confined");
+    expect(existsSync(outside)).toBe(false);
+    await again.close();
+    const strict = start({ HOME: home }, ["--sandbox", "workspace-write"]);
+    await strict.initialize();
+    expect(sandboxOf(await load(strict, loosened))).toBe("workspace-write");
+    expect(sandboxOf(await load(strict, tightened))).toBe("workspace-write");
+  });
+
   test("fail closed: with no bwrap, each session gets one notice saying why, and each command fails saying so", async () => {
     const bin = join(base, "bin-no-bwrap-notice");
     mkdirSync(bin, { recursive: true });

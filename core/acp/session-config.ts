@@ -7,7 +7,7 @@ import type { LoadedSession } from "../agent/session-store.ts";
 import { THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
 import type { Policy } from "../policy/policy.ts";
-import type { SandboxMode } from "../sandbox-modes.ts";
+import { atLeastAsStrict, isSandboxMode, type SandboxMode } from "../sandbox-modes.ts";
 import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
 import type { LiveSession } from "./live-session.ts";
@@ -39,13 +39,17 @@ export class SessionConfig {
   }
 
   /** A saved session's settings that apply here: its mode if known (else the configured one), its
-   *  model if still offered, its thought level if known. The sandbox setting is not saved. */
-  async restored(saved: LoadedSession): Promise<{ mode: PermissionMode; model?: string; thoughtLevel?: ThoughtLevel }> {
+   *  model if still offered, its thought level if known, and its sandbox setting when it confines at
+   *  least as much as the configured one (a session never comes back looser than this agent is set). */
+  async restored(saved: LoadedSession): Promise<{ mode: PermissionMode; model?: string; thoughtLevel?: ThoughtLevel; sandboxMode?: SandboxMode }> {
     const mode = isPermissionMode(saved.mode) ? saved.mode : this.host.mode;
     const model = saved.model && (await this.models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
     const level = saved.options[THOUGHT_OPTION_ID] as ThoughtLevel | undefined;
     const thoughtLevel = level && THOUGHT_LEVELS.includes(level) ? level : undefined;
-    return { mode, model, thoughtLevel };
+    const box = saved.options[SANDBOX_OPTION_ID];
+    const configured = this.host.sandbox?.mode;
+    const sandboxMode = configured && isSandboxMode(box) && atLeastAsStrict(box, configured) ? box : undefined;
+    return { mode, model, thoughtLevel, sandboxMode };
   }
 
   /**
@@ -93,10 +97,11 @@ export class SessionConfig {
       s.thoughtLevel = checkThoughtLevel(value);
       s.recorder?.option(THOUGHT_OPTION_ID, s.thoughtLevel);
     },
-    // Not saved with the session: a loaded session starts from the configured setting.
+    // Saved with the session; a loaded session gets it back only when it is not looser than the configured one.
     [SANDBOX_OPTION_ID]: async (s, value) => {
       const mode = checkSandboxMode(value);
       if (s.sandbox && s.sandbox.mode !== mode) Object.assign(s.sandbox, { mode, noticed: false }); // the dev server reads this object
+      s.recorder?.option(SANDBOX_OPTION_ID, mode);
       this.checkSandbox(s);
     },
   };

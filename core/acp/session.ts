@@ -5,6 +5,7 @@
 // config options (session-config.ts), start servers (session-open.ts) or word notices (notices.ts).
 import type { AvailableCommand, ContentBlock, McpServer, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionMode } from "../policy/modes.ts";
+import type { SandboxMode } from "../sandbox-modes.ts";
 import type { Message, ThoughtLevel } from "../llm/types.ts";
 import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
@@ -55,6 +56,8 @@ interface OpenOptions extends SessionRequest {
   mode?: PermissionMode;
   model?: string;
   thoughtLevel?: ThoughtLevel;
+  /** The dev shell's sandbox, when it is not the configured one (a loaded or forked session's). */
+  sandboxMode?: SandboxMode;
 }
 
 /** What session/load and session/resume answer. */
@@ -177,7 +180,7 @@ export class SessionManager {
       return { sessionId: newId, ...(await this.#load({ ...r, id: newId })) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, title: live.title });
+    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, sandboxMode: live.sandbox?.mode, title: live.title });
     return { sessionId: newId, ...(await this.#config.describe(s)) };
   }
 
@@ -207,7 +210,7 @@ export class SessionManager {
 
   async #open(o: OpenOptions): Promise<LiveSession> {
     const specs = [...configServerSpecs(this.host.configServers ?? [], o.cwd), ...convertMcpServers(o.servers, o.cwd)];
-    const sandbox = this.host.sandbox && { mode: this.host.sandbox.mode, noticed: false };
+    const sandbox = this.host.sandbox && { mode: o.sandboxMode ?? this.host.sandbox.mode, noticed: false };
     const additionalDirectories = o.additionalDirectories ?? [];
     if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd, { additionalDirectories, ...(sandbox ? { sandboxMode: () => sandbox.mode } : {}) }));
     const tools = await this.#opener.open(specs, o.cwd);
