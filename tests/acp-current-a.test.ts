@@ -315,6 +315,22 @@ test("additionalDirectories: advertised, given to the dev tools and the system p
   await a.close();
 });
 
+test("additionalDirectories: session/list reports each session's, as it was created or forked; none is omitted", async () => {
+  const store = new SessionStore(tempDir("dirs-list-state"));
+  const a = memoryAgent({ store });
+  const ws = tempDir("dirs-list-ws");
+  const [x, y] = [tempDir("dirs-list-x"), tempDir("dirs-list-y")];
+  const withDirs = (await req(a, "session/new", { cwd: ws, additionalDirectories: [x, y], mcpServers: [] })).result.sessionId;
+  const without = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result.sessionId;
+  const forked = (await req(a, "session/fork", { sessionId: withDirs, cwd: ws, additionalDirectories: [y], mcpServers: [] })).result.sessionId;
+  const listed = (await req(a, "session/list", {})).result.sessions as { sessionId: string; additionalDirectories?: string[] }[];
+  const dirsOf = (id: string) => listed.find((s) => s.sessionId === id)!;
+  expect(dirsOf(withDirs).additionalDirectories).toEqual([x, y]);
+  expect("additionalDirectories" in dirsOf(without)).toBe(false);
+  expect(dirsOf(forked).additionalDirectories).toEqual([y]);
+  await a.close();
+});
+
 test("additionalDirectories: a relative, missing or file path, or not an array, is -32602 naming it, on every method that takes it", async () => {
   const store = new SessionStore(tempDir("dirs-bad-state"));
   const a = memoryAgent({ store });

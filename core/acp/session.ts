@@ -89,7 +89,8 @@ export class SessionManager {
     const s = await this.#open({ ...r, id: randomId() });
     const store = this.host.store;
     if (store) {
-      const file = store.create({ id: s.id, cwd, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
+      const dirs = s.additionalDirectories.length > 0 ? { additionalDirectories: [...s.additionalDirectories] } : {};
+      const file = store.create({ id: s.id, cwd, ...dirs, created: new Date().toISOString(), title: null, model: this.host.model, mode: s.policy.mode });
       s.recorder = new SessionRecorder(file, s.history, false);
     }
     return { sessionId: s.id, ...(await this.#config.describe(s)) };
@@ -176,7 +177,7 @@ export class SessionManager {
     const store = this.host.store;
     const newId = randomId();
     if (store?.exists(id)) {
-      store.fork(id, newId, cwd);
+      store.fork(id, newId, cwd, r.additionalDirectories ?? []);
       return { sessionId: newId, ...(await this.#load({ ...r, id: newId })) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });

@@ -18,6 +18,8 @@ export interface SessionHeader {
   title: string | null;
   model: string;
   mode: string;
+  /** The session's additional workspace roots when it was created or forked (absent: none). */
+  additionalDirectories?: string[];
 }
 
 export type SessionEvent =
@@ -52,6 +54,8 @@ export interface LoadedSession {
 export interface SessionSummary {
   sessionId: string;
   cwd: string;
+  /** Present when the session has additional workspace roots. */
+  additionalDirectories?: string[];
   title: string | null;
   updatedAt: string;
 }
@@ -107,12 +111,14 @@ export class SessionStore {
    * session/fork: a copy of session `from`'s file as session `to` in `cwd` (its header says so; every
    * other line is the same), written privately and made durable. The original is only read.
    */
-  fork(from: string, to: string, cwd: string): void {
+  fork(from: string, to: string, cwd: string, additionalDirectories: readonly string[] = []): void {
     if (!isSessionId(from) || !isSessionId(to)) throw new Error(`not a session id: ${isSessionId(from) ? to : from}`);
     const text = readFileSync(this.path(from), "utf8");
     const nl = text.indexOf("\n");
     const header = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as SessionHeader;
-    const copy = JSON.stringify({ ...header, id: to, cwd, created: new Date().toISOString() }) + (nl < 0 ? "\n" : text.slice(nl));
+    const { additionalDirectories: _theirs, ...rest } = header;
+    const dirs = additionalDirectories.length > 0 ? { additionalDirectories: [...additionalDirectories] } : {};
+    const copy = JSON.stringify({ ...rest, id: to, cwd, ...dirs, created: new Date().toISOString() }) + (nl < 0 ? "\n" : text.slice(nl));
     const fd = openPrivateFile(this.path(to), "w");
     try {
       writeSync(fd, copy);
@@ -156,7 +162,8 @@ export class SessionStore {
       const head = readHeader(path);
       if (!head || (cwd !== undefined && head.cwd !== cwd)) continue;
       const t = statSync(path).mtimeMs;
-      out.push({ sessionId: head.id, cwd: head.cwd, title: head.title, updatedAt: new Date(t).toISOString(), t });
+      const dirs = Array.isArray(head.additionalDirectories) && head.additionalDirectories.length > 0 ? { additionalDirectories: head.additionalDirectories } : {};
+      out.push({ sessionId: head.id, cwd: head.cwd, ...dirs, title: head.title, updatedAt: new Date(t).toISOString(), t });
     }
     out.sort((a, b) => b.t - a.t || a.sessionId.localeCompare(b.sessionId));
     return out.map(({ t: _t, ...s }) => s);
