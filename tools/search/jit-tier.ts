@@ -1,7 +1,7 @@
-// Owns every JavaScriptCore tier pin: the list of the shims' functions that never reach the top tier (FTL)
-// and `pinHotPaths()`, which the rg and tree shims' main threads and each rg worker call once at start (a pin
-// holds in its own thread only; no other mode runs this code). Never pins a shared builtin: a pin is
-// process-wide. Under another runtime (`deno run main.ts`) there is no such control and this does nothing.
+// Owns every JavaScriptCore tier pin: `HOT_PATHS`, the shims' functions kept below the top tier (FTL), whose
+// compiles cost a short run on few cores more than the faster code saves, and `pinHotPaths()`, which the rg and
+// tree shims' main threads and each rg worker call at start (a pin holds in one thread; no other mode runs
+// this code). Never pins a shared builtin: a pin is process-wide. Under another runtime this does nothing.
 import { FileReader } from "./file-bytes.ts";
 import { RuleSet, ruleVerdict } from "./ignore-rules.ts";
 import { decode, FileSearch } from "./rg-file.ts";
@@ -15,18 +15,20 @@ import { FileWalk, keep, kindOf, readDir } from "./walk.ts";
 type Pinned = (...args: never[]) => unknown;
 
 /**
- * The pinned functions, by how often they run. A shim's run is short, and on a machine with few cores the
- * top tier's compiles (tens of milliseconds each for the walk's) compete with the search for the same cores
- * and cost more than the faster code saves; the tier below (DFG) still optimises them.
- * Worth, measured by leaving pins out of a build (the shims benchmark's 20,000-file rows, interleaved runs):
- * see each group. node:fs's readdirSync/openSync/readSync/closeSync were pinned once and showed no gain
- * beyond noise (15 runs a row), which is why no builtin is here.
+ * The pinned functions, grouped by what they run once per. The top tier's compiles (tens of milliseconds
+ * each for the walk's) compete with the search for the same cores; the tier below (DFG) still optimises.
+ * Worth, measured by building without a group (the shims benchmark's 20,000-file tree, two passes of 13
+ * interleaved runs, medians against all pins; noise ±5–8%): without any pin the searches take ×1.04–1.23,
+ * `--files` ×1.04–1.09, `tree` ×0.97–1.03. Each group after `ignoreRules` is alone within noise; those four
+ * together were worth ×1.03–1.12 (15 runs a row, before they were listed here). node:fs's readdirSync,
+ * openSync, readSync and closeSync were pinned once and gained nothing beyond noise: no builtin is here.
+ * Naming them here loads rg's modules in the tree shim and the walk's in each worker: within noise (`tree` of
+ * one file 8.73 → 8.85 ms median, 120 interleaved runs; the rg rows unchanged).
  */
 export const HOT_PATHS = {
-  /** Asked about every walked entry (rg and tree): the deepest ignore rule that speaks. Alone ×1.14–1.18
-   *  on the literal and regex rows. */
+  /** Once per walked entry (rg and tree): the deepest ignore rule that speaks. Alone ×1.06–1.17 (searches). */
   ignoreRules: [RuleSet.prototype.verdict, RuleSet.prototype["own"], RuleSet.prototype["dirIgnored"], ruleVerdict],
-  /** Once per directory read (`readDir`) or entry walked (rg and tree; the two `next`s are rg's). */
+  /** Once per directory read (`readDir`) or walked entry (rg and tree; the two `next`s are rg's). */
   walk: [readDir, kindOf, keep, FileWalk.prototype.next, Subjects.prototype.next],
   /** Once per file read (rg's whole files, tree's line counts) and searched (rg, every thread). */
   file: [
