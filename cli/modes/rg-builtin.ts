@@ -3,6 +3,7 @@
 // The process (environment, cwd, stdin, descriptors 1 and 2) is a parameter: tests run it in memory.
 import { fstatSync, readFileSync } from "node:fs";
 import { loadLimits } from "../../core/limits.ts";
+import { pinHotPaths } from "../../tools/search/jit-tier.ts";
 import { configArgs, parseRgArgs, rgUsage } from "../../tools/search/rg-args.ts";
 import { runRg } from "../../tools/search/rg-run.ts";
 import { ShimOutput } from "../../tools/search/shim-output.ts";
@@ -45,6 +46,7 @@ function thisProcess(): RgProcess {
 }
 
 export async function runBuiltinRg(args: string[], proc: RgProcess = thisProcess()): Promise<number> {
+  pinHotPaths();
   const config = readConfig(proc.env.RIPGREP_CONFIG_PATH, args);
   const parsed = parseRgArgs([...configArgs(config), ...args]);
   if (!parsed.ok) {

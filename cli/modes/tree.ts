@@ -3,6 +3,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadLimits } from "../../core/limits.ts";
+import { pinHotPaths } from "../../tools/search/jit-tier.ts";
 import { ShimOutput } from "../../tools/search/shim-output.ts";
 import { buildTree, renderTree } from "../../tools/tree/tree.ts";
 import { writeAll } from "../process/stdio.ts";
@@ -34,6 +35,7 @@ export function parseTreeArgs(args: string[]): TreeArgs | string {
 }
 
 export async function run(args: string[]): Promise<number> {
+  pinHotPaths();
   if (args.includes("--help") || args.includes("-h")) {
     writeAll(1, USAGE + "\n");
     return 0;

@@ -1,7 +1,6 @@
 // Owns reading files for the shims with one reused buffer (no allocation per file): whole files for
 // rg, and newline counting in chunks for tree. Returns error text instead of throwing.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { belowTopTier } from "./jit-tier.ts";
 
 const CHUNK = 1 << 20;
 /** The numeric flag: a string ("r") is parsed again on every open. */
@@ -113,5 +112,3 @@ export class FileReader {
     }
   }
 }
-
-belowTopTier(FileReader.prototype.read, FileReader.prototype.countLines); // once per file

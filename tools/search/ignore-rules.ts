@@ -4,7 +4,6 @@
 // directory's ignored state kept for its files. Does not walk directories (walk.ts) nor read git's global excludes.
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { belowTopTier } from "./jit-tier.ts";
 import { POSIX } from "./rg-regex.ts";
 
 /** A rule's say on a path: skip it, keep it despite later rules, or no opinion. */
@@ -225,10 +224,6 @@ export class RuleSet {
     return undefined;
   }
 
-  static {
-    belowTopTier(this.prototype.verdict, this.prototype.own, this.prototype.dirIgnored); // asked about every walked entry
-  }
-
   private dirIgnored(dir: string): boolean {
     let known = this.dirs.get(dir);
     if (known === undefined) {
@@ -347,8 +342,6 @@ export function ruleVerdict(frame: RuleFrame | undefined, rel: string, isDir: bo
   }
   return dotIgnore ?? git ?? exclude;
 }
-
-belowTopTier(ruleVerdict); // asked about every walked entry
 
 /**
  * An --ignore-file, `given` as on the command line: its rules, matched as ripgrep matches them against a

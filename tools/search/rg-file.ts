@@ -6,7 +6,6 @@ import { isAscii } from "node:buffer";
 import { statSync } from "node:fs";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileReader, shortReadEnds } from "./file-bytes.ts";
-import { belowTopTier } from "./jit-tier.ts";
 import { binaryMode, mappedStop, nulFrom, nulSeenFirst, passthruStop, searchedBeforeNul, streamStop, type BinaryMode, type BinaryStop } from "./rg-binary.ts";
 import { emitAll, emitLines, type EmitOptions } from "./rg-emit.ts";
 import type { JsonPrinter } from "./rg-json.ts";
@@ -134,10 +133,6 @@ export class FileSearch {
     if (lits === undefined) return false;
     for (let i = 0; i < lits.length; i++) if (buf.indexOf(lits[i]!) >= 0) return false;
     return true;
-  }
-
-  static {
-    belowTopTier(this.prototype.file, this.prototype.bytes, this.prototype.cannotMatch); // once per file
   }
 
   /** ripgrep quit a file when it saw a NUL: unprinted, and without a match (so --files-without-match's status is a match). */
@@ -339,5 +334,3 @@ function sizeOf(path: string): number {
     return 0; // the read reports the error
   }
 }
-
-belowTopTier(decode);

@@ -4,7 +4,6 @@
 // inside the compiled binary. Does not walk nor search a file (rg-file.ts).
 import type { RgOptions } from "./rg-flags.ts";
 import { FileSearch } from "./rg-file.ts";
-import { belowTopTier } from "./jit-tier.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
 import { ShimOutput } from "./shim-output.ts";
@@ -75,8 +74,6 @@ export class BatchSearcher {
     return { id, text: parts.join(""), warnings: this.warnings, matched: s.matched, errored: s.errored };
   }
 }
-
-belowTopTier(packFiles, unpackFiles, BatchSearcher.prototype.run);
 
 export interface ParallelJob {
   readonly o: RgOptions;

@@ -3,7 +3,6 @@
 // (across files too), `--heading` blocks, `-M` long-line omission, and the -l/-c/--files lines.
 // Does not decide what matches (rg-search.ts, rg-emit.ts); writes only through the capped ShimOutput.
 import type { RgOptions } from "./rg-flags.ts";
-import { belowTopTier } from "./jit-tier.ts";
 import type { ShimOutput } from "./shim-output.ts";
 
 export interface PrintOptions {
@@ -158,5 +157,3 @@ function previewEnd(text: string, max: number): number {
   }
   return text.length;
 }
-
-belowTopTier(Printer.prototype.path, Printer.prototype.shown, Printer.prototype.line);

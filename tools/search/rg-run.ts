@@ -9,7 +9,6 @@ import { caseless, globError, globVerdict } from "./rg-globs.ts";
 import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
-import { belowTopTier } from "./jit-tier.ts";
 import { JsonPrinter } from "./rg-json.ts";
 import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
@@ -71,7 +70,7 @@ interface SubjectSource {
 }
 
 /** Every file to search, in ripgrep's order, one per `next()`; collected first only when a sort needs them all. */
-class Subjects implements SubjectSource {
+export class Subjects implements SubjectSource {
   private i = 0;
   private walking: FileWalk | undefined;
 
@@ -101,8 +100,6 @@ class Subjects implements SubjectSource {
     }
   }
 }
-
-belowTopTier(Subjects.prototype.next);
 
 /** The subjects of an array, in its order. */
 function arraySource(all: readonly Subject[]): SubjectSource {

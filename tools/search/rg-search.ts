@@ -1,7 +1,6 @@
 // Owns finding what matched in one file's text: one regex scan over the whole text, lines found only around
 // matches (several lines per match with -U), -v, and the matches inside a span. Does not print (rg-emit.ts)
 // nor walk or read files.
-import { belowTopTier } from "./jit-tier.ts";
 import type { CompiledPattern } from "./rg-regex.ts";
 
 /** Lines of the text: [start, end), end at the last line's "\n" or the text's end; one line unless -U. */
@@ -63,7 +62,7 @@ export function countMatchedLines(s: string, pat: CompiledPattern, limit: number
 }
 
 /** Lines holding `text` (a non-empty string without a newline), as `matchedLines` finds them by regex. */
-function plainLines(s: string, text: string, limit: number): LineSpan[] {
+export function plainLines(s: string, text: string, limit: number): LineSpan[] {
   const out: LineSpan[] = [];
   for (let pos = 0; out.length < limit; ) {
     const i = s.indexOf(text, pos);
@@ -146,5 +145,3 @@ function eachMatch(s: string, span: LineSpan, pat: CompiledPattern, f: (m: RegEx
     f(m);
   }
 }
-
-belowTopTier(matchedLines, countMatchedLines, plainLines);

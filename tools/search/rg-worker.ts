@@ -1,10 +1,13 @@
 // Owns one worker thread of the parallel built-in rg: it compiles the patterns once, then searches each
 // batch of files it is sent and answers with the batch's text, warnings and counts (rg-parallel.ts).
 // Does not walk, order batches or apply the output cap.
+import { pinHotPaths } from "./jit-tier.ts";
 import { BatchSearcher, unpackFiles, type WorkerBatch, type WorkerInit } from "./rg-parallel.ts";
 import { compilePatterns } from "./rg-regex.ts";
 
 declare const self: { onmessage: ((e: MessageEvent) => void) | null; postMessage(msg: unknown): void };
+
+pinHotPaths(); // this thread's own copies of the search code
 
 let searcher: BatchSearcher | undefined;
 

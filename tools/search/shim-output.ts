@@ -1,7 +1,6 @@
 // Owns the output cap of the rg and tree shims: whole lines until SHIM_OUTPUT_LINES or SHIM_OUTPUT_BYTES
 // would be passed, then one marker line saying so and how to narrow. Does not know where bytes go.
 import { formatBytes } from "../../core/text-bounds.ts";
-import { belowTopTier } from "./jit-tier.ts";
 
 export interface OutputCap {
   readonly maxBytes: number;
@@ -99,5 +98,3 @@ export class ShimOutput {
     this.pending = 0;
   }
 }
-
-belowTopTier(ShimOutput.prototype.line); // once per printed line (every path of --files)

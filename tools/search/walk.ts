@@ -3,7 +3,6 @@
 // symbolic links reported but not followed unless asked (ripgrep's -L, with its loop and broken-link errors).
 // Does not read files or decide what to print.
 import { lstatSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
-import { belowTopTier } from "./jit-tier.ts";
 import { errorText } from "./file-bytes.ts";
 import { relative } from "node:path";
 import { ancestorFrames, anyRules, frameFor, ruleVerdict, type IgnoreSources, type RuleFrame, type Verdict } from "./ignore-rules.ts";
@@ -81,7 +80,7 @@ export function rootHandle(abs: string, display: string, cwd: string, opts: Walk
   };
 }
 
-function kindOf(d: Dirent, abs: string): EntryKind {
+export function kindOf(d: Dirent, abs: string): EntryKind {
   if (d.isFile()) return "file";
   if (d.isDirectory()) return "dir";
   if (d.isSymbolicLink()) return "symlink";
@@ -94,7 +93,7 @@ function kindOf(d: Dirent, abs: string): EntryKind {
   }
 }
 
-function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: string, isDir: boolean, opts: WalkOptions): boolean {
+export function keep(h: DirHandle, frame: RuleFrame | undefined, name: string, abs: string, isDir: boolean, opts: WalkOptions): boolean {
   if (opts.override) {
     const v = opts.override(h.globPath ? `${h.globPath}/${name}` : name, isDir);
     if (v) return v === "whitelist";
@@ -236,8 +235,6 @@ export class FileWalk {
     return undefined;
   }
 }
-
-belowTopTier(readDir, kindOf, keep, FileWalk.prototype.next); // once per directory or entry
 
 /** The files of a `FileWalk` as an iterable. */
 export function* walkFiles(root: DirHandle, opts: WalkOptions, stop?: () => boolean): Generator<WalkEntry> {
