@@ -2,9 +2,8 @@
 // started as its own process group (through core/process-group.ts), its stderr forwarded line by line
 // with the component's name in front, and a bounded tail of it kept for the error that names it; or, for
 // `tendril:NAME`, one of Tendril's own components run inside this process over an in-memory message
-// pipe (objects, not bytes), with the
-// same face (its lines, its end, its input to close). Does not route messages (router.ts) and does not
-// decide when the chain ends (runner.ts).
+// pipe (objects, not bytes), with the same face (its lines, its end, its input to close). Does not route
+// messages (router.ts) and does not decide when the chain ends (runner.ts).
 import type { ChildProcess } from "node:child_process";
 import { basename } from "node:path";
 import { type CommandLine, parseCommandLine } from "../command-line.ts";

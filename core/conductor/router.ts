@@ -1,8 +1,8 @@
 // Owns routing inside a chain: which hop a message goes to and in which form (raw, or wrapped in the
 // receiving proxy's dialect), ids mapped per hop both ways, `$/cancel_request` translated, dialect
-// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), the agent edge
-// (what reaches the agent rewritten, and requests it answers itself), refusing
-// MCP-over-ACP requests no provider could answer (mcp-routes.ts), and the chain's one ACP version (a
+// discovery by -32601 retry, batches (one batch out per hop, answers collected into one), the agent
+// edge (what reaches the agent rewritten, and requests it answers itself), refusing MCP-over-ACP
+// requests no provider could answer (mcp-routes.ts), and the chain's one ACP version (a
 // component answering another version than its successor is refused at initialize). Messages are routed
 // synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
 // relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot

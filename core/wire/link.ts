@@ -70,7 +70,8 @@ export type LinkOptions = LinkIo & {
 
 export class Link {
   readonly ended: Promise<LinkEnd>;
-  readonly #writer: LineWriter;
+  /** The byte writer; undefined on a message pipe (#port). */
+  readonly #writer?: LineWriter;
   readonly #trace?: LinkOptions["trace"];
   #writeFailed = false;
   #queued = 0;
@@ -86,7 +87,6 @@ export class Link {
     const stalled = new Promise<LinkEnd>((resolve) => (this.#stalled = resolve));
     if ("port" in opts) {
       this.#port = opts.port;
-      this.#writer = undefined as unknown as LineWriter;
       this.ended = Promise.race([listen(opts, opts.port), stalled]);
     } else {
       this.#writer = new LineWriter(opts.sink);
@@ -154,7 +154,7 @@ export class Link {
 
   /** Resolves when everything queued so far is written (or the sink failed). */
   async flush(): Promise<void> {
-    if (this.#port) return;
+    if (!this.#writer) return;
     this.#flushBatch();
     await this.#writer.flush().catch(logFailure("flushing a connection"));
   }
@@ -167,7 +167,7 @@ export class Link {
     this.#batch = "";
     this.#queued += bytes.length;
     if (this.#queued > this.#maxQueued) this.#stalled({ reason: "stalled", bytes: this.#queued });
-    this.#writer.sendLines(bytes).then(
+    this.#writer!.sendLines(bytes).then(
       () => void (this.#queued -= bytes.length),
       () => void (this.#writeFailed = true),
     );

@@ -1,8 +1,8 @@
 // Owns being one end of a JSON-RPC connection without an SDK, over Link: our requests and their
 // answers by id (a relay hears them synchronously, as read), notifications both ways, handlers for the
 // other end's requests (answered at once or later by id, each with its cancellation — `$/cancel_request`
-// or the connection's end — made on demand), and batches when asked. Nothing is validated away: an update kind this end
-// does not know still reaches its handler.
+// or the connection's end — made on demand), and batches when asked. Nothing is validated away: an
+// update kind this end does not know still reaches its handler.
 import { Link, type LinkEnd, type LinkIo } from "./link.ts";
 import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
 
