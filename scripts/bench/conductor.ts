@@ -4,7 +4,9 @@
 // crate-sources proxy (the proxy library) spawned and run in-process (`tendril:crate-sources`), each
 // against the conductor with no component: what one process hop costs, and what an in-process one does.
 // Throughput: one session/prompt answered with BURST updates, timed from the request to the response.
-// Latency: sequential `_echo` round trips. Figures and ratios are printed; nothing is asserted.
+// Latency: sequential `_echo` round trips; the goals' comparisons use chains measured interleaved, block
+// by block, so the machine's drift falls on all of them alike. Figures and ratios are printed; nothing
+// is asserted.
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { join } from "node:path";
@@ -24,6 +26,7 @@ const RELAY = join(import.meta.dir, "peers", "byte-relay.ts");
 const BURST = Number(process.env.TENDRIL_BENCH_BURST ?? 50_000);
 const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 2000);
 const RUNS = Number(process.env.TENDRIL_BENCH_RUNS ?? 3);
+const WARM_ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_WARM ?? 5000);
 
 interface Subject {
   name: string;
@@ -90,6 +93,35 @@ async function measure(s: Subject): Promise<{ msgsPerS: number; rttMs: number }>
   }
 }
 
+/**
+ * Round trips of several chains measured interleaved: all are started and warmed, then each in turn
+ * answers a block of sequential `_echo`s, BLOCKS times over; a chain's figure is the median of its
+ * block means. Drift of the machine (another process, the host) then lands on every chain alike, which
+ * sequential runs of separate processes do not give: their medians move by ±0.05 ms run to run.
+ */
+async function interleavedRtt(argvs: string[][], blocks = 40, perBlock = 100): Promise<number[]> {
+  const drivers = argvs.map((argv) => new Driver(argv));
+  try {
+    for (const d of drivers) {
+      d.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+      await d.lines(1);
+      // warmed until the JIT has compiled the path (a conductor lives as long as an editor session)
+      for (let i = 0; i < WARM_ROUND_TRIPS; i++) (d.send({ jsonrpc: "2.0", id: `w${i}`, method: "_echo", params: { i } }), await d.lines(1));
+    }
+    const means: number[][] = argvs.map(() => []);
+    for (let b = 0; b < blocks; b++) {
+      for (const [k, d] of drivers.entries()) {
+        const t0 = performance.now();
+        for (let i = 0; i < perBlock; i++) (d.send({ jsonrpc: "2.0", id: i, method: "_echo", params: { i } }), await d.lines(1));
+        means[k]!.push((performance.now() - t0) / perBlock);
+      }
+    }
+    return means.map(median);
+  } finally {
+    for (const d of drivers) d.close();
+  }
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -146,10 +178,14 @@ export async function run(): Promise<void> {
       `  ${s.name.padEnd(40)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
     );
   }
-  // the goals of issue 26, as ratios of this run's own figures
-  const rttOf = (name: string) => median(results.get(name)!.rtt);
+  // The goals of issue 26, from round trips measured interleaved (see interleavedRtt).
+  const byName = (name: string) => subjects.find((s) => s.name === name)!.argv;
+  const goalRows = ["raw pipe (floor)", "byte relay (floor of one hop)", "tendril conductor, 0 proxies", "tendril conductor, 1 proxy", "tendril conductor, crate-sources spawned", "tendril conductor, tendril:crate-sources"];
+  const paired = await interleavedRtt(goalRows.map(byName));
+  const rttOf = (name: string) => paired[goalRows.indexOf(name)]!;
+  console.log(`  interleaved round trips (median of 40 blocks of 100): ${goalRows.map((n) => `${n} ${rttOf(n).toFixed(3)} ms`).join("; ")}`);
   const relayRtt = rttOf("byte relay (floor of one hop)");
-  const relayAdds = relayRtt - floorRtt;
+  const relayAdds = relayRtt - rttOf("raw pipe (floor)");
   const base = rttOf("tendril conductor, 0 proxies");
   const spawnedAdds = rttOf("tendril conductor, crate-sources spawned") - base;
   const rawAdds = rttOf("tendril conductor, 1 proxy") - base;
