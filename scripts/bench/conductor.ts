@@ -23,6 +23,7 @@ const PROXY = `DIALECT=sacp ${BUN} ${join(ROOT, "tests", "fixtures", "raw-proxy.
 const AGENT = `${BUN} ${join(ROOT, "tests", "fixtures", "burst-agent.ts")}`;
 const PEER = join(import.meta.dir, "peers", "thinkwell-conductor.ts");
 const RELAY = join(import.meta.dir, "peers", "byte-relay.ts");
+const BOUNCE = join(import.meta.dir, "peers", "byte-bounce.ts");
 const BURST = Number(process.env.TENDRIL_BENCH_BURST ?? 50_000);
 const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 2000);
 const RUNS = Number(process.env.TENDRIL_BENCH_RUNS ?? 3);
@@ -30,7 +31,7 @@ const WARM_ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_WARM ?? 5000);
 
 interface Subject {
   name: string;
-  /** Proxies in the chain; -1 the raw pipe, -2 the byte relay. */
+  /** Proxies in the chain; -1 the raw pipe, -2 the byte relay, -3 the byte bounce. */
   proxies: number;
   argv: string[];
 }
@@ -133,6 +134,9 @@ export async function run(): Promise<void> {
     { name: "raw pipe (floor)", proxies: -1, argv: ["sh", "-c", `exec ${AGENT}`] },
     // one process that only copies bytes, in front of the agent: the floor of any extra hop
     { name: "byte relay (floor of one hop)", proxies: -2, argv: [BUN, RELAY, ...AGENT.split(" ")] },
+    // the relay sending each direction through one more process and back, as a conductor does through a
+    // proxy: what it adds over the relay is the floor of a proxy hop
+    { name: "byte bounce (floor of a proxy hop)", proxies: -3, argv: [BUN, BOUNCE, ...AGENT.split(" ")] },
   ];
   for (const n of [0, 1, 3]) subjects.push({ name: `tendril conductor, ${n} prox${n === 1 ? "y" : "ies"}`, proxies: n, argv: [BIN, "conductor", "agent", ...chain(n), AGENT] });
   // the same proxy-library component, as its own process and inside the conductor
@@ -171,8 +175,9 @@ export async function run(): Promise<void> {
     const rtt = median(acc.rtt);
     const family = s.name.split(",")[0]!;
     if (s.proxies === 0) zero.set(family, rtt);
-    const base = s.proxies > 0 ? zero.get(family) : s.proxies === 0 || s.proxies === -2 ? floorRtt : undefined;
-    const what = s.proxies === 0 ? " (conductor)" : s.proxies === -2 ? " (one process)" : "";
+    const relay = results.get("byte relay (floor of one hop)");
+    const base = s.proxies > 0 ? zero.get(family) : s.proxies === 0 || s.proxies === -2 ? floorRtt : s.proxies === -3 && relay ? median(relay.rtt) : undefined;
+    const what = s.proxies === 0 ? " (conductor)" : s.proxies === -2 ? " (one process)" : s.proxies === -3 ? " (over the relay)" : "";
     const perHop = base === undefined ? "" : `  added ${((rtt - base) / Math.max(1, s.proxies)).toFixed(3)} ms/hop${what}`;
     console.log(
       `  ${s.name.padEnd(40)} ${Math.round(msgs).toLocaleString("en-US").padStart(9)} msgs/s  ×${(msgs / median(floor.msgs)).toFixed(2)}   rtt ${rtt.toFixed(3)} ms${perHop}`,
@@ -180,7 +185,7 @@ export async function run(): Promise<void> {
   }
   // The goals of issue 26, from round trips measured interleaved (see interleavedRtt).
   const byName = (name: string) => subjects.find((s) => s.name === name)!.argv;
-  const goalRows = ["raw pipe (floor)", "byte relay (floor of one hop)", "tendril conductor, 0 proxies", "tendril conductor, 1 proxy", "tendril conductor, crate-sources spawned", "tendril conductor, tendril:crate-sources"];
+  const goalRows = ["raw pipe (floor)", "byte relay (floor of one hop)", "byte bounce (floor of a proxy hop)", "tendril conductor, 0 proxies", "tendril conductor, 1 proxy", "tendril conductor, crate-sources spawned", "tendril conductor, tendril:crate-sources"];
   const paired = await interleavedRtt(goalRows.map(byName));
   const rttOf = (name: string) => paired[goalRows.indexOf(name)]!;
   console.log(`  interleaved round trips (median of 40 blocks of 100): ${goalRows.map((n) => `${n} ${rttOf(n).toFixed(3)} ms`).join("; ")}`);
@@ -192,8 +197,9 @@ export async function run(): Promise<void> {
   const inProcessAdds = rttOf("tendril conductor, tendril:crate-sources") - base;
   // A proxy hop is one more process and, each way, two more pipe transits (conductor → proxy → conductor);
   // the byte relay is one more process and one more transit: both ratios are printed.
+  const bounceAdds = rttOf("byte bounce (floor of a proxy hop)") - relayRtt;
   console.log(
-    `  one spawned hop adds ${rawAdds.toFixed(3)} ms (raw proxy) / ${spawnedAdds.toFixed(3)} ms (proxy library): ×${(rawAdds / relayRtt).toFixed(2)} / ×${(spawnedAdds / relayRtt).toFixed(2)} the byte relay's round trip (${relayRtt.toFixed(3)} ms), ×${(rawAdds / relayAdds).toFixed(2)} / ×${(spawnedAdds / relayAdds).toFixed(2)} what the relay adds (${relayAdds.toFixed(3)} ms)`,
+    `  one spawned hop adds ${rawAdds.toFixed(3)} ms (raw proxy) / ${spawnedAdds.toFixed(3)} ms (proxy library): ×${(rawAdds / relayRtt).toFixed(2)} / ×${(spawnedAdds / relayRtt).toFixed(2)} the byte relay's round trip (${relayRtt.toFixed(3)} ms), ×${(rawAdds / relayAdds).toFixed(2)} / ×${(spawnedAdds / relayAdds).toFixed(2)} what the relay adds (${relayAdds.toFixed(3)} ms), ×${(rawAdds / bounceAdds).toFixed(2)} / ×${(spawnedAdds / bounceAdds).toFixed(2)} what the bounce adds over the relay (${bounceAdds.toFixed(3)} ms: the same extra process and transits with no JSON)`,
   );
   console.log(`  one in-process component (tendril:crate-sources) adds ${inProcessAdds.toFixed(3)} ms per round trip`);
   const cpu = await inProcessCpu();
