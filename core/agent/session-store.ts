@@ -162,7 +162,9 @@ export class SessionStore {
       const head = readHeader(path);
       if (!head || (cwd !== undefined && head.cwd !== cwd)) continue;
       const t = statSync(path).mtimeMs;
-      const dirs = Array.isArray(head.additionalDirectories) && head.additionalDirectories.length > 0 ? { additionalDirectories: head.additionalDirectories } : {};
+      // a header written by hand or by another version may hold anything: only absolute path strings are reported
+      const listed = Array.isArray(head.additionalDirectories) ? head.additionalDirectories.filter((d): d is string => typeof d === "string" && d.startsWith("/")) : [];
+      const dirs = listed.length > 0 ? { additionalDirectories: listed } : {};
       out.push({ sessionId: head.id, cwd: head.cwd, ...dirs, title: head.title, updatedAt: new Date(t).toISOString(), t });
     }
     out.sort((a, b) => b.t - a.t || a.sessionId.localeCompare(b.sessionId));
