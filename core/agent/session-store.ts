@@ -3,7 +3,7 @@
 // at tool results and turn ends and fsync'd at turn end; reading one back tolerantly (a damaged or
 // half-written line is skipped with a warning) and listing them. Does not run turns or speak ACP.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message } from "../llm/types.ts";
 import { log } from "../log.ts";
@@ -163,7 +163,7 @@ export class SessionStore {
       if (!head || (cwd !== undefined && head.cwd !== cwd)) continue;
       const t = statSync(path).mtimeMs;
       // a header written by hand or by another version may hold anything: only absolute path strings are reported
-      const listed = Array.isArray(head.additionalDirectories) ? head.additionalDirectories.filter((d): d is string => typeof d === "string" && d.startsWith("/")) : [];
+      const listed = Array.isArray(head.additionalDirectories) ? head.additionalDirectories.filter((d): d is string => typeof d === "string" && isAbsolute(d)) : [];
       const dirs = listed.length > 0 ? { additionalDirectories: listed } : {};
       out.push({ sessionId: head.id, cwd: head.cwd, ...dirs, title: head.title, updatedAt: new Date(t).toISOString(), t });
     }
