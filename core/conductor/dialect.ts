@@ -96,22 +96,22 @@ export function unwrapSuccessor(method: string, params: Params): { dialect: Dial
  *  when the wrapper carries hop-local metadata (then it is serialized whole). */
 export function wrappedNotificationLine(dialect: Dialect, inner: Inner, paramsText: string): string | undefined {
   if (inner.meta !== undefined) return undefined;
-  const method = dialect === "proxy" ? "proxy/successor" : dialect === "underscore" ? "_proxy/successor" : "_proxy/successor/notification";
-  return `{"jsonrpc":"2.0","method":"${method}","params":{"method":${JSON.stringify(inner.method)},"params":${paramsText}}}`;
+  return `{"jsonrpc":"2.0","method":"${successorMethod(dialect, false)}","params":{"method":${JSON.stringify(inner.method)},"params":${paramsText}}}`;
+}
+
+/** The wrapper's method in `dialect`; `isRequest` picks the sacp one. */
+function successorMethod(dialect: Dialect, isRequest: boolean): string {
+  if (dialect === "proxy") return "proxy/successor";
+  if (dialect === "underscore") return "_proxy/successor";
+  return isRequest ? "_proxy/successor/request" : "_proxy/successor/notification";
 }
 
 /** The wrapper carrying `inner` in `dialect`; `isRequest` picks the sacp method name. */
 export function wrapSuccessor(dialect: Dialect, inner: Inner, isRequest: boolean): { method: string; params: Record<string, unknown> } {
   const params: Record<string, unknown> = { method: inner.method };
   if (inner.params !== undefined) params.params = inner.params;
-  if (dialect === "proxy") {
-    if (inner.meta !== undefined) params._meta = inner.meta;
-    return { method: "proxy/successor", params };
-  }
-  if (dialect === "underscore") {
-    if (inner.meta !== undefined) params.meta = inner.meta;
-    return { method: "_proxy/successor", params };
-  }
-  return { method: isRequest ? "_proxy/successor/request" : "_proxy/successor/notification", params };
+  // hop-local metadata: `_meta` in the proxy dialect, `meta` in the underscore one, none in sacp
+  if (inner.meta !== undefined && dialect !== "sacp") params[dialect === "proxy" ? "_meta" : "meta"] = inner.meta;
+  return { method: successorMethod(dialect, isRequest), params };
 }
 
