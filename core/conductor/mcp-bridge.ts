@@ -6,7 +6,8 @@
 // unix socket, as MCP-over-ACP messages sent as if by the agent: in the provider's dialect for `acp`
 // servers (core/mcp/acp-wire.ts: `mcp/connect` or stateless `mcp/message`), or sacp `_mcp/*`; and the
 // provider's requests to a bridged MCP client (`mcp/message {connectionId}` requests of the Rust dialect,
-// `_mcp/message` of sacp) to the bridge process of that connection (takeRequest). Does not serve MCP itself (the proxies do) and does not spawn the bridge processes (the agent does).
+// `_mcp/message` of sacp) to the bridge process of that connection (takeRequest). Does not serve MCP
+// itself (the proxies do) and does not spawn the bridge processes (the agent does).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -103,14 +104,14 @@ export class McpBridge implements AgentEdge {
    * connection is -32602 when the agent could not answer it either (it does not speak MCP-over-ACP, or
    * the sacp form); undefined for anything else, which goes on to the agent.
    */
-  takeRequest(method: string, params: Params, signal?: AbortSignal): Promise<OuterAnswer> | undefined {
+  takeRequest(method: string, params: Params): Promise<OuterAnswer> | undefined {
     const sacp = method === "_mcp/message";
     if (!sacp && (method !== "mcp/message" || this.#native)) return undefined;
     const r = providerRequest(sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params);
     if ("error" in r) return Promise.resolve(r);
     const asked = this.#asked.get(r.connectionId);
     if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} to a bridged MCP client` } });
-    return asked.ask(r.method, r.params, signal);
+    return asked.ask(r.method, r.params);
   }
 
   #learn(result: unknown): unknown {
@@ -170,13 +171,17 @@ export class McpBridge implements AgentEdge {
     void link.ended.then(() => onClose());
   }
 
-  #track(key: string, link: Link): () => void {
+  /** Tracks `link` under `key` for provider notifications and, with a connectionId, `asked` for the
+   *  provider's requests; the returned function forgets both. */
+  #track(key: string, link: Link, connection?: { id: string; asked: ClientRequests }): () => void {
     const set = this.#live.get(key) ?? new Set();
     set.add(link);
     this.#live.set(key, set);
+    if (connection) this.#asked.set(connection.id, connection.asked);
     return () => {
       set.delete(link);
       if (set.size === 0 && this.#live.get(key) === set) this.#live.delete(key);
+      if (connection && this.#asked.get(connection.id) === connection.asked) this.#asked.delete(connection.id);
     };
   }
 
@@ -187,13 +192,8 @@ export class McpBridge implements AgentEdge {
     let closed = false;
     void connection.open().then(() => {
       if (closed || connection.key === undefined) return;
-      const tracked = this.#track(connection.key, link);
       const id = connection.connectionId;
-      if (id !== undefined) this.#asked.set(id, asked);
-      untrack = () => {
-        tracked();
-        if (id !== undefined && this.#asked.get(id) === asked) this.#asked.delete(id);
-      };
+      untrack = this.#track(connection.key, link, id === undefined ? undefined : { id, asked });
     });
     const relay = (m: WellFormed) => {
       if (m.kind === "response") return void asked.answered(m); // the MCP client answering its provider
@@ -216,12 +216,7 @@ export class McpBridge implements AgentEdge {
     const connected = side.request("_mcp/connect", { connectionId: proposed, url: decl.id, acp_url: decl.id }).then((answer) => {
       const r = isObject(answer.result) ? answer.result : {};
       const id = String(r.connectionId ?? r.connection_id ?? proposed);
-      const tracked = this.#track(id, link);
-      this.#asked.set(id, asked);
-      untrack = () => {
-        tracked();
-        if (this.#asked.get(id) === asked) this.#asked.delete(id);
-      };
+      untrack = this.#track(id, link, { id, asked });
       return id;
     });
     const relay = (m: WellFormed) => {
