@@ -396,11 +396,12 @@ export async function checkSandbox(pathVar: string | undefined, home: string | u
     const ws = join(root, "ws");
     const tmp = join(root, "tmp");
     await Promise.all([ws, tmp].map((d) => mkdir(d)));
+    const sockets = hostUnixSockets();
     for (const mode of CONFINED) {
       const settings: SandboxSettings = { mode, network: false, hide: [], allowDomains: [] };
       try {
         const bwrap = findBwrap(pathVar, ws, mode);
-        const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir), sockets: hostUnixSockets() }));
+        const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir), sockets }));
         if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(mode)}`);
         lines.push(`${mode}: works (${bwrap})`);
       } catch (err) {
