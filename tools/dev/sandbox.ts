@@ -175,7 +175,8 @@ export function hostUnixSockets(): string[] {
   let table: string;
   try {
     table = readFileSync("/proc/net/unix", "utf8");
-  } catch {
+  } catch (error) {
+    log.debug("cannot read /proc/net/unix: no host socket is covered", { error: (error as Error).message });
     return [];
   }
   const out = new Set<string>();
