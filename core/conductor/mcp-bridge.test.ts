@@ -3,6 +3,7 @@ import { createConnection, type Socket } from "node:net";
 import { Chain } from "./router.ts";
 import { BRIDGE_HELLO, McpBridge } from "./mcp-bridge.ts";
 import { memoryPeer, type MemoryPeer } from "../../tests/memory-hop.ts";
+import { Cancellation } from "../wire/rpc-peer.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -104,4 +105,15 @@ test("sacp: a provider's _mcp/message request naming a bridged connection (conne
   sock.write(JSON.stringify({ jsonrpc: "2.0", id: asked.id, result: { roots: [] } }) + "\n");
   expect(await roots).toEqual({ result: { roots: [] } });
   expect(await bridge.takeRequest("_mcp/message", { connectionId: "gone", method: "ping" })).toMatchObject({ error: { code: -32602 } });
+});
+
+test("a provider cancelling its request to a bridged MCP client: the client hears notifications/cancelled, the provider gets -32800", async () => {
+  const { bridge, next } = await bridgedConnection();
+  const cancellation = new Cancellation();
+  const waiting = bridge.takeRequest("mcp/message", { connectionId: "conn-b", method: "elicitation/create", params: { message: "?" } }, cancellation)!;
+  const asked = await next();
+  expect(asked).toMatchObject({ method: "elicitation/create" });
+  cancellation.cancel();
+  expect(await waiting).toMatchObject({ error: { code: -32800 } });
+  expect(await next()).toMatchObject({ method: "notifications/cancelled", params: { requestId: asked.id } });
 });

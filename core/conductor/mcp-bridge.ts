@@ -21,6 +21,7 @@ import { type AcpMcpDeclaration, acpDeclaration } from "./mcp-over-acp.ts";
 import { ClientRequests, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification, providerRequest } from "../mcp/acp-wire.ts";
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
+import type { Cancellation } from "../wire/rpc-peer.ts";
 
 /** A bridge process's first line names its server (`{server}`); the conductor answers on the same
  *  method with `{ok: true}`, or `{error}` for an id it does not know, then closes. */
@@ -104,14 +105,14 @@ export class McpBridge implements AgentEdge {
    * connection is -32602 when the agent could not answer it either (it does not speak MCP-over-ACP, or
    * the sacp form); undefined for anything else, which goes on to the agent.
    */
-  takeRequest(method: string, params: Params): Promise<OuterAnswer> | undefined {
+  takeRequest(method: string, params: Params, cancellation?: Cancellation): Promise<OuterAnswer> | undefined {
     const sacp = method === "_mcp/message";
     if (!sacp && (method !== "mcp/message" || this.#native)) return undefined;
     const r = providerRequest(sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params);
     if ("error" in r) return Promise.resolve(r);
     const asked = this.#asked.get(r.connectionId);
     if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} to a bridged MCP client` } });
-    return asked.ask(r.method, r.params);
+    return asked.ask(r.method, r.params, cancellation?.signal);
   }
 
   #learn(result: unknown): unknown {

@@ -265,3 +265,72 @@ test("ACP versions: a chain that is itself a proxy checks its last component aga
   expect(refused.id).toBe(1);
   expect(refused.error.message).toContain("component 1 (inner.ts) answered protocolVersion 1, the chain's own successor answered 2");
 });
+
+/** A chain of one agent behind an edge that takes `mcp/message` requests and answers each when `answer`
+ *  is called for it (or with -32800 once cancelled). */
+function edgeChain() {
+  const client = memoryPeer();
+  const agent = memoryPeer();
+  const held = new Map<string, (a: { result: unknown } | { error: { code: number; message: string } }) => void>();
+  const cancelled: string[] = [];
+  new Chain({
+    mode: "agent",
+    client: client.io,
+    components: [agent.io],
+    maxLineBytes: MAX,
+    agentEdge: {
+      toAgent: (_method, params) => ({ params }),
+      takeRequest: (method, params, cancellation) => {
+        if (method !== "mcp/message") return undefined;
+        const key = (params as { method: string }).method;
+        return new Promise((resolve) => {
+          held.set(key, resolve);
+          cancellation.onCancel(() => (cancelled.push(key), resolve({ error: { code: -32800, message: `${key} was cancelled` } })));
+        });
+      },
+    },
+  });
+  return { client, agent, held, cancelled };
+}
+
+// Regression: `$/cancel_request` for a request the agent edge took (a provider's MCP request to a bridged
+// client) was dropped, so the request and its answer waited for ever.
+test("$/cancel_request for a request the agent edge took cancels it there, and the -32800 answer comes back", async () => {
+  const { client, agent, held, cancelled } = edgeChain();
+  client.send({ jsonrpc: "2.0", id: 5, method: "mcp/message", params: { connectionId: "c", method: "elicitation/create" } });
+  for (let i = 0; i < 50 && !held.has("elicitation/create"); i++) await Bun.sleep(1);
+  expect(held.has("elicitation/create")).toBe(true);
+  client.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 5 } });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 5, error: { code: -32800, message: "elicitation/create was cancelled" } });
+  expect(cancelled).toEqual(["elicitation/create"]);
+  // a late settle after the answer sends nothing more; the agent never saw the request or the cancel
+  held.get("elicitation/create")!({ result: {} });
+  client.send({ jsonrpc: "2.0", id: 6, method: "_ping", params: {} });
+  const ping = await agent.next();
+  expect(ping).toMatchObject({ method: "_ping" });
+  agent.send({ jsonrpc: "2.0", id: ping.id, result: {} });
+  expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 6, result: {} });
+  expect(client.inbox).toEqual([]);
+});
+
+test("a request the agent edge took inside a batch is answered inside that batch's answer", async () => {
+  const { client, agent, held } = edgeChain();
+  client.raw(
+    JSON.stringify([
+      { jsonrpc: "2.0", id: 1, method: "mcp/message", params: { connectionId: "c", method: "roots/list" } },
+      { jsonrpc: "2.0", id: 2, method: "_ping", params: {} },
+    ]) + "\n",
+  );
+  const atAgent = await agent.next();
+  expect(atAgent).toEqual([{ jsonrpc: "2.0", id: expect.any(Number), method: "_ping", params: {} }]);
+  agent.send({ jsonrpc: "2.0", id: atAgent[0].id, result: { pong: true } });
+  held.get("roots/list")!({ result: { roots: [] } });
+  // one batch with both answers (JSON-RPC leaves their order open)
+  const answers = await client.next();
+  expect(Array.isArray(answers)).toBe(true);
+  expect([...answers].sort((a: { id: number }, b: { id: number }) => a.id - b.id)).toEqual([
+    { jsonrpc: "2.0", id: 1, result: { roots: [] } },
+    { jsonrpc: "2.0", id: 2, result: { pong: true } },
+  ]);
+  expect(client.inbox).toEqual([]);
+});

@@ -23,6 +23,7 @@ import {
   wrapSuccessor,
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type LinkIo, type WellFormed } from "../wire/link.ts";
+import { Cancellation } from "../wire/rpc-peer.ts";
 import { McpRoutes } from "./mcp-routes.ts";
 
 export type Hop = "client" | number;
@@ -52,8 +53,9 @@ export interface AgentEdge {
    *  for an error answer; undefined consumes a notification (a request is never consumed). */
   toAgent(method: string, params: Params, isRequest: boolean): EdgeRoute | undefined;
   /** A request the edge answers itself instead of the agent (a provider's MCP request to a bridged
-   *  client), or undefined to let it through. Its answer goes back as the agent's would. */
-  takeRequest?(method: string, params: Params): Promise<{ result: unknown } | { error: JsonRpcError }> | undefined;
+   *  client), or undefined to let it through. Its answer goes back as the agent's would (into the
+   *  batch it came in); `$/cancel_request` for it cancels `cancellation`. */
+  takeRequest?(method: string, params: Params, cancellation: Cancellation): Promise<{ result: unknown } | { error: JsonRpcError }> | undefined;
 }
 
 export interface EdgeRoute {
@@ -88,7 +90,9 @@ interface Pending {
 /** Where an answer goes: a hop, or the agent side's own requests. */
 interface Replier {
   link: { send(message: Record<string, unknown>, line?: string): void };
-  inbound: Map<JsonRpcId, { to: Endpoint; id: JsonRpcId }>;
+  /** Requests this hop sent that wait for an answer: where each went on, by this hop's id (or, for one
+   *  the agent edge took, what cancels it). */
+  inbound: Map<JsonRpcId, { to: Endpoint; id: JsonRpcId } | { taken: Cancellation }>;
 }
 
 interface Endpoint extends Replier {
@@ -342,12 +346,21 @@ export class Chain {
   }
 
   #toAgent(agent: Endpoint, m: Routed): void {
-    const taken = m.request ? this.#edge?.takeRequest?.(m.method, m.params) : undefined;
+    const cancellation = m.request && this.#edge?.takeRequest ? new Cancellation() : undefined;
+    const taken = cancellation && this.#edge!.takeRequest!(m.method, m.params, cancellation);
     if (taken) {
       const { from, id } = m.request!;
+      const entry = { taken: cancellation };
+      from.inbound.set(id, entry);
+      // Sent unless the request was answered already (the chain ending answers every one it holds).
+      const answer = (message: Record<string, unknown>) => {
+        if (from.inbound.get(id) !== entry) return;
+        from.inbound.delete(id);
+        from.link.send(message);
+      };
       void taken.then(
-        (a) => from.link.send("error" in a ? errorResponse(id, a.error) : { jsonrpc: "2.0", id, result: a.result ?? {} }),
-        (err: unknown) => from.link.send(errorResponse(id, { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) })),
+        (a) => answer("error" in a ? errorResponse(id, a.error) : { jsonrpc: "2.0", id, result: a.result ?? {} }),
+        (err: unknown) => answer(errorResponse(id, { code: INTERNAL_ERROR, message: err instanceof Error ? err.message : String(err) })),
       );
       return;
     }
@@ -481,7 +494,9 @@ export class Chain {
   #cancel(from: Endpoint, params: Params): void {
     if (!isObject(params)) return;
     const to = from.inbound.get(params.requestId as JsonRpcId);
-    if (to) to.to.link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { ...params, requestId: to.id } });
+    if (!to) return;
+    if ("taken" in to) to.taken.cancel();
+    else to.to.link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { ...params, requestId: to.id } });
   }
 }
 
