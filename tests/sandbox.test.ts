@@ -142,6 +142,34 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(r.structuredContent?.stdout).toBe("hello\n");
   });
 
+  // Regression: sharing the host's network namespace shares its abstract unix sockets (an X server's
+  // @/tmp/.X11-unix/X0, a D-Bus bus), which no mount hides: a confined command could type into the
+  // user's terminal or ask systemd to run anything. Now no unix socket can be made under that setting.
+  test("regression: under sandbox_network = true a host's abstract unix socket could be connected to; now making a unix socket fails with EPERM (socketpair works, TCP too), and `off` still reaches it", async () => {
+    const name = `tendril-abstract-${process.pid}-${Date.now()}`;
+    const host = createServer((c) => c.end("host-abstract\n"));
+    await new Promise<void>((r, j) => (host.once("error", j), host.listen(`\0${name}`, r)));
+    const probe = `perl -MIO::Socket::UNIX -e '$c = IO::Socket::UNIX->new(Peer => "\\0${name}") or die "connect: $!\\n"; print scalar <$c>'`;
+    const pair = `perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, 0) or die "socketpair: $!\\n"; syswrite $a, "paired\\n"; sysread $b, my $got, 7; print $got'`;
+    try {
+      const file = join(base, "net.toml");
+      writeFileSync(file, "sandbox_network = true\n");
+      const { client } = await start("workspace-write", { TENDRIL_CONFIG: file });
+      const r = await sh(client, probe);
+      expect({ failed: exitOf(r) !== 0, out: r.structuredContent?.stdout }).toEqual({ failed: true, out: "" });
+      expect(r.structuredContent?.stderr).toContain("connect: Operation not permitted");
+      expect(textOf(r)).toContain("no unix sockets");
+      const p = await sh(client, pair);
+      expect({ exit: exitOf(p), out: p.structuredContent?.stdout }).toEqual({ exit: 0, out: "paired\n" });
+      const tcp = await sh(client, attempts().network);
+      expect({ exit: exitOf(tcp), out: tcp.structuredContent?.stdout }).toEqual({ exit: 0, out: "hello\n" });
+      const { client: off } = await start("off");
+      expect((await sh(off, probe)).structuredContent?.stdout).toBe("host-abstract\n");
+    } finally {
+      host.close();
+    }
+  });
+
   test("cancel, timeout and the server's SIGKILL kill a sleep inside, and a setsid escapee dies with the sandbox", async () => {
     const { client } = await start("workspace-write");
     const marker = (n: string) => `sleep 300.${n}`;
@@ -240,6 +268,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(check.stdout).toContain("read-only: does not work");
     const good = runBin(["agent", "--check-sandbox"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base } });
     expect({ code: good.code, out: good.stdout }).toEqual({ code: 0, out: expect.stringContaining("workspace-write: works") });
+    expect(good.stdout).toContain("workspace-write with sandbox_network = true: works");
   });
 
   test("fail closed: a bwrap inside the workspace is refused", async () => {

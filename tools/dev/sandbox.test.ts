@@ -28,6 +28,9 @@ test("network is unshared unless sandbox_network, and the workspace is bound wri
   expect(ro.join(" ")).not.toContain("--bind /nonexistent/ws /nonexistent/ws");
   const rw = bwrapArgs({ mode: "workspace-write", network: true, hide: [], allowDomains: [] }, plan);
   expect(rw).toContain("--share-net");
+  // the host's network shares its abstract unix sockets: under sandbox_network the filter goes in
+  expect(rw.join(" ")).toContain("--seccomp 9");
+  expect(ro).not.toContain("--seccomp");
   expect(rw.join(" ")).toContain("--bind /nonexistent/ws /nonexistent/ws");
 });
 

@@ -2,10 +2,11 @@
 // mounts and namespaces each setting means, the probe that fails a confined setting closed, and the
 // line telling the model a failed command ran confined. exec.ts runs what the launcher here returns;
 // the MCP pool's stdio starts are confined by the same `confine`. Under sandbox_allow_domains each
-// confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts.
+// confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts;
+// under sandbox_network bwrap gets seccomp.ts's filter (no unix sockets: the host's abstract ones are near).
 import { execFile } from "node:child_process";
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findCommand } from "../../core/process-group.ts";
@@ -15,6 +16,7 @@ import type { SandboxConfig } from "../../core/config.ts";
 import type { SandboxMode } from "../../core/sandbox-modes.ts";
 import type { Launch, Launcher } from "./exec.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
+import { SECCOMP_HOSTS, seccompSupported, unixSocketFilter } from "./seccomp.ts";
 
 /** The setting in force: mode, `sandbox_network`, `sandbox_hide` (absolute paths). */
 export type SandboxSettings = Readonly<SandboxConfig>;
@@ -30,6 +32,11 @@ const HOME_SECRETS = [".ssh", ".aws", ".gnupg"];
 export const PROXY_PORT = 3128;
 /** How long the start-up probe may take before the sandbox counts as broken. */
 const PROBE_TIMEOUT_MS = 10_000;
+/** Under sandbox_network, the descriptor bwrap reads the unix-socket filter from (seccomp.ts): opened on
+ *  the filter's file by the /bin/sh that then becomes bwrap. */
+const SECCOMP_FD = 9;
+/** The filter's file, in the command's private TMPDIR (removed with it). */
+const SECCOMP_FILE = "tendril-unix-sockets.bpf";
 
 function fixHint(mode: SandboxMode): string {
   return `Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or set sandbox = "off" (--sandbox off, TENDRIL_SANDBOX=off) to run commands unconfined; the setting in force is sandbox = "${mode}"`;
@@ -117,7 +124,8 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     // Own user, PID, IPC, UTS, cgroup and network namespaces; no capabilities even when run as root
     // (no remounting the read-only root, no unmounting a hidden path).
     "--unshare-all",
-    ...(settings.network ? ["--share-net"] : []),
+    // The host's network shares its abstract unix sockets, which no mount hides: none can be made (seccomp.ts).
+    ...(settings.network ? ["--share-net", "--seccomp", String(SECCOMP_FD)] : []),
     "--cap-drop", "ALL",
     // The command is the namespace's PID 1: bwrap's own reaper would outlive the outer bwrap for a moment
     // as a zombie of the host's init, and a zombie keeps the process group (and the kill ladder) waiting.
@@ -270,10 +278,22 @@ export interface ConfineRequest {
   env: Record<string, string>;
 }
 
-/** Runs `bwrap ARGS -- true`; resolves to bwrap's complaint, or undefined when it worked. */
-export function probeBwrap(bwrap: string, args: string[]): Promise<string | undefined> {
+/**
+ * How to start bwrap with `args`: itself, or under sandbox_network a /bin/sh that opens the filter's file
+ * (written into `tmp` here) on SECCOMP_FD and becomes bwrap.
+ */
+export async function bwrapCommand(settings: SandboxSettings, bwrap: string, args: string[], tmp: string): Promise<{ command: string; args: string[] }> {
+  if (!settings.network) return { command: bwrap, args };
+  const filter = join(tmp, SECCOMP_FILE);
+  await writeFile(filter, unixSocketFilter(), { mode: 0o444 });
+  return { command: "/bin/sh", args: ["-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, bwrap, ...args] };
+}
+
+/** Runs `bwrap ARGS -- true` as bwrapCommand starts it; resolves to bwrap's complaint, or undefined when it worked. */
+export async function probeBwrap(settings: SandboxSettings, bwrap: string, args: string[], tmp: string): Promise<string | undefined> {
+  const start = await bwrapCommand(settings, bwrap, args, tmp);
   return new Promise((resolve) => {
-    execFile(bwrap, [...args, "--", "true"], { timeout: PROBE_TIMEOUT_MS, env: { PATH: "/usr/bin:/bin" } }, (err, _out, stderr) => {
+    execFile(start.command, [...start.args, "--", "true"], { timeout: PROBE_TIMEOUT_MS, env: { PATH: "/usr/bin:/bin" } }, (err, _out, stderr) => {
       if (!err) return resolve(undefined);
       const said = String(stderr).trim().split("\n")[0];
       resolve(said || err.message);
@@ -284,10 +304,13 @@ export function probeBwrap(bwrap: string, args: string[]): Promise<string | unde
 /** Finds bwrap and checks that it works for this setting: its path, or a SandboxError saying why not and how to fix it. */
 export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
   const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
+  if (ctx.settings.network && !seccompSupported()) {
+    throw new SandboxError(`sandbox_network = true needs the filter that keeps confined commands from the host's abstract unix sockets, which is made for ${SECCOMP_HOSTS.join(" and ")} only (this is ${process.arch}); use sandbox_allow_domains, or sandbox = "off"`);
+  }
   const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
   try {
     const plan = { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), sockets: hostUnixSockets() };
-    const complaint = await probeBwrap(bwrap, bwrapArgs(ctx.settings, plan));
+    const complaint = await probeBwrap(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan), tmp);
     if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
   } finally {
     await rm(tmp, { recursive: true, force: true });
@@ -323,7 +346,11 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
     const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra], sockets });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     if (!proxied) {
-      return { command: bwrap, args: [...bwrapArgs(ctx.settings, plan()), "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
+      const start = await bwrapCommand(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan()), tmp).catch(async (err) => {
+        await rm(tmp, { recursive: true, force: true });
+        throw err;
+      });
+      return { command: start.command, args: [...start.args, "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
     }
     // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
     const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
@@ -368,7 +395,7 @@ function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
   const show = (p: string) => (home && isInside(home, p) ? `~${p.slice(home.length)}` : p);
   const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except .git/hooks and .git/config) and $TMPDIR" : "only $TMPDIR";
   const domains = ctx.settings.allowDomains;
-  const net = ctx.settings.network ? "network allowed" : domains.length > 0 ? `network only to ${domains.join(", ")} through the HTTP(S)_PROXY given` : "no network";
+  const net = ctx.settings.network ? "network allowed, but no unix sockets (socketpair works)" : domains.length > 0 ? `network only to ${domains.join(", ")} through the HTTP(S)_PROXY given` : "no network";
   return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
 }
 
@@ -398,16 +425,21 @@ export async function checkSandbox(pathVar: string | undefined, home: string | u
     const tmp = join(root, "tmp");
     await Promise.all([ws, tmp].map((d) => mkdir(d)));
     const sockets = hostUnixSockets();
-    for (const mode of CONFINED) {
-      const settings: SandboxSettings = { mode, network: false, hide: [], allowDomains: [] };
+    const settings: SandboxSettings[] = [
+      ...CONFINED.map((mode) => ({ mode, network: false, hide: [], allowDomains: [] })),
+      { mode: "workspace-write", network: true, hide: [], allowDomains: [] },
+    ];
+    for (const s of settings) {
+      const name = s.network ? `${s.mode} with sandbox_network = true` : s.mode;
       try {
-        const bwrap = findBwrap(pathVar, ws, mode);
-        const complaint = await probeBwrap(bwrap, bwrapArgs(settings, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(settings, home, configDir), sockets }));
-        if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(mode)}`);
-        lines.push(`${mode}: works (${bwrap})`);
+        const bwrap = findBwrap(pathVar, ws, s.mode);
+        if (s.network && !seccompSupported()) throw new SandboxError(`its unix-socket filter is made for ${SECCOMP_HOSTS.join(" and ")} only (this is ${process.arch})`);
+        const complaint = await probeBwrap(s, bwrap, bwrapArgs(s, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(s, home, configDir), sockets }), tmp);
+        if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(s.mode)}`);
+        lines.push(`${name}: works (${bwrap})`);
       } catch (err) {
         ok = false;
-        lines.push(`${mode}: does not work: ${(err as Error).message}`);
+        lines.push(`${name}: does not work: ${(err as Error).message}`);
       }
     }
   } finally {
