@@ -269,6 +269,9 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     const good = runBin(["agent", "--check-sandbox"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base } });
     expect({ code: good.code, out: good.stdout }).toEqual({ code: 0, out: expect.stringContaining("workspace-write: works") });
     expect(good.stdout).toContain("workspace-write with sandbox_network = true: works");
+    expect(good.stdout).toContain("workspace-write with sandbox_allow_domains: works");
+    expect(good.stderr).toBe("");
+    expect(check.stderr).toBe(""); // each failure is said once, on its line
   });
 
   test("fail closed: a bwrap inside the workspace is refused", async () => {

@@ -14,6 +14,7 @@ import { dieOfUncaught } from "../process/fatal.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { stdinChunks, stdoutSink } from "../process/stdio.ts";
 import { signalExitCode, watchStopSignals } from "../process/stop-signals.ts";
+import { selfCommand } from "../process/self.ts";
 
 /** The sandbox engine (node:net, node:os, child_process: ~1.5 ms of a 14 ms start) loads only when a
  *  setting needs it; the default `off` never does. */
@@ -52,7 +53,7 @@ export function isSetupError(err: unknown): err is Error {
 /** `tendril agent --check-sandbox`: one line per setting, exit 0 when every setting works here. */
 export async function checkSandboxHere(): Promise<number> {
   const { checkSandbox } = await loadSandbox();
-  const { lines, ok } = await checkSandbox(process.env.PATH, process.env.HOME, resolvePaths(process.env).configDir);
+  const { lines, ok } = await checkSandbox(process.env.PATH, process.env.HOME, resolvePaths(process.env).configDir, selfCommand());
   process.stdout.write(`${lines.join("\n")}\n`);
   return ok ? 0 : 1;
 }

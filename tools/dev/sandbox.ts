@@ -292,8 +292,13 @@ export async function bwrapCommand(settings: SandboxSettings, bwrap: string, arg
 /** Runs `bwrap ARGS -- true` as bwrapCommand starts it; resolves to bwrap's complaint, or undefined when it worked. */
 export async function probeBwrap(settings: SandboxSettings, bwrap: string, args: string[], tmp: string): Promise<string | undefined> {
   const start = await bwrapCommand(settings, bwrap, args, tmp);
+  return runProbe(start.command, [...start.args, "--", "true"], { PATH: "/usr/bin:/bin" });
+}
+
+/** Runs a probe command within PROBE_TIMEOUT_MS; resolves to the first line of its complaint, or undefined when it worked. */
+function runProbe(command: string, args: string[], env: Record<string, string>): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(start.command, [...start.args, "--", "true"], { timeout: PROBE_TIMEOUT_MS, env: { PATH: "/usr/bin:/bin" } }, (err, _out, stderr) => {
+    execFile(command, args, { timeout: PROBE_TIMEOUT_MS, env }, (err, _out, stderr) => {
       if (!err) return resolve(undefined);
       const said = String(stderr).trim().split("\n")[0];
       resolve(said || err.message);
@@ -414,28 +419,33 @@ export function explainSandboxFailure(ctx: SandboxContext, output: string): stri
   return `sandbox: this command ran confined (${rulesText(ctx, hidden)}), which may be what stopped it. Tell the user; they can widen the setting (sandbox = "workspace-write", sandbox_network = true) or turn it off (sandbox = "off").`;
 }
 
-/** One line per setting: whether it works on this machine. */
-export async function checkSandbox(pathVar: string | undefined, home: string | undefined, configDir: string): Promise<{ lines: string[]; ok: boolean }> {
+/** One line per setting: whether it works on this machine. Each runs `true` the way a confined command
+ *  starts (the start-up probe, then bwrap with the setting's mounts, filter or forwarder and proxy). */
+export async function checkSandbox(
+  pathVar: string | undefined,
+  home: string | undefined,
+  configDir: string,
+  self?: { command: string; args: string[] },
+): Promise<{ lines: string[]; ok: boolean }> {
   const lines = ["off: works (commands run unconfined)"];
   let ok = true;
   const scratch = await mkdtemp(join(tmpdir(), "tendril-sandbox-check-"));
   try {
-    const root = realpathSync(scratch);
-    const ws = join(root, "ws");
-    const tmp = join(root, "tmp");
-    await Promise.all([ws, tmp].map((d) => mkdir(d)));
-    const sockets = hostUnixSockets();
-    const settings: SandboxSettings[] = [
-      ...CONFINED.map((mode) => ({ mode, network: false, hide: [], allowDomains: [] })),
-      { mode: "workspace-write", network: true, hide: [], allowDomains: [] },
+    const ws = join(realpathSync(scratch), "ws");
+    await mkdir(ws);
+    const settings: [string, SandboxSettings][] = [
+      ...CONFINED.map((mode): [string, SandboxSettings] => [mode, { mode, network: false, hide: [], allowDomains: [] }]),
+      ["workspace-write with sandbox_network = true", { mode: "workspace-write", network: true, hide: [], allowDomains: [] }],
     ];
-    for (const s of settings) {
-      const name = s.network ? `${s.mode} with sandbox_network = true` : s.mode;
+    // The forwarder is this binary inside the sandbox: checked only when the caller says how to run it.
+    if (self) settings.push(["workspace-write with sandbox_allow_domains", { mode: "workspace-write", network: false, hide: [], allowDomains: ["example.com"] }]);
+    for (const [name, s] of settings) {
       try {
-        const bwrap = findBwrap(pathVar, ws, s.mode);
-        if (s.network && !seccompSupported()) throw new SandboxError(`its unix-socket filter is made for ${SECCOMP_HOSTS.join(" and ")} only (this is ${process.arch})`);
-        const complaint = await probeBwrap(s, bwrap, bwrapArgs(s, { root: ws, cwd: ws, tmp, hidden: hiddenPaths(s, home, configDir), sockets }), tmp);
-        if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(s.mode)}`);
+        const ctx: SandboxContext = { settings: s, root: ws, pathVar, home, configDir, self };
+        const bwrap = await prepareSandbox(ctx); // its error here, not the confiner's warning too
+        const launch = await sandboxConfiner(ctx)({ argv: ["true"], cwd: ws, env: { PATH: "/usr/bin:/bin" } });
+        const complaint = await runProbe(launch.command, launch.args, launch.env).finally(() => launch.cleanup?.());
+        if (complaint !== undefined) throw new SandboxError(`a confined \`true\` failed: ${complaint}. ${fixHint(s.mode)}`);
         lines.push(`${name}: works (${bwrap})`);
       } catch (err) {
         ok = false;
