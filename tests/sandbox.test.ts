@@ -142,6 +142,60 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(r.structuredContent?.stdout).toBe("hello\n");
   });
 
+  // Regression: only .git/hooks and .git/config were read-only, so a command could `mv .git .git-old`,
+  // make a new .git whose config sets core.fsmonitor, and the user's next `git status` (or a git-aware
+  // shell prompt) ran it unconfined. Submodules' git dirs and a worktree's .git file were not guarded.
+  test("regression: .git renamed away and replaced by one whose config runs a command at the user's next git status; now the git dir and each submodule's cannot be swapped or configured, a .git file cannot be re-pointed, and commits still work", async () => {
+    const git = (cwd: string, ...args: string[]) => {
+      const r = Bun.spawnSync(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base } });
+      if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
+      return r.stdout.toString();
+    };
+    const repo = join(base, "repo");
+    mkdirSync(repo);
+    git(repo, "init", "-q", "-b", "main");
+    git(repo, "commit", "-q", "--allow-empty", "-m", "first");
+    // a submodule's git dir as git lays it out, and a linked worktree (its .git is a file)
+    const lib = join(repo, ".git", "modules", "vendor", "lib");
+    mkdirSync(join(lib, "objects"), { recursive: true });
+    writeFileSync(join(lib, "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(join(lib, "config"), "[core]\n\tbare = false\n");
+    const wt = join(base, "repo-wt");
+    git(repo, "worktree", "add", "-q", wt);
+    const marker = join(base, "fsmonitor-ran");
+    const plant = (dir: string) => `printf '[core]\\n\\tfsmonitor = "touch ${marker}"\\n' > ${dir}/config`;
+    const { client } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const attempts = {
+      swapGitDir: `mv .git .git-old && mkdir -p .git && ${plant(".git")}`,
+      appendConfig: `printf '[core]\\n\\tfsmonitor = "touch ${marker}"\\n' >> .git/config`,
+      swapSubmodule: "mv .git/modules/vendor/lib .git/modules/vendor/lib-old",
+      submoduleConfig: plant(".git/modules/vendor/lib"),
+      submoduleHook: "printf '#!/bin/sh\\ntouch /tmp/x\\n' > .git/modules/vendor/lib/hooks/post-checkout",
+      worktreeCommondir: "echo /tmp > .git/worktrees/repo-wt/commondir",
+    };
+    for (const [name, command] of Object.entries(attempts)) {
+      const r = await sh(client, command);
+      expect({ name, failed: exitOf(r) !== 0 }).toEqual({ name, failed: true });
+    }
+    expect(existsSync(join(repo, ".git-old"))).toBe(false);
+    expect(existsSync(join(lib, "config")) && readFileSync(join(lib, "config"), "utf8")).toBe("[core]\n\tbare = false\n");
+    // commits still work inside
+    const commit = await sh(client, "echo hi > f.txt && git add f.txt && git -c user.email=t@example.com -c user.name=t commit -qm second && echo done");
+    expect({ exit: exitOf(commit), out: commit.structuredContent?.stdout }).toEqual({ exit: 0, out: "done\n" });
+    expect(git(repo, "log", "--oneline").trim().split("\n")).toHaveLength(2);
+    // the worktree's .git file cannot be re-pointed or removed
+    const { client: inWt } = await startDevMcp(wt, base, { TENDRIL_SANDBOX: "workspace-write" });
+    for (const command of ["echo 'gitdir: /tmp' > .git", "rm -f .git"]) expect({ command, failed: exitOf(await sh(inWt, command)) !== 0 }).toEqual({ command, failed: true });
+    expect(readFileSync(join(wt, ".git"), "utf8")).toStartWith("gitdir: ");
+    // what the user runs next runs nothing planted
+    git(repo, "status");
+    git(wt, "status");
+    expect(existsSync(marker)).toBe(false);
+    // the control: unconfined, the same swap works (and is undone)
+    const { client: off } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "off" });
+    expect(exitOf(await sh(off, "mv .git .git-old && mv .git-old .git"))).toBe(0);
+  });
+
   // Regression: sharing the host's network namespace shares its abstract unix sockets (an X server's
   // @/tmp/.X11-unix/X0, a D-Bus bus), which no mount hides: a confined command could type into the
   // user's terminal or ask systemd to run anything. Now no unix socket can be made under that setting.

@@ -139,14 +139,9 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     for (const root of [plan.root, ...(plan.extraRoots ?? [])]) {
       args.push("--bind", root, root);
       const git = join(root, ".git");
-      if (isDir(git)) {
-        // Git runs hooks and reads config (core.hooksPath, core.fsmonitor …) later, as the user.
-        const hooks = join(git, "hooks");
-        if (isDir(hooks)) args.push("--ro-bind", hooks, hooks);
-        else args.push("--tmpfs", hooks, "--remount-ro", hooks);
-        const config = join(git, "config");
-        args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
-      }
+      if (isRealDir(git)) args.push(...gitDirGuards(git));
+      // A linked worktree's or a submodule checkout's pointer to its git dir: not re-pointed at one the command made.
+      else if (isRealFile(git)) args.push("--ro-bind", git, git);
     }
   }
   args.push("--bind", plan.tmp, plan.tmp);
@@ -227,6 +222,69 @@ function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; arg
   );
   const files = [...req.argv, ...(self ? [self.command, ...self.args.slice(0, 1)] : [])];
   return [...new Set([...dirs, ...linked, ...files].filter((p) => underPrivateDir(p) && existsSync(p)))];
+}
+
+/**
+ * A git dir in a writable workspace stays writable (commits work), but git runs hooks and reads config
+ * (core.hooksPath, core.fsmonitor, aliases …) later, as the user: those are read-only, and the dir is a
+ * mount of its own, so it cannot be renamed away and replaced by one with a config the command wrote
+ * (EBUSY). The same for each submodule's git dir (.git/modules/…), and a linked worktree's pointer to
+ * its common dir (.git/worktrees/NAME/commondir). `config.worktree` is guarded when git would read it.
+ */
+function gitDirGuards(dir: string, depth = 0): string[] {
+  const args = ["--bind", dir, dir];
+  const hooks = join(dir, "hooks");
+  if (isRealDir(hooks)) args.push("--ro-bind", hooks, hooks);
+  else args.push("--tmpfs", hooks, "--remount-ro", hooks);
+  const config = join(dir, "config");
+  const configText = readOrEmpty(config);
+  args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
+  const perWorktree = /^\s*worktreeconfig\s*=\s*(true|yes|on|1)\s*$/im.test(configText);
+  for (const d of [dir, ...subdirs(join(dir, "worktrees"))]) {
+    const wt = join(d, "config.worktree");
+    if (existsSync(wt) || perWorktree) args.push("--ro-bind", existsSync(wt) ? wt : "/dev/null", wt);
+    if (d === dir) continue;
+    args.push("--bind", d, d);
+    const common = join(d, "commondir");
+    if (isRealFile(common)) args.push("--ro-bind", common, common);
+  }
+  // Submodules nest (.git/modules/a/modules/b); a bound on the depth keeps a hostile tree finite.
+  if (depth < 8) for (const m of gitDirsUnder(join(dir, "modules"))) args.push(...gitDirGuards(m, depth + 1));
+  return args;
+}
+
+/** The git dirs below a `modules` folder: a submodule named `a/b` lives at modules/a/b. */
+function gitDirsUnder(dir: string, depth = 0): string[] {
+  const found: string[] = [];
+  for (const d of subdirs(dir)) {
+    if (existsSync(join(d, "HEAD")) && existsSync(join(d, "objects"))) found.push(d);
+    else if (depth < 8) found.push(...gitDirsUnder(d, depth + 1));
+  }
+  return found;
+}
+
+function subdirs(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
+  } catch {
+    return [];
+  }
+}
+
+function readOrEmpty(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function isRealFile(p: string): boolean {
+  try {
+    return lstatSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** A directory that is not a symlink (`/var/run` is usually a link to `/run`, masked with it). */
