@@ -128,6 +128,8 @@ async function allowDomainsCases(
   const proxied = { ...ctx, settings: { ...ctx.settings, allowDomains: ["127.0.0.1"] }, self: { command: BIN, args: [] } };
   const boxed = new ShellTool({ root, env, artifactDir: join(scratch, "a3"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(ctx)) });
   const viaProxy = new ShellTool({ root, env, artifactDir: join(scratch, "a4"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(proxied)) });
+  const networked = { ...ctx, settings: { ...ctx.settings, network: true } };
+  const withNet = new ShellTool({ root, env, artifactDir: join(scratch, "a6"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(networked)) });
   const plain = new ShellTool({ root, env, artifactDir: join(scratch, "a5"), limits: LIMITS });
   const N = 20;
   const curls = `for i in $(seq ${N}); do curl -sf http://127.0.0.1:${port}/ >/dev/null || exit 1; done`;
@@ -138,10 +140,11 @@ async function allowDomainsCases(
   };
   try {
     await compareFns(
-      "sandbox_allow_domains: one `shell` call of `true` (proxy + in-sandbox forwarder)",
+      "sandbox_allow_domains and sandbox_network: one `shell` call of `true` (proxy + in-sandbox forwarder; the unix-socket filter)",
       [
         { name: "workspace-write, no network", fn: () => call(boxed) },
         { name: "workspace-write, allow_domains", fn: () => call(viaProxy) },
+        { name: "workspace-write, sandbox_network", fn: () => call(withNet) },
       ],
       20,
     );
