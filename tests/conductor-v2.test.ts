@@ -187,6 +187,33 @@ test("a proxy's acp MCP server reaches a v2 agent through the bridge, declared i
   expect(v2Failures(traceOf(c.trace))).toEqual([]);
 });
 
+for (const dialect of ["rust", "stateless"] as const) {
+  test(`a proxy's acp MCP server (${dialect} MCP-over-ACP) reaches a v2 tendril agent natively, not bridged, and its tool is called`, async () => {
+    const proxy = `${dialect === "stateless" ? "MCP_DIALECT=stateless " : ""}${process.execPath} ${join(ROOT, "tests", "fixtures", "rust-dialect-proxy.ts")}`;
+    const c = v2Chain([proxy, TENDRIL_AGENT], { TENDRIL_MODE: "yolo" });
+    const init = await initV2(c);
+    expect(init.protocolVersion).toBe(2);
+    const session = await c.conn.agent.buildSession(c.ws).start();
+    fake.script([{ toolCalls: [{ id: "e1", name: "rust-notes__echo", input: { text: "over acp" } }] }, { text: "Echoed." }]);
+    await session.prompt("echo");
+    const { updates, stopReason } = await untilStop(session);
+    expect(stopReason).toBe("end_turn");
+    const e1 = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "e1") as { status?: string; content?: unknown }[];
+    expect(e1.at(-1)!.status).toBe("completed");
+    expect(JSON.stringify(e1.at(-1)!.content)).toContain("echo: over acp");
+    session.dispose();
+    await c.close();
+    const records = traceOf(c.trace);
+    // the agent answered initialize offering acp MCP servers, so the conductor passed the declaration on as it was
+    const answered = records.find((r) => r.hop === 1 && r.dir === "in" && r.message.result?.protocolVersion === 2);
+    expect(answered!.message.result.capabilities.session.mcp.acp).toEqual({});
+    const newSession = records.find((r) => r.hop === 1 && r.dir === "out" && r.message.method === "session/new");
+    expect(newSession!.message.params.mcpServers).toContainEqual({ type: "acp", name: "rust-notes", serverId: "rust-notes-1" });
+    expect(records.some((r) => r.hop === 1 && r.dir === "in" && (r.message.method === "mcp/connect" || r.message.method === "mcp/message"))).toBe(true);
+    expect(v2Failures(records)).toEqual([]);
+  });
+}
+
 test("a chain whose proxy speaks only v1 answers v1 to a v2 client, and routes v1", async () => {
   const raw = spawnRawMode("conductor", {}, ["agent", `OFFER_VERSION=1 ${RAW_PROXY}`, TENDRIL_AGENT]);
   children.push(raw.child);

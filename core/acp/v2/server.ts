@@ -23,7 +23,8 @@ export const ACP_V2 = 2;
 export interface V2Options {
   version: string;
   sessions: SessionManager;
-  mcpCapabilities: { http: boolean; sse: boolean };
+  /** `acp`: MCP-over-ACP servers (`{type:"acp"}`), through the connection's relay (unstable in v2 too). */
+  mcpCapabilities: { http: boolean; sse: boolean; acp?: boolean };
   persistent: boolean;
   auth?: AgentAuth;
 }
@@ -38,16 +39,18 @@ interface V2Session {
   turn?: Promise<void>;
 }
 
-/** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted;
- *  a transport v2 does not have (v1's `sse`, `acp`, none) is -32602 naming it. */
-function serversV1(method: string, raw: unknown): unknown {
+/** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted, `acp`
+ *  as it is when this agent offers it; a transport v2 does not have (v1's `sse`, none) is -32602 naming it. */
+function serversV1(method: string, raw: unknown, acp: boolean): unknown {
   if (typeof raw !== "object" || raw === null || !Array.isArray((raw as { mcpServers?: unknown }).mcpServers)) return raw;
   const mcpServers = ((raw as { mcpServers: unknown[] }).mcpServers).map((s, i) => {
     if (typeof s !== "object" || s === null) return s;
     const { type, ...rest } = s as Record<string, unknown>;
     if (type === "stdio") return { ...rest, args: rest.args ?? [], env: rest.env ?? [] };
     if (type === "http") return { type, ...rest, headers: rest.headers ?? [] };
-    throw new AcpError(INVALID_PARAMS, `${method}: mcpServers[${i}].type must be "stdio" or "http" (the MCP transports of ACP v2), got ${JSON.stringify(type ?? null)}`, { param: `mcpServers[${i}].type` });
+    if (type === "acp" && acp) return s;
+    const offered = acp ? '"stdio", "http" or "acp"' : '"stdio" or "http"';
+    throw new AcpError(INVALID_PARAMS, `${method}: mcpServers[${i}].type must be ${offered} (the MCP transports of ACP v2 this agent offers), got ${JSON.stringify(type ?? null)}`, { param: `mcpServers[${i}].type` });
   });
   return { ...raw, mcpServers };
 }
@@ -175,7 +178,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       terminalAuth = caps?.object("auth", "nullable")?.object("terminal", "nullable") !== undefined;
       const elicitation = caps?.object("elicitation", "nullable");
       client.caps.elicitation = (["form", "url"] as const).filter((mode) => elicitation?.object(mode, "nullable") !== undefined);
-      const mcp = { stdio: {}, ...(opts.mcpCapabilities.http ? { http: {} } : {}) };
+      const mcp = { stdio: {}, ...(opts.mcpCapabilities.http ? { http: {} } : {}), ...(opts.mcpCapabilities.acp ? { acp: {} } : {}) };
       return {
         protocolVersion: ACP_V2,
         info: { name: "tendril", version: opts.version },
@@ -202,7 +205,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       return auth?.logout() ?? {};
     },
     "session/new": async (raw) => {
-      const p = await parseNewSession(serversV1("session/new", raw));
+      const p = await parseNewSession(serversV1("session/new", raw, opts.mcpCapabilities.acp === true));
       requireAuth();
       const answer = await sessions.newSession(sessionRequest(p, client));
       stateOf(answer.sessionId);
@@ -210,7 +213,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     },
     "session/resume": async (raw) => {
       const replay = replayOf(Params.of("session/resume", raw));
-      const p = await parseLoadSession(serversV1("session/resume", raw), "session/resume");
+      const p = await parseLoadSession(serversV1("session/resume", raw, opts.mcpCapabilities.acp === true), "session/resume");
       requireAuth();
       // A fresh translation: the replay tells it the session's tool calls again.
       open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
