@@ -196,6 +196,19 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(exitOf(await sh(off, "mv .git .git-old && mv .git-old .git"))).toBe(0);
   });
 
+  test("a .git a command makes where there was none (it cannot be guarded) is said in the command's result", async () => {
+    const bare = join(base, "bare-ws");
+    mkdirSync(bare);
+    const { client } = await startDevMcp(bare, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const first = await sh(client, "git init -q . && echo made");
+    expect(first.structuredContent?.stdout).toBe("made\n");
+    expect(textOf(first)).toContain(`sandbox: this command created ${join(bare, ".git")}`);
+    // once it is there it is guarded like any git dir, and nothing more is said
+    const second = await sh(client, "echo again");
+    expect(textOf(second)).not.toContain("this command created");
+    expect(exitOf(await sh(client, "mv .git .git-old"))).not.toBe(0);
+  });
+
   // Regression: sharing the host's network namespace shares its abstract unix sockets (an X server's
   // @/tmp/.X11-unix/X0, a D-Bus bus), which no mount hides: a confined command could type into the
   // user's terminal or ask systemd to run anything. Now no unix socket can be made under that setting.

@@ -408,12 +408,13 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
     const sockets = hostUnixSockets();
     const plan = (extra: string[] = []) => ({ root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra], sockets });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
+    const newGit = newGitDirs(ctx);
     if (!proxied) {
       const start = await bwrapCommand(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan()), tmp).catch(async (err) => {
         await rm(tmp, { recursive: true, force: true });
         throw err;
       });
-      return { command: start.command, args: [...start.args, "--", ...req.argv], env, cleanup: () => rm(tmp, { recursive: true, force: true }) };
+      return { command: start.command, args: [...start.args, "--", ...req.argv], env, report: newGit, cleanup: () => rm(tmp, { recursive: true, force: true }) };
     }
     // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
     const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
@@ -429,13 +430,38 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
       command: bwrap,
       args: [...bwrapArgs(ctx.settings, plan([dir])), "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
       env,
-      report: () => (proxy.refused.length > 0 ? proxyNote(proxy.refused, ctx.settings.allowDomains) : undefined),
+      report: () => [proxy.refused.length > 0 ? proxyNote(proxy.refused, ctx.settings.allowDomains) : undefined, newGit()].filter((l) => l !== undefined).join("\n") || undefined,
       cleanup: async () => {
         await proxy.close();
         await Promise.all([rm(dir, { recursive: true, force: true }), rm(tmp, { recursive: true, force: true })]);
       },
     };
   };
+}
+
+/**
+ * A `.git` a command makes at a workspace root where there was none cannot be guarded (a mount there
+ * would leave one behind on the host), and git runs its hooks and config as the user later (a git-aware
+ * shell prompt does on `cd`). So it is said in the command's result: read before the command starts,
+ * the report tells which roots gained one.
+ */
+function newGitDirs(ctx: SandboxContext): () => string | undefined {
+  if (ctx.settings.mode !== "workspace-write") return () => undefined;
+  const bare = [ctx.root, ...(ctx.extraRoots ?? [])].filter((r) => !lexists(join(r, ".git")));
+  return () => {
+    const made = bare.filter((r) => lexists(join(r, ".git")));
+    if (made.length === 0) return undefined;
+    return `sandbox: this command created ${made.map((r) => join(r, ".git")).join(" and ")}; git runs the hooks and config (core.fsmonitor, core.hooksPath …) of a repository as the user, outside the sandbox, whenever git runs there (a git-aware shell prompt does on cd). Tell the user, so they check it before running git there.`;
+  };
+}
+
+function lexists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The line a command's result gets when the proxy refused hosts for it. */
