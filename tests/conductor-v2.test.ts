@@ -166,20 +166,26 @@ test("Ctrl-C at the conductor cancels a v2 turn that was already acknowledged: s
   expect(cancels.length).toBe(1);
 });
 
-test("a proxy's acp MCP server reaches a v2 agent through the bridge, declared in v2's shapes, and its tool is called", async () => {
-  const c = v2Chain([`DIALECT=sacp MCP=1 ${RAW_PROXY}`, TENDRIL_AGENT], { TENDRIL_MODE: "yolo" });
+/** A v2 session on `c` whose one turn calls `tool` with `input` and ends end_turn; the call completed.
+ *  Returns the call's last content; the chain is closed. */
+async function oneToolCall(c: V2Chain, tool: string, input: Record<string, unknown>): Promise<unknown> {
   const init = await initV2(c);
   expect(init.protocolVersion).toBe(2);
   const session = await c.conn.agent.buildSession(c.ws).start();
-  fake.script([{ toolCalls: [{ id: "w1", name: "sacp-notes__whisper", input: { text: "QUIET PLEASE" } }] }, { text: "Whispered." }]);
-  await session.prompt("whisper");
+  fake.script([{ toolCalls: [{ id: "call-1", name: tool, input }] }, { text: "Done." }]);
+  await session.prompt(`call ${tool}`);
   const { updates, stopReason } = await untilStop(session);
   expect(stopReason).toBe("end_turn");
-  const w1 = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "w1") as { status?: string; content?: unknown }[];
-  expect(w1.at(-1)!.status).toBe("completed");
-  expect(JSON.stringify(w1.at(-1)!.content)).toContain("quiet please");
+  const call = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "call-1") as { status?: string; content?: unknown }[];
+  expect(call.at(-1)!.status).toBe("completed");
   session.dispose();
   await c.close();
+  return call.at(-1)!.content;
+}
+
+test("a proxy's acp MCP server reaches a v2 agent through the bridge, declared in v2's shapes, and its tool is called", async () => {
+  const c = v2Chain([`DIALECT=sacp MCP=1 ${RAW_PROXY}`, TENDRIL_AGENT], { TENDRIL_MODE: "yolo" });
+  expect(JSON.stringify(await oneToolCall(c, "sacp-notes__whisper", { text: "QUIET PLEASE" }))).toContain("quiet please");
   const newSession = traceOf(c.trace).find((r) => r.hop === 1 && r.dir === "out" && r.message.method === "session/new");
   const bridged = newSession!.message.params.mcpServers.find((s: { name: string }) => s.name === "sacp-notes");
   expect(bridged.type).toBe("stdio");
@@ -191,18 +197,7 @@ for (const dialect of ["rust", "stateless"] as const) {
   test(`a proxy's acp MCP server (${dialect} MCP-over-ACP) reaches a v2 tendril agent natively, not bridged, and its tool is called`, async () => {
     const proxy = `${dialect === "stateless" ? "MCP_DIALECT=stateless " : ""}${process.execPath} ${join(ROOT, "tests", "fixtures", "rust-dialect-proxy.ts")}`;
     const c = v2Chain([proxy, TENDRIL_AGENT], { TENDRIL_MODE: "yolo" });
-    const init = await initV2(c);
-    expect(init.protocolVersion).toBe(2);
-    const session = await c.conn.agent.buildSession(c.ws).start();
-    fake.script([{ toolCalls: [{ id: "e1", name: "rust-notes__echo", input: { text: "over acp" } }] }, { text: "Echoed." }]);
-    await session.prompt("echo");
-    const { updates, stopReason } = await untilStop(session);
-    expect(stopReason).toBe("end_turn");
-    const e1 = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "e1") as { status?: string; content?: unknown }[];
-    expect(e1.at(-1)!.status).toBe("completed");
-    expect(JSON.stringify(e1.at(-1)!.content)).toContain("echo: over acp");
-    session.dispose();
-    await c.close();
+    expect(JSON.stringify(await oneToolCall(c, "rust-notes__echo", { text: "over acp" }))).toContain("echo: over acp");
     const records = traceOf(c.trace);
     // the agent answered initialize offering acp MCP servers, so the conductor passed the declaration on as it was
     const answered = records.find((r) => r.hop === 1 && r.dir === "in" && r.message.result?.protocolVersion === 2);
