@@ -2,7 +2,7 @@
 // and `tendril agent --check-sandbox`) with the real bubblewrap: each rule with its escape attempt, the
 // `off` control where the same commands succeed, kills inside the sandbox, and failing closed.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -194,6 +194,31 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     // the control: unconfined, the same swap works (and is undone)
     const { client: off } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "off" });
     expect(exitOf(await sh(off, "mv .git .git-old && mv .git-old .git"))).toBe(0);
+  });
+
+  test("a git dir whose hooks folder is a link (which a mount would follow, and a command could replace) is read-only as a whole", async () => {
+    const repo = join(base, "linked-hooks");
+    mkdirSync(join(repo, ".githooks"), { recursive: true });
+    expect(Bun.spawnSync(["git", "init", "-q", repo]).exitCode).toBe(0);
+    rmSync(join(repo, ".git", "hooks"), { recursive: true, force: true });
+    symlinkSync("../.githooks", join(repo, ".git", "hooks"));
+    const { client } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "workspace-write" });
+    for (const command of ["echo x > .git/hooks/pre-commit", "rm .git/hooks && mkdir .git/hooks && echo x > .git/hooks/pre-commit", "echo x > .githooks/pre-commit"]) {
+      expect({ command, failed: exitOf(await sh(client, command)) !== 0 }).toEqual({ command, failed: true });
+    }
+    expect(readdirSync(join(repo, ".githooks"))).toEqual([]);
+    expect(readlinkSync(join(repo, ".git", "hooks"))).toBe("../.githooks");
+    // the rest of the workspace stays writable
+    expect(exitOf(await sh(client, "echo ok > notes.txt"))).toBe(0);
+    // a link to a folder that does not exist yet: the command cannot make it and fill it
+    const dangling = join(base, "dangling-hooks");
+    expect(Bun.spawnSync(["git", "init", "-q", dangling]).exitCode).toBe(0);
+    rmSync(join(dangling, ".git", "hooks"), { recursive: true, force: true });
+    symlinkSync("../hooks-later", join(dangling, ".git", "hooks"));
+    const { client: inDangling } = await startDevMcp(dangling, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const plant = await sh(inDangling, "mkdir -p hooks-later; echo x > hooks-later/pre-commit");
+    expect(exitOf(plant)).not.toBe(0);
+    expect(existsSync(join(dangling, "hooks-later", "pre-commit"))).toBe(false);
   });
 
   test("a .git a command makes where there was none (it cannot be guarded) is said in the command's result", async () => {

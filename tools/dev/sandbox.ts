@@ -5,10 +5,10 @@
 // confined process gets its own egress-proxy.ts on a unix socket, reached through sandbox-forward.ts;
 // under sandbox_network bwrap gets seccomp.ts's filter (no unix sockets: the host's abstract ones are near).
 import { execFile } from "node:child_process";
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { findCommand } from "../../core/process-group.ts";
 import { log } from "../../core/log.ts";
 import { isInside } from "../../core/path-inside.ts";
@@ -134,12 +134,16 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     "--die-with-parent",
   ];
   // The workspace, read-only or writable (below), whatever the private /tmp and /run hid of it.
-  if (settings.mode !== "workspace-write") for (const root of [plan.root, ...(plan.extraRoots ?? [])]) args.push("--ro-bind", root, root);
+  const roots = [plan.root, ...(plan.extraRoots ?? [])];
+  if (settings.mode !== "workspace-write") for (const root of roots) args.push("--ro-bind", root, root);
   if (settings.mode === "workspace-write") {
-    for (const root of [plan.root, ...(plan.extraRoots ?? [])]) {
-      args.push("--bind", root, root);
+    // Every root first: a guard below may lie in another root (a hooks link into it), and must not be covered.
+    for (const root of roots) args.push("--bind", root, root);
+    for (const root of roots) {
       const git = join(root, ".git");
-      if (isRealDir(git)) args.push(...gitDirGuards(git));
+      if (isRealDir(git)) args.push(...gitDirGuards(git, roots));
+      // A .git that is a link: what it leads to is read-only (the link itself can still be replaced, like a new .git).
+      else if (isSymlink(git) && isDir(git)) args.push("--ro-bind", git, git);
       // A linked worktree's or a submodule checkout's pointer to its git dir: not re-pointed at one the command made.
       else if (isRealFile(git)) args.push("--ro-bind", git, git);
     }
@@ -154,7 +158,6 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
   // covered by /dev/null: connecting to it is refused. In the workspace too, which may be HOME; what the
   // command binds itself, and the allow-domains proxy's socket (shown), stay reachable.
   const mine = [plan.tmp, ...(plan.shown ?? [])];
-  const roots = [plan.root, ...(plan.extraRoots ?? [])];
   for (const s of plan.sockets ?? []) {
     const gone = underPrivateDir(s) && !roots.some((r) => isInside(r, s)); // in a private tmpfs, not mounted back
     if (gone || KERNEL_DIRS.some((d) => isInside(d, s)) || mine.some((d) => isInside(d, s)) || plan.hidden.some((h) => isInside(h, s))) continue;
@@ -231,7 +234,11 @@ function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; arg
  * (EBUSY). The same for each submodule's git dir (.git/modules/…), and a linked worktree's pointer to
  * its common dir (.git/worktrees/NAME/commondir). `config.worktree` is guarded when git would read it.
  */
-function gitDirGuards(dir: string, depth = 0): string[] {
+function gitDirGuards(dir: string, roots: readonly string[], depth = 0): string[] {
+  // A link (hooks -> ../.githooks) cannot be made a mount itself (a mount follows it), so the command could
+  // replace it with a folder of its own: such a git dir (or one with stranger entries) is read-only as a
+  // whole, and commits inside it fail.
+  if (!plainGitEntries(dir)) return readOnlyGitDir(dir, roots);
   const args = ["--bind", dir, dir];
   const hooks = join(dir, "hooks");
   if (isRealDir(hooks)) args.push("--ro-bind", hooks, hooks);
@@ -241,15 +248,18 @@ function gitDirGuards(dir: string, depth = 0): string[] {
   args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
   const perWorktree = /^\s*worktreeconfig\s*=\s*(true|yes|on|1)\s*$/im.test(configText);
   for (const d of [dir, ...subdirs(join(dir, "worktrees"))]) {
+    if (d !== dir && !plainGitEntries(d)) {
+      args.push(...readOnlyGitDir(d, roots));
+      continue;
+    }
+    if (d !== dir) args.push("--bind", d, d);
     const wt = join(d, "config.worktree");
     if (existsSync(wt) || perWorktree) args.push("--ro-bind", existsSync(wt) ? wt : "/dev/null", wt);
-    if (d === dir) continue;
-    args.push("--bind", d, d);
     const common = join(d, "commondir");
-    if (isRealFile(common)) args.push("--ro-bind", common, common);
+    if (d !== dir && existsSync(common)) args.push("--ro-bind", common, common);
   }
   // Submodules nest (.git/modules/a/modules/b); a bound on the depth keeps a hostile tree finite.
-  if (depth < 8) for (const m of gitDirsUnder(join(dir, "modules"))) args.push(...gitDirGuards(m, depth + 1));
+  if (depth < 8) for (const m of gitDirsUnder(join(dir, "modules"))) args.push(...gitDirGuards(m, roots, depth + 1));
   return args;
 }
 
@@ -276,6 +286,55 @@ function readOrEmpty(file: string): string {
     return readFileSync(file, "utf8");
   } catch {
     return "";
+  }
+}
+
+/**
+ * A git dir read-only as a whole, and what its linked entries lead to when that is in a writable root
+ * (a `hooks -> ../.githooks`): read-only too, or, when it does not exist yet, made there empty and
+ * read-only (the command could otherwise make it and fill it).
+ */
+function readOnlyGitDir(dir: string, roots: readonly string[]): string[] {
+  const args = ["--ro-bind", dir, dir];
+  for (const name of GUARDED_GIT_ENTRIES) {
+    const p = join(dir, name);
+    if (!isSymlink(p)) continue;
+    let target: string;
+    try {
+      target = existsSync(p) ? realpathSync(p) : resolve(dirname(p), readlinkSync(p));
+    } catch {
+      continue;
+    }
+    if (!roots.some((r) => isInside(r, target))) continue; // outside the writable roots: read-only already
+    if (existsSync(target)) args.push("--ro-bind", target, target);
+    else if (name === "hooks") args.push("--tmpfs", target, "--remount-ro", target);
+    else args.push("--ro-bind", "/dev/null", target);
+  }
+  return args;
+}
+
+const GUARDED_GIT_ENTRIES = ["hooks", "config", "config.worktree", "commondir"];
+
+/** Whether a git dir's guarded entries are what they should be, or absent: `hooks` a folder; `config`,
+ *  `config.worktree` and `commondir` files (not links, which a mount would follow). */
+function plainGitEntries(dir: string): boolean {
+  const kind = (name: string): "dir" | "file" | "none" | "other" => {
+    try {
+      const st = lstatSync(join(dir, name));
+      return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+    } catch {
+      return "none";
+    }
+  };
+  const hooks = kind("hooks");
+  return (hooks === "dir" || hooks === "none") && GUARDED_GIT_ENTRIES.slice(1).every((n) => ["file", "none"].includes(kind(n)));
+}
+
+function isSymlink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
