@@ -221,6 +221,25 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(existsSync(join(dangling, "hooks-later", "pre-commit"))).toBe(false);
   });
 
+  // Regression: with core.hooksPath naming a folder in the workspace (husky's gitignored .husky/_), a
+  // command could plant a hook there that no diff shows, and the user's next commit ran it.
+  test("regression: a hook planted in the workspace folder core.hooksPath names ran at the user's next commit; now that folder is read-only (made empty when missing)", async () => {
+    for (const exists of [true, false]) {
+      const repo = join(base, `hooks-path-${exists}`);
+      expect(Bun.spawnSync(["git", "init", "-q", repo]).exitCode).toBe(0);
+      expect(Bun.spawnSync(["git", "-C", repo, "config", "core.hooksPath", ".husky/_"]).exitCode).toBe(0);
+      if (exists) {
+        mkdirSync(join(repo, ".husky", "_"), { recursive: true });
+        writeFileSync(join(repo, ".husky", "_", "pre-commit"), "#!/bin/sh\n");
+      }
+      const { client } = await startDevMcp(repo, base, { TENDRIL_SANDBOX: "workspace-write" });
+      const r = await sh(client, "mkdir -p .husky/_; printf '#!/bin/sh\\ntouch /tmp/x\\n' > .husky/_/post-commit");
+      expect({ exists, failed: exitOf(r) !== 0 }).toEqual({ exists, failed: true });
+      expect(existsSync(join(repo, ".husky", "_", "post-commit"))).toBe(false);
+      expect(exitOf(await sh(client, "echo ok > .husky/notes.txt"))).toBe(0); // the folder around it stays writable
+    }
+  });
+
   test("a .git a command makes where there was none (it cannot be guarded) is said in the command's result", async () => {
     const bare = join(base, "bare-ws");
     mkdirSync(bare);

@@ -141,7 +141,7 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     for (const root of roots) args.push("--bind", root, root);
     for (const root of roots) {
       const git = join(root, ".git");
-      if (isRealDir(git)) args.push(...gitDirGuards(git, roots));
+      if (isRealDir(git)) args.push(...gitDirGuards(git, roots), ...hooksPathGuard(root, git, roots));
       // A .git that is a link: what it leads to is read-only (the link itself can still be replaced, like a new .git).
       else if (isSymlink(git) && isDir(git)) args.push("--ro-bind", git, git);
       // A linked worktree's or a submodule checkout's pointer to its git dir: not re-pointed at one the command made.
@@ -261,6 +261,28 @@ function gitDirGuards(dir: string, roots: readonly string[], depth = 0): string[
   // Submodules nest (.git/modules/a/modules/b); a bound on the depth keeps a hostile tree finite.
   if (depth < 8) for (const m of gitDirsUnder(join(dir, "modules"))) args.push(...gitDirGuards(m, roots, depth + 1));
   return args;
+}
+
+/**
+ * `core.hooksPath` in the repository's config naming a folder in a writable root (husky's `.husky/_`,
+ * gitignored, so a planted hook there shows in no diff): read-only like .git/hooks, or made empty and
+ * read-only when it does not exist yet. Relative paths are the work tree's, as git reads them.
+ */
+function hooksPathGuard(worktree: string, gitDir: string, roots: readonly string[]): string[] {
+  const match = /^\s*hookspath\s*=\s*(.*?)\s*$/im.exec(readOrEmpty(join(gitDir, "config")));
+  let value = match?.[1];
+  if (!value) return [];
+  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+  if (value.startsWith("~/") && process.env.HOME) value = join(process.env.HOME, value.slice(2));
+  let target = resolve(worktree, value);
+  try {
+    target = realpathSync(target);
+  } catch {
+    // not there yet: the mount below makes it, empty
+  }
+  if (!roots.some((r) => isInside(r, target))) return [];
+  if (existsSync(target)) return ["--ro-bind", target, target];
+  return ["--tmpfs", target, "--remount-ro", target];
 }
 
 /** The git dirs below a `modules` folder: a submodule named `a/b` lives at modules/a/b. */
