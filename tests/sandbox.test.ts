@@ -240,6 +240,37 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     }
   });
 
+  // The HOME of the tests above lies under /tmp, which is private inside: this one lies outside it, so
+  // only the hiding of HOME's secrets keeps them from the command.
+  test("HOME's keys and well-known token stores (git's credential store, GitHub's CLI, cloud and registry tokens) are unreadable inside; `off` reads them", async () => {
+    if (realpathSync("/var/tmp") !== "/var/tmp") return; // a /var/tmp that leads into /tmp: nothing to test
+    const home = mkdtempSync("/var/tmp/tendril-home-");
+    try {
+      const secrets: Record<string, string> = {
+        ".ssh/id_ed25519": "KEY-ssh",
+        ".git-credentials": "https://u:TOKEN-git@github.com",
+        ".config/gh/hosts.yml": "oauth_token: TOKEN-gh",
+        ".netrc": "machine x login u password TOKEN-netrc",
+        ".docker/config.json": '{"auths":{"x":{"auth":"TOKEN-docker"}}}',
+        ".cargo/credentials.toml": 'token = "TOKEN-cargo"',
+      };
+      for (const [rel, text] of Object.entries(secrets)) {
+        mkdirSync(join(home, rel, ".."), { recursive: true });
+        writeFileSync(join(home, rel), `${text}\n`);
+      }
+      writeFileSync(join(home, ".gitconfig"), "[user]\n\tname = visible\n"); // not a secret: still readable
+      const read = `for f in ${Object.keys(secrets).join(" ")} .gitconfig; do cat "$HOME/$f" 2>/dev/null; done; true`;
+      const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "read-only", HOME: home });
+      const inside = String((await sh(client, read)).structuredContent?.stdout);
+      expect(inside).toBe("[user]\n\tname = visible\n");
+      const { client: off } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off", HOME: home });
+      const outside = String((await sh(off, read)).structuredContent?.stdout);
+      for (const text of Object.values(secrets)) expect(outside).toContain(text);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test("a .git a command makes where there was none (it cannot be guarded) is said in the command's result", async () => {
     const bare = join(base, "bare-ws");
     mkdirSync(bare);

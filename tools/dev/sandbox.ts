@@ -27,7 +27,24 @@ export class SandboxError extends Error {
 }
 
 /** What the hidden paths are, for messages; HOME-relative ones are shown with `~`. */
-const HOME_SECRETS = [".ssh", ".aws", ".gnupg"];
+/** Credentials under HOME a confined command has no use for (no network by default) and whose theft
+ *  outlives the session: keys, and the well-known token stores of git, GitHub's CLI, cloud and package
+ *  registries (publishing tokens only: `~/.npmrc`, which also says where to install from, stays). */
+const HOME_SECRETS = [
+  ".ssh",
+  ".aws",
+  ".gnupg",
+  ".git-credentials",
+  ".netrc",
+  ".config/gh",
+  ".kube",
+  ".docker/config.json",
+  ".config/gcloud",
+  ".azure",
+  ".pypirc",
+  ".cargo/credentials.toml",
+  ".cargo/credentials",
+];
 /** The port the in-sandbox forwarder listens on: the sandbox's loopback is its own, so any port is free. */
 export const PROXY_PORT = 3128;
 /** How long the start-up probe may take before the sandbox counts as broken. */
