@@ -242,7 +242,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
 
   // The HOME of the tests above lies under /tmp, which is private inside: this one lies outside it, so
   // only the hiding of HOME's secrets keeps them from the command.
-  test("HOME's keys and well-known token stores (git's credential store, GitHub's CLI, cloud and registry tokens) are unreadable inside; `off` reads them", async () => {
+  test("HOME's keys, well-known token stores (git's credential store, GitHub's CLI, cloud and registry tokens), tendril's credentials and sandbox_hide paths are unreadable inside; `off` reads them", async () => {
     if (realpathSync("/var/tmp") !== "/var/tmp") return; // a /var/tmp that leads into /tmp: nothing to test
     const home = mkdtempSync("/var/tmp/tendril-home-");
     try {
@@ -253,6 +253,8 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
         ".netrc": "machine x login u password TOKEN-netrc",
         ".docker/config.json": '{"auths":{"x":{"auth":"TOKEN-docker"}}}',
         ".cargo/credentials.toml": 'token = "TOKEN-cargo"',
+        ".config/tendril/credentials.toml": "api_key = 'TOKEN-tendril'",
+        "private/token": "TOKEN-hidden-by-setting",
       };
       for (const [rel, text] of Object.entries(secrets)) {
         mkdirSync(join(home, rel, ".."), { recursive: true });
@@ -260,10 +262,13 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
       }
       writeFileSync(join(home, ".gitconfig"), "[user]\n\tname = visible\n"); // not a secret: still readable
       const read = `for f in ${Object.keys(secrets).join(" ")} .gitconfig; do cat "$HOME/$f" 2>/dev/null; done; true`;
-      const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "read-only", HOME: home });
+      const config = join(home, "sandbox.toml");
+      writeFileSync(config, 'sandbox_hide = ["~/private/token"]\n');
+      const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), TENDRIL_CONFIG: config };
+      const { client } = await startDevMcp(ws, base, { ...env, TENDRIL_SANDBOX: "read-only" });
       const inside = String((await sh(client, read)).structuredContent?.stdout);
       expect(inside).toBe("[user]\n\tname = visible\n");
-      const { client: off } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "off", HOME: home });
+      const { client: off } = await startDevMcp(ws, base, { ...env, TENDRIL_SANDBOX: "off" });
       const outside = String((await sh(off, read)).structuredContent?.stdout);
       for (const text of Object.values(secrets)) expect(outside).toContain(text);
     } finally {
