@@ -58,16 +58,23 @@ export class SessionConfig {
    * changed it: `current_mode_update` and `config_option_update`.
    */
   async setMode(s: LiveSession, modeId: unknown): Promise<SessionUpdate[]> {
+    return (await this.#setMode(s, modeId)).updates;
+  }
+
+  async #setMode(s: LiveSession, modeId: unknown): Promise<{ configOptions: SessionConfigOption[]; updates: SessionUpdate[] }> {
     if (!isPermissionMode(modeId)) {
       throw new AcpError(INVALID_PARAMS, `unknown mode: ${JSON.stringify(modeId)} (modes: ${PERMISSION_MODES.join(", ")})`);
     }
     s.policy.setMode(modeId);
     s.recorder?.mode(modeId);
     const { configOptions } = await this.describe(s);
-    return [
-      { sessionUpdate: "current_mode_update", currentModeId: modeId },
-      { sessionUpdate: "config_option_update", configOptions },
-    ];
+    return {
+      configOptions,
+      updates: [
+        { sessionUpdate: "current_mode_update", currentModeId: modeId },
+        { sessionUpdate: "config_option_update", configOptions },
+      ],
+    };
   }
 
   /**
@@ -76,10 +83,7 @@ export class SessionConfig {
    * the client is told (`config_option_update`, and `current_mode_update` for a mode).
    */
   async setOption(s: LiveSession, configId: string, value: unknown): Promise<{ configOptions: SessionConfigOption[]; updates: SessionUpdate[] }> {
-    if (configId === MODE_OPTION_ID) {
-      const updates = await this.setMode(s, value);
-      return { configOptions: (await this.describe(s)).configOptions, updates };
-    }
+    if (configId === MODE_OPTION_ID) return this.#setMode(s, value);
     const offered = (await this.describe(s)).configOptions.map((o) => o.id);
     const set = offered.includes(configId) ? this.#setters[configId] : undefined;
     if (!set) throw new AcpError(INVALID_PARAMS, `unknown config option ${JSON.stringify(configId)} (options: ${offered.join(", ")})`);
