@@ -17,6 +17,7 @@ test("a failed command's note: bwrap's own complaint, a refusal, or nothing for 
   expect(explainSandboxFailure(ctx, "bwrap: Can't chdir to /x: No such file or directory\n")).toContain("bwrap could not set up this command");
   expect(explainSandboxFailure(ctx, "touch: cannot touch 'a': Read-only file system\n")).toContain('sandbox = "read-only": writable: only $TMPDIR; no network');
   expect(explainSandboxFailure(ctx, "curl: (6) Could not resolve host: example.org\n")).toContain("ran confined");
+  expect(explainSandboxFailure(ctx, "mv: cannot move '.git' to '.git-old': Device or resource busy\n")).toContain("ran confined");
   expect(explainSandboxFailure(ctx, "error: test failed, 3 of 10\n")).toBeUndefined();
 });
 

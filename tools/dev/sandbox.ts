@@ -573,8 +573,9 @@ export function sandboxLauncher(ctx: SandboxContext): Launcher {
   return (req) => confine({ argv: ["bash", "-c", req.command], cwd: req.cwd, env: req.env });
 }
 
-/** Output that looks like the sandbox said no: a read-only file system, a refused permission, no network. */
-const REFUSAL = /read-only file system|permission denied|operation not permitted|network is unreachable|connection refused|could not resolve|name resolution|name or service not known|no route to host/i;
+/** Output that looks like the sandbox said no: a read-only file system, a refused permission, a guarded
+ *  mount that cannot be moved or removed, no network. */
+const REFUSAL = /read-only file system|permission denied|operation not permitted|device or resource busy|network is unreachable|connection refused|could not resolve|name resolution|name or service not known|no route to host/i;
 
 /** What a confined command may do, in one parenthesis-free clause list. */
 function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
