@@ -581,7 +581,7 @@ const REFUSAL = /read-only file system|permission denied|operation not permitted
 function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
   const home = ctx.home;
   const show = (p: string) => (home && isInside(home, p) ? `~${p.slice(home.length)}` : p);
-  const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except .git/hooks and .git/config) and $TMPDIR" : "only $TMPDIR";
+  const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except git's hooks and config; the git dir cannot be moved or replaced) and $TMPDIR" : "only $TMPDIR";
   const domains = ctx.settings.allowDomains;
   const net = ctx.settings.network ? "network allowed, but no unix sockets (socketpair works)" : domains.length > 0 ? `network only to ${domains.join(", ")} through the HTTP(S)_PROXY given` : "no network";
   return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
