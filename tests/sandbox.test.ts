@@ -242,7 +242,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
 
   // The HOME of the tests above lies under /tmp, which is private inside: this one lies outside it, so
   // only the hiding of HOME's secrets keeps them from the command.
-  test("HOME's keys, well-known token stores (git's credential store, GitHub's CLI, cloud and registry tokens), tendril's credentials and sandbox_hide paths are unreadable inside; `off` reads them", async () => {
+  test("HOME's keys, well-known token stores (git's credential store, GitHub's CLI, cloud and registry tokens, agents' logins), shell history, tendril's credentials and sandbox_hide paths are unreadable inside; `off` reads them", async () => {
     if (realpathSync("/var/tmp") !== "/var/tmp") return; // a /var/tmp that leads into /tmp: nothing to test
     const home = mkdtempSync("/var/tmp/tendril-home-");
     try {
@@ -254,6 +254,8 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
         ".docker/config.json": '{"auths":{"x":{"auth":"TOKEN-docker"}}}',
         ".cargo/credentials.toml": 'token = "TOKEN-cargo"',
         ".config/tendril/credentials.toml": "api_key = 'TOKEN-tendril'",
+        ".bash_history": "export OPENAI_API_KEY=TOKEN-history",
+        ".codex/auth.json": '{"token":"TOKEN-agent-login"}',
         "private/token": "TOKEN-hidden-by-setting",
       };
       for (const [rel, text] of Object.entries(secrets)) {

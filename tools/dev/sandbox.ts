@@ -28,8 +28,9 @@ export class SandboxError extends Error {
 
 /** What the hidden paths are, for messages; HOME-relative ones are shown with `~`. */
 /** Credentials under HOME a confined command has no use for (no network by default) and whose theft
- *  outlives the session: keys, and the well-known token stores of git, GitHub's CLI, cloud and package
- *  registries (publishing tokens only: `~/.npmrc`, which also says where to install from, stays). */
+ *  outlives the session: keys; the well-known token stores of git, GitHub's CLI and Copilot, cloud and
+ *  package registries (publishing tokens only: `~/.npmrc`, which also says where to install from,
+ *  stays) and other coding agents' logins; and shell and REPL histories, where typed tokens end up. */
 const HOME_SECRETS = [
   ".ssh",
   ".aws",
@@ -37,6 +38,7 @@ const HOME_SECRETS = [
   ".git-credentials",
   ".netrc",
   ".config/gh",
+  ".config/github-copilot",
   ".kube",
   ".docker/config.json",
   ".config/gcloud",
@@ -44,6 +46,15 @@ const HOME_SECRETS = [
   ".pypirc",
   ".cargo/credentials.toml",
   ".cargo/credentials",
+  ".claude/.credentials.json",
+  ".codex/auth.json",
+  ".bash_history",
+  ".zsh_history",
+  ".local/share/fish/fish_history",
+  ".python_history",
+  ".node_repl_history",
+  ".psql_history",
+  ".mysql_history",
 ];
 /** The port the in-sandbox forwarder listens on: the sandbox's loopback is its own, so any port is free. */
 export const PROXY_PORT = 3128;
