@@ -13,7 +13,7 @@ import { agentEnv } from "./agent-env.ts";
 import { BIN } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
-import { type SdkV2Client, sdkV2Client } from "./sdk-v2-client.ts";
+import { type SdkV2Client, sdkV2Client, untilStop } from "./sdk-v2-client.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -57,16 +57,6 @@ function sleeping(seconds: string): boolean {
     }
   }
   return false;
-}
-
-/** The session's messages up to its next idle state: the updates, then the stop reason. */
-async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.SessionUpdate[]; stopReason: unknown }> {
-  const updates: acp.SessionUpdate[] = [];
-  for (;;) {
-    const m = await session.nextUpdate(AbortSignal.timeout(30_000));
-    if (m.kind === "stop") return { updates, stopReason: m.stopReason };
-    updates.push(m.update);
-  }
 }
 
 test("the SDK's v2 client negotiates v2 and runs a turn with a tool call; its text and stop come as v2 updates", async () => {

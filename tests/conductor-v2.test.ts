@@ -13,7 +13,7 @@ import { agentEnv } from "./agent-env.ts";
 import { BIN, ROOT } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
-import { type SdkV2Client, sdkV2Client } from "./sdk-v2-client.ts";
+import { type SdkV2Client, sdkV2Client, untilStop } from "./sdk-v2-client.ts";
 import { spawnRawMode } from "./raw-harness.ts";
 import { schemaAjv } from "./acp-schema-ajv.ts";
 import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "json" };
@@ -93,16 +93,6 @@ function v2Failures(records: { hop: string | number; dir: string; message: any }
     }
   }
   return failures;
-}
-
-/** The session's messages up to its next idle state: the updates, then the stop reason. */
-async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.SessionUpdate[]; stopReason: unknown }> {
-  const updates: acp.SessionUpdate[] = [];
-  for (;;) {
-    const m = await session.nextUpdate(AbortSignal.timeout(30_000));
-    if (m.kind === "stop") return { updates, stopReason: m.stopReason };
-    updates.push(m.update);
-  }
 }
 
 const textOf = (updates: acp.SessionUpdate[]) =>

@@ -1,6 +1,6 @@
 // Owns the ACP SDK's experimental v2 client app on a spawned process's stdio, for the tests that drive
 // the binary with it (`tendril agent`, `tendril conductor`): every session update collected, each
-// permission question answered allow_once, and a close that ends stdin and waits (then SIGKILLs).
+// permission question answered allow_once, and a close that ends stdin and waits (then SIGKILLs); untilStop reads a session to its next stop.
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/experimental/v2";
@@ -42,4 +42,14 @@ export function sdkV2Client(child: ChildProcessWithoutNullStreams, name: string,
       conn.close();
     },
   };
+}
+
+/** The session's messages up to its next idle state: the updates, then the stop reason. */
+export async function untilStop(session: acp.ActiveSession): Promise<{ updates: acp.SessionUpdate[]; stopReason: unknown }> {
+  const updates: acp.SessionUpdate[] = [];
+  for (;;) {
+    const m = await session.nextUpdate(AbortSignal.timeout(30_000));
+    if (m.kind === "stop") return { updates, stopReason: m.stopReason };
+    updates.push(m.update);
+  }
 }
