@@ -169,7 +169,7 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     for (const root of roots) args.push("--bind", root, root);
     for (const root of roots) {
       const git = join(root, ".git");
-      if (isRealDir(git)) args.push(...gitDirGuards(git, roots), ...hooksPathGuard(root, git, roots));
+      if (isRealDir(git)) args.push(...gitDirGuards(git, roots));
       // A .git that is a link: what it leads to is read-only (the link itself can still be replaced, like a new .git).
       else if (isSymlink(git) && isDir(git)) args.push("--ro-bind", git, git);
       // A linked worktree's or a submodule checkout's pointer to its git dir: not re-pointed at one the command made.
@@ -263,16 +263,18 @@ function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; arg
  * its common dir (.git/worktrees/NAME/commondir). `config.worktree` is guarded when git would read it.
  */
 function gitDirGuards(dir: string, roots: readonly string[], depth = 0): string[] {
+  const config = join(dir, "config");
+  const configText = readOrEmpty(config);
+  // The workspace's own repository (not a submodule's): the folder its core.hooksPath names.
+  const hooksPath = depth === 0 ? hooksPathGuard(dirname(dir), configText, roots) : [];
   // A link (hooks -> ../.githooks) cannot be made a mount itself (a mount follows it), so the command could
   // replace it with a folder of its own: such a git dir (or one with stranger entries) is read-only as a
   // whole, and commits inside it fail.
-  if (!plainGitEntries(dir)) return readOnlyGitDir(dir, roots);
+  if (!plainGitEntries(dir)) return [...readOnlyGitDir(dir, roots), ...hooksPath];
   const args = ["--bind", dir, dir];
   const hooks = join(dir, "hooks");
   if (isRealDir(hooks)) args.push("--ro-bind", hooks, hooks);
   else args.push("--tmpfs", hooks, "--remount-ro", hooks);
-  const config = join(dir, "config");
-  const configText = readOrEmpty(config);
   args.push("--ro-bind", existsSync(config) ? config : "/dev/null", config);
   const perWorktree = /^\s*worktreeconfig\s*=\s*(true|yes|on|1)\s*$/im.test(configText);
   for (const d of [dir, ...subdirs(join(dir, "worktrees"))]) {
@@ -288,7 +290,7 @@ function gitDirGuards(dir: string, roots: readonly string[], depth = 0): string[
   }
   // Submodules nest (.git/modules/a/modules/b); a bound on the depth keeps a hostile tree finite.
   if (depth < 8) for (const m of gitDirsUnder(join(dir, "modules"))) args.push(...gitDirGuards(m, roots, depth + 1));
-  return args;
+  return [...args, ...hooksPath];
 }
 
 /**
@@ -296,8 +298,8 @@ function gitDirGuards(dir: string, roots: readonly string[], depth = 0): string[
  * gitignored, so a planted hook there shows in no diff): read-only like .git/hooks, or made empty and
  * read-only when it does not exist yet. Relative paths are the work tree's, as git reads them.
  */
-function hooksPathGuard(worktree: string, gitDir: string, roots: readonly string[]): string[] {
-  const match = /^\s*hookspath\s*=\s*(.*?)\s*$/im.exec(readOrEmpty(join(gitDir, "config")));
+function hooksPathGuard(worktree: string, configText: string, roots: readonly string[]): string[] {
+  const match = /^\s*hookspath\s*=\s*(.*?)\s*$/im.exec(configText);
   let value = match?.[1];
   if (!value) return [];
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
@@ -368,41 +370,31 @@ const GUARDED_GIT_ENTRIES = ["hooks", "config", "config.worktree", "commondir"];
 /** Whether a git dir's guarded entries are what they should be, or absent: `hooks` a folder; `config`,
  *  `config.worktree` and `commondir` files (not links, which a mount would follow). */
 function plainGitEntries(dir: string): boolean {
-  const kind = (name: string): "dir" | "file" | "none" | "other" => {
-    try {
-      const st = lstatSync(join(dir, name));
-      return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
-    } catch {
-      return "none";
-    }
-  };
-  const hooks = kind("hooks");
-  return (hooks === "dir" || hooks === "none") && GUARDED_GIT_ENTRIES.slice(1).every((n) => ["file", "none"].includes(kind(n)));
+  const hooks = entryKind(join(dir, "hooks"));
+  return (hooks === "dir" || hooks === "none") && GUARDED_GIT_ENTRIES.slice(1).every((n) => ["file", "none"].includes(entryKind(join(dir, n))));
+}
+
+/** What a path itself is, its last link not followed. */
+function entryKind(p: string): "dir" | "file" | "link" | "other" | "none" {
+  try {
+    const st = lstatSync(p);
+    return st.isDirectory() ? "dir" : st.isFile() ? "file" : st.isSymbolicLink() ? "link" : "other";
+  } catch {
+    return "none";
+  }
 }
 
 function isSymlink(p: string): boolean {
-  try {
-    return lstatSync(p).isSymbolicLink();
-  } catch {
-    return false;
-  }
+  return entryKind(p) === "link";
 }
 
 function isRealFile(p: string): boolean {
-  try {
-    return lstatSync(p).isFile();
-  } catch {
-    return false;
-  }
+  return entryKind(p) === "file";
 }
 
 /** A directory that is not a symlink (`/var/run` is usually a link to `/run`, masked with it). */
 function isRealDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
+  return entryKind(p) === "dir";
 }
 
 /** /etc/resolv.conf's real path when it lies under `dir` (systemd-resolved's stub), else nothing. */
@@ -556,21 +548,12 @@ export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => P
  */
 function newGitDirs(ctx: SandboxContext): () => string | undefined {
   if (ctx.settings.mode !== "workspace-write") return () => undefined;
-  const bare = [ctx.root, ...(ctx.extraRoots ?? [])].filter((r) => !lexists(join(r, ".git")));
+  const bare = [ctx.root, ...(ctx.extraRoots ?? [])].filter((r) => entryKind(join(r, ".git")) === "none");
   return () => {
-    const made = bare.filter((r) => lexists(join(r, ".git")));
+    const made = bare.filter((r) => entryKind(join(r, ".git")) !== "none");
     if (made.length === 0) return undefined;
     return `sandbox: this command created ${made.map((r) => join(r, ".git")).join(" and ")}; git runs the hooks and config (core.fsmonitor, core.hooksPath …) of a repository as the user, outside the sandbox, whenever git runs there (a git-aware shell prompt does on cd). Tell the user, so they check it before running git there.`;
   };
-}
-
-function lexists(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The line a command's result gets when the proxy refused hosts for it. */
