@@ -485,10 +485,11 @@ export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
 /**
  * Confines programs: each runs in bwrap with a private TMPDIR (made for it, removed after it) and,
  * under sandbox_allow_domains, its own proxy. The first start checks that bwrap is there and works
- * (the answer is kept); when it is not, every start fails with why and how to fix it.
+ * (the answer is kept; `prepared`: a bwrap prepareSandbox already checked for this context); when it is
+ * not, every start fails with why and how to fix it.
  */
-export function sandboxConfiner(ctx: SandboxContext): (req: ConfineRequest) => Promise<Launch> {
-  let ready: Promise<string> | undefined;
+export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: ConfineRequest) => Promise<Launch> {
+  let ready: Promise<string> | undefined = prepared === undefined ? undefined : Promise.resolve(prepared);
   let warned = false;
   const prepare = () => prepareSandbox(ctx);
   const proxied = !ctx.settings.network && ctx.settings.allowDomains.length > 0;
@@ -620,7 +621,7 @@ export async function checkSandbox(
       try {
         const ctx: SandboxContext = { settings: s, root: ws, pathVar, home, configDir, self };
         const bwrap = await prepareSandbox(ctx); // its error here, not the confiner's warning too
-        const launch = await sandboxConfiner(ctx)({ argv: ["true"], cwd: ws, env: { PATH: "/usr/bin:/bin" } });
+        const launch = await sandboxConfiner(ctx, bwrap)({ argv: ["true"], cwd: ws, env: { PATH: "/usr/bin:/bin" } });
         const complaint = await runProbe(launch.command, launch.args, launch.env).finally(() => launch.cleanup?.());
         if (complaint !== undefined) throw new SandboxError(`a confined \`true\` failed: ${complaint}. ${fixHint(s.mode)}`);
         lines.push(`${name}: works (${bwrap})`);
