@@ -52,6 +52,11 @@ export interface LlmRequest {
    *  (`attempt` is the new attempt's number, 2 for the first retry); not called by providers that do
    *  not retry. */
   onRetry?(r: { status: number; attempt: number }): void;
+  /** Prompt caching (SPEC §3.9): "on" (absent = on) marks cache breakpoints where the API takes
+   *  them, "1h" asks for the hour-long cache, "off" sends none. */
+  promptCache?: "on" | "off" | "1h";
+  /** A stable key for the provider's prefix cache (OpenAI's `prompt_cache_key`): the session id. */
+  cacheKey?: string;
 }
 
 export interface Usage {
