@@ -18,6 +18,17 @@ if (!process.env.TENDRIL_TEST_NO_BUILD && !release) {
   }
 }
 
+// The release test cross-compiles offline, on the target runtimes in npm's cache: put them there first
+// (fetched from the npm registry when missing, a quick check when present), so README's test command
+// works on a fresh machine with an empty npm cache, not only after .ci/run's own step.
+if (release) {
+  const fill = spawnSync(process.execPath, ["scripts/release.ts", "--cache-runtimes"], { stdio: ["ignore", "ignore", "inherit"] });
+  if (fill.status !== 0) {
+    process.stderr.write("tests: could not put the cross-compile runtimes in npm's cache (see above); the release test needs them\n");
+    process.exit(1);
+  }
+}
+
 // Four files at a time: most tests wait on processes they started, not on a core, so four workers
 // cut the wall time to well under half on a 2-core machine; every wall-clock bound in the tests
 // leaves room for that load (and each file still runs in a fresh global: --parallel isolates).
