@@ -13,12 +13,14 @@ const TITLE_CHARS = 80;
 /** Chunk updates whose consecutive texts can be merged into one line without changing what replays. */
 const MERGEABLE = new Set(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]);
 
-/** A session's title: the first text block's first words, on one line, at most TITLE_CHARS characters. */
+/** A session's title: the first non-blank line of the first text block, its spaces collapsed, at
+ *  most TITLE_CHARS characters (code points, so no emoji is cut in half; `…` marks a cut). */
 export function titleOf(blocks: readonly ContentBlock[]): string | undefined {
   const text = blocks.find((b) => b.type === "text")?.text;
-  const one = text?.replace(/\s+/g, " ").trim();
-  if (!one) return undefined;
-  return one.length > TITLE_CHARS ? one.slice(0, TITLE_CHARS - 1) + "…" : one;
+  const line = text?.split(/\r?\n|\r/).map((l) => l.replace(/\s+/g, " ").trim()).find((l) => l !== "");
+  if (!line) return undefined;
+  const chars = Array.from(line);
+  return chars.length > TITLE_CHARS ? chars.slice(0, TITLE_CHARS - 1).join("") + "…" : line;
 }
 
 export class SessionRecorder {

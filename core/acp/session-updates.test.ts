@@ -36,7 +36,7 @@ test("chunks of one model response share a messageId; the next response has anot
 test("session_info_update: the first prompt titles the session (one line, at most 80 characters); every turn updates updatedAt", async () => {
   const a = memoryAgent();
   const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
-  const long = `Fix   the\nflaky test ${"x".repeat(100)}`;
+  const long = `Fix   the flaky test ${"x".repeat(100)}\nand more`;
   a.provider.push({ text: "ok" }, { text: "ok" });
   await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: long }] });
   await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "and again" }] });
@@ -50,6 +50,22 @@ test("session_info_update: the first prompt titles the session (one line, at mos
   const first = a.out.findIndex((m) => m.params?.update?.sessionUpdate === "session_info_update");
   expect(a.out[first + 1]?.result?.stopReason).toBe("end_turn");
   await a.close();
+});
+
+test("session title: the first line of the first prompt, not its later lines (a blank first line is skipped; no emoji is cut in half)", async () => {
+  const a = memoryAgent();
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "ok" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "\n  Fix the login bug\r\ndetails: the form posts twice" }] });
+  expect(updates(a, "session_info_update").map((i) => i.title)).toEqual(["Fix the login bug"]);
+  await a.close();
+  const b = memoryAgent();
+  const s2 = (await req(b, "session/new", { cwd: ws, mcpServers: [] })).result.sessionId;
+  b.provider.push({ text: "ok" });
+  await req(b, "session/prompt", { sessionId: s2, prompt: [{ type: "text", text: `${"a".repeat(78)}😀😀😀` }] });
+  const [title] = updates(b, "session_info_update").map((i) => i.title);
+  expect(title).toBe(`${"a".repeat(78)}😀…`);
+  await b.close();
 });
 
 test("a loaded session keeps its title: its next turn sends only updatedAt", async () => {
