@@ -28,6 +28,8 @@ export interface LiveSession {
   /** `_Stop` objections left (STOP_MAX_REJECTIONS per session). */
   stopBudget: { left: number };
   turn?: AbortController;
+  /** Settles when the running turn has ended (its answer recorded); set with `turn`. */
+  turnEnded?: Promise<void>;
   client?: ClientLink;
   /** The `dev` shell's sandbox setting (host.sandbox), and whether its fail-closed notice was sent. */
   sandbox?: { mode: SandboxMode; noticed: boolean };

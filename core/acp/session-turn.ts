@@ -38,6 +38,8 @@ export interface Turn {
 export function openTurn(s: LiveSession, io: PromptIo): Turn {
   const controller = new AbortController();
   s.turn = controller;
+  let ended!: () => void;
+  s.turnEnded = new Promise<void>((resolve) => (ended = resolve));
   const onRequestAbort = () => controller.abort();
   io.signal.addEventListener("abort", onRequestAbort, { once: true });
   let open = true;
@@ -54,6 +56,7 @@ export function openTurn(s: LiveSession, io: PromptIo): Turn {
       if (discard) s.recorder?.discardTurn();
       s.recorder?.endTurn();
       if (s.turn === controller) s.turn = undefined;
+      ended();
     },
   };
 }

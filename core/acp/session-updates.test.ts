@@ -83,7 +83,7 @@ test("a loaded session keeps its title: its next turn sends only updatedAt", asy
   await b.close();
 });
 
-test("session/delete: the file goes, list and load forget it; a live idle session is closed first; busy and unknown ids are refused", async () => {
+test("session/delete: the file goes, list and load forget it; a live session is closed first; unknown ids are refused", async () => {
   const store = new SessionStore(state);
   const a = memoryAgent({ store });
   expect((await req(a, "initialize", { protocolVersion: 1 })).result.agentCapabilities.sessionCapabilities.delete).toEqual({});
@@ -91,16 +91,6 @@ test("session/delete: the file goes, list and load forget it; a live idle sessio
   a.provider.push({ text: "ok" });
   await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "keep me?" }] });
   expect(existsSync(store.path(sessionId))).toBe(true);
-  // a running prompt is not deleted from under the user
-  a.provider.push({ hang: true });
-  a.send({ jsonrpc: "2.0", id: 900, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "long" }] } });
-  // the second turn is running once the scripted provider has its request
-  await a.provider.requested(2);
-  const busy = await req(a, "session/delete", { sessionId });
-  expect(busy.error.code).toBe(-32602);
-  expect(busy.error.message).toContain("cancel it first");
-  a.send({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } });
-  expect((await a.response(900)).result.stopReason).toBe("cancelled");
   // idle and live: closed, then its file removed
   expect((await req(a, "session/delete", { sessionId })).result).toEqual({});
   expect(existsSync(store.path(sessionId))).toBe(false);
@@ -115,6 +105,24 @@ test("session/delete: the file goes, list and load forget it; a live idle sessio
   expect(existsSync(outside)).toBe(true);
   expect((await req(a, "session/delete", { sessionId: 42 })).error.code).toBe(-32602);
   expect(readdirSync(join(state, "sessions")).includes(`${sessionId}.jsonl`)).toBe(false);
+  await a.close();
+});
+
+test("session/delete of a running session cancels its turn, closes it and deletes it in the one request (no cancel first)", async () => {
+  const store = new SessionStore(state);
+  const a = memoryAgent({ store });
+  const { sessionId } = (await req(a, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ text: "ok" });
+  await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "first" }] });
+  a.provider.push({ hang: true });
+  a.send({ jsonrpc: "2.0", id: 901, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "long" }] } });
+  // the second turn is running once the scripted provider has its request
+  await a.provider.requested(2);
+  expect((await req(a, "session/delete", { sessionId })).result).toEqual({});
+  expect((await a.response(901)).result.stopReason).toBe("cancelled");
+  expect(existsSync(store.path(sessionId))).toBe(false);
+  expect((await req(a, "session/list", {})).result.sessions.map((s: { sessionId: string }) => s.sessionId)).not.toContain(sessionId);
+  expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "x" }] })).error.code).toBe(-32002);
   await a.close();
 });
 

@@ -186,15 +186,20 @@ export class SessionManager {
   }
 
   /**
-   * session/delete: the session's file is removed; a live, idle session is closed first. A session
-   * whose prompt is running is refused (the user's turn is never lost by accident), and so is one
-   * being loaded or resumed; an unknown id is -32002.
+   * session/delete: the session's file is removed; a live session is closed first. A running prompt
+   * is cancelled in the same request (SPEC §3.2: an editor's "delete" on a running chat needs no cancel
+   * first): its answer is `cancelled`, and the file goes once the turn has ended, so nothing the turn
+   * writes last brings it back. One being loaded or resumed is refused; an unknown id is -32002.
    */
   async deleteSession(id: string): Promise<void> {
     const store = this.host.store;
-    const live = this.#sessions.get(id);
-    if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; cancel it first, then delete it`);
     if (this.#opening.has(id)) throw new AcpError(INVALID_PARAMS, `session ${id} is being loaded; delete it once that is answered`);
+    const running = this.#sessions.get(id);
+    if (running?.turn) {
+      running.turn.abort();
+      await running.turnEnded;
+    }
+    const live = this.#sessions.get(id);
     const saved = store !== undefined && isSessionId(id) && store.exists(id);
     if (!live && !saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
     if (live) await this.#drop(live);
