@@ -75,9 +75,10 @@ function buildTools(): Map<string, FakeTool> {
   );
   add("fail", { inputSchema: objectSchema({ message: "string" }) }, async (a) => text(String(a.message ?? "failed"), true));
   // Asks its client a question (elicitation/create) and answers with the action taken (and any form
-  // content); `field` makes it a form with that required field, `url` a URL-mode question.
-  add("confirm", { inputSchema: objectSchema({ field: "string", url: "string" }) }, async (a) => {
-    const requestedSchema = a.field ? { type: "object", properties: { [String(a.field)]: { type: "string" } }, required: [String(a.field)] } : { type: "object", properties: {} };
+  // content); `field` makes it a form with that required field (`default` its stated default), `url` a URL-mode question.
+  add("confirm", { inputSchema: objectSchema({ field: "string", default: "string", url: "string" }) }, async (a) => {
+    const property = { type: "string", ...(a.default !== undefined ? { default: String(a.default) } : {}) };
+    const requestedSchema = a.field ? { type: "object", properties: { [String(a.field)]: property }, required: [String(a.field)] } : { type: "object", properties: {} };
     const params = a.url
       ? { mode: "url", message: "Sign in, please", url: String(a.url), elicitationId: "el-1" }
       : { message: "Proceed with the thing?", requestedSchema };

@@ -258,10 +258,10 @@ test("conductor: the first SIGINT cancels the client's running turn and the chai
   await sigintCancelsThenStops(a, ws);
 });
 
-test("MCP elicitation: a server's question during a call is asked of the user; a form this client cannot show is declined", async () => {
+test("MCP elicitation: a server's question during a call is asked of the user; a form becomes a permission question too", async () => {
   const ws = join(work, "ws-elicit");
   mkdirSync(ws, { recursive: true });
-  const a = startAgent({ env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo" }, script: ["allow_once", "reject_once"] });
+  const a = startAgent({ env: { ...agentEnv(fake, work), TENDRIL_MODE: "yolo" }, script: ["allow_once", "reject_once", "reject_once"] });
   running.push(a);
   await a.initialize();
   const fk = { name: "fk", command: process.execPath, args: [join(ROOT, "tests", "fake-mcp.ts")], env: [] };
@@ -274,8 +274,12 @@ test("MCP elicitation: a server's question during a call is asked of the user; a
     { text: "ok" },
   ]);
   await a.prompt(sessionId, "ask me");
-  expect(a.permissions.map((p) => p.request.toolCall.title)).toEqual(["fk__confirm asks: Proceed with the thing?", "fk__confirm asks: Proceed with the thing?"]);
+  expect(a.permissions.map((p) => p.request.toolCall.title)).toEqual([
+    "fk__confirm asks: Proceed with the thing?",
+    "fk__confirm asks: Proceed with the thing?",
+    "fk__confirm asks: Proceed with the thing? (form fields: name)",
+  ]);
   const seen = JSON.stringify(fake.requests.slice(before).map((r) => r.body.messages.at(-1)));
   for (const answer of ["answered accept", "answered decline"]) expect(seen).toContain(answer);
-  expect(seen.split("answered decline").length - 1).toBe(2); // the form was declined without asking
+  expect(seen.split("answered decline").length - 1).toBe(2); // the plain question and the form, both rejected by the user
 });

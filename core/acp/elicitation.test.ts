@@ -2,8 +2,7 @@
 // a client that advertised a mode gets the server's question as `elicitation/create` (tied to the
 // session and the tool call) and its answer (accept with content, decline, cancel) reaches the
 // server; an accepted URL question's completion is `elicitation/complete`; a mode the client did not
-// advertise takes the permission fallback (a plain question) or is declined (a form with fields, a
-// URL); a cancelled turn withdraws the question.
+// advertise takes the permission fallback (a form, with or without fields) or is declined (a URL); a cancelled turn withdraws the question.
 import { afterAll, expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { loadLimits } from "../limits.ts";
@@ -77,20 +76,31 @@ test("form and URL questions go to a client that shows them as elicitation/creat
   await a.close();
 });
 
-test("without the capability: a plain question is a permission question, a form with fields and a URL are declined unasked", async () => {
+test("without the capability: a form (with or without fields) becomes a permission question naming the server's message; a URL is declined unasked", async () => {
   const { a, sessionId } = await session(undefined);
   a.provider.push(
     { calls: [{ id: "q1", name: "fk__confirm", input: {} }] },
     { calls: [{ id: "q2", name: "fk__confirm", input: { field: "name" } }] },
-    { calls: [{ id: "q3", name: "fk__confirm", input: { url: "https://example.test/login" } }] },
+    { calls: [{ id: "q3", name: "fk__confirm", input: { field: "city", default: "Oslo" } }] },
+    { calls: [{ id: "q4", name: "fk__confirm", input: { url: "https://example.test/login" } }] },
     { text: "done" },
   );
   const turn = req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "ask me" }] });
-  const permission = await asked(a, "session/request_permission", new Set());
-  expect(permission.params.toolCall.title).toBe("fk__confirm asks: Proceed with the thing?");
-  a.send({ jsonrpc: "2.0", id: permission.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+  const answered = new Set<unknown>();
+  const plain = await asked(a, "session/request_permission", answered);
+  expect(plain.params.toolCall.title).toBe("fk__confirm asks: Proceed with the thing?");
+  a.send({ jsonrpc: "2.0", id: plain.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+  const form = await asked(a, "session/request_permission", answered);
+  expect(form.params.toolCall.title).toBe("fk__confirm asks: Proceed with the thing? (form fields: name)");
+  expect(form.params.toolCall.toolCallId).toBe("q2");
+  a.send({ jsonrpc: "2.0", id: form.id, result: { outcome: { outcome: "selected", optionId: "reject_once" } } });
+  const withDefault = await asked(a, "session/request_permission", answered);
+  expect(withDefault.params.toolCall.title).toBe("fk__confirm asks: Proceed with the thing? (form fields: city)");
+  a.send({ jsonrpc: "2.0", id: withDefault.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
   expect((await turn.answer).result.stopReason).toBe("end_turn");
-  expect(results(a)).toEqual(["answered accept", "answered decline", "answered decline"]);
+  // accepted with the form's own default; the URL nobody can visit is declined without a question
+  expect(results(a)).toEqual(["answered accept", "answered decline", 'answered accept {"city":"Oslo"}', "answered decline"]);
+  expect(a.out.filter((m) => m.method === "session/request_permission").length).toBe(3);
   expect(a.out.some((m) => m.method === "elicitation/create")).toBe(false);
   await a.close();
 });

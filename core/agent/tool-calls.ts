@@ -134,23 +134,40 @@ async function decide(view: CallView, info: McpToolInfo, call: ToolCall, ctx: To
 
 /**
  * A tool server's question during the call (MCP elicitation). A client that shows elicitation in
- * that mode gets it as is (`ctx.elicit`); otherwise a question without fields becomes a permission
- * question on that call (allow → accept, reject → decline), and a form with fields or a URL is
- * declined without asking (the log says why).
+ * that mode gets it as is (`ctx.elicit`); otherwise a form becomes a permission question on that call
+ * naming the server's message (and the fields it wants): allow → accept, with the form's own defaults
+ * as its content (the server judges whether that is enough), reject → decline (SPEC §3.2). A URL the
+ * client cannot show is declined without asking (the log says why): nobody could visit it.
  */
 async function askOnBehalf(call: ToolCall, e: McpElicitation, ctx: ToolRunContext): Promise<McpElicitAnswer> {
   if (ctx.elicit?.modes.includes(e.mode)) return ctx.elicit.ask(call.id, e, ctx.signal);
-  if (e.mode === "url" || e.required.length > 0) {
-    const what = e.mode === "url" ? { url: e.url } : { fields: e.required.join(",") };
-    log.warn(`a tool server asked for ${e.mode === "url" ? "a URL visit" : "a form"} this client cannot show; declined`, { tool: call.name, ...what });
+  if (e.mode === "url") {
+    log.warn("a tool server asked for a URL visit this client cannot show; declined", { tool: call.name, url: e.url });
     return { action: "decline" };
   }
+  const fields = Object.keys(formProperties(e.requestedSchema));
+  const title = `${call.name} asks: ${e.message}${fields.length > 0 ? ` (form fields: ${fields.join(", ")})` : ""}`;
   const answer = await ctx.askPermission(
-    { toolCallId: call.id, title: `${call.name} asks: ${e.message}`, kind: "other", rawInput: { message: e.message }, _meta: { toolName: call.name } },
+    { toolCallId: call.id, title, kind: "other", rawInput: { message: e.message, requestedSchema: e.requestedSchema }, _meta: { toolName: call.name } },
     ctx.signal,
   );
   if (answer === "cancelled") return { action: "cancel" };
-  return answer.startsWith("allow") ? { action: "accept", content: {} } : { action: "decline" };
+  return answer.startsWith("allow") ? { action: "accept", content: formDefaults(e.requestedSchema) } : { action: "decline" };
+}
+
+function formProperties(schema: Record<string, unknown>): Record<string, unknown> {
+  const p = schema.properties;
+  return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
+}
+
+/** The values a form states as its defaults (MCP's primitive fields may carry `default`). */
+function formDefaults(schema: Record<string, unknown>): Record<string, unknown> {
+  const content: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(formProperties(schema))) {
+    const value = typeof field === "object" && field !== null ? (field as { default?: unknown }).default : undefined;
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") content[name] = value;
+  }
+  return content;
 }
 
 /** MCP progress of a running call shown as its content, at most `progressPerS` updates a second. */
