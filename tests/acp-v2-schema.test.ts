@@ -136,6 +136,11 @@ test("a v2 session's life validates against the v2 schema: acknowledged prompt, 
   const replayed = during.map((m) => m.params.update);
   expect(replayed.some((u) => u.sessionUpdate === "user_message_chunk" && u.content.text === "echo hi")).toBe(true);
   expect(replayed.some((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "c1")).toBe(true);
+  // a replayed message keeps its id: the user's under the id the prompt's answer gave, the agent's as streamed
+  expect(replayed.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => u.messageId)).toEqual([ack.messageId]);
+  const liveAgentIds = [...new Set(live.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.messageId))];
+  expect(liveAgentIds.length).toBeGreaterThan(0);
+  expect([...new Set(replayed.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => u.messageId))]).toEqual(liveAgentIds);
   expect(replayed.at(-1)).toEqual({ sessionUpdate: "state_update", state: "idle" });
   // resume without replay: only the state snapshot
   const before2 = a.out.length;

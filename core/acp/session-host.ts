@@ -56,6 +56,9 @@ export interface PromptIo {
   elicit?: Elicitor;
   /** ACP v2's `tool_call/cancel`: each tool call's own signal; undefined = calls end with the turn only. */
   toolCallSignal?: (toolCallId: string) => AbortSignal;
+  /** The id the prompt's user message goes by (v2 answers it): saved with the prompt, so a replay
+   *  shows the message under the id the client was given. Absent: the engine makes one. */
+  userMessageId?: string;
 }
 
 /** The connection that opened a session: what its client shows, and a way to tell it something

@@ -44,7 +44,7 @@ test("session/load after a restart replays the updates the client saw live, then
   const loaded = await req(b, "session/load", { sessionId, cwd: ws, mcpServers: [] });
   expect(loaded.result.modes.currentModeId).toBe("read-only");
   const replayed = updatesOf(b, sessionId);
-  expect(replayed[0]).toEqual({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "please echo hi" } });
+  expect(replayed[0]).toEqual({ sessionUpdate: "user_message_chunk", messageId: expect.any(String), content: { type: "text", text: "please echo hi" } });
   expect(conversational(replayed)).toEqual(live);
   // Every replayed update was on the wire before the load answer.
   // (The slash commands are announced after the answer, by design: the client needs the session first.)

@@ -41,11 +41,12 @@ export class SessionRecorder {
     this.#titledBeforeTurn = titled;
   }
 
-  /** The user's prompt, replayed on load as user_message_chunk updates; the first one names the session. */
-  prompt(blocks: ContentBlock[]): void {
+  /** The user's prompt, replayed on load as user_message_chunk updates under its message id; the
+   *  first one names the session. */
+  prompt(blocks: ContentBlock[], messageId: string): void {
     this.#titledBeforeTurn = this.#titled;
     this.#pending.push({ type: "turn" });
-    for (const content of blocks) this.update({ sessionUpdate: "user_message_chunk", content });
+    for (const content of blocks) this.update({ sessionUpdate: "user_message_chunk", messageId, content });
     const title = this.#titled ? undefined : titleOf(blocks);
     if (title !== undefined) {
       this.#pending.push({ type: "title", title });

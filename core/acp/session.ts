@@ -305,7 +305,7 @@ export class SessionManager {
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
     const turn = openTurn(s, io);
     const before = s.history.length;
-    s.recorder?.prompt(blocks);
+    s.recorder?.prompt(blocks, io.userMessageId ?? randomId());
     s.history.push({ role: "user", content: parts });
     const title = s.title === null ? titleOf(blocks) : undefined;
     let failedSilently = false;

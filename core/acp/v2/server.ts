@@ -253,13 +253,14 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");
       if (sessions.isBusy(sessionId)) throw new AcpError(INVALID_PARAMS, `session ${sessionId} is busy with another prompt; wait for idle or send session/cancel`);
       const s: V2Session = open.get(sessionId) ?? { updates: new V2SessionUpdates(), calls: new Map() };
-      const turn = sessions.prompt(sessionId, prompt, promptIo(sessionId, s, ended));
+      // Saved with the prompt: a replay shows the message under the id this answer gives.
+      const messageId = randomId();
+      const turn = sessions.prompt(sessionId, prompt, { ...promptIo(sessionId, s, ended), userMessageId: messageId });
       if (!opened(sessionId)) {
         await turn; // throws why it was refused
         throw new AcpError(INTERNAL_ERROR, "the prompt ended before its turn began");
       }
       open.set(sessionId, s);
-      const messageId = randomId();
       // Before any of the turn's own updates: those come after its first await.
       send(sessionId, stateUpdate("running"));
       send(sessionId, v2Update("user_message", { messageId, content: prompt }));
