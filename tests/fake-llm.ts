@@ -53,6 +53,8 @@ export interface FakeLlm {
   remaining(): number;
   /** Sets what GET /v1/models lists. */
   setModels(ids: string[]): void;
+  /** How many times GET /v1/models was asked. */
+  modelListings(): number;
   /** Closes the server and every open socket. */
   close(): Promise<void>;
 }
@@ -97,6 +99,7 @@ class FakeServer {
   readonly requests: FakeRequest[] = [];
   /** What GET /v1/models lists. */
   models = ["fake-model", "fake-model-large"];
+  listings = 0;
   readonly sockets = new Set<Socket>();
   readonly closing = new AbortController();
   responder: FakeLlmOptions["respond"];
@@ -122,7 +125,10 @@ class FakeServer {
     const path = (req.url ?? "/").split("?")[0]!;
     const api: Api | undefined =
       path === "/v1/messages" ? "anthropic" : path === "/v1/chat/completions" ? "openai" : undefined;
-    if (path === "/v1/models" && req.method === "GET") return this.listModels(res);
+    if (path === "/v1/models" && req.method === "GET") {
+      this.listings++;
+      return this.listModels(res);
+    }
     const text = await readBody(req);
     let body: any;
     try {
@@ -230,6 +236,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     respond: (fn) => void (fake.responder = fn),
     remaining: () => fake.queue.length,
     setModels: (ids) => void (fake.models = ids),
+    modelListings: () => fake.listings,
     close: () =>
       new Promise<void>((resolve) => {
         fake.closing.abort();

@@ -99,7 +99,29 @@ describe("--model and --mode", () => {
     expect(mode.stderr).toBe('tendril prompt: --mode "turbo" is not offered by the agent; it offers: ask, auto-edit, yolo, read-only, plan\n');
     const model = await prompt(["--cwd", freshDir(), "--model", "gpt-9", "hi"]);
     expect(model.code).toBe(2);
-    expect(model.stderr).toBe('tendril prompt: --model "gpt-9" is not offered by the agent; it offers: fake-model\n');
+    expect(model.stderr).toBe('tendril prompt: --model "gpt-9" is not offered by the agent; it offers: fake-model, fake-model-large\n');
+  });
+
+  test("--model with Tendril's own agent: any model the provider lists is taken; a plain run never asks for the list", async () => {
+    const listings = fake.modelListings();
+    fake.script([{ text: "ok" }]);
+    const plain = await prompt(["--cwd", freshDir(), "hi"]);
+    expect(plain.code).toBe(0);
+    expect(fake.modelListings()).toBe(listings);
+    fake.script([{ text: "ok" }]);
+    const r = await prompt(["--cwd", freshDir(), "--model", "fake-model-large", "hi"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(fake.requests.at(-1)?.body?.model).toBe("fake-model-large");
+    expect(fake.modelListings()).toBe(listings + 1);
+  });
+
+  test("/model typed as the prompt switches to a model the provider lists, asking for the list only then", async () => {
+    const listings = fake.modelListings();
+    const r = await prompt(["--cwd", freshDir(), "--output", "json", "/model fake-model-large"]);
+    expect(r.code).toBe(0);
+    expect(fake.modelListings()).toBe(listings + 1);
+    expect(JSON.parse(r.stdout).text).toContain("fake-model-large");
   });
 
   test("an agent without modes: --mode is exit 2 saying so", async () => {

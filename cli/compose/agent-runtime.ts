@@ -39,9 +39,10 @@ export interface OpenAgent {
 const SETTLE_AFTER_EOF_MS = 200; // cancelled turns' answers are queued within a moment of the EOF
 
 export interface OpenOptions {
-  /** Ask the provider which models it offers when the config lists none (default true). A client
-   *  that never switches models (tendril prompt) is spared the request: the current model is offered. */
-  askProviderForModels?: boolean;
+  /** When the config lists no models: ask the provider for its list at start ("eager", the default:
+   *  an editor shows every choice), or only when a switch names another model ("on-demand": a
+   *  one-shot `tendril prompt` without `--model` is spared the request). */
+  modelList?: "eager" | "on-demand";
   /** Variables of ours the dev tools' shell commands also get (`--pass-env`, TENDRIL_PASS_ENV). */
   passEnv?: readonly string[];
   /** Where the agent's key comes from (auth methods, auth_required, authenticate, logout). */
@@ -70,7 +71,8 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
     devServer: dev?.spec,
     ...(dev && { sandbox: { mode: cfg.sandbox.mode, problem: (mode, cwd) => sandboxProblem({ settings: cfg.sandbox, configDir: cfg.paths.configDir }, mode, cwd) } }),
     configServers: cfg.mcp,
-    models: cfg.models.length === 0 && opts.askProviderForModels === false ? [cfg.model] : cfg.models,
+    models: cfg.models,
+    modelList: opts.modelList ?? "eager",
     hookServers: cfg.hookServers,
     store: new SessionStore(cfg.paths.stateDir),
     approvals: new ApprovalStore(cfg.paths.stateDir),

@@ -2,7 +2,8 @@
 // in-memory pipe, behind the same AgentEnd a spawned agent has. A CI step then costs one process
 // start, not two (and no pipes or watchdog hand-shake). Its log lines go through the prompt's output
 // like a spawned agent's stderr. Shutting it down is its close sequence; whatever does not finish
-// within the grace has its process groups killed.
+// within the grace has its process groups killed. The provider is asked for its models only when
+// `--model` (or a `/model` switch) needs the list.
 import { AgentStderr } from "../../core/acp-client/agent-process.ts";
 import type { AgentEnd, AgentExit } from "../../core/acp-client/client-runner.ts";
 import { setLogScope, setLogSink } from "../../core/log.ts";
@@ -10,7 +11,7 @@ import { bytePipe } from "../../core/wire/byte-pipe.ts";
 import { agentSetup, isSetupError } from "../modes/agent-run.ts";
 import { type OpenAgent, openAgent } from "./agent-runtime.ts";
 
-export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string } = {}): AgentEnd {
+export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string; model?: string } = {}): AgentEnd {
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
   const tail = new AgentStderr();
@@ -27,7 +28,7 @@ export function startInProcessAgent(stderr: (text: string) => void, flags: { san
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
       const { cfg, provider, passEnv, auth } = await agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
-      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv, auth });
+      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { modelList: flags.model === undefined ? "on-demand" : "eager", passEnv, auth });
     } catch (err) {
       if (!isSetupError(err)) throw err;
       say(`tendril agent: ${err.message}`);

@@ -285,7 +285,7 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
   });
   try {
     const result = await runPrompt({
-      agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), { sandbox: flags.sandbox }) } : setup.agent,
+      agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), { sandbox: flags.sandbox, model: flags.model }) } : setup.agent,
       cwd: setup.cwd,
       mcpServers: setup.mcpServers,
       prompt: setup.prompt,

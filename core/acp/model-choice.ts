@@ -10,20 +10,29 @@ import { AcpError, INVALID_PARAMS } from "./convert.ts";
 export const MODEL_OPTION_ID = "model";
 
 export class ModelChoices {
-  readonly #listed: Promise<string[]>;
+  /** The list offered; undefined while an on-demand list has not been asked for. */
+  #listed: Promise<string[]> | undefined;
 
-  constructor(configured: readonly string[], provider: LlmProvider, private readonly timeoutS: number) {
-    this.#listed = configured.length > 0 ? Promise.resolve([...configured]) : fetchList(provider, timeoutS);
+  constructor(
+    configured: readonly string[],
+    private readonly provider: LlmProvider,
+    private readonly timeoutS: number,
+    when: "eager" | "on-demand" = "eager",
+  ) {
+    if (configured.length > 0) this.#listed = Promise.resolve([...configured]);
+    else if (when === "eager") this.#listed = fetchList(provider, timeoutS);
   }
 
   /** The choices, with `current` always among them (first when the list does not have it). */
   async choices(current: string): Promise<string[]> {
-    const listed = await this.#listed;
+    const listed = (await this.#listed) ?? [];
     return listed.includes(current) ? listed : [current, ...listed];
   }
 
-  /** Checks a requested model against the choices; -32602 naming them otherwise. */
+  /** Checks a requested model against the choices (asking the provider for an on-demand list the
+   *  first time another model is named); -32602 naming them otherwise. */
   async check(requested: unknown, current: string): Promise<string> {
+    if (this.#listed === undefined && typeof requested === "string" && requested !== current) this.#listed = fetchList(this.provider, this.timeoutS);
     const choices = await this.choices(current);
     if (typeof requested === "string" && choices.includes(requested)) return requested;
     throw new AcpError(INVALID_PARAMS, `unknown model ${JSON.stringify(requested)}; choose one of: ${choices.join(", ")}`);

@@ -41,6 +41,10 @@ export interface SessionHost {
   approvals?: ApprovalStore;
   /** Models a session may switch to (config `models`); empty = ask the provider. */
   models?: string[];
+  /** With no `models` configured: "eager" (default) asks the provider for its list when the agent
+   *  starts, so clients see every choice; "on-demand" offers the current model only and asks the
+   *  provider only when a switch names another model (a one-shot run pays nothing otherwise). */
+  modelList?: "eager" | "on-demand";
   /** Servers allowed to run `_Stop` / `_PostCompact` hooks: "*" = all; none when undefined. */
   hookServers?: "*" | string[];
 }

@@ -77,7 +77,7 @@ export class SessionManager {
 
   constructor(private readonly host: SessionHost) {
     this.#opener = new SessionOpener(host.pool, host.limits);
-    const models = new ModelChoices(host.models ?? [], host.provider, host.limits.MODEL_LIST_TIMEOUT_S);
+    const models = new ModelChoices(host.models ?? [], host.provider, host.limits.MODEL_LIST_TIMEOUT_S, host.modelList ?? "eager");
     this.#config = new SessionConfig(host, models, (s) => this.#isLive(s));
     this.#context = { host, setMode: (id, modeId) => this.setMode(id, modeId), setConfigOption: (id, configId, value) => this.setConfigOption(id, configId, value) };
   }
