@@ -200,6 +200,29 @@ describe("JSON-RPC batches", () => {
     expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 4, result: {} });
   });
 
+  test("a proxy that writes a batch of notifications (to its client, and wrapped for its successor) does not end the chain; each keeps its order", async () => {
+    const client = memoryPeer();
+    const proxy = memoryPeer();
+    const agent = memoryPeer();
+    new Chain({ mode: "agent", client: client.io, components: [proxy.io, agent.io], maxLineBytes: 1 << 20 });
+    const notes = [1, 2, 3].map((n) => ({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "S", n } }));
+    proxy.raw(JSON.stringify(notes) + "\n");
+    const toClient = await client.next();
+    const seen = Array.isArray(toClient) ? toClient : [toClient, await client.next(), await client.next()];
+    expect(seen.map((m: any) => m.params.n)).toEqual([1, 2, 3]);
+    proxy.raw(JSON.stringify([1, 2].map((n) => ({ jsonrpc: "2.0", method: "proxy/successor", params: { method: "_x/note", params: { n } } }))) + "\n");
+    const toAgent = await agent.next();
+    const atAgent = Array.isArray(toAgent) ? toAgent : [toAgent, await agent.next()];
+    expect(atAgent.map((m: any) => [m.method, m.params.n])).toEqual([["_x/note", 1], ["_x/note", 2]]);
+    // requests still go both ways, each answered under its own id
+    client.send({ jsonrpc: "2.0", id: 7, method: "_x/ping", params: {} });
+    const ping = await proxy.next();
+    expect(ping.method).toBe("_x/ping");
+    proxy.send({ jsonrpc: "2.0", id: ping.id, result: { pong: true } });
+    expect(await client.next()).toEqual({ jsonrpc: "2.0", id: 7, result: { pong: true } });
+    expect(client.inbox).toEqual([]);
+  });
+
   for (const proxies of [0, 2]) {
     test(`through the binary and ${proxies} proxies (the proxy library): relayed as a batch at every hop, answered as one batch`, async () => {
       const file = join(work, `batch-${proxies}.jsonl`);
