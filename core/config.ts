@@ -309,7 +309,8 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
   const systemPrompt = profile?.system_prompt ?? file.system_prompt;
   if (systemPrompt !== undefined) cfg.systemPrompt = systemPrompt;
   if (profile) cfg.profile = profile.file;
-  const openaiApi = pickOpenAiApi(env.TENDRIL_OPENAI_API ?? file.openai_api, env.TENDRIL_OPENAI_API !== undefined ? "TENDRIL_OPENAI_API" : `${where}: openai_api`);
+  // An empty TENDRIL_OPENAI_API is unset: the file's openai_api, else the endpoint's default.
+  const openaiApi = pickOpenAiApi(env.TENDRIL_OPENAI_API || file.openai_api, env.TENDRIL_OPENAI_API ? "TENDRIL_OPENAI_API" : `${where}: openai_api`);
   if (openaiApi) cfg.openaiApi = openaiApi;
   if (file.prompt_cache_key !== undefined) cfg.promptCacheKey = file.prompt_cache_key;
   if (env.TENDRIL_RECORD) cfg.record = env.TENDRIL_RECORD;
