@@ -16,7 +16,7 @@ export function toolResultText(r: ToolResult): string {
   return r.isError && !r.content.startsWith(TOOL_ERROR_PREFIX) ? TOOL_ERROR_PREFIX + r.content : r.content;
 }
 
-const dataUrl = (i: { mimeType: string; data: string }) => `data:${i.mimeType};base64,${i.data}`;
+export const dataUrl = (i: { mimeType: string; data: string }) => `data:${i.mimeType};base64,${i.data}`;
 
 function toItems(m: Message): Item[] {
   if (m.role === "user") {
@@ -77,14 +77,18 @@ export function toResponsesBody(req: LlmRequest, cacheKey: boolean): Body {
   return body;
 }
 
-/** A Responses `usage` as Usage: the cached (and cache-written) tokens are taken out of input_tokens. */
-export function responsesUsage(u: OpenAI.Responses.ResponseUsage | undefined): Usage {
-  const cached = u?.input_tokens_details?.cached_tokens ?? 0;
-  const written = u?.input_tokens_details?.cache_write_tokens ?? 0;
-  const usage: Usage = { inputTokens: Math.max(0, (u?.input_tokens ?? 0) - cached - written), outputTokens: u?.output_tokens ?? 0 };
+/** OpenAI's token counts (both APIs count cache reads and writes inside the input total) as Usage,
+ *  whose inputTokens is the uncached part. */
+export function openAiUsage(input: number, output: number, cached: number, written: number): Usage {
+  const usage: Usage = { inputTokens: Math.max(0, input - cached - written), outputTokens: output };
   if (cached) usage.cacheReadTokens = cached;
   if (written) usage.cacheWriteTokens = written;
   return usage;
+}
+
+function responsesUsage(u: OpenAI.Responses.ResponseUsage | undefined): Usage {
+  const details = u?.input_tokens_details;
+  return openAiUsage(u?.input_tokens ?? 0, u?.output_tokens ?? 0, details?.cached_tokens ?? 0, details?.cache_write_tokens ?? 0);
 }
 
 const INCOMPLETE: Record<string, StopReason> = { max_output_tokens: "max_tokens", content_filter: "refusal" };

@@ -13,7 +13,7 @@ import {
   sdkClientOptions,
   streamThroughSdk,
 } from "./http-edge.ts";
-import { ResponsesFold, toResponsesBody, toolResultText } from "./openai-responses.ts";
+import { dataUrl, openAiUsage, ResponsesFold, toResponsesBody, toolResultText } from "./openai-responses.ts";
 import type { OpenAiApi } from "./provider-names.ts";
 import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
 
@@ -58,7 +58,7 @@ function toParams(m: Message): Param[] {
         content: m.content.map((p): OpenAI.Chat.ChatCompletionContentPart =>
           p.type === "text"
             ? { type: "text", text: p.text }
-            : { type: "image_url", image_url: { url: `data:${p.mimeType};base64,${p.data}` } },
+            : { type: "image_url", image_url: { url: dataUrl(p) } },
         ),
       },
     ];
@@ -89,7 +89,7 @@ function toParams(m: Message): Param[] {
       role: "user",
       content: images.flatMap((i): OpenAI.Chat.ChatCompletionContentPart[] => [
         { type: "text", text: `Image returned by tool call ${i.callId}:` },
-        { type: "image_url", image_url: { url: `data:${i.mimeType};base64,${i.data}` } },
+        { type: "image_url", image_url: { url: dataUrl(i) } },
       ]),
     });
   }
@@ -121,15 +121,9 @@ export function toOpenAiBody(req: LlmRequest, official: boolean, cacheKey = offi
   return body;
 }
 
-/** A Chat `usage` as Usage: prompt_tokens includes the cached (and cache-written) tokens; they are
- *  taken out, so inputTokens is the uncached part as for every provider. */
-export function chatUsage(u: OpenAI.CompletionUsage): Usage {
-  const cached = u.prompt_tokens_details?.cached_tokens ?? 0;
-  const written = u.prompt_tokens_details?.cache_write_tokens ?? 0;
-  const usage: Usage = { inputTokens: Math.max(0, (u.prompt_tokens ?? 0) - cached - written), outputTokens: u.completion_tokens ?? 0 };
-  if (cached) usage.cacheReadTokens = cached;
-  if (written) usage.cacheWriteTokens = written;
-  return usage;
+function chatUsage(u: OpenAI.CompletionUsage): Usage {
+  const details = u.prompt_tokens_details;
+  return openAiUsage(u.prompt_tokens ?? 0, u.completion_tokens ?? 0, details?.cached_tokens ?? 0, details?.cache_write_tokens ?? 0);
 }
 
 type Slot = { id: string; name: string; args: string };
