@@ -1,6 +1,7 @@
 // Owns the fake LLM's OpenAI Responses wire shapes: one scripted turn as the Responses event stream
 // (the event names and fields of the `openai` package's ResponseStreamEvent) or as one JSON response.
 // Reasoning comes back as a reasoning item whose encrypted_content is derived from its text.
+import type OpenAI from "openai";
 import type { ResolvedTurn, SseEvent } from "./fake-llm-wire.ts";
 import { chunkText } from "./fake-llm-wire.ts";
 
@@ -62,7 +63,8 @@ function response(t: ResolvedTurn, status: "in_progress" | "completed" | "incomp
 export function responsesEvents(t: ResolvedTurn, encrypted: boolean): SseEvent[] {
   const out: SseEvent[] = [];
   let seq = 0;
-  const ev = (type: string, body: Record<string, unknown>) => out.push({ event: type, data: JSON.stringify({ type, sequence_number: seq++, ...body }) });
+  // Event names are checked against the SDK's own union, so a misspelt one does not compile.
+  const ev = (type: OpenAI.Responses.ResponseStreamEvent["type"], body: Record<string, unknown>) => out.push({ event: type, data: JSON.stringify({ type, sequence_number: seq++, ...body }) });
   ev("response.created", { response: response(t, "in_progress", []) });
   ev("response.in_progress", { response: response(t, "in_progress", []) });
   const items = outputItems(t, encrypted) as ({ id: string; type: string } & Record<string, any>)[];
@@ -90,7 +92,7 @@ export function responsesEvents(t: ResolvedTurn, encrypted: boolean): SseEvent[]
     ev("response.output_item.done", { output_index, item });
   });
   const end = t.stopReason === "max_tokens" ? "incomplete" : "completed";
-  ev(`response.${end}`, { response: response(t, end, items) });
+  ev(end === "completed" ? "response.completed" : "response.incomplete", { response: response(t, end, items) });
   return out;
 }
 
