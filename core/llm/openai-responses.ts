@@ -39,7 +39,8 @@ function toItems(m: Message): Item[] {
       if (!("encrypted" in r)) continue;
       out.push({ type: "reasoning", summary: r.summary.map((text) => ({ type: "summary_text" as const, text })), encrypted_content: r.encrypted } as Item);
     }
-    if (m.text !== "" || m.toolCalls.length === 0) out.push({ role: "assistant", content: m.text });
+    // Items need not alternate here: an answer that said nothing sends no empty message.
+    if (m.text !== "") out.push({ role: "assistant", content: m.text });
     for (const c of m.toolCalls) out.push({ type: "function_call", call_id: c.id, name: c.name, arguments: JSON.stringify(c.input) });
     return out;
   }
