@@ -90,6 +90,11 @@ test("tendril agent: reasoning items stay in the session's input across prompts 
   await b.prompt(sessionId, "third");
   expect(carried(inputOf(3))).toEqual(firstTurn);
   expect(inputOf(3).filter((i) => i.role === "assistant").map((i) => i.content)).toEqual(["Saw one.", "Second answer."]);
+  // OpenAI's prefix cache needs each request to start with the previous one's input, byte for byte.
+  for (let i = 1; i < fake.requests.length; i++) {
+    const before = inputOf(i - 1).map((item) => JSON.stringify(item));
+    expect(inputOf(i).slice(0, before.length).map((item) => JSON.stringify(item))).toEqual(before);
+  }
 });
 
 test("bad input: an unknown TENDRIL_OPENAI_API or openai_api exits 2 naming it", () => {
