@@ -88,6 +88,8 @@ test("regression: settings were accepted and ignored; every config key either ta
     sandbox_network: ["sandbox_network = true", (c) => c.sandbox.network, true],
     sandbox_hide: ['sandbox_hide = ["~/keys", "/srv/secret"]', (c) => c.sandbox.hide, [`${HOME}/keys`, "/srv/secret"]],
     sandbox_allow_domains: ['sandbox_allow_domains = ["Registry.npmjs.org", "*.github.com"]', (c) => c.sandbox.allowDomains, ["registry.npmjs.org", "*.github.com"]],
+    openai_api: ['openai_api = "chat"', (c) => c.openaiApi, "chat"],
+    prompt_cache_key: ["prompt_cache_key = false", (c) => c.promptCacheKey, false],
   };
   expect(Object.keys(cases).sort()).toEqual((await configFileKeys()).sort());
   for (const [key, [toml, read, want]] of Object.entries(cases)) {

@@ -12,7 +12,7 @@ import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.
 import { credentialsPath, storedProvider } from "./credentials.ts";
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "./policy/modes.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "./sandbox-modes.ts";
-import { isProviderName, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
+import { isOpenAiApi, isProviderName, OPENAI_APIS, type OpenAiApi, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
 
 export type { McpServerEntry };
 
@@ -46,6 +46,11 @@ export interface Config {
   models: string[];
   anthropic: { apiKey?: string; baseUrl?: string };
   openai: { apiKey?: string; baseUrl?: string };
+  /** TENDRIL_OPENAI_API / `openai_api`; absent = Responses on OpenAI's own endpoint, Chat elsewhere. */
+  openaiApi?: OpenAiApi;
+  /** `prompt_cache_key`: true sends OpenAI's prompt_cache_key to any base URL, false to none;
+   *  absent = to OpenAI's own endpoint only. */
+  promptCacheKey?: boolean;
   maxTokens: number;
   contextWindow: number;
   systemPrompt?: string;
@@ -151,6 +156,8 @@ const fileSchema = lazySchema((z) =>
     sandbox_network: z.boolean().optional(),
     sandbox_hide: z.array(z.string().min(1)).optional(),
     sandbox_allow_domains: z.array(z.string()).optional(),
+    openai_api: z.string().optional(),
+    prompt_cache_key: z.boolean().optional(),
   }),
 );
 type ConfigFile = z.infer<SchemaOf<typeof fileSchema>>;
@@ -203,6 +210,12 @@ function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, st
     parseLimit(name, String(v));
   }
   return out;
+}
+
+function pickOpenAiApi(raw: string | undefined, what: string): OpenAiApi | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (isOpenAiApi(raw)) return raw;
+  throw new ConfigError(`${what} must be one of ${OPENAI_APIS.join(", ")}, got ${JSON.stringify(raw)}`);
 }
 
 function pickSandboxMode(raw: string): SandboxMode {
@@ -296,6 +309,10 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
   const systemPrompt = profile?.system_prompt ?? file.system_prompt;
   if (systemPrompt !== undefined) cfg.systemPrompt = systemPrompt;
   if (profile) cfg.profile = profile.file;
+  // An empty TENDRIL_OPENAI_API is unset: the file's openai_api, else the endpoint's default.
+  const openaiApi = pickOpenAiApi(env.TENDRIL_OPENAI_API || file.openai_api, env.TENDRIL_OPENAI_API ? "TENDRIL_OPENAI_API" : `${where}: openai_api`);
+  if (openaiApi) cfg.openaiApi = openaiApi;
+  if (file.prompt_cache_key !== undefined) cfg.promptCacheKey = file.prompt_cache_key;
   if (env.TENDRIL_RECORD) cfg.record = env.TENDRIL_RECORD;
   if (env.TENDRIL_REPLAY) cfg.replay = env.TENDRIL_REPLAY;
   return cfg;

@@ -1,5 +1,6 @@
 // Owns the fake LLM's wire shapes: one scripted turn rendered as Anthropic Messages or OpenAI Chat
-// Completions bodies (SSE event lists and plain JSON). Does not touch sockets, faults or the script.
+// Completions bodies (SSE event lists and plain JSON); Responses shapes are in fake-llm-responses.ts.
+// Does not touch sockets, faults or the script.
 
 export interface FakeToolCall {
   id?: string;
@@ -26,7 +27,8 @@ export interface FakeTurn {
   thinking?: string;
   toolCalls?: FakeToolCall[];
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "refusal";
-  usage?: { input: number; output: number };
+  /** `cached`: the part of `input` the OpenAI APIs report as cached_tokens (included in `input`, as they count it). */
+  usage?: { input: number; output: number; cached?: number };
   fault?: FakeFault;
 }
 
@@ -36,7 +38,7 @@ export interface ResolvedTurn {
   thinking: string;
   toolCalls: { id: string; name: string; input: object }[];
   stopReason: NonNullable<FakeTurn["stopReason"]>;
-  usage: { input: number; output: number };
+  usage: { input: number; output: number; cached?: number };
   model: string;
 }
 
@@ -173,7 +175,8 @@ export function openaiChunks(t: ResolvedTurn, includeUsage: boolean): SseEvent[]
   });
   out.push(chunk({}, FINISH[t.stopReason]));
   if (includeUsage) {
-    const usage = { prompt_tokens: t.usage.input, completion_tokens: t.usage.output, total_tokens: t.usage.input + t.usage.output };
+    const usage: Record<string, unknown> = { prompt_tokens: t.usage.input, completion_tokens: t.usage.output, total_tokens: t.usage.input + t.usage.output };
+    if (t.usage.cached !== undefined) usage.prompt_tokens_details = { cached_tokens: t.usage.cached };
     out.push({ data: JSON.stringify({ ...base, choices: [], usage }) });
   }
   out.push({ data: "[DONE]" });

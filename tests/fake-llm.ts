@@ -1,6 +1,6 @@
-// Owns the loopback fake LLM: an HTTP server speaking Anthropic Messages and OpenAI Chat Completions,
+// Owns the loopback fake LLM: an HTTP server speaking Anthropic Messages, OpenAI Chat Completions and Responses,
 // answering scripted turns with injectable faults (status + retry-after, delay, hang, truncated stream).
-// Wire shapes live in fake-llm-wire.ts. Runnable alone: `bun tests/fake-llm.ts --script FILE.json`.
+// Wire shapes live in fake-llm-wire.ts and fake-llm-responses.ts. Runnable alone: `bun tests/fake-llm.ts --script FILE.json`.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { readFileSync } from "node:fs";
@@ -16,6 +16,7 @@ import {
   resolveTurn,
   type SseEvent,
 } from "./fake-llm-wire.ts";
+import { responsesEvents, responsesJson } from "./fake-llm-responses.ts";
 
 export type { FakeFault, FakeToolCall, FakeTurn } from "./fake-llm-wire.ts";
 
@@ -60,7 +61,8 @@ export interface FakeLlm {
 }
 
 const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
-type Api = "anthropic" | "openai";
+const ROUTES: Record<string, Api> = { "/v1/messages": "anthropic", "/v1/chat/completions": "openai", "/v1/responses": "responses" };
+type Api = "anthropic" | "openai" | "responses";
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -123,8 +125,7 @@ class FakeServer {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0]!;
-    const api: Api | undefined =
-      path === "/v1/messages" ? "anthropic" : path === "/v1/chat/completions" ? "openai" : undefined;
+    const api: Api | undefined = ROUTES[path];
     if (path === "/v1/models" && req.method === "GET") {
       this.listings++;
       return this.listModels(res);
@@ -167,11 +168,13 @@ class FakeServer {
     const model = String(fr.body?.model ?? "fake-model");
     const t = resolveTurn(turn, bodyBytes, model, () => ++this.ids, api === "anthropic" ? "toolu_fake_" : "call_fake_");
     const truncate = fault.truncate === true;
+    const encrypted = Array.isArray(fr.body?.include) && fr.body.include.includes("reasoning.encrypted_content");
     if (fr.body?.stream) {
       const includeUsage = fr.body?.stream_options?.include_usage === true;
-      return this.stream(res, api === "anthropic" ? anthropicEvents(t) : openaiChunks(t, includeUsage), truncate);
+      const events = api === "anthropic" ? anthropicEvents(t) : api === "responses" ? responsesEvents(t, encrypted) : openaiChunks(t, includeUsage);
+      return this.stream(res, events, truncate);
     }
-    const json = JSON.stringify(api === "anthropic" ? anthropicJson(t) : openaiJson(t));
+    const json = JSON.stringify(api === "anthropic" ? anthropicJson(t) : api === "responses" ? responsesJson(t, encrypted) : openaiJson(t));
     res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(json)) });
     if (!truncate) return void res.end(json);
     res.write(json.slice(0, Math.floor(json.length / 2)));

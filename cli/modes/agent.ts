@@ -16,6 +16,7 @@ Configuration (flag > environment > config file > default):
   TENDRIL_MODEL               model id (default: the provider's current default)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   as the official SDK reads them
   OPENAI_API_KEY, OPENAI_BASE_URL         e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 for Ollama
+  TENDRIL_OPENAI_API          responses | chat (default: responses on OpenAI's own endpoint, chat elsewhere)
   (keys can instead be stored once: tendril agent login; the environment wins over the file)
   TENDRIL_MAX_TOKENS          output token cap (default 32768)
   TENDRIL_CONTEXT_WINDOW      context window in tokens (default 200000)

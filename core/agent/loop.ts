@@ -79,7 +79,7 @@ function describeLlmError(e: LlmError): string {
 interface Response {
   text: string;
   calls: ToolCall[];
-  /** Signed reasoning blocks the provider needs back with this message (Anthropic thinking). */
+  /** Reasoning blocks the provider needs back with this message (Anthropic signed thinking, OpenAI encrypted reasoning). */
   reasoning: ReasoningBlock[];
   stopReason: StopReason | "cancelled";
   usage?: Usage;
@@ -133,6 +133,7 @@ async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortS
         thought += ev.text;
         if (ev.redacted !== undefined) out.reasoning.push({ redacted: ev.redacted });
         if (ev.signature !== undefined) (out.reasoning.push({ text: thought, signature: ev.signature }), (thought = ""));
+        if (ev.encrypted !== undefined) (out.reasoning.push({ encrypted: ev.encrypted, summary: ev.summary ?? [] }), (thought = ""));
       } else if (ev.type === "tool_call") {
         out.calls.push(ev.call);
       } else if (ev.type === "done") {

@@ -43,7 +43,10 @@ export function thinkingFor(level: ThoughtLevel | undefined, maxTokens: number):
 }
 
 function reasoningBlocks(m: Extract<Message, { role: "assistant" }>): Block[] {
-  return (m.reasoning ?? []).map((r): Block => ("redacted" in r ? { type: "redacted_thinking", data: r.redacted } : { type: "thinking", thinking: r.text, signature: r.signature }));
+  // OpenAI's encrypted reasoning means nothing to this API: only Anthropic's own blocks go back.
+  return (m.reasoning ?? []).flatMap((r): Block[] =>
+    "encrypted" in r ? [] : "redacted" in r ? [{ type: "redacted_thinking", data: r.redacted }] : [{ type: "thinking", thinking: r.text, signature: r.signature }],
+  );
 }
 
 function toBlocks(m: Message, thinking: boolean): Param {

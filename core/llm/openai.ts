@@ -1,6 +1,7 @@
-// Owns the OpenAI Chat Completions adapter: the only module importing `openai`. Works with any
-// compatible endpoint (Ollama, vLLM, gateways): tolerates missing usage, one-chunk tool arguments,
-// reused tool-call indexes. Retries/backoff are the SDK's. Does not decide policy: errors are data.
+// Owns the OpenAI adapter: the only module loading `openai`, one client for both APIs — Responses
+// (mapped in openai-responses.ts) and Chat Completions (mapped here, for any compatible endpoint:
+// Ollama, vLLM, gateways; it tolerates missing usage, one-chunk tool arguments, reused tool-call
+// indexes) — and which API and whether prompt_cache_key go to an endpoint. Retries are the SDK's.
 import OpenAI from "openai";
 import {
   classifyFailure,
@@ -12,14 +13,32 @@ import {
   sdkClientOptions,
   streamThroughSdk,
 } from "./http-edge.ts";
+import { dataUrl, openAiUsage, ResponsesFold, toResponsesBody, toolResultText } from "./openai-responses.ts";
+import type { OpenAiApi } from "./provider-names.ts";
 import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
 
 type Param = OpenAI.Chat.ChatCompletionMessageParam;
 type Chunk = OpenAI.Chat.ChatCompletionChunk;
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
-// Chat Completions has no error flag on tool messages; the model learns of the failure from the text.
-const TOOL_ERROR_PREFIX = "[tool error] ";
+const OFFICIAL_HOST = "api.openai.com";
+
+/** Whether a base URL (undefined = the SDK's default) is OpenAI's own endpoint. */
+export function isOfficialOpenAi(baseUrl: string | undefined): boolean {
+  if (baseUrl === undefined) return true;
+  try {
+    return new URL(baseUrl).hostname === OFFICIAL_HOST;
+  } catch {
+    return false;
+  }
+}
+
+/** What config says beyond the endpoint: the API (absent: Responses on OpenAI's endpoint, Chat
+ *  elsewhere) and whether `prompt_cache_key` is sent (absent: to OpenAI's endpoint only). */
+export interface OpenAiOptions {
+  api?: OpenAiApi;
+  promptCacheKey?: boolean;
+}
 
 const FINISH: Record<string, StopReason> = {
   stop: "end_turn",
@@ -39,7 +58,7 @@ function toParams(m: Message): Param[] {
         content: m.content.map((p): OpenAI.Chat.ChatCompletionContentPart =>
           p.type === "text"
             ? { type: "text", text: p.text }
-            : { type: "image_url", image_url: { url: `data:${p.mimeType};base64,${p.data}` } },
+            : { type: "image_url", image_url: { url: dataUrl(p) } },
         ),
       },
     ];
@@ -61,7 +80,7 @@ function toParams(m: Message): Param[] {
   const out: Param[] = m.results.map((r) => ({
     role: "tool" as const,
     tool_call_id: r.callId,
-    content: r.isError && !r.content.startsWith(TOOL_ERROR_PREFIX) ? TOOL_ERROR_PREFIX + r.content : r.content,
+    content: toolResultText(r),
   }));
   // Tool messages carry text only in this API: images a tool returned follow in one user message.
   const images = m.results.flatMap((r) => (r.images ?? []).map((i) => ({ ...i, callId: r.callId })));
@@ -70,14 +89,15 @@ function toParams(m: Message): Param[] {
       role: "user",
       content: images.flatMap((i): OpenAI.Chat.ChatCompletionContentPart[] => [
         { type: "text", text: `Image returned by tool call ${i.callId}:` },
-        { type: "image_url", image_url: { url: `data:${i.mimeType};base64,${i.data}` } },
+        { type: "image_url", image_url: { url: dataUrl(i) } },
       ]),
     });
   }
   return out;
 }
 
-export function toOpenAiBody(req: LlmRequest, official: boolean): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
+/** The Chat request body; `cacheKey` (default: `official`) says whether `prompt_cache_key` goes out. */
+export function toOpenAiBody(req: LlmRequest, official: boolean, cacheKey = official): OpenAI.Chat.ChatCompletionCreateParamsStreaming {
   const messages: Param[] = req.system === "" ? [] : [{ role: "system", content: req.system }];
   for (const m of req.messages) messages.push(...toParams(m));
   const body: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
@@ -97,7 +117,13 @@ export function toOpenAiBody(req: LlmRequest, official: boolean): OpenAI.Chat.Ch
       function: { name: t.name, description: t.description, parameters: t.inputSchema },
     }));
   }
+  if (cacheKey && req.cacheKey) body.prompt_cache_key = req.cacheKey;
   return body;
+}
+
+function chatUsage(u: OpenAI.CompletionUsage): Usage {
+  const details = u.prompt_tokens_details;
+  return openAiUsage(u.prompt_tokens ?? 0, u.completion_tokens ?? 0, details?.cached_tokens ?? 0, details?.cache_write_tokens ?? 0);
 }
 
 type Slot = { id: string; name: string; args: string };
@@ -110,11 +136,7 @@ class ChunkFold {
   private byIndex = new Map<number, Slot>();
 
   *push(chunk: Chunk): Generator<LlmEvent> {
-    if (chunk.usage) {
-      this.usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
-      const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
-      if (cached) this.usage.cacheReadTokens = cached;
-    }
+    if (chunk.usage) this.usage = chatUsage(chunk.usage);
     const choice = chunk.choices?.[0];
     if (!choice) return;
     const delta = (choice.delta ?? {}) as Chunk["choices"][number]["delta"] & { reasoning_content?: string; reasoning?: string };
@@ -173,28 +195,39 @@ function failureOf(err: unknown, ep: Endpoint) {
   return classifyFailure({ status, message: errorText(err), connection }, ep);
 }
 
-export function openaiProvider(opts: SdkProviderOptions): LlmProvider {
+export function openaiProvider(opts: SdkProviderOptions, config: OpenAiOptions = {}): LlmProvider {
   const ep: Endpoint = { keyVar: "OPENAI_API_KEY", baseVar: "OPENAI_BASE_URL", baseUrl: opts.baseUrl ?? DEFAULT_BASE_URL };
+  const official = isOfficialOpenAi(opts.baseUrl);
+  const api = config.api ?? (official ? "responses" : "chat");
+  const cacheKey = config.promptCacheKey ?? official;
   // Local servers (Ollama, vLLM) need no key, but the SDK insists on one.
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
   const router = new RunRouter();
   let client: OpenAI | undefined; // one for the provider's life, built on first use
+  const sdk = () => (client ??= new OpenAI(sdkClientOptions(apiKey ?? "", ep, opts, router)));
+  const missingKey = apiKey
+    ? undefined
+    : "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic";
   return {
     name: "openai",
     thoughtLevels: true,
     stream(req: LlmRequest): AsyncGenerator<LlmEvent> {
+      const failure = (err: unknown) => failureOf(err, ep);
+      if (api === "responses") {
+        return streamThroughSdk(req, opts, {
+          ep,
+          missingKey,
+          fold: new ResponsesFold(),
+          open: (run) => sdk().responses.create(toResponsesBody(req, cacheKey), router.requestOptions(run)),
+          failureOf: failure,
+        });
+      }
       return streamThroughSdk(req, opts, {
         ep,
-        missingKey: apiKey
-          ? undefined
-          : "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic",
+        missingKey,
         fold: new ChunkFold(),
-        open: (run) =>
-          (client ??= new OpenAI(sdkClientOptions(apiKey ?? "", ep, opts, router))).chat.completions.create(
-            toOpenAiBody(req, opts.baseUrl === undefined),
-            router.requestOptions(run),
-          ),
-        failureOf: (err) => failureOf(err, ep),
+        open: (run) => sdk().chat.completions.create(toOpenAiBody(req, official, cacheKey), router.requestOptions(run)),
+        failureOf: failure,
       });
     },
     async listModels(signal) {

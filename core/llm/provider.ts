@@ -18,6 +18,11 @@ function sdkOptions(cfg: Config, side: { apiKey?: string; baseUrl?: string }): S
   return opts;
 }
 
+/** The openai provider's API and prompt_cache_key choice, as config gives them. */
+function openAiOptions(cfg: Config): { api?: Config["openaiApi"]; promptCacheKey?: boolean } {
+  return { ...(cfg.openaiApi ? { api: cfg.openaiApi } : {}), ...(cfg.promptCacheKey !== undefined ? { promptCacheKey: cfg.promptCacheKey } : {}) };
+}
+
 async function loadReplay(cfg: Config, readFile: ReadFile): Promise<LlmProvider> {
   if (!cfg.replay) throw new ConfigError("TENDRIL_PROVIDER=replay needs TENDRIL_REPLAY=FILE (a cassette written with TENDRIL_RECORD)");
   const text = readFile(cfg.replay);
@@ -87,7 +92,7 @@ export async function createProvider(cfg: Config, readFile: ReadFile, endpoint?:
     }
     case "openai": {
       const source = endpoint ?? (() => cfg.openai);
-      provider = deferred("openai", source, async (side) => (await import("./openai.ts")).openaiProvider(sdkOptions(cfg, side)));
+      provider = deferred("openai", source, async (side) => (await import("./openai.ts")).openaiProvider(sdkOptions(cfg, side), openAiOptions(cfg)));
       break;
     }
     case "replay":

@@ -57,7 +57,14 @@ const usage = z.object({
 });
 const event = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
-  z.object({ type: z.literal("thinking"), text: z.string(), signature: z.string().optional(), redacted: z.string().optional() }),
+  z.object({
+    type: z.literal("thinking"),
+    text: z.string(),
+    signature: z.string().optional(),
+    redacted: z.string().optional(),
+    encrypted: z.string().optional(),
+    summary: z.array(z.string()).optional(),
+  }),
   z.object({ type: z.literal("tool_call"), call: z.object({ id: z.string(), name: z.string(), input }) }),
   z.object({ type: z.literal("done"), stopReason: z.enum(STOP_REASONS), usage }),
   z.object({ type: z.literal("error"), error: llmError }),

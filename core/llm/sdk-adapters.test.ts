@@ -1,5 +1,5 @@
-// The Anthropic and OpenAI adapters against the loopback fake LLM: the same user-visible behaviour
-// (streaming, tool calls, history shape, usage, stop reasons, retries, errors, bounds) for both.
+// The Anthropic and OpenAI (Chat and Responses) adapters against the loopback fake LLM: the same
+// user-visible behaviour (streaming, tool calls, history shape, usage, stop reasons, retries, errors, bounds) for each.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { createServer } from "node:net";
 import { type FakeLlm, startFakeLlm } from "../../tests/fake-llm.ts";
@@ -49,11 +49,14 @@ async function refusedPort(): Promise<number> {
 }
 
 interface Case {
-  name: "anthropic" | "openai";
+  name: "anthropic" | "openai" | "openai-responses";
   make: (o?: Partial<SdkProviderOptions>) => LlmProvider;
   keyVar: string;
   /** Base URL as the user would set it, for a given server root. */
   base: (root: string) => string;
+  /** A response bound that a short answer's stream fits in and a 2,000-character one's does not
+   *  (the Responses stream repeats the text in its done events, so its streams are larger). */
+  bound: number;
 }
 
 const cases: Case[] = [
@@ -62,12 +65,21 @@ const cases: Case[] = [
     make: (o = {}) => anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }),
     keyVar: "ANTHROPIC_API_KEY",
     base: (root) => root,
+    bound: 3000,
   },
   {
     name: "openai",
     make: (o = {}) => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }),
     keyVar: "OPENAI_API_KEY",
     base: (root) => `${root}/v1`,
+    bound: 3000,
+  },
+  {
+    name: "openai-responses",
+    make: (o = {}) => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 3, ...o }, { api: "responses" }),
+    keyVar: "OPENAI_API_KEY",
+    base: (root) => `${root}/v1`,
+    bound: 10_000,
   },
 ];
 
@@ -188,7 +200,7 @@ for (const c of cases) {
     });
 
     test("one provider serves request after request: each keeps its own byte bound, and no internal header is sent", async () => {
-      const p = c.make({ maxResponseBytes: 3000 });
+      const p = c.make({ maxResponseBytes: c.bound });
       fake.script([{ text: "word ".repeat(400) }, { text: "short" }, { text: "again" }]);
       expect(errorOf(await collect(p.stream(request()))).kind).toBe("too_large");
       expect(text(await collect(p.stream(request()))).join("")).toBe("short");

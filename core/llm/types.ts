@@ -27,8 +27,9 @@ export interface ToolResult {
 }
 
 /** A reasoning block as the provider must see it again (Anthropic: a signed `thinking` block, or a
- *  `redacted_thinking` one's data), kept so a tool loop with thinking on stays valid. */
-export type ReasoningBlock = { text: string; signature: string } | { redacted: string };
+ *  `redacted_thinking` one's data; OpenAI Responses: a reasoning item's `encrypted_content` and its
+ *  summary parts), kept so a tool loop with reasoning on stays valid. Each API sends back only its own kind. */
+export type ReasoningBlock = { text: string; signature: string } | { redacted: string } | { encrypted: string; summary: string[] };
 
 export type Message =
   | { role: "user"; content: UserPart[] }
@@ -59,6 +60,9 @@ export interface LlmRequest {
   cacheKey?: string;
 }
 
+/** Token counts of one response. `inputTokens` is the uncached input only (as Anthropic reports it):
+ *  an API whose input count includes cache reads and writes (OpenAI's) has them subtracted, so
+ *  input + cacheRead + cacheWrite is the whole prompt for every provider. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
@@ -86,8 +90,9 @@ export interface LlmError {
 
 export type LlmEvent =
   | { type: "text"; text: string }
-  /** Reasoning text as it streams; `signature` ends a signed block, `redacted` is a block with no text. */
-  | { type: "thinking"; text: string; signature?: string; redacted?: string }
+  /** Reasoning text as it streams; `signature` ends a signed block, `redacted` is a block with no text,
+   *  `encrypted` (with the block's `summary` parts) ends an OpenAI reasoning item. */
+  | { type: "thinking"; text: string; signature?: string; redacted?: string; encrypted?: string; summary?: string[] }
   | { type: "tool_call"; call: ToolCall }
   | { type: "done"; stopReason: StopReason; usage: Usage }
   | { type: "error"; error: LlmError };
