@@ -59,6 +59,9 @@ export interface LlmRequest {
   cacheKey?: string;
 }
 
+/** One response's tokens, each billed at its own price: `inputTokens` is the input billed at the base
+ *  price only (cache reads and writes are counted apart, as Anthropic reports them; an adapter whose
+ *  API folds cached tokens into its input count subtracts them). */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
