@@ -14,6 +14,7 @@ import { emptyTotals, runTurn, TurnError } from "../agent/loop.ts";
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { isSessionId } from "../agent/session-store.ts";
+import { emptySessionUsage, type SessionUsage } from "../llm/prices.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { SessionOpener } from "./session-open.ts";
 import { checkCwd, type NewSessionParams } from "./params.ts";
@@ -56,6 +57,8 @@ interface OpenOptions extends SessionRequest {
   mode?: PermissionMode;
   model?: string;
   thoughtLevel?: ThoughtLevel;
+  /** The totals so far (a loaded or forked session's). */
+  usage?: SessionUsage;
   /** The dev shell's sandbox, when it is not the configured one (a loaded or forked session's). */
   sandboxMode?: SandboxMode;
 }
@@ -134,7 +137,9 @@ export class SessionManager {
     if (!saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id} (no saved session with this id)`, { sessionId: id });
     if (live) await this.#drop(live);
     const settings = await this.#config.restored(saved);
-    const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title });
+    // A file from before totals were saved: its tokens are not known, so neither is its cost.
+    const usage = saved.usage ?? (saved.history.length > 0 ? { ...emptySessionUsage(), cost: null } : undefined);
+    const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title, ...(usage ? { usage } : {}) });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
@@ -181,7 +186,7 @@ export class SessionManager {
       return { sessionId: newId, ...(await this.#load({ ...r, id: newId })) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, sandboxMode: live.sandbox?.mode, title: live.title });
+    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, sandboxMode: live.sandbox?.mode, title: live.title, usage: { ...live.usage } });
     return { sessionId: newId, ...(await this.#config.describe(s)) };
   }
 
@@ -239,6 +244,7 @@ export class SessionManager {
       history: o.history ?? [],
       model: o.model ?? this.host.model,
       thoughtLevel: o.thoughtLevel ?? "off",
+      usage: o.usage ?? emptySessionUsage(),
       title: o.title ?? null,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },

@@ -6,7 +6,7 @@
 // Does not decide when a turn runs (loop.ts) or persist anything (its caller does).
 import { randomId } from "../ids.ts";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import type { LlmProvider, Message, ToolSpec } from "../llm/types.ts";
+import type { LlmProvider, Message, ToolSpec, Usage } from "../llm/types.ts";
 import { log } from "../log.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
@@ -100,6 +100,8 @@ export interface HandoffDeps {
   compaction?: boolean;
   /** The history was replaced (persist it). */
   onCompact(history: Message[]): void;
+  /** The summary request's tokens (they are billed like any other response). */
+  onUsage?(usage: Usage): void;
 }
 
 /** Hands off when the next request would pass the ratio; the history is changed in place. */
@@ -232,6 +234,7 @@ async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal
   let text = "";
   for await (const ev of d.provider.stream({ model: d.model, system: d.system, messages, tools: [], maxTokens: d.maxTokens, signal })) {
     if (ev.type === "text") text += ev.text;
+    if (ev.type === "done") d.onUsage?.(ev.usage);
     if (ev.type === "error") {
       log.warn("handoff summary failed; dropping the oldest turns instead", { error: ev.error.message });
       return { error: ev.error.message };
