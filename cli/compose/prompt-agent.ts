@@ -10,7 +10,7 @@ import { bytePipe } from "../../core/wire/byte-pipe.ts";
 import { agentSetup, isSetupError } from "../modes/agent-run.ts";
 import { type OpenAgent, openAgent } from "./agent-runtime.ts";
 
-export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string } = {}): AgentEnd {
+export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string; persist?: boolean } = {}): AgentEnd {
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
   const tail = new AgentStderr();
@@ -27,7 +27,7 @@ export function startInProcessAgent(stderr: (text: string) => void, flags: { san
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
       const { cfg, provider, passEnv, auth } = await agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
-      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv, auth });
+      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { askProviderForModels: false, passEnv, auth, persist: flags.persist });
     } catch (err) {
       if (!isSetupError(err)) throw err;
       say(`tendril agent: ${err.message}`);
