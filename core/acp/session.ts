@@ -13,6 +13,7 @@ import { createPolicy } from "../policy/policy.ts";
 import { emptyTotals, runTurn, TurnError } from "../agent/loop.ts";
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
+import { withTurnContext } from "../agent/turn-context.ts";
 import { isSessionId } from "../agent/session-store.ts";
 import { emptySessionUsage, type SessionUsage } from "../llm/prices.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
@@ -307,7 +308,7 @@ export class SessionManager {
     const turn = openTurn(s, io);
     const before = s.history.length;
     s.recorder?.prompt(blocks);
-    s.history.push({ role: "user", content: parts });
+    s.history.push({ role: "user", content: withTurnContext(parts, s.history, s.policy.mode, new Date()) });
     const title = s.title === null ? titleOf(blocks) : undefined;
     let failedSilently = false;
     const totals = emptyTotals();
