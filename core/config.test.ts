@@ -90,6 +90,8 @@ test("regression: settings were accepted and ignored; every config key either ta
     sandbox_allow_domains: ['sandbox_allow_domains = ["Registry.npmjs.org", "*.github.com"]', (c) => c.sandbox.allowDomains, ["registry.npmjs.org", "*.github.com"]],
     openai_api: ['openai_api = "chat"', (c) => c.openaiApi, "chat"],
     prompt_cache_key: ["prompt_cache_key = false", (c) => c.promptCacheKey, false],
+    prompt_cache: ['prompt_cache = "off"', (c) => c.promptCache, "off"],
+    prices: ['[prices."m"]\ninput = 1\noutput = 2\ncache_write = 1.25\ncache_read = 0.1', (c) => c.prices.m, { input: 1, output: 2, cacheWrite: 1.25, cacheRead: 0.1 }],
   };
   expect(Object.keys(cases).sort()).toEqual((await configFileKeys()).sort());
   for (const [key, [toml, read, want]] of Object.entries(cases)) {

@@ -13,6 +13,7 @@ import { credentialsPath, storedProvider } from "./credentials.ts";
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "./policy/modes.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "./sandbox-modes.ts";
 import { isOpenAiApi, isProviderName, OPENAI_APIS, type OpenAiApi, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
+import type { Price } from "./llm/prices.ts";
 
 export type { McpServerEntry };
 
@@ -67,9 +68,16 @@ export interface Config {
   sandbox: SandboxConfig;
   record?: string;
   replay?: string;
+  /** Prompt caching (SPEC §3.9): `on` marks cache breakpoints, `1h` asks for the hour-long cache, `off` sends none. */
+  promptCache: PromptCache;
+  /** `[prices."MODEL"]`: prices that add to or override the built-in table (core/llm/prices.ts). */
+  prices: Record<string, Price>;
   limits: Limits;
   paths: Paths;
 }
+
+export const PROMPT_CACHE_SETTINGS = ["on", "off", "1h"] as const;
+export type PromptCache = (typeof PROMPT_CACHE_SETTINGS)[number];
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -158,6 +166,8 @@ const fileSchema = lazySchema((z) =>
     sandbox_allow_domains: z.array(z.string()).optional(),
     openai_api: z.string().optional(),
     prompt_cache_key: z.boolean().optional(),
+    prompt_cache: z.string().optional(),
+    prices: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   }),
 );
 type ConfigFile = z.infer<SchemaOf<typeof fileSchema>>;
@@ -221,6 +231,34 @@ function pickOpenAiApi(raw: string | undefined, what: string): OpenAiApi | undef
 function pickSandboxMode(raw: string): SandboxMode {
   if (isSandboxMode(raw)) return raw;
   throw new ConfigError(`sandbox must be one of ${SANDBOX_MODES.join(", ")}, got ${JSON.stringify(raw)}`);
+}
+
+function pickPromptCache(raw: string, what: string): PromptCache {
+  if ((PROMPT_CACHE_SETTINGS as readonly string[]).includes(raw)) return raw as PromptCache;
+  throw new ConfigError(`${what} must be one of ${PROMPT_CACHE_SETTINGS.join(", ")}, got ${JSON.stringify(raw)}`);
+}
+
+const PRICE_KEYS = { input: "input", output: "output", cache_write: "cacheWrite", cache_read: "cacheRead", cache_write_1h: "cacheWrite1h" } as const;
+const REQUIRED_PRICE_KEYS = ["input", "output", "cache_write", "cache_read"] as const;
+
+/** `[prices."MODEL"]` tables → prices (USD per million tokens); a value that is not a non-negative number is refused, naming it. */
+export function parsePrices(raw: Record<string, Record<string, unknown>> | undefined, where: string): Record<string, Price> {
+  const out: Record<string, Price> = {};
+  for (const [model, table] of Object.entries(raw ?? {})) {
+    const name = `${where}: [prices.${JSON.stringify(model)}]`;
+    const price: Partial<Price> = {};
+    for (const [key, value] of Object.entries(table)) {
+      if (!(key in PRICE_KEYS)) throw new ConfigError(`${name} has an unknown key ${key} (known: ${Object.keys(PRICE_KEYS).join(", ")})`);
+      if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+        throw new ConfigError(`${name} ${key} must be a non-negative number (USD per million tokens), got ${JSON.stringify(value)}`);
+      }
+      price[PRICE_KEYS[key as keyof typeof PRICE_KEYS]] = value;
+    }
+    const missing = REQUIRED_PRICE_KEYS.filter((k) => !(k in table));
+    if (missing.length > 0) throw new ConfigError(`${name} needs ${missing.join(", ")} as well (USD per million tokens)`);
+    out[model] = price as Price;
+  }
+  return out;
 }
 
 /** A host name label: letters, digits and inner hyphens, at most 63 characters. */
@@ -303,6 +341,8 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
     rules: [...(await parseRules(profile?.rules, profile?.file ?? "")), ...(await parseRules(file.rules, where))],
     mcp: [...(profile?.mcp ?? []), ...(file.mcp ?? [])],
     sandbox,
+    promptCache: pickPromptCache(env.TENDRIL_PROMPT_CACHE ?? file.prompt_cache ?? "on", env.TENDRIL_PROMPT_CACHE !== undefined ? "TENDRIL_PROMPT_CACHE" : `${where}: prompt_cache`),
+    prices: parsePrices(file.prices, where),
     limits,
     paths,
   };

@@ -7,7 +7,7 @@ import { toCallResult } from "../core/mcp/call-result.ts";
 import { WaitList } from "./wait-list.ts";
 
 export type Scripted =
-  | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens"; usage?: { input: number; output: number } }
+  | { text?: string; calls?: ToolCall[]; stop?: "end_turn" | "tool_use" | "max_tokens"; usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number } }
   | { error: { kind: "server" | "auth" | "transport"; message: string; status?: number } }
   | { hang: true };
 
@@ -49,7 +49,8 @@ export function scriptedProvider(responses: Scripted[] = []): ScriptedProvider {
       if (next.text) yield { type: "text", text: next.text };
       for (const call of next.calls ?? []) yield { type: "tool_call", call };
       const stopReason = next.stop ?? (next.calls?.length ? "tool_use" : "end_turn");
-      yield { type: "done", stopReason, usage: { inputTokens: next.usage?.input ?? 10, outputTokens: next.usage?.output ?? 5 } };
+      const cache = { ...(next.usage?.cacheRead ? { cacheReadTokens: next.usage.cacheRead } : {}), ...(next.usage?.cacheWrite ? { cacheWriteTokens: next.usage.cacheWrite } : {}) };
+      yield { type: "done", stopReason, usage: { inputTokens: next.usage?.input ?? 10, outputTokens: next.usage?.output ?? 5, ...cache } };
     },
   };
 }

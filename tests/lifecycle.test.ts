@@ -143,7 +143,7 @@ args = [${JSON.stringify(join(ROOT, "tests", "fake-mcp.ts"))}]
   ]);
   await a.prompt(sessionId, "echo twice");
   const first = fake.requests[before]!.body;
-  expect(first.system).toContain("You test things.");
+  expect(JSON.stringify(first.system)).toContain("You test things.");
   const offered = (first.tools as { name: string }[]).map((t) => t.name);
   expect(offered.every((n) => n.startsWith("fk__"))).toBe(true);
   const finals = a.ofKind("tool_call_update").filter((u) => u.status === "completed" || u.status === "failed");

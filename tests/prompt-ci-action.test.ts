@@ -136,6 +136,16 @@ describe("the action's script", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("tendril prompt: --max-turns must be a whole number of turns, 1 or more");
     expect(r.outputs["exit-code"]).toBe("2");
+    const budget = await runAction({ prompt: "hi", tendril: BIN, "max-budget-usd": "-3" }, llmEnv());
+    expect(budget.code).toBe(2);
+    expect(budget.stderr).toContain('tendril prompt: --max-budget-usd must be a positive number of US dollars, got "-3"');
+  });
+
+  test("max-budget-usd reaches the run: an agent's reported cost past it fails the step with exit code 6", async () => {
+    const r = await runAction({ prompt: "say hello", tendril: BIN, agent: SDK_AGENT, "max-budget-usd": "0.01" });
+    expect(r.code).toBe(6);
+    expect(r.outputs["exit-code"]).toBe("6");
+    expect(JSON.parse(r.outputs.result!).error).toContain("reaches --max-budget-usd 0.01");
   });
 
   test("a fork's pull request is refused unless the workflow opts in", async () => {
@@ -216,7 +226,7 @@ describe("action.yml", () => {
       outputs: Record<string, { value: string }>;
       runs: { using: string; steps: { id: string; run: string; env: Record<string, string> }[] };
     };
-    for (const name of ["prompt", "approve", "agent", "model", "output-schema", "max-turns", "timeout", "sandbox"]) expect(action.inputs[name]).toBeDefined();
+    for (const name of ["prompt", "approve", "agent", "model", "output-schema", "max-turns", "timeout", "sandbox", "max-budget-usd"]) expect(action.inputs[name]).toBeDefined();
     expect(action.inputs.prompt!.required).toBe(true);
     expect(Object.keys(action.outputs)).toEqual(["result", "structured", "exit-code"]);
     expect(action.runs.using).toBe("composite");

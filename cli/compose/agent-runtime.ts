@@ -47,6 +47,8 @@ export interface OpenOptions {
   passEnv?: readonly string[];
   /** Where the agent's key comes from (auth methods, auth_required, authenticate, logout). */
   auth?: AuthHost;
+  /** false: sessions live in memory only, no session file is written (`--no-session-persistence`). */
+  persist?: boolean;
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
@@ -74,7 +76,9 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
     models: cfg.models,
     modelList: opts.modelList ?? "eager",
     hookServers: cfg.hookServers,
-    store: new SessionStore(cfg.paths.stateDir),
+    promptCache: cfg.promptCache,
+    prices: cfg.prices,
+    ...(opts.persist === false ? {} : { store: new SessionStore(cfg.paths.stateDir) }),
     approvals: new ApprovalStore(cfg.paths.stateDir),
     home: process.env.HOME,
   });

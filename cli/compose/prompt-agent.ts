@@ -11,7 +11,7 @@ import { bytePipe } from "../../core/wire/byte-pipe.ts";
 import { agentSetup, isSetupError } from "../modes/agent-run.ts";
 import { type OpenAgent, openAgent } from "./agent-runtime.ts";
 
-export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string; model?: string } = {}): AgentEnd {
+export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string; model?: string; persist?: boolean } = {}): AgentEnd {
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
   const tail = new AgentStderr();
@@ -28,7 +28,7 @@ export function startInProcessAgent(stderr: (text: string) => void, flags: { san
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
       const { cfg, provider, passEnv, auth } = await agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
-      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { modelList: flags.model === undefined ? "on-demand" : "eager", passEnv, auth });
+      agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { modelList: flags.model === undefined ? "on-demand" : "eager", passEnv, auth, persist: flags.persist });
     } catch (err) {
       if (!isSetupError(err)) throw err;
       say(`tendril agent: ${err.message}`);

@@ -20,6 +20,9 @@ export interface PromptFlags {
   outputSchema?: string;
   resume?: string;
   continue?: boolean;
+  maxBudgetUsd?: string;
+  /** false with `--no-session-persistence` (commander's name for a `--no-` switch). */
+  sessionPersistence?: boolean;
 }
 
 /** The help's groups, in the order a CI author decides them. */
@@ -57,12 +60,19 @@ export const FLAGS: FlagSpec[] = [
   { name: "sandbox", arg: "<S>", group: "may", help: "off, read-only or workspace-write: confine the built-in agent's shell commands (TENDRIL_SANDBOX)", choices: [...SANDBOX_MODES] },
   { name: "max-turns", arg: "<N>", group: "may", help: "stop after N model turns: the next one is cancelled (exit 5)" },
   { name: "timeout", arg: "<S>", group: "may", help: "cancel the turn and stop the agent after S seconds (exit 124)" },
+  { name: "max-budget-usd", arg: "<N>", group: "may", help: "cancel the turn once the session's reported cost reaches N US dollars (exit 6)" },
+  { name: "no-session-persistence", group: "may", help: "the built-in agent writes no session file for this run" },
   { name: "output", arg: "<FORMAT>", group: "back", help: "text, json (one object) or stream-json (one line per update)", default: "text", choices: [...OUTPUT_FORMATS] },
   { name: "output-schema", arg: "<FILE>", group: "back", help: "the answer must be one JSON document valid against this JSON Schema (asked once more if not; exit 4)" },
   { name: "output-file", short: "o", arg: "<FILE>", group: "back", help: "also write the final answer text (or the --output-schema document) to FILE" },
 ];
 
-/** `max-turns` → `maxTurns`, the key commander gives a flag. */
+/** `max-turns` → `maxTurns`, the key commander gives a flag (`no-x` → `x`, which the switch sets false). */
 export function flagKey(name: string): keyof PromptFlags {
-  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof PromptFlags;
+  return name.replace(/^no-/, "").replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof PromptFlags;
+}
+
+/** A flag's value as commander gives it: a `--no-` switch that is present is false. */
+export function flagValue(name: string, value: unknown): unknown {
+  return name.startsWith("no-") && value === true ? false : value;
 }

@@ -10,7 +10,8 @@ import { type AgentSpawn, type McpStdioServer, type ResumeWanted, runPrompt } fr
 import type { OutputSchema } from "../../core/acp-client/output-schema.ts";
 import { createPromptOutput } from "../../core/acp-client/prompt-output.ts";
 import * as cl from "../../core/command-line.ts";
-import { ConfigError } from "../../core/config.ts";
+import { ConfigError, loadConfig } from "../../core/config.ts";
+import { priceOf } from "../../core/llm/prices.ts";
 import { LimitError, type Limits, loadLimits } from "../../core/limits.ts";
 import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
 import { setKillGrace } from "../../core/process-group.ts";
@@ -18,7 +19,7 @@ import { formatBytes } from "../../core/text-bounds.ts";
 import { VERSION } from "../../core/version.ts";
 import { processEnv } from "../process/environment.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
-import { FLAGS, flagKey, type PromptFlags } from "./prompt-flags.ts";
+import { FLAGS, flagKey, flagValue, type PromptFlags } from "./prompt-flags.ts";
 import { type SelfCommand, selfCommand } from "../process/self.ts";
 import { signalExitCode, type StopSignal, watchStopSignals } from "../process/stop-signals.ts";
 
@@ -54,7 +55,7 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
     parsed.positionals.length === 1 &&
     FLAGS.every((f) => !f.choices || values![f.name] === undefined || f.choices.includes(values![f.name] as string));
   if (!plain) return undefined;
-  const flags = Object.fromEntries(Object.entries(values!).map(([k, v]) => [flagKey(k), v]));
+  const flags = Object.fromEntries(Object.entries(values!).map(([k, v]) => [flagKey(k), flagValue(k, v)]));
   const withDefaults = { ...Object.fromEntries(FLAGS.filter((f) => f.default !== undefined).map((f) => [flagKey(f.name), f.default])), ...flags } as unknown as PromptFlags;
   return runPromptCommand(parsed!.positionals[0]!, withDefaults);
 }
@@ -85,6 +86,36 @@ function parseMaxTurns(raw: string | undefined): number | undefined {
     throw new UsageError(`--max-turns must be a whole number of turns, 1 or more, got ${JSON.stringify(raw)}`);
   }
   return n;
+}
+
+function parseBudget(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`--max-budget-usd must be a positive number of US dollars, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/** --no-session-persistence: the built-in agent's, for a new session. */
+function checkPersistence(flags: PromptFlags): void {
+  if (flags.sessionPersistence !== false) return;
+  if (flags.agent !== undefined) throw new UsageError("--no-session-persistence applies to the built-in agent only: with --agent, use that agent's own setting");
+  if (flags.resume !== undefined || flags.continue) throw new UsageError("--no-session-persistence starts a session that is not saved: it cannot continue one (--resume, --continue)");
+}
+
+/**
+ * --max-budget-usd with the built-in agent: its model must have a price (built in, or `[prices."MODEL"]`
+ * in the config), else no cost is ever reported and the budget cannot be kept. Checked before anything
+ * is sent.
+ */
+async function checkBudgetPriced(model: string | undefined, vars: Record<string, string>): Promise<void> {
+  const cfg = await loadConfig({ cwd: process.cwd() }, vars, readFileOrUndefined);
+  const id = model ?? cfg.model;
+  if (priceOf(id, cfg.prices)) return;
+  throw new UsageError(
+    `--max-budget-usd cannot be kept: the built-in agent has no price for model ${id}; add [prices.${JSON.stringify(id)}] (input, output, cache_write, cache_read in USD per million tokens) to ${cfg.paths.configFile}`,
+  );
 }
 
 function nonEmpty(flag: string, raw: string | undefined): string | undefined {
@@ -187,6 +218,7 @@ interface Setup {
   mcpServers: McpStdioServer[];
   prompt: string;
   maxTurns?: number;
+  maxBudgetUsd?: number;
   settings: { model?: string; mode?: string };
   meta?: Record<string, unknown>;
   resume?: ResumeWanted;
@@ -225,7 +257,10 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     setKillGrace(limits.KILL_GRACE_MS);
     const timeoutS = parseTimeout(flags.timeout);
     const maxTurns = parseMaxTurns(flags.maxTurns);
+    const maxBudgetUsd = parseBudget(flags.maxBudgetUsd);
+    checkPersistence(flags);
     const settings = { model: nonEmpty("model", flags.model), mode: nonEmpty("mode", flags.mode) };
+    if (maxBudgetUsd !== undefined && flags.agent === undefined) await checkBudgetPriced(settings.model, vars);
     const meta = sessionMeta(flags);
     const resume = resumeWanted(flags);
     const cwd = workspace(flags.cwd);
@@ -235,7 +270,7 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     const schema = await outputSchema(flags.outputSchema, limits.MAX_PROMPT_BYTES);
     const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);
     const outFd = openOutputFile(flags.outputFile);
-    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, settings, meta, resume, schema, outFd };
+    return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, maxBudgetUsd, settings, meta, resume, schema, outFd };
   } catch (err) {
     if (err instanceof LimitError || err instanceof ConfigError || err instanceof cl.CommandLineError) {
       throw new UsageError(err.message);
@@ -285,12 +320,15 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
   });
   try {
     const result = await runPrompt({
-      agent: inProcess ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), { sandbox: flags.sandbox, model: flags.model }) } : setup.agent,
+      agent: inProcess
+        ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), { sandbox: flags.sandbox, model: flags.model, persist: flags.sessionPersistence !== false }) }
+        : setup.agent,
       cwd: setup.cwd,
       mcpServers: setup.mcpServers,
       prompt: setup.prompt,
       timeoutMs: setup.timeoutS !== undefined ? setup.timeoutS * 1000 : undefined,
       maxTurns: setup.maxTurns,
+      maxBudgetUsd: setup.maxBudgetUsd,
       settings: setup.settings,
       sessionMeta: setup.meta,
       resume: setup.resume,

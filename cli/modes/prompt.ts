@@ -21,7 +21,7 @@ export function describePrompt(program: Command, exit: ExitBox): void {
   cmd
     .addHelpText(
       "after",
-      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 4 the answer misses --output-schema,\n5 --max-turns reached, 124 timeout, 130 Ctrl-C, 129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
+      "\nExit codes: 0 end_turn, 1 agent or LLM error, 2 usage error, 3 other stop reason, 4 the answer misses --output-schema,\n5 --max-turns reached, 6 --max-budget-usd reached, 124 timeout, 130 Ctrl-C, 129/143 SIGHUP/SIGTERM (the run is cancelled and the agent stopped, as on Ctrl-C).",
     )
     .action(async (prompt: string, flags: PromptFlags) => {
       exit.code = await (await import("./prompt-run.ts")).runPromptCommand(prompt, flags);

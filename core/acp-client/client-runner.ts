@@ -4,6 +4,8 @@
 // timeout → cancel → kill. It reads the wire itself (RpcPeer): no SDK
 // app validating every update, and an update kind it does not know still reaches the output.
 // Does not render anything or choose a policy: updates and permission questions go to callbacks.
+// Over 400 lines as one unit: the run is one race (answer, exit, clock, Ctrl-C, --max-turns, budget)
+// and its settling, which read best side by side.
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import { AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
@@ -13,6 +15,7 @@ import { openSession, type ResumeWanted, SessionError } from "./session-open.ts"
 import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
 import { ToolCallTable, type ToolCallView } from "./tool-call-table.ts";
 import { TurnCounter } from "./turn-counter.ts";
+import { type BudgetStop, budgetVerdict } from "./budget.ts";
 import { ACP_V1, ACP_V2, type AgentRequests, initAnswerV1, offerInitialize, V2Link } from "./v2-link.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
@@ -43,6 +46,8 @@ export interface RunPromptOptions {
   timeoutMs?: number;
   /** Model turns allowed (see TurnCounter); the (N+1)-th is cancelled. undefined = no limit. */
   maxTurns?: number;
+  /** --max-budget-usd: the turn is cancelled once the cost the agent reports reaches it. undefined = no limit. */
+  maxBudgetUsd?: number;
   /** --model / --mode, applied after session/new (session-settings.ts). */
   settings?: WantedSettings;
   /** session/new `_meta` (e.g. `systemPrompt`). */
@@ -72,6 +77,10 @@ export type RunOutcome =
   | { kind: "timeout" }
   | { kind: "interrupted" }
   | { kind: "max-turns"; limit: number }
+  /** The reported cost reached --max-budget-usd. */
+  | { kind: "budget"; limit: number; spent: { amount: number; currency: string }; usage?: Record<string, unknown> }
+  /** --max-budget-usd with an agent whose first usage_update carries no cost (or not in USD). */
+  | { kind: "budget-unknown"; limit: number; why: string }
   | { kind: "setting"; message: string }
   | { kind: "agent-error"; message: string; code?: number; step: string }
   | { kind: "died"; message: string; stderrTail: string[] };
@@ -131,7 +140,8 @@ type Race =
   | { kind: "exit"; exit: AgentExit }
   | { kind: "timeout" }
   | { kind: "interrupted" }
-  | { kind: "max-turns" };
+  | { kind: "max-turns" }
+  | BudgetStop;
 
 /** What the run learns as it goes; handlers write it synchronously in arrival order. */
 interface RunState {
@@ -145,6 +155,10 @@ interface RunState {
   /** Set once the (N+1)-th turn began: nothing after it is shown, permissions are cancelled. */
   overLimit: boolean;
   onTurnLimit: () => void;
+  /** --max-budget-usd reached, or found impossible to keep: the run stops as at --max-turns. */
+  onBudget: (race: BudgetStop) => void;
+  /** Set once the budget was reached or found impossible to keep (an answer that beat the cancel counts too). */
+  budget?: BudgetStop;
   /** The current prompt's answer text (for --output-schema). */
   answer: string;
   /** Every session/prompt answer so far (usage is summed over them). */
@@ -190,10 +204,18 @@ function onUpdate(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState)
     state.onTurnLimit();
     return;
   }
+  const firstUsage = u.sessionUpdate === "usage_update" && state.lastUsage === undefined;
   if (u.sessionUpdate === "usage_update") state.lastUsage = u;
   if (u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") state.answer += u.content.text;
   const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
   opts.onUpdate(u, call);
+  const verdict = u.sessionUpdate === "usage_update" && opts.maxBudgetUsd !== undefined ? budgetVerdict(u, firstUsage, opts.maxBudgetUsd) : undefined;
+  if (verdict) {
+    // Stopped as at --max-turns: nothing after it is shown, permission questions are answered `cancelled`.
+    state.overLimit = true;
+    state.budget = verdict;
+    state.onBudget(verdict);
+  }
 }
 
 async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
@@ -250,13 +272,18 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
 export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
   const t0 = performance.now();
   let turnLimit!: () => void;
-  const limitReached = new Promise<Race>((resolve) => (turnLimit = () => resolve({ kind: "max-turns" })));
+  let budget!: (race: Race) => void;
+  const limitReached = new Promise<Race>((resolve) => {
+    turnLimit = () => resolve({ kind: "max-turns" });
+    budget = resolve;
+  });
   const state: RunState = {
     table: new ToolCallTable(),
     step: "initialize",
     turns: new TurnCounter(),
     overLimit: false,
     onTurnLimit: () => turnLimit(),
+    onBudget: (race) => budget(race),
     answer: "",
     responses: [],
   };
@@ -280,7 +307,7 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
       stops.promise,
       limitReached,
     ]);
-    const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits, maxTurns: opts.maxTurns });
+    const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits, maxTurns: opts.maxTurns, maxBudgetUsd: opts.maxBudgetUsd });
     const durationMs = Math.round(performance.now() - t0);
     const result: RunResult = { outcome, toolCalls: state.table.list(), sessionId: state.sessionId, numTurns: state.turns.turns, durationMs };
     const cost = costOf(state.lastUsage);
@@ -302,11 +329,14 @@ interface SettleContext {
   state: RunState;
   waits: RunPromptOptions["waits"];
   maxTurns?: number;
+  maxBudgetUsd?: number;
 }
 
 async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
+  // The turn ended on its own just as the budget was reached: the budget still decides the outcome.
+  if (first.kind === "answer" && cx.state.budget) return stoppedOutcome(cx.state.budget, cx);
   if (first.kind === "answer") return answered(first.response, cx.state);
-  if (first.kind === "timeout" || first.kind === "interrupted" || first.kind === "max-turns") {
+  if (first.kind === "timeout" || first.kind === "interrupted" || first.kind === "max-turns" || first.kind === "budget" || first.kind === "budget-unknown") {
     const id = cx.state.sessionId;
     if (id !== undefined) {
       cx.conn.notify("session/cancel", { sessionId: id });
@@ -314,7 +344,7 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
       // tools (INTERRUPT_WAIT_S after Ctrl-C: a person is waiting).
       await waitFor(cx.conversation.catch(() => undefined), first.kind === "interrupted" ? cx.waits.interruptMs : cx.waits.cancelMs);
     }
-    return first.kind === "max-turns" ? { kind: "max-turns", limit: cx.maxTurns ?? 0 } : { kind: first.kind };
+    return stoppedOutcome(first, cx);
   }
   if (first.kind === "failed") {
     if (first.error instanceof SettingError) return { kind: "setting", message: first.error.message };
@@ -334,6 +364,24 @@ async function settle(first: Race, cx: SettleContext): Promise<RunOutcome> {
   );
   if (late) return answered(late, cx.state);
   return died(first.exit, cx.proc, cx.state.step);
+}
+
+/** A run the client stopped: by the clock, Ctrl-C, --max-turns or --max-budget-usd. */
+function stoppedOutcome(first: Extract<Race, { kind: "timeout" | "interrupted" | "max-turns" | "budget" | "budget-unknown" }>, cx: SettleContext): RunOutcome {
+  const limit = cx.maxBudgetUsd ?? 0;
+  switch (first.kind) {
+    case "max-turns":
+      return { kind: "max-turns", limit: cx.maxTurns ?? 0 };
+    case "budget": {
+      const spent = costOf(cx.state.lastUsage)!;
+      const usage = usageOf(cx.state.responses, cx.state.lastUsage);
+      return { kind: "budget", limit, spent, ...(usage ? { usage } : {}) };
+    }
+    case "budget-unknown":
+      return { kind: "budget-unknown", limit, why: first.why };
+    default:
+      return { kind: first.kind };
+  }
 }
 
 /** The last answer's outcome: its stop reason, unless it ended its turn without the schema's document. */

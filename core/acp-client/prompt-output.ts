@@ -38,7 +38,7 @@ export interface OutputContext {
   schema?: boolean;
 }
 
-export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, schema: 4, maxTurns: 5, interrupted: 130, timeout: 124 } as const;
+export const EXIT = { ok: 0, agentError: 1, usage: 2, otherStop: 3, schema: 4, maxTurns: 5, budget: 6, interrupted: 130, timeout: 124 } as const;
 
 export function exitCodeFor(outcome: RunOutcome): number {
   switch (outcome.kind) {
@@ -50,6 +50,9 @@ export function exitCodeFor(outcome: RunOutcome): number {
       return EXIT.interrupted;
     case "max-turns":
       return EXIT.maxTurns;
+    case "budget":
+      return EXIT.budget;
+    case "budget-unknown":
     case "setting":
       return EXIT.usage;
     case "schema":
@@ -78,6 +81,10 @@ export function describeFailure(outcome: RunOutcome, ctx: OutputContext): string
       return "interrupted; the agent was cancelled and stopped";
     case "max-turns":
       return `stopped at --max-turns ${outcome.limit}: the agent began another model turn, which was cancelled`;
+    case "budget":
+      return `spent $${outcome.spent.amount} (the session's cost the agent reported), which reaches --max-budget-usd ${outcome.limit}: the turn was cancelled`;
+    case "budget-unknown":
+      return `--max-budget-usd ${outcome.limit} cannot be kept: ${outcome.why}; the turn was cancelled`;
     case "setting":
     case "session":
       return outcome.message;
@@ -112,7 +119,7 @@ export function resultObject(result: RunResult, text: string, ctx: OutputContext
   if (result.structured !== undefined) obj.structured = result.structured;
   obj.numTurns = result.numTurns ?? 0;
   obj.durationMs = result.durationMs ?? 0;
-  obj.usage = ((o.kind === "stopped" || o.kind === "schema") && o.usage) || null;
+  obj.usage = ((o.kind === "stopped" || o.kind === "schema" || o.kind === "budget") && o.usage) || null;
   if (result.cost) obj.cost = result.cost;
   if (o.kind !== "stopped") obj.error = describeFailure(o, ctx);
   return obj;

@@ -2,6 +2,7 @@
 // history, settings, recorder, running turn and client. Only the shape: creating, finding and
 // dropping sessions is session.ts's, a turn on one session-turn.ts's.
 import type { Message, ThoughtLevel } from "../llm/types.ts";
+import type { SessionUsage } from "../llm/prices.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
 import type { SandboxMode } from "../sandbox-modes.ts";
@@ -21,6 +22,8 @@ export interface LiveSession {
   model: string;
   /** `thought_level`: how hard the model reasons (mapped by the provider). */
   thoughtLevel: ThoughtLevel;
+  /** Tokens and cost so far, over every turn (saved with the session, restored on load). */
+  usage: SessionUsage;
   /** The first prompt's first line, once there was one (session_info_update, session/list). */
   title: string | null;
   recorder?: SessionRecorder;

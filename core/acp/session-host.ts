@@ -8,6 +8,7 @@ import type { Elicitor } from "../agent/tool-calls.ts";
 import type { PermissionRule } from "../config.ts";
 import type { Limits } from "../limits.ts";
 import type { LlmProvider } from "../llm/types.ts";
+import type { Price } from "../llm/prices.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
 import type { ApprovalStore } from "../policy/approvals.ts";
@@ -47,6 +48,10 @@ export interface SessionHost {
   modelList?: "eager" | "on-demand";
   /** Servers allowed to run `_Stop` / `_PostCompact` hooks: "*" = all; none when undefined. */
   hookServers?: "*" | string[];
+  /** Prompt caching (TENDRIL_PROMPT_CACHE); undefined = on. */
+  promptCache?: "on" | "off" | "1h";
+  /** `[prices."MODEL"]` of the config: added to or overriding the built-in prices. */
+  prices?: Record<string, Price>;
 }
 
 export interface PromptIo {

@@ -7,6 +7,7 @@
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { SessionEvent, SessionFile } from "../agent/session-store.ts";
 import type { Message } from "../llm/types.ts";
+import type { SessionUsage } from "../llm/prices.ts";
 
 const TITLE_CHARS = 80;
 
@@ -73,6 +74,14 @@ export class SessionRecorder {
     this.#pending.push({ type: "compact", history: structuredClone(history) });
     this.#historyWritten = history.length;
     this.#write();
+  }
+
+  /** The session's totals after a response; written with the next write point (one line per write). */
+  usage(totals: SessionUsage): void {
+    const last = this.#pending.at(-1);
+    const event: SessionEvent = { type: "usage", usage: { ...totals } };
+    if (last?.type === "usage") this.#pending[this.#pending.length - 1] = event;
+    else this.#pending.push(event);
   }
 
   model(model: string): void {

@@ -5,6 +5,8 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { Lifecycle, TurnDeps, TurnTotals } from "../agent/loop.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";
+import type { SessionCost } from "../agent/session-cost.ts";
+import { priceOf } from "../llm/prices.ts";
 import { withToolCancel } from "./v2/tool-cancel.ts";
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
@@ -79,7 +81,31 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     maxStepChars: h.limits.TODO_ITEM_CHARS,
   });
   const tools = io.toolCallSignal ? withToolCancel(planned, io.toolCallSignal) : planned;
-  return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: lifecycle(h, s, io) };
+  return {
+    provider: h.provider,
+    model: s.model,
+    thoughtLevel: s.thoughtLevel,
+    maxTokens: h.maxTokens,
+    contextWindow: h.contextWindow,
+    system: s.system,
+    tools,
+    policy: s.policy,
+    cwd: s.cwd,
+    limits: h.limits,
+    emit,
+    notice,
+    askPermission: io.askPermission,
+    elicit: io.elicit,
+    totals,
+    cost: sessionCost(h, s),
+    ...(h.promptCache ? { promptCache: h.promptCache } : {}),
+    cacheKey: s.id,
+    lifecycle: lifecycle(h, s, io),
+  };
+}
+
+function sessionCost(host: SessionHost, s: LiveSession): SessionCost {
+  return { totals: s.usage, priceOf: (model) => priceOf(model, host.prices), oneHourCache: host.promptCache === "1h", saved: (t) => s.recorder?.usage(t) };
 }
 
 function lifecycle(host: SessionHost, s: LiveSession, io: PromptIo): Lifecycle {

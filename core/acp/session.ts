@@ -13,7 +13,9 @@ import { createPolicy } from "../policy/policy.ts";
 import { emptyTotals, runTurn, TurnError } from "../agent/loop.ts";
 import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
+import { withTurnContext } from "../agent/turn-context.ts";
 import { isSessionId } from "../agent/session-store.ts";
+import { emptySessionUsage, type SessionUsage } from "../llm/prices.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { SessionOpener } from "./session-open.ts";
 import { checkCwd, type NewSessionParams } from "./params.ts";
@@ -56,6 +58,8 @@ interface OpenOptions extends SessionRequest {
   mode?: PermissionMode;
   model?: string;
   thoughtLevel?: ThoughtLevel;
+  /** The totals so far (a loaded or forked session's). */
+  usage?: SessionUsage;
   /** The dev shell's sandbox, when it is not the configured one (a loaded or forked session's). */
   sandboxMode?: SandboxMode;
 }
@@ -134,7 +138,9 @@ export class SessionManager {
     if (!saved) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id} (no saved session with this id)`, { sessionId: id });
     if (live) await this.#drop(live);
     const settings = await this.#config.restored(saved);
-    const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title });
+    // A file from before totals were saved: its tokens are not known, so neither is its cost.
+    const usage = saved.usage ?? (saved.history.length > 0 ? { ...emptySessionUsage(), cost: null } : undefined);
+    const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title, ...(usage ? { usage } : {}) });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
     // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
     if (replay) {
@@ -181,7 +187,7 @@ export class SessionManager {
       return { sessionId: newId, ...(await this.#load({ ...r, id: newId })) };
     }
     if (!live) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
-    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, sandboxMode: live.sandbox?.mode, title: live.title });
+    const s = await this.#open({ ...r, id: newId, history: structuredClone(live.history), mode: live.policy.mode, model: live.model, thoughtLevel: live.thoughtLevel, sandboxMode: live.sandbox?.mode, title: live.title, usage: { ...live.usage } });
     return { sessionId: newId, ...(await this.#config.describe(s)) };
   }
 
@@ -244,6 +250,7 @@ export class SessionManager {
       history: o.history ?? [],
       model: o.model ?? this.host.model,
       thoughtLevel: o.thoughtLevel ?? "off",
+      usage: o.usage ?? emptySessionUsage(),
       title: o.title ?? null,
       meter: new ContextMeter(),
       stopBudget: { left: this.host.limits.STOP_MAX_REJECTIONS },
@@ -306,7 +313,7 @@ export class SessionManager {
     const turn = openTurn(s, io);
     const before = s.history.length;
     s.recorder?.prompt(blocks, io.userMessageId ?? randomId());
-    s.history.push({ role: "user", content: parts });
+    s.history.push({ role: "user", content: withTurnContext(parts, s.history, s.policy.mode, new Date()) });
     const title = s.title === null ? titleOf(blocks) : undefined;
     let failedSilently = false;
     const totals = emptyTotals();

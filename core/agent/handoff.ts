@@ -6,10 +6,11 @@
 // Does not decide when a turn runs (loop.ts) or persist anything (its caller does).
 import { randomId } from "../ids.ts";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import type { LlmProvider, Message, ToolSpec } from "../llm/types.ts";
+import type { LlmProvider, Message, ToolSpec, Usage, UserPart } from "../llm/types.ts";
 import { log } from "../log.ts";
 import type { McpSessionTools } from "../mcp/types.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
+import { isContextNote } from "./turn-context.ts";
 
 /**
  * Characters per token for the size-based estimate. It is a floor under the provider's report: a
@@ -100,6 +101,8 @@ export interface HandoffDeps {
   compaction?: boolean;
   /** The history was replaced (persist it). */
   onCompact(history: Message[]): void;
+  /** The summary request's tokens (they are billed like any other response). */
+  onUsage?(usage: Usage): void;
 }
 
 /** Hands off when the next request would pass the ratio; the history is changed in place. */
@@ -208,7 +211,7 @@ export function withoutCompaction(u: SessionUpdate): SessionUpdate | undefined {
 /** The session's first user message: the original task, kept through every handoff. */
 function taskOf(history: Message[]): string {
   const first = history.find((m) => m.role === "user");
-  const text = first?.role === "user" ? first.content.filter((p) => p.type === "text").map((p) => p.text).join("\n") : "";
+  const text = first?.role === "user" ? promptText(first.content) : "";
   return text.startsWith("Original task:") ? text.split("\n\n[Context handoff")[0]! : `Original task:\n${text}`;
 }
 
@@ -217,7 +220,12 @@ function latestRequest(history: Message[]): string | undefined {
   const at = history.findLastIndex((m) => m.role === "user");
   const m = history[at];
   if (at <= 0 || m?.role !== "user") return undefined;
-  return m.content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+  return promptText(m.content);
+}
+
+/** A user message's own words: its text parts without the per-turn note. */
+function promptText(content: UserPart[]): string {
+  return content.flatMap((p) => (p.type === "text" && !isContextNote(p.text) ? [p.text] : [])).join("\n");
 }
 
 async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal): Promise<{ summary?: string; error?: string }> {
@@ -232,6 +240,7 @@ async function summarize(d: HandoffDeps, history: Message[], signal: AbortSignal
   let text = "";
   for await (const ev of d.provider.stream({ model: d.model, system: d.system, messages, tools: [], maxTokens: d.maxTokens, signal })) {
     if (ev.type === "text") text += ev.text;
+    if (ev.type === "done") d.onUsage?.(ev.usage);
     if (ev.type === "error") {
       log.warn("handoff summary failed; dropping the oldest turns instead", { error: ev.error.message });
       return { error: ev.error.message };

@@ -10,6 +10,7 @@ import type { Policy } from "../policy/policy.ts";
 import { type Elicitor, type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
 import { compactNow, type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
+import { type SessionCost, spend } from "./session-cost.ts";
 
 export interface TurnDeps {
   provider: LlmProvider;
@@ -32,6 +33,12 @@ export interface TurnDeps {
   notice?(n: { severity: "info" | "warning" | "error"; title: string; description?: string }): void;
   /** The turn's token totals, added to after each LLM response (the prompt answer reports them). */
   totals?: TurnTotals;
+  /** The session's spend (usage_update's `cost`); undefined = no cost reported. */
+  cost?: SessionCost;
+  /** Prompt caching (SPEC §3.9), as the config sets it; absent = on. */
+  promptCache?: "on" | "off" | "1h";
+  /** The provider's prefix-cache key: the session id. */
+  cacheKey?: string;
   /** Hooks and context handoff; undefined = neither (a bare turn). */
   lifecycle?: Lifecycle;
 }
@@ -113,7 +120,18 @@ function retried(deps: TurnDeps, r: { status: number; attempt: number }): void {
 async function streamResponse(deps: TurnDeps, history: Message[], signal: AbortSignal): Promise<Response> {
   const tools = offeredTools(deps);
   const it = deps.provider
-    .stream({ model: deps.model, system: deps.system, messages: history, tools, maxTokens: deps.maxTokens, signal, onRetry: (r) => retried(deps, r), ...(deps.thoughtLevel ? { thoughtLevel: deps.thoughtLevel } : {}) })
+    .stream({
+      model: deps.model,
+      system: deps.system,
+      messages: history,
+      tools,
+      maxTokens: deps.maxTokens,
+      signal,
+      onRetry: (r) => retried(deps, r),
+      ...(deps.thoughtLevel ? { thoughtLevel: deps.thoughtLevel } : {}),
+      ...(deps.promptCache ? { promptCache: deps.promptCache } : {}),
+      ...(deps.cacheKey ? { cacheKey: deps.cacheKey } : {}),
+    })
     [Symbol.asyncIterator]();
   const out: Response = { text: "", calls: [], reasoning: [], stopReason: "cancelled" };
   let thought = "";
@@ -203,19 +221,27 @@ function handoffDeps(deps: TurnDeps, life: Lifecycle): HandoffDeps {
     emit: deps.emit,
     compaction: life.compaction,
     onCompact: life.onCompact,
+    onUsage: (usage) => countUsage(deps, usage),
   };
 }
 
-function emitUsage(deps: TurnDeps, usage: Usage): void {
-  const used = tokensOf(usage);
-  deps.emit({ sessionUpdate: "usage_update", used, size: deps.contextWindow });
+/** Adds a response's tokens to the turn's and the session's totals; the session's cost so far, when known. */
+function countUsage(deps: TurnDeps, usage: Usage): { amount: number; currency: "USD" } | undefined {
+  const cost = deps.cost && spend(deps.cost, deps.model, usage);
   const t = deps.totals;
-  if (!t) return;
-  t.inputTokens += usage.inputTokens;
-  t.outputTokens += usage.outputTokens;
-  t.cachedReadTokens += usage.cacheReadTokens ?? 0;
-  t.cachedWriteTokens += usage.cacheWriteTokens ?? 0;
-  t.totalTokens += used;
+  if (t) {
+    t.inputTokens += usage.inputTokens;
+    t.outputTokens += usage.outputTokens;
+    t.cachedReadTokens += usage.cacheReadTokens ?? 0;
+    t.cachedWriteTokens += usage.cacheWriteTokens ?? 0;
+    t.totalTokens += tokensOf(usage);
+  }
+  return cost;
+}
+
+function emitUsage(deps: TurnDeps, usage: Usage): void {
+  const cost = countUsage(deps, usage);
+  deps.emit({ sessionUpdate: "usage_update", used: tokensOf(usage), size: deps.contextWindow, ...(cost ? { cost } : {}) });
 }
 
 /**

@@ -6,6 +6,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { isAbsolute, join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message } from "../llm/types.ts";
+import { parseSessionUsage, type SessionUsage } from "../llm/prices.ts";
 import { log } from "../log.ts";
 import { openPrivateFile } from "../private-file.ts";
 
@@ -34,7 +35,9 @@ export type SessionEvent =
   | { type: "turn" }
   | { type: "retract" }
   /** Context handoff: the history from here on replaces everything before it. */
-  | { type: "compact"; history: Message[] };
+  | { type: "compact"; history: Message[] }
+  /** The session's token and cost totals so far (the latest one counts). */
+  | { type: "usage"; usage: SessionUsage };
 
 export interface LoadedSession {
   header: SessionHeader;
@@ -49,6 +52,8 @@ export interface LoadedSession {
   options: Record<string, string>;
   title: string | null;
   updatedAt: string;
+  /** The session's totals as last saved; undefined when the file has none. */
+  usage?: SessionUsage;
 }
 
 export interface SessionSummary {
@@ -268,6 +273,7 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
   let model: string | undefined;
   const options: Record<string, string> = {};
   let title = header.title;
+  let usage: SessionUsage | undefined;
   let mark = { updates: 0, history: 0, title };
   for (const e of events) {
     if (e.type === "turn") mark = { updates: updates.length, history: history.length, title };
@@ -282,9 +288,10 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
     else if (e.type === "option" && typeof e.id === "string" && typeof e.value === "string") options[e.id] = e.value;
     else if (e.type === "title" && typeof e.title === "string") title = e.title;
     else if (e.type === "compact" && Array.isArray(e.history)) history = [...e.history];
+    else if (e.type === "usage") usage = parseSessionUsage(e.usage) ?? usage;
   }
   updates = closeOpenToolCalls(updates);
-  return { header, updates, history: repairHistory(history), mode, model, options, title, updatedAt };
+  return { header, updates, history: repairHistory(history), mode, model, options, title, updatedAt, ...(usage ? { usage } : {}) };
 }
 
 /** A tool call the client saw start but never end (the agent died mid-call) replays as failed. */

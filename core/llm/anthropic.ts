@@ -92,6 +92,39 @@ export function toAnthropicMessages(messages: Message[], thinking = false): Para
   return out;
 }
 
+/** Blocks that take no cache breakpoint of their own (the API refuses one on thinking). */
+const UNMARKABLE = new Set(["thinking", "redacted_thinking"]);
+
+/** Marks the last block of `content` that may carry a breakpoint; false when none may. */
+function markLast(content: Block[], mark: Anthropic.CacheControlEphemeral): boolean {
+  for (let i = content.length - 1; i >= 0; i--) {
+    const b = content[i]!;
+    if (UNMARKABLE.has(b.type)) continue;
+    (b as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Prompt-cache breakpoints (SPEC §3.9), at most 4: the end of the tool list, the end of the system
+ * prompt, the newest message's last block (what this request writes) and the newest message before
+ * it of the same role (what the previous request wrote: a hit there holds however many blocks the
+ * model's answer added, past the API's 20-block lookback).
+ */
+function markBreakpoints(body: Anthropic.MessageCreateParamsStreaming, cache: "on" | "1h"): void {
+  const mark: Anthropic.CacheControlEphemeral = cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
+  const last = body.tools?.at(-1);
+  if (last) (last as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
+  if (typeof body.system === "string") body.system = [{ type: "text", text: body.system, cache_control: { ...mark } }];
+  const messages = body.messages as Param[];
+  const newest = messages.at(-1);
+  if (!newest || !markLast(newest.content, mark)) return;
+  for (let i = messages.length - 2; i >= 0; i--) {
+    if (messages[i]!.role === newest.role) return void markLast(messages[i]!.content, mark);
+  }
+}
+
 export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsStreaming {
   const thinking = thinkingFor(req.thoughtLevel, req.maxTokens);
   const body: Anthropic.MessageCreateParamsStreaming = {
@@ -109,6 +142,8 @@ export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsS
       input_schema: t.inputSchema as Anthropic.Tool["input_schema"],
     }));
   }
+  const cache = req.promptCache ?? "on";
+  if (cache !== "off") markBreakpoints(body, cache);
   return body;
 }
 

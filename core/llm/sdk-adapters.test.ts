@@ -238,7 +238,9 @@ const history: Message[] = [
 
 test("anthropic request body: system, tools, tool_use and tool_result blocks, image", async () => {
   fake.script([{ text: "fine" }]);
-  await collect(cases[0]!.make().stream(request({ messages: history })));
+  // TENDRIL_PROMPT_CACHE=off: the plain shapes, no cache breakpoint anywhere (prompt-cache.test.ts has them).
+  await collect(cases[0]!.make().stream(request({ messages: history, promptCache: "off" })));
+  expect(JSON.stringify(fake.requests[0]!.body)).not.toContain("cache_control");
   const body = fake.requests[0]!.body;
   expect(body.system).toBe("You are terse.");
   expect(body.stream).toBe(true);

@@ -60,9 +60,9 @@ export interface LlmRequest {
   cacheKey?: string;
 }
 
-/** Token counts of one response. `inputTokens` is the uncached input only (as Anthropic reports it):
- *  an API whose input count includes cache reads and writes (OpenAI's) has them subtracted, so
- *  input + cacheRead + cacheWrite is the whole prompt for every provider. */
+/** One response's tokens, each billed at its own price: `inputTokens` is the input billed at the base
+ *  price only (cache reads and writes are counted apart, as Anthropic reports them; an adapter whose
+ *  API folds cached tokens into its input count subtracts them). */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;

@@ -91,6 +91,7 @@ args=(prompt --output json --approve "${INPUT_APPROVE:-ask-deny}")
 [[ -n "${INPUT_OUTPUT_SCHEMA:-}" ]] && args+=(--output-schema "$INPUT_OUTPUT_SCHEMA")
 [[ -n "${INPUT_MAX_TURNS:-}" ]] && args+=(--max-turns "$INPUT_MAX_TURNS")
 [[ -n "${INPUT_TIMEOUT:-}" ]] && args+=(--timeout "$INPUT_TIMEOUT")
+[[ -n "${INPUT_MAX_BUDGET_USD:-}" ]] && args+=(--max-budget-usd "$INPUT_MAX_BUDGET_USD")
 [[ -n "${INPUT_SANDBOX:-}" ]] && args+=(--sandbox "$INPUT_SANDBOX")
 [[ -n "${INPUT_WORKING_DIRECTORY:-}" ]] && args+=(--cwd "$INPUT_WORKING_DIRECTORY")
 
