@@ -54,7 +54,7 @@ test("tendril prompt over the Responses API: a tool call runs and its output goe
     expect("prompt_cache_key" in q.body).toBe(false);
   }
   const second = inputOf(1);
-  expect(second[0]).toEqual({ role: "user", content: expect.stringContaining("run the tool") });
+  expect(second[0]).toEqual({ role: "user", content: expect.arrayContaining([{ type: "input_text", text: "run the tool" }]) });
   expect(second.slice(1, 3)).toEqual([reasoningItem("run it first"), { type: "function_call", call_id: "call_p1", name: "dev__shell", arguments: '{"command":"echo from-tool"}' }]);
   expect(second[3]).toMatchObject({ type: "function_call_output", call_id: "call_p1" });
   expect(second[3].output).toContain("from-tool");
