@@ -216,6 +216,17 @@ test("A1: a deny rule on rm still catches rm however it is hidden, quoted or pre
   expect(p.decide(shell("echo rm -rf /")).decision).toBe("allow");
 });
 
+test("A1: a command nested too deeply to read is allowed by no rule and denied by every deny rule on commands", () => {
+  const deep = "ls " + "$(".repeat(100_000) + "rm -rf /" + ")".repeat(100_000);
+  const p = createPolicy({
+    mode: "yolo",
+    workspace: "/w",
+    rules: [rule({ tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "curl " } }), rule({ tool: "dev__shell", decision: "allow", when: { arg: "command", prefix: "ls" } })],
+  });
+  expect(p.decide(shell(deep)).decision).toBe("deny");
+  expect(p.decide(shell("ls $(rm x)")).decision).toBe("allow"); // yolo: readable, and no deny rule matches
+});
+
 test("A4: only allow-listed read commands are remembered by their first words; anything else exactly", () => {
   const p = createPolicy({ mode: "ask", workspace: "/w", rules: [] });
   // `npm` remembered once used to approve every npm command, and with it a planted package.json script.

@@ -5,7 +5,7 @@
 import type Picomatch from "picomatch";
 import { rootOf } from "../path-inside.ts";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
-import { SHELL_COMMAND_ARG, commandForms, shellCommandShape } from "./shell-syntax.ts";
+import { SHELL_COMMAND_ARG, UNREADABLE, commandForms, shellCommandShape } from "./shell-syntax.ts";
 
 export interface RuleCondition {
   arg: string;
@@ -70,8 +70,9 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
     // A shell command: an allow approves only one simple command as a whole (`git status` must not
     // approve `git status; curl … | sh` or `git status # ⏎curl … | sh`); deny and ask match the whole,
     // any command inside it, and each one's words as bash reads them (`'rm' -rf /`, `> f rm -rf /`).
-    if (spec.decision === "allow") return shellCommandShape(value).control === undefined && test(value, workspace);
-    return commandForms(value).some((form) => test(form, workspace));
+    const shape = shellCommandShape(value);
+    if (spec.decision === "allow") return shape.control === undefined && test(value, workspace);
+    return shape.control === UNREADABLE || commandForms(value).some((form) => test(form, workspace));
   };
   return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, typeof workspace === "string" ? [workspace] : workspace) };
 }

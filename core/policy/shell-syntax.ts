@@ -12,6 +12,9 @@ export interface ShellCommandShape {
   words: string[][];
 }
 
+/** The control syntax named for a command nested too deeply to read. */
+export const UNREADABLE = "nesting too deep to read";
+
 /** Words bash reads as grammar at the start of a command: a command starting with one is compound. */
 const RESERVED = new Set(["!", "{", "}", "[[", "]]", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then", "time", "until", "while"]);
 
@@ -395,7 +398,14 @@ function ansiC(src: string, i: number): { value: string; end: number; closed: bo
  */
 export function shellCommandShape(command: string): ShellCommandShape {
   const reader = new Reader(command, 0);
-  reader.list(0, false);
+  try {
+    reader.list(0, false);
+  } catch (err) {
+    // Substitutions nested deeper than the stack: nothing in it can be trusted, so every deny rule on
+    // commands matches it (rules.ts) and no allow does.
+    if (!(err instanceof RangeError)) throw err;
+    return { control: UNREADABLE, segments: [command.trim()], words: [] };
+  }
   const found = reader.found.filter((f) => f.text !== "" || f.words.length > 0).sort((a, b) => a.start - b.start);
   return { control: reader.control, segments: found.map((f) => f.text), words: found.map((f) => f.words) };
 }
