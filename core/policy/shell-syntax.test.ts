@@ -225,6 +225,12 @@ const TABLE: [string, Expect][] = [
   ["cat <<'EOF'\n$(id)\nEOF", { runs: ["cat"], redirect: true, note: "a quoted delimiter: not expanded" }],
   ["cat <<-EOF\n\t$(id)\n\tEOF\nrm x", { runs: ["cat", "id", "rm"], redirect: true, note: "<<- strips tabs" }],
   ["cat <<< \"$(id)\"", { runs: ["cat", "id"], redirect: true, note: "a here-string" }],
+  ["cat <<EOF; rm x\nbody\nEOF", { runs: ["cat", "rm"], redirect: true, note: "the body starts after the line" }],
+  // Quoting inside substitutions.
+  ['ls "$(ls ")")"', { runs: ["ls", "ls"], note: "quotes inside $(…) inside quotes" }],
+  ["ls $(case x in x) id;; esac)", { runs: ["ls", "case"], note: "a case pattern's ) inside $(…) (the skipped case hides its id)" }],
+  ["ls x\\ #y", ["ls", "x #y"]],
+  ["ls 'a'#b", ["ls", "a#b"]],
   // Grammar.
   ["(rm x)", { runs: ["rm"], note: "a subshell" }],
   ["{ rm x; }", { runs: ["rm"], note: "a group" }],
