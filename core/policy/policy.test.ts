@@ -273,3 +273,12 @@ test("A3: an always answer to running a command without the sandbox covers that 
   expect(alwaysAllowName(hook("ls -la"))).toBe("Always allow this exact command");
   expect(alwaysAllowName(hook("ls; rm x"))).toBeUndefined();
 });
+
+test("A4: a rejection saved by first word (as earlier versions did) still rejects every command starting with it", () => {
+  const saved = [{ scope: "dev__shell rm", decision: "reject" as const }, { scope: "dev___ShellUnsandboxed curl", decision: "reject" as const }];
+  const approvals = { add: () => {}, lookup: (_w: string, scope: string) => saved.find((a) => a.scope === scope)?.decision };
+  const p = createPolicy({ mode: "ask", workspace: "/w", rules: [], approvals: approvals as never });
+  for (const command of ["rm -rf x", "'rm' x", "ls; rm x", "ls $(rm x)"]) expect({ command, d: p.decide(shell(command)).decision }).toEqual({ command, d: "deny" });
+  expect(p.decide({ qualifiedName: "dev___ShellUnsandboxed", tool: "_ShellUnsandboxed", input: { command: "curl x" }, readOnly: false }).decision).toBe("deny");
+  expect(p.decide(shell("ls x")).decision).toBe("ask");
+});

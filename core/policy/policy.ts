@@ -60,13 +60,18 @@ export function approvalScope(call: PolicyCall): string {
   return `${call.qualifiedName} ${isHookName(call.qualifiedName) ? command : rememberedWords(command).words}`;
 }
 
-/** Every scope a remembered rejection of which denies the call: its own, and each command inside a compound one's. */
+/**
+ * Every scope a remembered rejection of which denies the call: its own, each command's inside a
+ * compound one, and each command's first word (as written and as bash reads it), so a rejection
+ * saved by first word still rejects every command starting with it.
+ */
 function rejectionScopes(call: PolicyCall): string[] {
   const command = shellCommandOf(call.input);
   if (command === undefined) return [call.qualifiedName];
   const shape = shellCommandShape(command);
   const inner = shape.control ? shape.segments.map((s) => approvalScope({ ...call, input: { ...call.input, command: s } })) : [];
-  return [approvalScope(call), ...inner];
+  const firstWords = [...shape.segments.map((s) => s.split(/\s+/, 1)[0]!), ...shape.words.map((w) => w[0] ?? "")].filter((w) => w !== "");
+  return [...new Set([approvalScope(call), ...inner, ...firstWords.map((w) => `${call.qualifiedName} ${w}`)])];
 }
 
 /**
