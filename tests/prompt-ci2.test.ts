@@ -3,7 +3,7 @@
 // Tendril's own agent with the loopback fake LLM and against tests/fixtures/sdk-agent.ts, an agent
 // built with the ACP SDK's agent app that shares none of Tendril's habits.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, type RunResult, runBinAsync } from "./binary.ts";
@@ -212,6 +212,25 @@ describe("--resume and --continue against tendril agent", () => {
     expect(lastMessages()).toContain("the colour is blue");
     expect(lastMessages()).not.toContain("the colour is red");
     expect(lastMessages()).not.toContain("green");
+  });
+
+  test("A10: `/mode yolo` typed as a prompt does not outlive its run through --continue; `--mode` pins the mode", async () => {
+    const dir = freshDir();
+    const yolo = await prompt(["--cwd", dir, "--output", "json", "/mode yolo"]);
+    expect(yolo.code).toBe(0);
+    expect(JSON.parse(yolo.stdout).text).toContain("Mode: yolo.");
+    // The next run carries the session on; its command is asked about, and the default ask-deny refuses it.
+    const touch = (id: string) => [{ toolCalls: [{ id, name: "dev__shell", input: { command: "touch made-unasked" } }] }, { text: "done" }];
+    fake.script(touch("t1"));
+    const continued = await prompt(["--cwd", dir, "--continue", "--output", "json", "make the file"]);
+    expect(continued.code).toBe(0);
+    expect(existsSync(join(dir, "made-unasked"))).toBe(false);
+    expect(lastMessages()).toContain("rejected by user");
+    // A mode given on the command line is the run's: it is set after the session comes back.
+    fake.script(touch("t2"));
+    const pinned = await prompt(["--cwd", dir, "--continue", "--mode", "yolo", "--output", "json", "make the file"]);
+    expect(pinned.code).toBe(0);
+    expect(existsSync(join(dir, "made-unasked"))).toBe(true);
   });
 
   test("--resume of an id the agent does not know: exit 1 naming it", async () => {

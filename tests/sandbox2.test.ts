@@ -222,19 +222,19 @@ describe("a command the sandbox stopped: asking to run it unsandboxed (in memory
     expect(rejected.result.content).toContain("Read-only file system\n[the user declined to run this command without the sandbox]");
   });
 
-  test("an always answer is remembered like other approvals: in the session and, with the store, in later sessions", async () => {
+  test("A3: an always answer to the unsandboxed retry is remembered for that exact command only, in the session and later sessions", async () => {
     const dir = mkdtempSync(join(base, "approvals-"));
     const store = new ApprovalStore(dir);
-    const first = await run("ask", ["allow_once", "allow_always"], store);
-    expect(first.asks[1]!.allowAlways).toBe("Always run unsandboxed: `make` commands");
-    expect(store.list("/w").map((a) => a.scope)).toEqual(["dev___ShellUnsandboxed make"]);
-    // A later session in the same workspace: asked for the shell call, never for the retry.
-    const later = await run("ask", ["allow_once"], new ApprovalStore(dir), "make test");
-    expect(later.asks).toHaveLength(1);
-    expect(later.ran).toEqual(["dev__shell make test", "dev___ShellUnsandboxed make test"]);
-    const never = await run("ask", ["allow_once", "reject_always"], new ApprovalStore(dir), "curl x");
-    expect(never.ran).toHaveLength(1);
-    const again = await run("ask", ["allow_once"], new ApprovalStore(dir), "curl y");
+    const first = await run("ask", ["allow_once", "allow_always"], store, "ls -la");
+    expect(first.asks[1]!.allowAlways).toBe("Always run this exact command without the sandbox");
+    expect(store.list("/w").map((a) => a.scope)).toEqual(["dev___ShellUnsandboxed ls -la"]);
+    // A later session: asked only for the shell call; another command with the same first word is asked again.
+    const later = await run("ask", ["allow_once"], new ApprovalStore(dir), "ls -la");
+    expect({ asks: later.asks.length, ran: later.ran }).toEqual({ asks: 1, ran: ["dev__shell ls -la", "dev___ShellUnsandboxed ls -la"] });
+    const other = await run("ask", ["allow_once", "reject_once"], new ApprovalStore(dir), "ls /");
+    expect({ asks: other.asks.length, ran: other.ran }).toEqual({ asks: 2, ran: ["dev__shell ls /"] });
+    expect((await run("ask", ["allow_once", "reject_always"], new ApprovalStore(dir), "curl x")).ran).toHaveLength(1);
+    const again = await run("ask", ["allow_once"], new ApprovalStore(dir), "curl x");
     expect(again.asks).toHaveLength(1);
     expect(again.result.content).toContain("[not run again unsandboxed: rejected always in /w]");
   });
@@ -263,7 +263,7 @@ describe.skipIf(!BWRAP)("the permission round trip through the binary", () => {
     const before = fake.requests.length;
     await a.prompt(sessionId, "second");
     expect(a.permissions).toHaveLength(4);
-    expect(a.permissions[3]!.request.options.map((o) => o.name)).toContain("Always run unsandboxed: `touch` commands");
+    expect(a.permissions[3]!.request.options.map((o) => o.name)).toContain("Always run this exact command without the sandbox");
     expect(existsSync(outside)).toBe(true);
     expect(JSON.stringify(fake.requests[before + 1]!.body.messages)).toContain("[ran again without the sandbox, as the user allowed");
   });

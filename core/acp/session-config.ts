@@ -6,7 +6,7 @@
 import type { SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { LoadedSession } from "../agent/session-store.ts";
 import { THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
-import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
+import { isPermissionMode, modeAtLeastAsStrict, PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
 import type { Policy } from "../policy/policy.ts";
 import { atLeastAsStrict, isSandboxMode, type SandboxMode } from "../sandbox-modes.ts";
 import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
@@ -39,11 +39,12 @@ export class SessionConfig {
     return { modes: modeState(s.policy.mode), configOptions, models: models.models };
   }
 
-  /** A saved session's settings that apply here: its mode if known (else the configured one), its
-   *  model if still offered, its thought level if known, and its sandbox setting when it confines at
-   *  least as much as the configured one (a session never comes back looser than this agent is set). */
+  /** A saved session's settings that apply here: its mode when it is known and at least as strict as
+   *  the configured one (else the configured one), its model if still offered, its thought level if
+   *  known, and its sandbox setting when it confines at least as much as the configured one: a session
+   *  never comes back looser than this agent is set (`/mode yolo` does not outlive the session's process). */
   async restored(saved: LoadedSession): Promise<{ mode: PermissionMode; model?: string; thoughtLevel?: ThoughtLevel; sandboxMode?: SandboxMode }> {
-    const mode = isPermissionMode(saved.mode) ? saved.mode : this.host.mode;
+    const mode = isPermissionMode(saved.mode) && modeAtLeastAsStrict(saved.mode, this.host.mode) ? saved.mode : this.host.mode;
     const model = saved.model && (await this.models.choices(this.host.model)).includes(saved.model) ? saved.model : undefined;
     const level = saved.options[THOUGHT_OPTION_ID] as ThoughtLevel | undefined;
     const thoughtLevel = level && THOUGHT_LEVELS.includes(level) ? level : undefined;

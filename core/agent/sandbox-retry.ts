@@ -1,7 +1,7 @@
 // Owns the second chance of a command the sandbox stopped (SPEC §3.8): when a confined `shell` call's
 // result says the sandbox may have stopped it, and the session asks before running commands, the user
 // is asked whether to run that one command again unsandboxed (through its server's `_ShellUnsandboxed`
-// hook); "always" answers are remembered by the policy like other approvals. Never in yolo or read-only mode.
+// hook); an "always" answer is remembered by the policy for that exact command only. Never in yolo or read-only mode.
 import { HOOK } from "../mcp/tool-definition.ts";
 import type { McpCallResult, McpCallOptions, McpSessionTools } from "../mcp/types.ts";
 import { alwaysAllowName, type Policy } from "../policy/policy.ts";
@@ -50,7 +50,8 @@ export async function retryUnsandboxed(
         kind: "execute",
         rawInput: call.input,
         _meta: { toolName: hook.qualifiedName },
-        allowAlways: alwaysAllowName(policyCall)?.replace(/^Always allow/, "Always run unsandboxed:"),
+        // Remembered for this exact command only (the hook's scope), never by its first word.
+        allowAlways: alwaysAllowName(policyCall) === undefined ? undefined : "Always run this exact command without the sandbox",
       },
       ctx.signal,
     );

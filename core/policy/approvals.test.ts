@@ -18,14 +18,14 @@ test("an always-answer applies in a later session of the same workspace only, un
   // A new process: a new store over the same state dir.
   const store = new ApprovalStore(state);
   const later = createPolicy({ rules: [], mode: "ask", workspace: "/w", approvals: store });
-  expect(later.decide(shell("git log"))).toEqual({ decision: "allow", why: "allowed always in /w" });
+  expect(later.decide(shell("git status -s"))).toEqual({ decision: "allow", why: "allowed always in /w" });
   expect(later.decide(shell("rm -rf x")).decision).toBe("ask");
-  expect(createPolicy({ rules: [], mode: "ask", workspace: "/elsewhere", approvals: store }).decide(shell("git log")).decision).toBe("ask");
+  expect(createPolicy({ rules: [], mode: "ask", workspace: "/elsewhere", approvals: store }).decide(shell("git status -s")).decision).toBe("ask");
   const [a] = store.list("/w");
-  expect(a).toMatchObject({ decision: "allow", tool: "dev__shell", scope: "dev__shell git", workspace: "/w" });
+  expect(a).toMatchObject({ decision: "allow", tool: "dev__shell", scope: "dev__shell git status", workspace: "/w" });
   expect(store.revoke(a!.id)).toBe(true);
   expect(store.revoke(a!.id)).toBe(false);
-  expect(later.decide(shell("git log")).decision).toBe("ask");
+  expect(later.decide(shell("git status -s")).decision).toBe("ask");
 });
 
 test("a newer answer for the same scope replaces the older; a damaged line is skipped", () => {

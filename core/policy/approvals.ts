@@ -12,7 +12,7 @@ export interface Approval {
   decision: "allow" | "reject";
   /** `server__tool`. */
   tool: string;
-  /** What the approval covers: the tool, or for a shell call the tool and the command's first word. */
+  /** What the approval covers: the tool, or for a shell call the tool and the first words of a read command (or the exact command). */
   scope: string;
   /** Absolute workspace the approval was given in; it applies there only. */
   workspace: string;

@@ -1,12 +1,12 @@
 // Owns the permission decision for one tool call: config rules (first match wins), the session mode,
 // MCP readOnlyHint, and `*_always` answers, remembered for the session and, with an ApprovalStore,
-// for the workspace in every later session and process. A remembered allow never covers a shell
-// command with control syntax; a remembered rejection covers every command inside one. Does not
-// talk to the client (the turn asks).
+// for the workspace in every later session and process, by the first words of an allow-listed read
+// command or else the exact command. A remembered allow never covers a shell command with control
+// syntax; a remembered rejection covers every command inside one. Does not talk to the client.
 import type { PermissionMode } from "./modes.ts";
 import { log } from "../log.ts";
 import type { ApprovalStore } from "./approvals.ts";
-import { allowCovers, firstMatch, type PermissionRule } from "./rules.ts";
+import { allowCovers, firstMatch, isHookName, type PermissionRule } from "./rules.ts";
 import { rememberedWords, shellCommandOf, shellCommandShape } from "./shell-syntax.ts";
 
 export interface PolicyCall {
@@ -51,21 +51,27 @@ const EDIT_TOOLS = new Set(["str_replace", "write", "edit", "write_file", "edit_
 
 /**
  * The remembered-approval scope: the tool, and for a call with a shell command the words
- * `rememberedWords` picks (its first word, or the whole command when that would approve more than
- * the user saw).
+ * `rememberedWords` picks (the first words of an allow-listed read command, or the whole command).
+ * A hook's (running a command again without the sandbox) is always the exact command as given.
  */
 export function approvalScope(call: PolicyCall): string {
   const command = shellCommandOf(call.input);
-  return command === undefined ? call.qualifiedName : `${call.qualifiedName} ${rememberedWords(command).words}`;
+  if (command === undefined) return call.qualifiedName;
+  return `${call.qualifiedName} ${isHookName(call.qualifiedName) ? command : rememberedWords(command).words}`;
 }
 
-/** Every scope a remembered rejection of which denies the call: its own, and each command inside a compound one's. */
+/**
+ * Every scope a remembered rejection of which denies the call: its own, each command's inside a
+ * compound one, and each command's first word (as written and as bash reads it), so a rejection
+ * saved by first word still rejects every command starting with it.
+ */
 function rejectionScopes(call: PolicyCall): string[] {
   const command = shellCommandOf(call.input);
   if (command === undefined) return [call.qualifiedName];
   const shape = shellCommandShape(command);
-  const inner = shape.control ? shape.segments.map((s) => `${call.qualifiedName} ${rememberedWords(s).words}`) : [];
-  return [approvalScope(call), ...inner];
+  const inner = shape.control ? shape.segments.map((s) => approvalScope({ ...call, input: { ...call.input, command: s } })) : [];
+  const firstWords = [...shape.segments.map((s) => s.split(/\s+/, 1)[0]!), ...shape.words.map((w) => w[0] ?? "")].filter((w) => w !== "");
+  return [...new Set([approvalScope(call), ...inner, ...firstWords.map((w) => `${call.qualifiedName} ${w}`)])];
 }
 
 /**
@@ -76,8 +82,9 @@ export function alwaysAllowName(call: PolicyCall): string | undefined {
   const command = shellCommandOf(call.input);
   if (command === undefined) return "Always allow";
   if (!mayRememberAllow(call)) return undefined;
+  if (isHookName(call.qualifiedName)) return "Always allow this exact command";
   const { words, whole } = rememberedWords(command);
-  return whole ? "Always allow this command" : `Always allow \`${words}\` commands`;
+  return whole ? "Always allow this exact command" : `Always allow \`${words}\` commands`;
 }
 
 /** Whether an "always" allow may apply to the call: not to a shell command with control syntax. */

@@ -5,7 +5,7 @@
 import type Picomatch from "picomatch";
 import { rootOf } from "../path-inside.ts";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
-import { SHELL_COMMAND_ARG, shellCommandShape } from "./shell-syntax.ts";
+import { SHELL_COMMAND_ARG, UNREADABLE, commandForms, shellCommandShape } from "./shell-syntax.ts";
 
 export interface RuleCondition {
   arg: string;
@@ -68,11 +68,11 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
     if (typeof value !== "string") return false;
     if (c.arg !== SHELL_COMMAND_ARG) return test(value, workspace);
     // A shell command: an allow approves only one simple command as a whole (`git status` must not
-    // approve `git status; curl … | sh`); deny and ask match the whole or any command inside it.
+    // approve `git status; curl … | sh` or `git status # ⏎curl … | sh`); deny and ask match the whole,
+    // any command inside it, and each one's words as bash reads them (`'rm' -rf /`, `> f rm -rf /`).
     const shape = shellCommandShape(value);
-    if (!shape.control) return test(value, workspace);
-    if (spec.decision === "allow") return false;
-    return test(value, workspace) || shape.segments.some((s) => test(s, workspace));
+    if (spec.decision === "allow") return shape.control === undefined && test(value, workspace);
+    return shape.control === UNREADABLE || commandForms(value).some((form) => test(form, workspace));
   };
   return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, typeof workspace === "string" ? [workspace] : workspace) };
 }
@@ -84,9 +84,13 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
  * glob written for the server's ordinary tools. Deny rules are not limited.
  */
 export function allowCovers(rule: RuleSpec, qualifiedName: string): boolean {
+  return !isHookName(qualifiedName) || rule.tool === qualifiedName;
+}
+
+/** Whether `server__tool` names a hook (its tool starts with `_`), e.g. `dev___ShellUnsandboxed`. */
+export function isHookName(qualifiedName: string): boolean {
   const sep = qualifiedName.indexOf("__");
-  const hook = sep >= 0 && qualifiedName.startsWith("_", sep + 2);
-  return !hook || rule.tool === qualifiedName;
+  return sep >= 0 && qualifiedName.startsWith("_", sep + 2);
 }
 
 export function firstMatch(rules: readonly PermissionRule[], names: readonly string[], input: unknown, workspace: string | readonly string[]) {
