@@ -36,7 +36,7 @@ const llmEnv = () => ({
 });
 
 /** `tendril prompt ARGS` without blocking this process (the fake LLM answers from here). */
-function prompt(args: string[]): Promise<RunResult> {
+function prompt(args: string[], extraEnv: Record<string, string> = {}): Promise<RunResult> {
   const env = {
     ...(process.env as Record<string, string>),
     XDG_CONFIG_HOME: join(work, "config"),
@@ -44,6 +44,7 @@ function prompt(args: string[]): Promise<RunResult> {
     XDG_CACHE_HOME: join(work, "cache"),
     TENDRIL_LOG: "warn",
     ...llmEnv(),
+    ...extraEnv,
   };
   return runBinAsync(["prompt", ...args], { env, cwd: work, timeoutMs: 25_000 });
 }
@@ -79,6 +80,22 @@ describe("--max-turns", () => {
       const r = await prompt(["--max-turns", bad, "hi"]);
       expect(r.code).toBe(2);
       expect(r.stderr).toBe(`tendril prompt: --max-turns must be a whole number of turns, 1 or more, got "${bad}"\n`);
+      expect(fake.requests.length).toBe(before);
+    });
+  }
+});
+
+describe("the built-in agent's settings", () => {
+  const cases: [string, Record<string, string>, string][] = [
+    ["TENDRIL_PROMPT_CACHE", { TENDRIL_PROMPT_CACHE: "sometimes" }, 'TENDRIL_PROMPT_CACHE must be one of on, off, 1h, got "sometimes"'],
+    ["TENDRIL_OPENAI_API", { TENDRIL_PROVIDER: "openai", OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1", TENDRIL_OPENAI_API: "soap" }, 'TENDRIL_OPENAI_API must be one of responses, chat, got "soap"'],
+  ];
+  for (const [name, env, message] of cases) {
+    test(`a bad ${name} is the prompt's usage error (exit 2 naming it), before any request`, async () => {
+      const before = fake.requests.length;
+      const r = await prompt(["--cwd", freshDir(), "hi"], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`tendril prompt: ${message}\n`);
       expect(fake.requests.length).toBe(before);
     });
   }

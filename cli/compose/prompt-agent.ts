@@ -11,7 +11,17 @@ import { bytePipe } from "../../core/wire/byte-pipe.ts";
 import { agentSetup, isSetupError } from "../modes/agent-run.ts";
 import { type OpenAgent, openAgent } from "./agent-runtime.ts";
 
-export function startInProcessAgent(stderr: (text: string) => void, flags: { sandbox?: string; model?: string; persist?: boolean } = {}): AgentEnd {
+/** The built-in agent's config, provider and key source, read before the run starts: a bad setting
+ *  is then the prompt's own usage error (exit 2), not an agent that died during initialize. */
+export type InProcessSetup = Awaited<ReturnType<typeof agentSetup>>;
+
+export function prepareInProcessAgent(flags: { sandbox?: string } = {}): Promise<InProcessSetup> {
+  return agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
+}
+
+export { isSetupError };
+
+export function startInProcessAgent(stderr: (text: string) => void, prepared: InProcessSetup, flags: { model?: string; persist?: boolean } = {}): AgentEnd {
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
   const tail = new AgentStderr();
@@ -27,7 +37,7 @@ export function startInProcessAgent(stderr: (text: string) => void, flags: { san
     setLogScope("tendril agent");
     setLogSink((line) => say(line.replace(/\n$/, "")));
     try {
-      const { cfg, provider, passEnv, auth } = await agentSetup(flags.sandbox === undefined ? {} : { sandbox: flags.sandbox });
+      const { cfg, provider, passEnv, auth } = prepared;
       agent = await openAgent(cfg, provider, { input: toAgent.input, sink: fromAgent.sink }, { modelList: flags.model === undefined ? "on-demand" : "eager", passEnv, auth, persist: flags.persist });
     } catch (err) {
       if (!isSetupError(err)) throw err;

@@ -308,6 +308,13 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
   );
   // Without --agent, `tendril agent` runs inside this process: one process start per CI step, not two.
   const inProcess = flags.agent === undefined ? await import("../compose/prompt-agent.ts") : undefined;
+  let prepared: Awaited<ReturnType<NonNullable<typeof inProcess>["prepareInProcessAgent"]>> | undefined;
+  try {
+    prepared = await inProcess?.prepareInProcessAgent({ sandbox: flags.sandbox });
+  } catch (err) {
+    if (inProcess?.isSetupError(err)) throw new UsageError(err.message);
+    throw err;
+  }
   const interrupt = new AbortController();
   // Kept for the whole run: a second Ctrl-C must not kill this process before the agent's group is dead
   // (the agent leads its own group, so the terminal's signal never reaches it). Shutdown is bounded.
@@ -320,9 +327,10 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
   });
   try {
     const result = await runPrompt({
-      agent: inProcess
-        ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), { sandbox: flags.sandbox, model: flags.model, persist: flags.sessionPersistence !== false }) }
-        : setup.agent,
+      agent:
+        inProcess && prepared
+          ? { ...setup.agent, start: () => inProcess.startInProcessAgent((text) => output.agentStderr(text), prepared, { model: flags.model, persist: flags.sessionPersistence !== false }) }
+          : setup.agent,
       cwd: setup.cwd,
       mcpServers: setup.mcpServers,
       prompt: setup.prompt,
