@@ -111,7 +111,8 @@ function resumeWanted(flags: PromptFlags): ResumeWanted | undefined {
 }
 
 /** --output-schema FILE, read and compiled now: a missing file or a bad schema is exit 2 before any agent starts. */
-async function outputSchema(raw: string | undefined, maxBytes: number): Promise<OutputSchema | undefined> {
+async function outputSchema(raw: string | undefined, limits: Limits): Promise<OutputSchema | undefined> {
+  const maxBytes = limits.MAX_PROMPT_BYTES;
   if (raw === undefined) return undefined;
   if (raw === "") throw new UsageError("--output-schema needs a file name");
   let text: string;
@@ -127,7 +128,7 @@ async function outputSchema(raw: string | undefined, maxBytes: number): Promise<
   // The schema validator (~0.6 ms to load) loads only for a run that asks for a schema.
   const { loadOutputSchema, SchemaFileError } = await import("../../core/acp-client/output-schema.ts");
   try {
-    return await loadOutputSchema(text, `--output-schema ${raw}`);
+    return await loadOutputSchema(text, `--output-schema ${raw}`, limits);
   } catch (err) {
     if (err instanceof SchemaFileError) throw new UsageError(err.message);
     throw err;
@@ -232,7 +233,7 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     const policy = await parseApprovalPolicy(flags.approve, readFileOrUndefined);
     const agent = agentSpawn(flags.agent, vars, cl, selfCommand());
     const mcpServers = (flags.mcp ?? []).map((spec) => mcpServer(spec, vars, cl));
-    const schema = await outputSchema(flags.outputSchema, limits.MAX_PROMPT_BYTES);
+    const schema = await outputSchema(flags.outputSchema, limits);
     const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);
     const outFd = openOutputFile(flags.outputFile);
     return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, settings, meta, resume, schema, outFd };
