@@ -120,13 +120,14 @@ describe("which key wins", () => {
     storeKey(file, "anthropic", { api_key: "sk-old" });
     const victim = join(dir, "victim");
     writeFileSync(victim, "untouched\n");
-    const random = Math.random;
-    Math.random = () => 0.5;
+    // The temp name's random part made predictable, as an attacker racing for it would hope.
+    const random = crypto.getRandomValues;
+    crypto.getRandomValues = <T extends ArrayBufferView | null>(a: T): T => ((a as unknown as Uint8Array).fill(7), a);
     try {
-      symlinkSync(victim, `${file}.${process.pid}.${(0.5).toString(36).slice(2, 10)}.tmp`);
+      symlinkSync(victim, `${file}.${process.pid}.${"07".repeat(8)}.tmp`);
       expect((errorOf(() => storeKey(file, "anthropic", { api_key: "sk-new" })) as NodeJS.ErrnoException).code).toBe("EEXIST");
     } finally {
-      Math.random = random;
+      crypto.getRandomValues = random;
     }
     expect(readFileSync(victim, "utf8")).toBe("untouched\n");
     expect(readCredentials(file).anthropic?.api_key).toBe("sk-old");

@@ -7,6 +7,7 @@ import { closeSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlin
 import { join } from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import type { ProviderName } from "./llm/provider-names.ts";
+import { randomHex } from "./ids.ts";
 import { log } from "./log.ts";
 import { openPrivateFile } from "./private-file.ts";
 
@@ -96,7 +97,7 @@ export function writeCredentials(path: string, creds: Credentials): void {
   for (const p of names) ordered[p] = creds[p]!;
   const text = `# Written by tendril agent login. Keep it private (mode 0600).\n${stringifyToml(ordered)}\n`;
   // A fresh name, made only if nothing (a planted symlink included) is there already.
-  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2, 10)}.tmp`;
+  const tmp = `${path}.${process.pid}.${randomHex(8)}.tmp`;
   const fd = openPrivateFile(tmp, "new");
   try {
     writeSync(fd, text);
