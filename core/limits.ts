@@ -79,6 +79,7 @@ export const LIMIT_SPECS = {
   COMPONENT_STDERR_TAIL_BYTES: { value: 4 * KiB, unit: "bytes", why: "a chain component's last stderr kept for the error that names it" },
   MAX_HOP_QUEUE_BYTES: { value: 64 * MiB, unit: "bytes", why: "output waiting for one hop of a chain that stopped reading; more ends the chain" },
   MAX_TRACE_LINE_BYTES: { value: 8 * MiB, unit: "bytes", why: "one line of a trace file `conductor trace --html/--serve` reads (a message and its record)" },
+  MAX_TRACE_CONNECTIONS: { value: 16, unit: "count", why: "connections `conductor trace --serve` keeps open at once (each page follows the trace)" },
   TRACE_POLL_MS: { value: 100, unit: "ms", why: "how often `conductor trace --serve` looks for lines appended to the trace" },
   MAX_OUTPUT_DOCUMENT_BYTES: { value: 1 * MiB, unit: "bytes", why: "an answer `tendril prompt --output-schema` takes a JSON document from and validates" },
   MAX_OUTPUT_DOCUMENT_DEPTH: { value: 128, unit: "count", why: "nesting of that document (validation recurses per level)" },
