@@ -17,6 +17,7 @@ import { setKillGrace } from "../../core/process-group.ts";
 import { formatBytes } from "../../core/text-bounds.ts";
 import { VERSION } from "../../core/version.ts";
 import { processEnv } from "../process/environment.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { FLAGS, flagKey, type PromptFlags } from "./prompt-flags.ts";
 import { type SelfCommand, selfCommand } from "../process/self.ts";
@@ -60,6 +61,7 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
 }
 
 export async function runPromptCommand(prompt: string, flags: PromptFlags): Promise<number> {
+  installExitPolicy();
   try {
     return await runPromptMode(prompt, flags);
   } catch (err) {
