@@ -247,7 +247,8 @@ export class Chain {
 
   /**
    * A batch from `from`: every entry routed as if it came alone, with every hop's link corked meanwhile
-   * so what goes to one hop leaves as one batch; the answers to its requests are collected for `from`.
+   * so what goes to one hop leaves as one batch (one entry alone leaves unbatched); the answers to its
+   * requests are collected for `from`.
    */
   #receiveBatch(from: Endpoint, entries: Classified[]): void {
     const batch: BatchAnswer = { waiting: 0, answers: [] };
@@ -270,7 +271,9 @@ export class Chain {
       from.collecting = undefined;
       hops.forEach((ep, i) => {
         if (ep.nextId > firstIds[i]!) ep.lastBatch = { from: firstIds[i]!, to: ep.nextId };
-        ep.link.uncork();
+        // A lone entry (a client's answer to an agent's question, say) leaves as itself: the peer may
+        // take no batches, and then a batch of one would be lost and the turn would hang.
+        ep.link.uncork(true);
       });
     }
     if (batch.waiting === 0) from.link.sendBatch(batch.answers);
