@@ -28,6 +28,7 @@ export const LIMIT_SPECS = {
   MAX_AGENTS_MD_BYTES: { value: 64 * KiB, unit: "bytes", why: "AGENTS.md text in the system prompt, all files together" },
   MAX_API_KEY_BYTES: { value: 16 * KiB, unit: "bytes", why: "one API key `tendril agent login` reads (terminal or stdin)" },
   MCP_INIT_TIMEOUT_S: { value: 30, unit: "s", why: "MCP initialize and tools/list" },
+  MCP_CONNECT_TIMEOUT_S: { value: 10, unit: "s", why: "the conductor's MCP bridge waits this long for `mcp/connect`, then speaks the stateless dialect" },
   MCP_IDLE_S: { value: 1800, unit: "s", why: "an unused shared MCP server is stopped" },
   MAX_LLM_RESPONSE_BYTES: { value: 16 * MiB, unit: "bytes", why: "one streamed LLM response" },
   LLM_TIMEOUT_S: { value: 600, unit: "s", why: "one LLM request, retries included" },
