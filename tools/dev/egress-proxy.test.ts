@@ -14,11 +14,16 @@ let upstreamPort = 0;
 const received: Buffer[] = [];
 beforeAll(async () => {
   upstream = createServer((s) => {
+    let text = "";
     s.on("data", (b: Buffer) => {
       received.push(b);
-      const text = b.toString("latin1");
+      text += b.toString("latin1");
+      // one plain request, whole (head and Content-Length body): answered with its Host header
+      const end = text.indexOf("\r\n\r\n");
+      if (!/^[A-Z]+ /.test(text) || end < 0) return;
+      if (text.length - end - 4 < Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1] ?? 0)) return;
       const host = /\r\nhost: ([^\r]*)/i.exec(text)?.[1];
-      if (text.startsWith("GET ")) s.end(`HTTP/1.1 200 OK\r\nContent-Length: ${`host=${host}`.length}\r\nConnection: close\r\n\r\nhost=${host}`);
+      s.end(`HTTP/1.1 200 OK\r\nContent-Length: ${`host=${host}`.length}\r\nConnection: close\r\n\r\nhost=${host}`);
     });
     s.on("error", () => {});
   });
@@ -46,14 +51,18 @@ async function withProxy(patterns: string[], fn: (port: number, refused: readonl
   }
 }
 
-/** Sends `head` (and then `after` once the proxy answered) and returns all the proxy sent back. */
-async function exchange(port: number, head: string): Promise<string> {
+/** Sends `parts` (20 ms apart, so each arrives as its own read) and returns all the proxy sent back. */
+async function exchange(port: number, ...parts: string[]): Promise<string> {
   const s = netConnect(port, "127.0.0.1");
   let got = "";
   s.on("data", (b) => (got += b.toString("latin1")));
   s.on("error", () => {});
-  s.write(head);
-  await new Promise((r) => s.once("close", r));
+  const closed = new Promise((r) => s.once("close", r));
+  for (const [i, part] of parts.entries()) {
+    if (i > 0) await Bun.sleep(20);
+    if (!s.destroyed) s.write(part);
+  }
+  await closed;
   return got;
 }
 
@@ -102,6 +111,23 @@ describe("A8: the allow-domains proxy", () => {
       expect(got).toEndWith("host=api.allowed.test");
       expect(Buffer.concat(received).toString("latin1").match(/^host:/gim)).toHaveLength(1);
       expect(dials).toEqual([`${PUBLIC}:80`]);
+    });
+  });
+
+  test("A8: a plain connection carries one request: its body of Content-Length bytes goes up, a pipelined second request (its Host unchecked) never does", async () => {
+    await withProxy(["api.allowed.test"], async (port) => {
+      const got = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nHost: api.allowed.test\r\nContent-Length: 5\r\n\r\nhelloGET http://api.allowed.test/second HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+      const sent = Buffer.concat(received).toString("latin1");
+      expect(sent).toStartWith("POST /up HTTP/1.1\r\nHost: api.allowed.test\r\n");
+      expect(sent).toEndWith("\r\n\r\nhello");
+      expect(sent).not.toContain("evil.test");
+      expect(got).toEndWith("host=api.allowed.test");
+      expect(await exchange(port, "POST http://api.allowed.test/x HTTP/1.1\r\nContent-Length: 1e3\r\n\r\n")).toStartWith("HTTP/1.1 400 Bad Request");
+      // the body arriving later, with the next request right behind it
+      received.length = 0;
+      const late = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nContent-Length: 5\r\n\r\nhe", "lloGET http://api.allowed.test/second HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+      expect(late).toEndWith("host=api.allowed.test");
+      expect(Buffer.concat(received).toString("latin1")).toEndWith("\r\n\r\nhello");
     });
   });
 

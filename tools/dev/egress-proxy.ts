@@ -202,7 +202,17 @@ function handle(client: Socket, ctx: ProxyContext): void {
 }
 
 /** Where a request goes: host, port, and the bytes to send first (a plain request's head is rewritten). */
-function target(head: Head): { host: string; port: number; firstBytes: Buffer } | string {
+interface Target {
+  host: string;
+  port: number;
+  firstBytes: Buffer;
+  /** A plain request: how many body bytes follow firstBytes (what comes after is not relayed, so a
+   *  second request on the connection never reaches the host unchecked); "stream": a chunked body,
+   *  relayed as it comes. Undefined for a tunnel. */
+  bodyLeft?: number | "stream";
+}
+
+function target(head: Head): Target | string {
   if (head.method === "CONNECT") {
     const a = authority(head.target);
     if (!a) return `tendril sandbox proxy: CONNECT needs host:port, got ${head.target}`;
@@ -218,10 +228,16 @@ function target(head: Head): { host: string; port: number; firstBytes: Buffer } 
   // The host reads the Host header, not the URL the check saw: it is set to the URL's host.
   const headers = head.headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()) && k.toLowerCase() !== "host");
   const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`, `Host: ${url.host}`, ...headers.map(([k, v]) => `${k}: ${v}`), "Connection: close", "", ""];
+  const field = (name: string) => head.headers.find(([k]) => k.toLowerCase() === name)?.[1];
+  const length = field("content-length");
+  if (length !== undefined && !/^\d{1,15}$/.test(length)) return `tendril sandbox proxy: Content-Length ${JSON.stringify(length)} is not a length`;
+  const body = field("transfer-encoding") !== undefined ? "stream" : Number(length ?? 0);
+  const early = body === "stream" ? head.rest : head.rest.subarray(0, body);
   return {
     host: url.hostname.replace(/^\[|\]$/g, ""),
     port: url.port === "" ? 80 : Number(url.port),
-    firstBytes: Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), head.rest]),
+    firstBytes: Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), early]),
+    bodyLeft: body === "stream" ? body : body - early.length,
   };
 }
 
@@ -240,13 +256,14 @@ function route(client: Socket, head: Head, ctx: ProxyContext): void {
         ctx.onRefused(host);
         return answer(client, "403 Forbidden", r.refused);
       }
-      relay(client, head.method === "CONNECT", r.address, host, port, t.firstBytes, ctx);
+      relay(client, t, r.address, ctx);
     },
     (err: Error) => answer(client, "502 Bad Gateway", `tendril sandbox proxy: cannot resolve ${host}: ${err.message}`),
   );
 }
 
-function relay(client: Socket, tunnel: boolean, address: string, host: string, port: number, firstBytes: Buffer, ctx: ProxyContext): void {
+function relay(client: Socket, t: Target, address: string, ctx: ProxyContext): void {
+  const { host, port, firstBytes, bodyLeft } = t;
   const upstream = ctx.dial(address, port);
   ctx.sockets.add(upstream);
   let connected = false;
@@ -266,13 +283,29 @@ function relay(client: Socket, tunnel: boolean, address: string, host: string, p
       client.pipe(upstream);
       upstream.pipe(client);
     };
-    if (!tunnel) return pipe(firstBytes);
+    if (bodyLeft !== undefined && bodyLeft !== "stream") return relayOne(client, upstream, firstBytes, bodyLeft);
+    if (bodyLeft === "stream") return pipe(firstBytes);
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     checkTunnelName(client, host, firstBytes, ctx).then((first) => {
       if (first) pipe(first);
       else upstream.destroy();
     });
   });
+}
+
+/** One plain request: its head and `bodyLeft` more body bytes go up; anything the client sends after
+ *  (a pipelined request, whose Host no one checked) is read and dropped; the answer comes back. */
+function relayOne(client: Socket, upstream: Socket, first: Buffer, bodyLeft: number): void {
+  upstream.write(first);
+  upstream.pipe(client);
+  let left = bodyLeft;
+  client.on("data", (chunk: Buffer) => {
+    if (left === 0) return;
+    const part = chunk.subarray(0, left);
+    left -= part.length;
+    upstream.write(part);
+  });
+  client.resume();
 }
 
 /**
