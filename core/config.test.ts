@@ -107,7 +107,7 @@ test("regression: settings were accepted and ignored; every config key either ta
   expect((await loadConfig({}, { HOME }, files({}))).hookServers).toEqual([]);
   await expect(loadConfig({}, { HOME, TENDRIL_PROFILE: "p" }, files({}))).rejects.toThrow("profile not found: /home/u/.config/tendril/agents/p.toml");
   // A domain pattern that is not a host is refused, naming the entry; with sandbox_network it would change nothing.
-  for (const bad of ["https://example.com", "example.com:443", "example.com/path", "*", "*.", "a..b", "exa mple.com", "-x.com", "1.2.3.999", "*.1.2.3.4", ""]) {
+  for (const bad of ["https://example.com", "example.com:99999", "example.com:", "example.com/path", "*", "*.", "a..b", "exa mple.com", "-x.com", "1.2.3.999", "*.1.2.3.4", ""]) {
     await expect(loadConfig({ config: "/d.toml" }, { HOME }, files({ "/d.toml": `sandbox_allow_domains = [${JSON.stringify(bad)}]` }))).rejects.toThrow(
       `/d.toml: sandbox_allow_domains: ${JSON.stringify(bad)} is not a host name`,
     );
@@ -132,4 +132,13 @@ test("regression: settings were accepted and ignored; every config key either ta
   await expect(loadConfig({ config: "/m.toml" }, { HOME }, files({ "/m.toml": '[[mcp]]\nname = "x"\ncommand = "c"\nargs = "x"' }))).rejects.toThrow(
     "/m.toml: mcp[0].args: Invalid input: expected array",
   );
+});
+
+test("A8: a wildcard on a public suffix is refused at config time; a pattern may name a port", async () => {
+  expect((await loadConfig({ config: "/d.toml" }, { HOME }, files({ "/d.toml": 'sandbox_allow_domains = ["Example.com:8080", "*.corp.co.uk", "10.0.0.1:443"]' }))).sandbox.allowDomains).toEqual(["example.com:8080", "*.corp.co.uk", "10.0.0.1:443"]);
+  for (const suffix of ["*.com", "*.co.uk", "*.github.io", "*.dev:8443"]) {
+    await expect(loadConfig({ config: "/d.toml" }, { HOME }, files({ "/d.toml": `sandbox_allow_domains = [${JSON.stringify(suffix)}]` }))).rejects.toThrow(
+      `/d.toml: sandbox_allow_domains: ${JSON.stringify(suffix)} *.${suffix.slice(2).replace(/:\d+$/, "")} covers a public suffix, under which anyone can register a name`,
+    );
+  }
 });

@@ -12,6 +12,7 @@ import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.
 import { credentialsPath, storedProvider } from "./credentials.ts";
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "./policy/modes.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "./sandbox-modes.ts";
+import { formatHostPattern, parseHostPattern } from "./host-patterns.ts";
 import { isOpenAiApi, isProviderName, OPENAI_APIS, type OpenAiApi, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
 import type { Price } from "./llm/prices.ts";
 
@@ -261,25 +262,16 @@ export function parsePrices(raw: Record<string, Record<string, unknown>> | undef
   return out;
 }
 
-/** A host name label: letters, digits and inner hyphens, at most 63 characters. */
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
-
 /**
  * `sandbox_allow_domains` entries, lower-cased: a host name (`registry.npmjs.org`, `localhost`), a
- * `*.` wildcard for its subdomains (`*.github.com`), or an IPv4 address. Anything else (a URL, a port,
- * a path, a bare `*`) is refused, naming the entry.
+ * `*.` wildcard for its subdomains (`*.github.com`, never a public suffix), or an IPv4 address, each
+ * with an optional `:port` (core/host-patterns.ts). Anything else is refused, naming the entry.
  */
 export function allowDomains(raw: readonly string[] | undefined, where: string): string[] {
   return (raw ?? []).map((entry) => {
-    const p = entry.trim().toLowerCase();
-    const host = p.startsWith("*.") ? p.slice(2) : p;
-    const labels = host.split(".");
-    const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && labels.every((n) => Number(n) <= 255);
-    const name = host.length <= 253 && labels.every((l) => LABEL.test(l)) && !/^\d+$/.test(labels.at(-1)!);
-    if ((ipv4 && host === p) || name) return p;
-    throw new ConfigError(
-      `${where}: sandbox_allow_domains: ${JSON.stringify(entry)} is not a host name: give a host (registry.npmjs.org), its subdomains (*.github.com) or an IPv4 address, without scheme, port or path`,
-    );
+    const p = parseHostPattern(entry);
+    if (typeof p === "string") throw new ConfigError(`${where}: sandbox_allow_domains: ${JSON.stringify(entry)} ${p}`);
+    return formatHostPattern(p);
   });
 }
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CredentialsError, credentialsPath, endpointUsable, readCredentials, removeKey, resolveEndpoint, storeKey, storedProvider } from "./credentials.ts";
+import { CredentialsError, credentialsPath, endpointUsable, keySource, readCredentials, removeKey, resolveEndpoint, storeKey, storedProvider } from "./credentials.ts";
 import { loadConfig } from "./config.ts";
 
 let dirs: string[] = [];
@@ -82,7 +82,57 @@ describe("which key wins", () => {
     storeKey(file, "anthropic", { api_key: "sk-file", base_url: "http://127.0.0.1:2" });
     expect(resolveEndpoint("anthropic", { apiKey: "sk-env" }, file)).toEqual({ apiKey: "sk-env", keyFrom: "environment" });
     expect(resolveEndpoint("anthropic", {}, file)).toEqual({ apiKey: "sk-file", baseUrl: "http://127.0.0.1:2", keyFrom: "file" });
-    expect(resolveEndpoint("anthropic", { baseUrl: "http://127.0.0.1:3" }, file)).toEqual({ apiKey: "sk-file", baseUrl: "http://127.0.0.1:3", keyFrom: "file" });
+  });
+
+  test("A12: a stored key goes only to the base URL stored with it unless both key and base URL come from the environment", () => {
+    const { file } = fresh();
+    storeKey(file, "anthropic", { api_key: "sk-file", base_url: "http://127.0.0.1:2" });
+    storeKey(file, "openai", { api_key: "sk-file-openai" });
+    expect(errorOf(() => resolveEndpoint("anthropic", { baseUrl: "https://collector.evil.test" }, file))).toEqual(
+      new CredentialsError(
+        `ANTHROPIC_BASE_URL is https://collector.evil.test, but the anthropic key comes from ${file}, where it is stored for http://127.0.0.1:2; a stored key goes only there. Set ANTHROPIC_API_KEY too to use https://collector.evil.test, unset ANTHROPIC_BASE_URL, or run tendril agent login --base-url https://collector.evil.test`,
+      ),
+    );
+    expect(errorOf(() => resolveEndpoint("openai", { baseUrl: "https://collector.evil.test/v1" }, file)).message).toContain("where it is stored for the provider's own endpoint; a stored key goes only there");
+    // The same URL as stored, or both from the environment: as asked.
+    expect(resolveEndpoint("anthropic", { baseUrl: "http://127.0.0.1:2" }, file)).toEqual({ apiKey: "sk-file", baseUrl: "http://127.0.0.1:2", keyFrom: "file" });
+    expect(resolveEndpoint("anthropic", { apiKey: "sk-env", baseUrl: "https://gw.test" }, file)).toEqual({ apiKey: "sk-env", baseUrl: "https://gw.test", keyFrom: "environment" });
+    // Through the agent's key source the refusal reaches the request as an error, and the key goes nowhere.
+    expect(() => keySource("anthropic", { baseUrl: "https://collector.evil.test" }, file, () => {}).endpoint()).toThrow(CredentialsError);
+  });
+
+  test("A12: a plain-http base URL to another machine gets a warning, once per URL", () => {
+    const { file } = fresh();
+    const warnings: string[] = [];
+    const source = keySource("openai", { apiKey: "sk-env", baseUrl: "http://10.0.0.5:8000/v1" }, file, (m) => warnings.push(m));
+    source.endpoint();
+    source.endpoint();
+    expect(warnings).toEqual(["the base URL http://10.0.0.5:8000/v1 is plain http to another machine: the API key and every prompt cross the network unencrypted; use https"]);
+    for (const quiet of ["http://127.0.0.1:11434/v1", "http://localhost:8080", "http://[::1]:9/", "https://gw.example.test", undefined]) {
+      const seen: string[] = [];
+      keySource("openai", { apiKey: "sk-env", ...(quiet ? { baseUrl: quiet } : {}) }, file, (m) => seen.push(m)).endpoint();
+      expect([quiet, seen]).toEqual([quiet, []]);
+    }
+  });
+
+  test("A12: the credentials temp file is created with O_EXCL|O_NOFOLLOW: a planted symlink at its name is not followed", () => {
+    const { dir, file } = fresh();
+    storeKey(file, "anthropic", { api_key: "sk-old" });
+    const victim = join(dir, "victim");
+    writeFileSync(victim, "untouched\n");
+    // The temp name's random part made predictable, as an attacker racing for it would hope.
+    const random = crypto.getRandomValues;
+    crypto.getRandomValues = <T extends ArrayBufferView | null>(a: T): T => ((a as unknown as Uint8Array).fill(7), a);
+    try {
+      symlinkSync(victim, `${file}.${process.pid}.${"07".repeat(8)}.tmp`);
+      expect((errorOf(() => storeKey(file, "anthropic", { api_key: "sk-new" })) as NodeJS.ErrnoException).code).toBe("EEXIST");
+    } finally {
+      crypto.getRandomValues = random;
+    }
+    expect(readFileSync(victim, "utf8")).toBe("untouched\n");
+    expect(readCredentials(file).anthropic?.api_key).toBe("sk-old");
+    storeKey(file, "anthropic", { api_key: "sk-new" }); // a fresh name next time
+    expect(readCredentials(file).anthropic?.api_key).toBe("sk-new");
   });
 
   test("an environment key never reads the file, so a broken file does not stop it", () => {

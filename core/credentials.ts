@@ -1,11 +1,14 @@
 // Owns Tendril's credentials file ($XDG_CONFIG_HOME/tendril/credentials.toml): reading it (mode 0600
 // or refused, TOML syntax, known keys only, each error naming the file and the fix), writing it
-// privately and atomically, removing a provider's entry, and which key wins (environment > file).
+// privately and atomically, removing a provider's entry, which key wins (environment > file) and where
+// a stored key may go (only to the base URL stored with it).
 // Does not prompt anyone (cli/modes/login.ts) or speak ACP (core/acp/auth.ts).
 import { closeSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml, stringify as stringifyToml } from "smol-toml";
 import type { ProviderName } from "./llm/provider-names.ts";
+import { randomHex } from "./ids.ts";
+import { log } from "./log.ts";
 import { openPrivateFile } from "./private-file.ts";
 
 /** The providers a key can be stored for (replay needs none). */
@@ -93,8 +96,9 @@ export function writeCredentials(path: string, creds: Credentials): void {
   const ordered: Record<string, StoredEndpoint> = {};
   for (const p of names) ordered[p] = creds[p]!;
   const text = `# Written by tendril agent login. Keep it private (mode 0600).\n${stringifyToml(ordered)}\n`;
-  const tmp = `${path}.${process.pid}.tmp`;
-  const fd = openPrivateFile(tmp, "w");
+  // A fresh name, made only if nothing (a planted symlink included) is there already.
+  const tmp = `${path}.${process.pid}.${randomHex(8)}.tmp`;
+  const fd = openPrivateFile(tmp, "new");
   try {
     writeSync(fd, text);
   } finally {
@@ -140,16 +144,38 @@ export interface Endpoint {
 }
 
 /**
- * The endpoint for `provider`: environment first, then the credentials file (read only when the
- * environment lacks something). Throws CredentialsError for a bad file that had to be read.
+ * The endpoint for `provider`: the environment's key (with the environment's base URL, if any), else
+ * the credentials file's key with the base URL stored beside it, and nothing else: a base URL from the
+ * environment that differs is refused, since it would carry the stored key to a host the user never
+ * stored it for. Throws CredentialsError for that and for a bad file that had to be read.
  */
 export function resolveEndpoint(provider: ProviderName, env: { apiKey?: string; baseUrl?: string }, path: string): Endpoint {
   if (provider === "replay") return { keyFrom: "none" };
   if (env.apiKey) return { apiKey: env.apiKey, ...(env.baseUrl ? { baseUrl: env.baseUrl } : {}), keyFrom: "environment" };
   const stored = readCredentials(path)[provider];
-  const baseUrl = env.baseUrl || stored?.base_url;
-  if (stored?.api_key) return { apiKey: stored.api_key, ...(baseUrl ? { baseUrl } : {}), keyFrom: "file" };
-  return { ...(baseUrl ? { baseUrl } : {}), keyFrom: "none" };
+  if (!stored?.api_key) return { ...(env.baseUrl ? { baseUrl: env.baseUrl } : {}), keyFrom: "none" };
+  if (env.baseUrl && env.baseUrl !== stored.base_url) {
+    const prefix = provider.toUpperCase();
+    throw new CredentialsError(
+      `${prefix}_BASE_URL is ${env.baseUrl}, but the ${provider} key comes from ${path}, where it is stored for ${stored.base_url ?? "the provider's own endpoint"}; a stored key goes only there. Set ${prefix}_API_KEY too to use ${env.baseUrl}, unset ${prefix}_BASE_URL, or run tendril agent login --base-url ${env.baseUrl}`,
+    );
+  }
+  return { apiKey: stored.api_key, ...(stored.base_url ? { baseUrl: stored.base_url } : {}), keyFrom: "file" };
+}
+
+/** A warning for a base URL that sends the key in the clear: plain http to a host other than this machine. */
+export function cleartextWarning(baseUrl: string | undefined): string | undefined {
+  if (!baseUrl) return undefined;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return undefined; // the SDK reports a malformed URL itself
+  }
+  if (url.protocol !== "http:") return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (host === "localhost" || host.endsWith(".localhost") || /^127\./.test(host) || host === "::1") return undefined;
+  return `the base URL ${baseUrl} is plain http to another machine: the API key and every prompt cross the network unencrypted; use https`;
 }
 
 /** A provider can be called: replay always, else with a key or an explicit base URL (local servers take none). */
@@ -171,8 +197,17 @@ export function storedProvider(path: string): KeyedProvider | undefined {
  * The key source of an agent running `provider`: its endpoint per use, and what its authentication
  * needs (core/acp/auth.ts's AuthHost): whether a usable key exists now, and forgetting the stored one.
  */
-export function keySource(provider: ProviderName, env: { apiKey?: string; baseUrl?: string }, path: string) {
-  const endpoint = (): Endpoint => resolveEndpoint(provider, env, path);
+export function keySource(provider: ProviderName, env: { apiKey?: string; baseUrl?: string }, path: string, warn: (message: string) => void = (m) => log.warn(m)) {
+  const warned = new Set<string>();
+  const endpoint = (): Endpoint => {
+    const ep = resolveEndpoint(provider, env, path);
+    const warning = cleartextWarning(ep.baseUrl);
+    if (warning && !warned.has(ep.baseUrl!)) {
+      warned.add(ep.baseUrl!);
+      warn(warning);
+    }
+    return ep;
+  };
   return {
     endpoint,
     auth: {

@@ -8,7 +8,7 @@ import { DEFERRED_IMPORTS } from "./deferred-imports.ts";
 const ROOT = process.argv[2] ?? process.cwd();
 const DIRS = ["main.ts", "cli", "core", "tools"];
 /** The leaf modules of core/ that tools/ may use (ARCHITECTURE.md rule 4). */
-const CORE_LEAVES = ["core/ids.ts", "core/limits.ts", "core/log.ts", "core/mcp/tool-definition.ts", "core/path-inside.ts", "core/process-group.ts", "core/text-bounds.ts", "core/zod-issue.ts"];
+const CORE_LEAVES = ["core/host-patterns.ts", "core/ids.ts", "core/limits.ts", "core/log.ts", "core/mcp/tool-definition.ts", "core/path-inside.ts", "core/process-group.ts", "core/text-bounds.ts", "core/zod-issue.ts"];
 /** SDK import prefix → the one module allowed to load it at run time (per protocol side). */
 const ADAPTERS: Record<string, string[]> = {
   "@anthropic-ai/sdk": ["core/llm/anthropic.ts"],

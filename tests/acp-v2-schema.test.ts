@@ -355,3 +355,30 @@ test("every v2 update kind the v2 mapping makes was validated by the tests above
   expect(made.size).toBeGreaterThan(4);
   expect([...made].filter((k) => !validatedKinds.has(k)).sort()).toEqual([]);
 });
+
+test("B2: a session/resume of a busy session is refused and leaves the running turn's state: tool_call/cancel and session/close still reach the turn", async () => {
+  const store = new SessionStore(state);
+  const asked = new Map<unknown, string>();
+  const a = memoryAgent({ store });
+  await req(a, asked, "initialize", INIT_V2);
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [] })).result;
+  a.provider.push({ calls: [{ id: "b1", name: "t__sleep", input: { ms: 20_000 } }] }, { text: "carried on" }, { calls: [{ id: "b2", name: "t__sleep", input: { ms: 20_000 } }] });
+  const started = Date.now();
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "sleep" }] });
+  await waitFor(() => updates(a, sessionId).some((u) => u.toolCallId === "b1" && u.status === "in_progress"), 10_000);
+  const refused = (await req(a, asked, "session/resume", { sessionId, cwd: ws, replayFrom: { type: "start" } })).error;
+  expect(refused).toBeDefined();
+  // the running turn's tool call is still known and cancellable
+  expect((await req(a, asked, "tool_call/cancel", { sessionId, toolCallId: "b1" })).result).toEqual({});
+  expect((await untilIdle(a, sessionId, 1)).stopReason).toBe("end_turn");
+  expect(updates(a, sessionId).filter((u) => u.toolCallId === "b1").at(-1).status).toBe("cancelled");
+  // and session/close of a busy session (refused resume in between) cancels its turn before answering
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "sleep again" }] });
+  await waitFor(() => updates(a, sessionId).some((u) => u.toolCallId === "b2" && u.status === "in_progress"), 10_000);
+  expect((await req(a, asked, "session/resume", { sessionId, cwd: ws })).error).toBeDefined();
+  expect((await req(a, asked, "session/close", { sessionId })).result).toEqual({});
+  expect(idles(a, sessionId).at(-1).stopReason).toBe("cancelled");
+  expect(Date.now() - started).toBeLessThan(10_000);
+  await a.close();
+  expect(validateAll(a, asked).failures).toEqual([]);
+});

@@ -211,20 +211,20 @@ test("a chain whose proxy speaks only v1 answers v1 to a v2 client, and routes v
   expect(await raw.exited(20_000)).toBe(0);
 });
 
-test("a chain whose components answer different ACP versions is refused at initialize, naming the component and both versions", async () => {
+test("B6: a chain version mismatch is -32022 (unsupported protocol version), at initialize, naming the component and both versions", async () => {
   const raw = spawnRawMode("conductor", {}, ["agent", `ANSWER_VERSION=1 ${RAW_PROXY}`, TENDRIL_AGENT]);
   children.push(raw.child);
   raw.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 2, info: { name: "raw", version: "1" }, capabilities: {} } });
   const init = await raw.response(1, 20_000);
   expect(init.result).toBeUndefined();
-  expect(init.error.code).toBe(-32603);
+  expect(init.error.code).toBe(-32022);
   expect(init.error.message).toContain("component 1 (raw-proxy.ts) answered protocolVersion 1");
   expect(init.error.message).toContain("its successor component 2 (tendril agent) answered 2");
   expect(init.error.data).toMatchObject({ component: 1, protocolVersion: 1, successor: 2, successorProtocolVersion: 2 });
   // the chain refuses what follows with the same error; it never reaches a component
   raw.writeLine({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: work, mcpServers: [] } });
   const next = await raw.response(2, 20_000);
-  expect(next.error.message).toBe(init.error.message);
+  expect(next.error).toEqual(init.error);
   raw.child.stdin.end();
   expect(await raw.exited(20_000)).toBe(0);
 });

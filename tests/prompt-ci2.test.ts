@@ -119,6 +119,15 @@ describe("--output-schema against tendril agent", () => {
     expect(readFileSync(file, "utf8")).toBe("");
   });
 
+  test("A13: the document bounds are the run's limits (TENDRIL_MAX_OUTPUT_UNIQUE_ITEMS): past them, exit 4 naming the limit", async () => {
+    const schema = join(work, "unique.json");
+    writeFileSync(schema, JSON.stringify({ type: "object", properties: { ids: { type: "array", uniqueItems: true } } }));
+    fake.script([{ text: '{"ids": [1, 2, 3, 4]}' }, { text: '{"ids": [5, 6, 7, 8]}' }]);
+    const r = await prompt(["--cwd", freshDir(), "--output-schema", schema, "--timeout", "20", "review this"], { TENDRIL_MAX_OUTPUT_UNIQUE_ITEMS: "3" });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain("the document's arrays hold more than 3 items, more than uniqueItems is checked for (MAX_OUTPUT_UNIQUE_ITEMS)");
+  });
+
   test("json output of a failed schema run: no `structured`, the error says why", async () => {
     fake.script([{ text: '{"verdict": 1}' }, { text: '{"verdict": 2}' }]);
     const r = await prompt(["--cwd", freshDir(), "--output-schema", verdictSchema, "--output", "json", "review this"]);

@@ -230,7 +230,7 @@ test("regression: AgentSide.request never settled when the chain ended; now it a
 async function bridgedChain() {
   const client = memoryPeer();
   const agent = memoryPeer();
-  const bridge = await McpBridge.start({ self: { command: "tendril", args: [] }, maxLineBytes: 1 << 20 });
+  const bridge = await McpBridge.start({ self: { command: "tendril", args: [] }, maxLineBytes: 1 << 20, connectTimeoutMs: 10_000 });
   const chain = new Chain({ mode: "agent", client: client.io, components: [agent.io], maxLineBytes: 1 << 20, agentEdge: bridge });
   bridge.attach(chain.agentSide());
   // The client: answers every relayed MCP message (and says which server it was for); queues the rest.

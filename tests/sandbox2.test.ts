@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
-import { hostAllowed, hostOnlyAddress, startEgressProxy } from "../tools/dev/egress-proxy.ts";
+import { hostAllowed, nameRefusedAddress, startEgressProxy } from "../tools/dev/egress-proxy.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
 import { createPolicy } from "../core/policy/policy.ts";
 import { ApprovalStore } from "../core/policy/approvals.ts";
@@ -66,14 +66,14 @@ function config(name: string, toml: string): Record<string, string> {
 describe("the allow-domains proxy (in process)", () => {
   test("host patterns: exact names and *. subdomains, case-insensitive; nothing else", () => {
     const p = ["registry.npmjs.org", "*.github.com", "127.0.0.1"];
-    expect(["registry.npmjs.org", "REGISTRY.npmjs.org.", "api.github.com", "a.b.github.com", "127.0.0.1"].filter((h) => hostAllowed(h, p))).toHaveLength(5);
-    expect(["github.com", "evilgithub.com", "npmjs.org", "registry.npmjs.org.evil", "127.0.0.2", "localhost"].filter((h) => hostAllowed(h, p))).toEqual([]);
+    expect(["registry.npmjs.org", "REGISTRY.npmjs.org.", "api.github.com", "a.b.github.com", "127.0.0.1"].filter((h) => hostAllowed(h, 443, p))).toHaveLength(5);
+    expect(["github.com", "evilgithub.com", "npmjs.org", "registry.npmjs.org.evil", "127.0.0.2", "localhost"].filter((h) => hostAllowed(h, 443, p))).toEqual([]);
   });
 
   test("regression: an allowed name that resolves to this machine or link-local (cloud metadata) reached the host's own services; refused now, the address itself still allowed", async () => {
-    expect(["127.0.0.1", "127.1.2.3", "0.0.0.0", "169.254.169.254", "::1", "::", "fe80::1", "::ffff:127.0.0.1"].filter(hostOnlyAddress)).toHaveLength(8);
-    expect(["10.0.0.1", "192.168.1.1", "8.8.8.8", "2001:db8::1"].filter(hostOnlyAddress)).toEqual([]);
-    const proxy = await startEgressProxy(0, ["localhost"]);
+    expect(["127.0.0.1", "127.1.2.3", "0.0.0.0", "169.254.169.254", "::1", "::", "fe80::1", "::ffff:127.0.0.1"].filter((a) => nameRefusedAddress(a) !== undefined)).toHaveLength(8);
+    expect(["8.8.8.8", "2001:db8::1", "::ffff:8.8.8.8"].filter((a) => nameRefusedAddress(a) !== undefined)).toEqual([]);
+    const proxy = await startEgressProxy(0, [`localhost:${webPort}`]);
     try {
       const { connect } = await import("node:net");
       const s = connect(proxy.port!, "127.0.0.1");
@@ -82,7 +82,7 @@ describe("the allow-domains proxy (in process)", () => {
       s.write(`GET http://localhost:${webPort}/secret HTTP/1.1\r\nHost: localhost\r\n\r\n`);
       await new Promise((r) => s.once("close", r));
       expect(got).toStartWith("HTTP/1.1 403 Forbidden");
-      expect(got).toMatch(/localhost resolves to (127\.0\.0\.1|::1), this machine or link-local/);
+      expect(got).toMatch(/localhost resolves to (127\.0\.0\.1|::1) \(this machine\)/);
       expect(got).not.toContain("served /secret");
       expect(proxy.refused).toEqual(["localhost"]);
     } finally {
@@ -91,7 +91,7 @@ describe("the allow-domains proxy (in process)", () => {
   });
 
   test("relays plain HTTP and CONNECT to an allowed host; refuses another host with a 403 naming it and the setting", async () => {
-    const proxy = await startEgressProxy(0, ["127.0.0.1"]);
+    const proxy = await startEgressProxy(0, [`127.0.0.1:${webPort}`, "127.0.0.1:1"]);
     try {
       const viaProxy = async (head: string) => {
         const { connect } = await import("node:net");
@@ -108,7 +108,7 @@ describe("the allow-domains proxy (in process)", () => {
       expect(tunnel).toContain("served /tunnel");
       const refused = await viaProxy("CONNECT example.com:443 HTTP/1.1\r\n\r\n");
       expect(refused).toStartWith("HTTP/1.1 403 Forbidden");
-      expect(refused).toContain("example.com is not reachable from this command: sandbox_allow_domains lets through only 127.0.0.1");
+      expect(refused).toContain(`example.com is not reachable from this command: sandbox_allow_domains lets through only 127.0.0.1:${webPort}, 127.0.0.1:1`);
       expect(await viaProxy("GET http://localhost/ HTTP/1.1\r\n\r\n")).toContain("localhost is not reachable");
       expect(await viaProxy("garbage\r\n\r\n")).toStartWith("HTTP/1.1 400");
       expect(await viaProxy("CONNECT 127.0.0.1:99999 HTTP/1.1\r\n\r\n")).toStartWith("HTTP/1.1 400");
@@ -123,8 +123,8 @@ describe("the allow-domains proxy (in process)", () => {
 
 describe.skipIf(!BWRAP || !CURL)("sandbox_allow_domains through the binary", () => {
   test("an allowed host is reached through the proxy (HTTP and CONNECT); any other is refused, naming the host and the setting", async () => {
-    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", ...config("domains.toml", 'sandbox_allow_domains = ["127.0.0.1"]\n') });
-    expect(client.getInstructions()).toContain("network only to 127.0.0.1 through the HTTP(S)_PROXY given");
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", ...config("domains.toml", `sandbox_allow_domains = ["127.0.0.1:${webPort}"]\n`) });
+    expect(client.getInstructions()).toContain(`network only to 127.0.0.1:${webPort} through the HTTP(S)_PROXY given`);
     const plain = await callTool(client, "shell", { command: `curl -sS http://127.0.0.1:${webPort}/inside && echo "$HTTPS_PROXY"` });
     expect({ exit: exitOf(plain), out: stdoutOf(plain) }).toEqual({ exit: 0, out: "served /inside\nhttp://127.0.0.1:3128\n" });
     expect(textOf(plain)).not.toContain("sandbox:");
@@ -135,7 +135,7 @@ describe.skipIf(!BWRAP || !CURL)("sandbox_allow_domains through the binary", () 
     const other = await callTool(client, "shell", { command: `curl -sS http://localhost:${webPort}/no` });
     expect(exitOf(other)).toBe(0); // curl prints the proxy's 403 page and succeeds
     expect(stdoutOf(other)).toContain("localhost is not reachable from this command: sandbox_allow_domains lets through only 127.0.0.1");
-    expect(other.structuredContent?.sandbox_note).toContain("sandbox: the proxy refused localhost: not in sandbox_allow_domains (127.0.0.1)");
+    expect(other.structuredContent?.sandbox_note).toContain(`sandbox: the proxy refused localhost: not in sandbox_allow_domains (127.0.0.1:${webPort})`);
     expect(hits).not.toContain("GET /no");
     const tls = await callTool(client, "shell", { command: "curl -sS https://example.com/" });
     expect(exitOf(tls)).not.toBe(0);
@@ -147,7 +147,7 @@ describe.skipIf(!BWRAP || !CURL)("sandbox_allow_domains through the binary", () 
   });
 
   test("a timeout still kills the command and its forwarder, and the proxy's socket folder is removed", async () => {
-    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", ...config("domains-kill.toml", 'sandbox_allow_domains = ["127.0.0.1"]\n') });
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", ...config("domains-kill.toml", `sandbox_allow_domains = ["127.0.0.1:${webPort}"]\n`) });
     const marker = "300.93";
     const alive = () =>
       readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
@@ -167,7 +167,7 @@ describe.skipIf(!BWRAP || !CURL)("sandbox_allow_domains through the binary", () 
   });
 
   test("read-only reaches the proxy too (its socket sits on the read-only root)", async () => {
-    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "read-only", ...config("domains-ro.toml", 'sandbox_allow_domains = ["127.0.0.1"]\n') });
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "read-only", ...config("domains-ro.toml", `sandbox_allow_domains = ["127.0.0.1:${webPort}"]\n`) });
     const r = await callTool(client, "shell", { command: `curl -sS http://127.0.0.1:${webPort}/ro` });
     expect({ exit: exitOf(r), out: stdoutOf(r) }).toEqual({ exit: 0, out: "served /ro\n" });
   });

@@ -6,11 +6,12 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
-import { createServer, type Server } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { BIN, ROOT, runBin } from "./binary.ts";
+import { DEFAULT_LIMITS } from "../core/limits.ts";
 import { embedJson, tracePage } from "../core/conductor/trace-view.ts";
 import { stepsOf } from "../core/conductor/trace-steps.ts";
 import { LineSplitter, parseTraceLine, TraceLineError } from "../core/conductor/trace-follow.ts";
@@ -274,6 +275,44 @@ describe("bad input through the binary", () => {
     expect(await get(`127.0.0.1:${port}`)).toBe(200);
     expect(await get(`evil.example:${port}`)).toBe(403);
   }, 30_000);
+
+  test("A13: --serve answers only under the random token in its URL, and keeps at most MAX_TRACE_CONNECTIONS connections", async () => {
+    const viewer = await startViewer(writeTrace("token.jsonl", sampleTrace()));
+    const other = await startViewer(writeTrace("token2.jsonl", sampleTrace()));
+    const url = new URL(viewer.url);
+    expect(url.pathname).toMatch(/^\/[0-9a-f]{32}\/$/);
+    expect(new URL(other.url).pathname).not.toBe(url.pathname);
+    const status = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(new URL(path, viewer.url), { timeout: PAGE_WAIT_MS }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    expect(await status(url.pathname)).toBe(200);
+    for (const guess of ["/", "/events", `${url.pathname}x`, `/${"0".repeat(32)}/`, `/${"0".repeat(32)}/events`]) expect([guess, await status(guess)]).toEqual([guess, 404]);
+    // Past the cap a connection is closed at once; below it, served.
+    const held: Socket[] = [];
+    for (let i = 0; i < DEFAULT_LIMITS.MAX_TRACE_CONNECTIONS; i++) {
+      const s = connect(Number(url.port), "127.0.0.1");
+      await new Promise((r) => s.once("connect", r));
+      held.push(s);
+    }
+    await Bun.sleep(100);
+    const extra = connect(Number(url.port), "127.0.0.1");
+    extra.on("error", () => {});
+    const closed = await new Promise<boolean>((resolve) => {
+      extra.once("close", () => resolve(true));
+      setTimeout(() => resolve(false), PAGE_WAIT_MS);
+    });
+    expect(closed).toBe(true);
+    held.pop()!.destroy();
+    await Bun.sleep(100);
+    expect(await status(url.pathname)).toBe(200);
+    for (const s of held) s.destroy();
+  }, 30_000);
 });
 
 describe.skipIf(!CHROMIUM)("in chromium", () => {
@@ -365,7 +404,7 @@ describe.skipIf(!CHROMIUM)("in chromium", () => {
     chain.writeLine({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
     await chain.response(1);
     const viewer = await startViewer(file);
-    expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/$/);
     const { page, errors } = await openPage(viewer.url);
     expect(await page.locator("#live").textContent()).toBe("live");
     await page.locator("#rows .row", { hasText: "↩ initialize" }).first().waitFor();

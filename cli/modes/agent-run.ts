@@ -10,7 +10,7 @@ import { createProvider } from "../../core/llm/provider.ts";
 import type { LlmProvider } from "../../core/llm/types.ts";
 import { log, setLogLevel, setLogScope } from "../../core/log.ts";
 import { type OpenAgent, openAgent } from "../compose/agent-runtime.ts";
-import { dieOfUncaught } from "../process/fatal.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { stdinChunks, stdoutSink } from "../process/stdio.ts";
 import { signalExitCode, watchStopSignals } from "../process/stop-signals.ts";
@@ -80,20 +80,13 @@ export async function runAgent(flags: AgentFlags): Promise<number> {
     return true;
   };
   const signals = watchStopSignals({ interrupt: { absorb, repeatMs: cfg.limits.INTERRUPT_REPEAT_S * 1000 } });
-  process.on("unhandledRejection", (reason) => log.error("unhandled rejection (continuing)", { error: reason }));
+  installExitPolicy();
   let brokenStdout: (why: string) => void = () => {};
   const broken = new Promise<string>((resolve) => (brokenStdout = resolve));
   const sink = stdoutSink((err) => brokenStdout(`stdout: ${err.message}`));
   const running = await openAgent(cfg, provider, { input: stdinChunks(), sink }, { passEnv, auth });
   agent = running;
-  process.on("uncaughtException", (err) =>
-    void dieOfUncaught(err, {
-      logError: (m, f) => log.error(m, f),
-      killAllGroups: running.killAllGroupsNow,
-      flush: () => running.flush(),
-      exit: (code) => process.exit(code),
-    }),
-  );
+  installExitPolicy({ killAllGroups: running.killAllGroupsNow, flush: () => running.flush() });
 
   // A stop from outside the protocol: a signal (its exit code) or a stdout the client closed (1).
   const stop = Promise.race([

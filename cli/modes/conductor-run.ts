@@ -9,6 +9,7 @@ import { LimitError, loadLimits } from "../../core/limits.ts";
 import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
 import { killAllGroupsNow, setKillGrace } from "../../core/process-group.ts";
 import { processEnv } from "../process/environment.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 import { selfCommand } from "../process/self.ts";
 import { stdinChunks, stdoutSink } from "../process/stdio.ts";
 import { releaseOnStop, signalExitCode, watchStopSignals } from "../process/stop-signals.ts";
@@ -40,6 +41,7 @@ function usage(message: string): number {
 
 export async function runChainMode(mode: "agent" | "proxy", texts: string[], flags: ChainFlags): Promise<number> {
   setLogScope(`tendril conductor ${mode}`);
+  installExitPolicy();
   const env = processEnv();
   const level = flags.log ?? env.TENDRIL_LOG;
   if (level !== undefined) {

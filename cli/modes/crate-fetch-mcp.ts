@@ -7,10 +7,11 @@ import { crateSourceInstructions, crateSourceTool } from "../../tools/crates/cra
 import type { CrateFetcher } from "../../tools/crates/fetch-crate.ts";
 import { VERSION } from "../../core/version.ts";
 import { watchStopSignals } from "../process/stop-signals.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 
 export async function serveCrateMcp(newFetcher: () => CrateFetcher, limits: Limits): Promise<number> {
   const tool = crateSourceTool(newFetcher, limits.MAX_TOOL_RESULT_BYTES);
-  process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
+  installExitPolicy();
   const serving = await serveMcp({
     name: "tendril-crates",
     version: VERSION,

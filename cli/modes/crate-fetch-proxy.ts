@@ -12,10 +12,11 @@ import { nodeSink } from "../../core/wire/writer.ts";
 import { crateSourceInstructions, crateSourceTool } from "../../tools/crates/crate-source-tool.ts";
 import type { CrateFetcher } from "../../tools/crates/fetch-crate.ts";
 import { watchStopSignals } from "../process/stop-signals.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 
 /** `newFetcher(cwd)`: a fresh fetcher resolving default versions against the Cargo.lock above `cwd`. */
 export async function serveCrateProxy(newFetcher: (cwd: string) => CrateFetcher, limits: Limits): Promise<number> {
-  process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
+  installExitPolicy();
   process.stdout.on("error", () => {}); // a gone conductor shows up as stdin EOF
   const ended = await runCrateSources({ input: chunksOf(process.stdin), sink: nodeSink(process.stdout) }, newFetcher, limits);
   const signalled = watchStopSignals().stopped;

@@ -16,6 +16,7 @@ import { buildDevTools } from "../../tools/dev/tool-list.ts";
 import { lazyShims } from "../compose/lazy-shims.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { releaseOnStop, watchStopSignals } from "../process/stop-signals.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 
 export interface DevMcpFlags {
   root?: string;
@@ -47,7 +48,7 @@ export async function runDevMcp(flags: DevMcpFlags): Promise<number> {
     return 2;
   }
   // A stray rejection must not take the server (and its children's cleanup) down with it.
-  process.on("unhandledRejection", (err) => log.error("unhandled rejection", { error: err }));
+  installExitPolicy();
   setKillGrace(cfg.limits.KILL_GRACE_MS);
   // The shim folder is made with the first shell command, and goes the moment a stop is decided,
   // before any wait: whoever stops us (the agent's kill ladder) may SIGKILL us a grace period later,

@@ -18,6 +18,7 @@ import { setKillGrace } from "../../core/process-group.ts";
 import { formatBytes } from "../../core/text-bounds.ts";
 import { VERSION } from "../../core/version.ts";
 import { processEnv } from "../process/environment.ts";
+import { installExitPolicy } from "../process/fatal.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
 import { FLAGS, flagKey, flagValue, type PromptFlags } from "./prompt-flags.ts";
 import { type SelfCommand, selfCommand } from "../process/self.ts";
@@ -61,6 +62,7 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
 }
 
 export async function runPromptCommand(prompt: string, flags: PromptFlags): Promise<number> {
+  installExitPolicy();
   try {
     return await runPromptMode(prompt, flags);
   } catch (err) {
@@ -142,7 +144,8 @@ function resumeWanted(flags: PromptFlags): ResumeWanted | undefined {
 }
 
 /** --output-schema FILE, read and compiled now: a missing file or a bad schema is exit 2 before any agent starts. */
-async function outputSchema(raw: string | undefined, maxBytes: number): Promise<OutputSchema | undefined> {
+async function outputSchema(raw: string | undefined, limits: Limits): Promise<OutputSchema | undefined> {
+  const maxBytes = limits.MAX_PROMPT_BYTES;
   if (raw === undefined) return undefined;
   if (raw === "") throw new UsageError("--output-schema needs a file name");
   let text: string;
@@ -158,7 +161,7 @@ async function outputSchema(raw: string | undefined, maxBytes: number): Promise<
   // The schema validator (~0.6 ms to load) loads only for a run that asks for a schema.
   const { loadOutputSchema, SchemaFileError } = await import("../../core/acp-client/output-schema.ts");
   try {
-    return await loadOutputSchema(text, `--output-schema ${raw}`);
+    return await loadOutputSchema(text, `--output-schema ${raw}`, limits);
   } catch (err) {
     if (err instanceof SchemaFileError) throw new UsageError(err.message);
     throw err;
@@ -267,7 +270,7 @@ async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<
     const policy = await parseApprovalPolicy(flags.approve, readFileOrUndefined);
     const agent = agentSpawn(flags.agent, vars, cl, selfCommand());
     const mcpServers = (flags.mcp ?? []).map((spec) => mcpServer(spec, vars, cl));
-    const schema = await outputSchema(flags.outputSchema, limits.MAX_PROMPT_BYTES);
+    const schema = await outputSchema(flags.outputSchema, limits);
     const prompt = await readPrompt(promptArg, limits.MAX_PROMPT_BYTES);
     const outFd = openOutputFile(flags.outputFile);
     return { limits, timeoutS, cwd, policy, agent, mcpServers, prompt, maxTurns, maxBudgetUsd, settings, meta, resume, schema, outFd };

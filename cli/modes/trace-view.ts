@@ -88,6 +88,7 @@ async function serve(file: string, port: number, filters: { session?: string; me
       port,
       pollMs: limits.TRACE_POLL_MS,
       maxLineBytes: limits.MAX_TRACE_LINE_BYTES,
+      maxConnections: limits.MAX_TRACE_CONNECTIONS,
       title: basename(file),
       filters,
       problem: (err: TraceLineError) => say(`${file}: ${err.message}`),

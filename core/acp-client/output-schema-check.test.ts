@@ -168,6 +168,6 @@ describe("which documents pass, and the words for those that do not", () => {
 
   test("a document nested past the stack is a problem, not a crash", async () => {
     const s = await loadOutputSchema('{"type": "array", "items": {"$ref": "#"}}', "s.json");
-    expect(s.check("[".repeat(20_000) + "]".repeat(20_000))).toEqual({ ok: false, problems: ["the document cannot be checked: it is nested too deeply"] });
+    expect(s.check("[".repeat(20_000) + "]".repeat(20_000))).toEqual({ ok: false, problems: ["the document nests deeper than 128 levels (MAX_OUTPUT_DOCUMENT_DEPTH)"] });
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { DEFAULT_LIMITS } from "../limits.ts";
 import { loadOutputSchema, SchemaFileError, takeJson } from "./output-schema.ts";
 
 describe("takeJson", () => {
@@ -46,5 +47,33 @@ describe("loadOutputSchema", () => {
     await expect(loadOutputSchema("null", "s.json")).rejects.toThrow(new SchemaFileError("s.json is not a JSON Schema: a schema is an object (or true/false)"));
     await expect(loadOutputSchema('{"type": "string", "format": "colour"}', "s.json")).rejects.toThrow('s.json is not a JSON Schema this validator accepts: unknown format "colour" at path "#"');
     await expect(loadOutputSchema('{"$ref": "#/$defs/none"}', "s.json")).rejects.toThrow("can't resolve reference #/$defs/none");
+  });
+});
+
+describe("A13: the document is bounded before it is validated, so --timeout always fires", () => {
+  test("A13: an answer over MAX_OUTPUT_DOCUMENT_BYTES is refused unparsed", async () => {
+    const s = await loadOutputSchema('{"type": "array"}', "s.json", { ...DEFAULT_LIMITS, MAX_OUTPUT_DOCUMENT_BYTES: 100 });
+    expect(s.check(JSON.stringify(Array(40).fill(1)))).toMatchObject({ ok: true });
+    expect(s.check(JSON.stringify(Array(60).fill(1)))).toEqual({ ok: false, problems: ["the answer is 121 bytes, over the 100 bytes a document may have (MAX_OUTPUT_DOCUMENT_BYTES)"] });
+  });
+
+  test("A13: a document nested past MAX_OUTPUT_DOCUMENT_DEPTH is refused", async () => {
+    const s = await loadOutputSchema('{"items": {"$ref": "#"}}', "s.json");
+    const nest = (n: number) => "[".repeat(n) + "]".repeat(n);
+    expect(s.check(nest(DEFAULT_LIMITS.MAX_OUTPUT_DOCUMENT_DEPTH))).toMatchObject({ ok: true });
+    expect(s.check(nest(DEFAULT_LIMITS.MAX_OUTPUT_DOCUMENT_DEPTH + 1))).toEqual({ ok: false, problems: [`the document nests deeper than ${DEFAULT_LIMITS.MAX_OUTPUT_DOCUMENT_DEPTH} levels (MAX_OUTPUT_DOCUMENT_DEPTH)`] });
+  });
+
+  test("A13: under uniqueItems, a document with more array items than MAX_OUTPUT_UNIQUE_ITEMS is refused without the pairwise check", async () => {
+    const max = DEFAULT_LIMITS.MAX_OUTPUT_UNIQUE_ITEMS;
+    const unique = await loadOutputSchema('{"type": "object", "properties": {"ids": {"type": "array", "uniqueItems": true}}}', "s.json");
+    const ids = (n: number) => JSON.stringify({ ids: Array.from({ length: n }, (_, i) => i) });
+    expect(unique.check(ids(max))).toMatchObject({ ok: true });
+    // Unbounded, this check of 8000 items takes seconds on the event loop (quadratic), holding off every timer.
+    const t0 = performance.now();
+    expect(unique.check(ids(8000))).toEqual({ ok: false, problems: [`the document's arrays hold more than ${max} items, more than uniqueItems is checked for (MAX_OUTPUT_UNIQUE_ITEMS)`] });
+    expect(performance.now() - t0).toBeLessThan(1000);
+    // Without uniqueItems in the schema, long arrays are fine.
+    expect((await loadOutputSchema('{"type": "array"}', "s.json")).check(JSON.stringify(Array.from({ length: 8000 }, (_, i) => i)))).toMatchObject({ ok: true });
   });
 });

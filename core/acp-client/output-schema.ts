@@ -1,8 +1,11 @@
 // Owns `tendril prompt --output-schema`: the schema checked against its draft and run by @cfworker/json-schema
 // (the one module that imports it), the text asking an agent for one JSON document, the document taken from
-// an answer (whole, else its last fenced block) and checked, the problems worded for the agent and the user.
+// an answer (whole, else its last fenced block; within output-document-bounds.ts's bounds) and checked, the
+// problems worded for the agent and the user.
 // Does not talk to the agent: client-runner.ts asks and asks again; cli/ reads the file.
 import { format as FORMATS, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
+import { DEFAULT_LIMITS } from "../limits.ts";
+import { answerTooLarge, type DocumentBounds, documentOutOfBounds, usesUniqueItems } from "./output-document-bounds.ts";
 import instructionTemplate from "./output-schema.md" with { type: "text" };
 import retryTemplate from "./output-schema-retry.md" with { type: "text" };
 
@@ -237,7 +240,7 @@ function checkSchema(schema: unknown, draft: SchemaDraft, path: string, refs: [R
  * a validation against the meta-schema itself: with this validator that costs 2-5 ms in the compiled
  * binary (cold code each run), more than the 2 ms the whole check may add to a run.
  */
-export async function loadOutputSchema(text: string, file: string): Promise<OutputSchema> {
+export async function loadOutputSchema(text: string, file: string, bounds: DocumentBounds = DEFAULT_LIMITS): Promise<OutputSchema> {
   let schema: unknown;
   try {
     schema = JSON.parse(text);
@@ -266,11 +269,16 @@ export async function loadOutputSchema(text: string, file: string): Promise<Outp
     throw new SchemaFileError(`${file} is not a JSON Schema this validator accepts: ${why}`);
   }
   const instruction = instructionTemplate.replace("{{schema}}", () => JSON.stringify(schema, null, 2));
+  const uniqueItems = usesUniqueItems(schema);
   return {
     instruction,
     check(answer) {
+      const tooLarge = answerTooLarge(answer, bounds);
+      if (tooLarge) return { ok: false, problems: [tooLarge] };
       const taken = takeJson(answer);
       if (!taken.ok) return { ok: false, problems: [taken.problem] };
+      const outOfBounds = documentOutOfBounds(taken.value, uniqueItems, bounds);
+      if (outOfBounds) return { ok: false, problems: [outOfBounds] };
       let result: ReturnType<Validator["validate"]>;
       try {
         result = validator.validate(taken.value);

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_LIMITS } from "../limits.ts";
@@ -58,4 +58,46 @@ test("C3: a workspace folder named with $ patterns appears in the system prompt 
   const out = buildSystemPrompt({ cwd, home: "/nonexistent-home", ...bounds });
   expect(out).toContain(cwd);
   expect(out).not.toContain("{{cwd}}");
+});
+
+test("A11: AGENTS.md files are read from the workspace up to the repository root, never from a world-writable folder or file", () => {
+  const repo = join(home, "a11", "repo");
+  const ws = join(repo, "pkg", "sub");
+  mkdirSync(join(repo, ".git"), { recursive: true });
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(home, "a11", "AGENTS.md"), "ABOVE THE REPOSITORY");
+  writeFileSync(join(repo, "AGENTS.md"), "REPO RULES");
+  writeFileSync(join(repo, "pkg", "AGENTS.md"), "PLANTED IN A SHARED FOLDER");
+  writeFileSync(join(ws, "AGENTS.md"), "SUB RULES");
+  expect(findAgentsFiles(ws, home)).toEqual([join(repo, "AGENTS.md"), join(repo, "pkg", "AGENTS.md"), join(ws, "AGENTS.md")]);
+  chmodSync(join(repo, "pkg"), 0o1777); // like /tmp: anyone may add a file
+  chmodSync(join(ws, "AGENTS.md"), 0o666);
+  expect(findAgentsFiles(ws, home)).toEqual([join(repo, "AGENTS.md")]);
+  const text = buildSystemPrompt({ cwd: ws, home, ...bounds });
+  expect(text).toContain("REPO RULES");
+  for (const gone of ["ABOVE THE REPOSITORY", "PLANTED IN A SHARED FOLDER", "SUB RULES"]) expect(text).not.toContain(gone);
+});
+
+test("A11: outside both a repository and $HOME only the workspace's own AGENTS.md is read", () => {
+  const outer = join(home, "a11-outside");
+  const ws = join(outer, "ws");
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(outer, "AGENTS.md"), "OUTER");
+  writeFileSync(join(ws, "AGENTS.md"), "WS");
+  expect(findAgentsFiles(ws, join(home, "elsewhere"))).toEqual([join(ws, "AGENTS.md")]);
+});
+
+test.skipIf(process.getuid?.() !== 0)("A11: an AGENTS.md in a folder owned by another user is not read", () => {
+  const repo = join(home, "a11-owner");
+  const ws = join(repo, "ws");
+  mkdirSync(join(repo, ".git"), { recursive: true });
+  mkdirSync(ws, { recursive: true });
+  writeFileSync(join(repo, "AGENTS.md"), "MINE");
+  writeFileSync(join(ws, "AGENTS.md"), "THEIRS");
+  expect(findAgentsFiles(ws, home)).toEqual([join(repo, "AGENTS.md"), join(ws, "AGENTS.md")]);
+  chownSync(ws, 12345, 12345);
+  expect(findAgentsFiles(ws, home)).toEqual([join(repo, "AGENTS.md")]);
+  chownSync(ws, 0, 0);
+  chownSync(join(ws, "AGENTS.md"), 12345, 12345);
+  expect(findAgentsFiles(ws, home)).toEqual([join(repo, "AGENTS.md")]);
 });

@@ -1,7 +1,8 @@
 // Owns the default system prompt: the text in system-prompt.md, the MCP servers' instructions, and the
-// AGENTS.md files found from the workspace up to $HOME (outermost first, so nearer files read last).
+// AGENTS.md files found from the workspace up to the repository root or $HOME (outermost first, so
+// nearer files read last), skipping any anyone else could have written.
 // Does not decide when a custom prompt replaces it (the session does).
-import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isInside } from "../path-inside.ts";
 import { headBytes, utf8Length } from "../text-bounds.ts";
@@ -25,24 +26,47 @@ export interface SystemPromptInput {
   maxInstructionsBytes: number;
 }
 
-/** AGENTS.md paths from `cwd` up to `home` (or the root when cwd is outside home), outermost first. */
+/**
+ * AGENTS.md paths from `cwd` up to the repository root (the nearest folder holding `.git`), else up to
+ * `home` when cwd is inside it, else cwd's own; outermost first. A file is skipped when its folder or
+ * itself is writable by everyone or owned by another user than this one (root aside): anyone could
+ * have put it there, and it would steer the agent.
+ */
 export function findAgentsFiles(cwd: string, home?: string): string[] {
   const found: string[] = [];
   const stopAtHome = home !== undefined && home !== "" && isInside(home, cwd);
   let dir = cwd;
+  let bounded = false;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const file = join(dir, "AGENTS.md");
-    try {
-      if (statSync(file).isFile()) found.push(file);
-    } catch {
-      // absent or unreadable: nothing to include
+    if (trustedAgentsFile(dir, file)) found.push(file);
+    if (existsSync(join(dir, ".git")) || (stopAtHome && dir === home)) {
+      bounded = true;
+      break;
     }
-    if (stopAtHome && dir === home) break;
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;
   }
+  // Neither a repository nor $HOME above: only the workspace's own file.
+  if (!bounded) return found.filter((f) => dirname(f) === cwd);
   return found.reverse();
+}
+
+/** Whether `file` exists and it and its folder `dir` are this user's (or root's) and not writable by everyone. */
+function trustedAgentsFile(dir: string, file: string): boolean {
+  const me = process.getuid?.();
+  const ok = (path: string, isFile: boolean): boolean => {
+    try {
+      const st = statSync(path);
+      if (isFile ? !st.isFile() : !st.isDirectory()) return false;
+      if ((st.mode & 0o002) !== 0) return false;
+      return me === undefined || st.uid === me || st.uid === 0;
+    } catch {
+      return false; // absent or unreadable: nothing to include
+    }
+  };
+  return ok(file, true) && ok(dir, false);
 }
 
 /** Cuts text to `max` bytes with a visible marker naming what was cut. */

@@ -34,9 +34,24 @@ function lines(sock: Socket): () => Promise<any> {
  *  (or the sacp `acp:srv`), and a bridge process's connection to it, opened (mcp/connect answered
  *  `conn-b`; sacp: `_mcp/connect` answered `connection_id: conn-b`) and past its first ping. */
 async function bridgedConnection(sacp = false): Promise<{ bridge: McpBridge; client: MemoryPeer; sock: Socket; next: () => Promise<any> }> {
+  const { bridge, client, sock, next } = await bridgeProcess(sacp, 10_000);
+  const connect = await client.next();
+  if (sacp) expect(connect).toMatchObject({ method: "_mcp/connect", params: { acp_url: "acp:srv" } });
+  else expect(connect).toMatchObject({ method: "mcp/connect", params: { serverId: "srv" } });
+  client.send({ jsonrpc: "2.0", id: connect.id, result: sacp ? { connection_id: "conn-b" } : { connectionId: "conn-b" } });
+  sock.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+  const ping = await client.next();
+  expect(ping.params).toMatchObject({ connectionId: "conn-b", method: "ping" });
+  client.send({ jsonrpc: "2.0", id: ping.id, result: {} });
+  expect(await next()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+  return { bridge, client, sock, next };
+}
+
+/** The same chain and session, and a bridge process connected and greeted; nothing asked of the client yet. */
+async function bridgeProcess(sacp: boolean, connectTimeoutMs: number): Promise<{ bridge: McpBridge; client: MemoryPeer; sock: Socket; next: () => Promise<any> }> {
   const client = memoryPeer();
   const agent = memoryPeer();
-  const bridge = await McpBridge.start({ self: { command: "tendril", args: [] }, maxLineBytes: 1 << 20 });
+  const bridge = await McpBridge.start({ self: { command: "tendril", args: [] }, maxLineBytes: 1 << 20, connectTimeoutMs });
   const chain = new Chain({ mode: "agent", client: client.io, components: [agent.io], maxLineBytes: 1 << 20, agentEdge: bridge });
   bridge.attach(chain.agentSide());
   cleanups.push(() => (bridge.close(), client.close(), agent.close()));
@@ -54,15 +69,6 @@ async function bridgedConnection(sacp = false): Promise<{ bridge: McpBridge; cli
   const next = lines(sock);
   sock.write(JSON.stringify({ jsonrpc: "2.0", method: BRIDGE_HELLO, params: { server: sacp ? "acp:srv" : "srv" } }) + "\n");
   expect((await next()).params).toEqual({ ok: true });
-  const connect = await client.next();
-  if (sacp) expect(connect).toMatchObject({ method: "_mcp/connect", params: { acp_url: "acp:srv" } });
-  else expect(connect).toMatchObject({ method: "mcp/connect", params: { serverId: "srv" } });
-  client.send({ jsonrpc: "2.0", id: connect.id, result: sacp ? { connection_id: "conn-b" } : { connectionId: "conn-b" } });
-  sock.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
-  const ping = await client.next();
-  expect(ping.params).toMatchObject({ connectionId: "conn-b", method: "ping" });
-  client.send({ jsonrpc: "2.0", id: ping.id, result: {} });
-  expect(await next()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
   return { bridge, client, sock, next };
 }
 
@@ -116,4 +122,19 @@ test("a provider cancelling its request to a bridged MCP client: the client hear
   cancellation.cancel();
   expect(await waiting).toMatchObject({ error: { code: -32800 } });
   expect(await next()).toMatchObject({ method: "notifications/cancelled", params: { requestId: asked.id } });
+});
+
+test("B5: a client that never answers mcp/connect: after MCP_CONNECT_TIMEOUT_S the bridge speaks the stateless dialect; a late connection is closed again", async () => {
+  const { client, sock, next } = await bridgeProcess(false, 100);
+  const connect = await client.next();
+  expect(connect).toMatchObject({ method: "mcp/connect", params: { serverId: "srv" } });
+  // no answer: the MCP client's first request goes out in the stateless form once the bound passes
+  sock.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) + "\n");
+  const ping = await client.next(5000);
+  expect(ping).toMatchObject({ method: "mcp/message", params: { serverId: "srv", requestId: 1, method: "ping" } });
+  client.send({ jsonrpc: "2.0", id: ping.id, result: { result: {} } });
+  expect(await next()).toEqual({ jsonrpc: "2.0", id: 1, result: {} });
+  // the connect answer comes after all: that connection is closed, not used
+  client.send({ jsonrpc: "2.0", id: connect.id, result: { connectionId: "late" } });
+  expect(await client.next(5000)).toMatchObject({ method: "mcp/disconnect", params: { connectionId: "late" } });
 });

@@ -32,6 +32,9 @@ export interface BridgeOptions {
   /** How to run this binary: the bridge processes are `COMMAND ARGS… conductor mcp-bridge …`. */
   self: { command: string; args: string[] };
   maxLineBytes: number;
+  /** MCP_CONNECT_TIMEOUT_S in ms: how long a bridged connection waits for `mcp/connect` before it
+   *  speaks the stateless dialect. */
+  connectTimeoutMs: number;
 }
 
 export class McpBridge implements AgentEdge {
@@ -187,7 +190,7 @@ export class McpBridge implements AgentEdge {
   }
 
   #relayAcp(decl: AcpMcpDeclaration, link: Link, side: AgentSide): [(m: WellFormed) => void, () => void] {
-    const connection = new McpOverAcpConnection(decl.id, outerPeer(side));
+    const connection = new McpOverAcpConnection(decl.id, outerPeer(side), this.opts.connectTimeoutMs);
     const asked = new ClientRequests((m) => link.send(m));
     let untrack = () => {};
     let closed = false;

@@ -321,9 +321,10 @@ test("a request the agent edge took inside a batch is answered inside that batch
       { jsonrpc: "2.0", id: 2, method: "_ping", params: {} },
     ]) + "\n",
   );
+  // the one entry for the agent reaches it as itself, not as a batch of one
   const atAgent = await agent.next();
-  expect(atAgent).toEqual([{ jsonrpc: "2.0", id: expect.any(Number), method: "_ping", params: {} }]);
-  agent.send({ jsonrpc: "2.0", id: atAgent[0].id, result: { pong: true } });
+  expect(atAgent).toEqual({ jsonrpc: "2.0", id: expect.any(Number), method: "_ping", params: {} });
+  agent.send({ jsonrpc: "2.0", id: atAgent.id, result: { pong: true } });
   held.get("roots/list")!({ result: { roots: [] } });
   // one batch with both answers (JSON-RPC leaves their order open)
   const answers = await client.next();
@@ -333,4 +334,22 @@ test("a request the agent edge took inside a batch is answered inside that batch
     { jsonrpc: "2.0", id: 2, result: { pong: true } },
   ]);
   expect(client.inbox).toEqual([]);
+});
+
+test("B3: a client's answer to an agent's question sent inside a batch reaches the agent unbatched; two entries for one hop stay a batch", async () => {
+  const { client, comps } = chain(1);
+  const agent = comps[0]!;
+  agent.send({ jsonrpc: "2.0", id: 9, method: "session/request_permission", params: { sessionId: "s", options: [] } });
+  const asked = await client.next();
+  expect(asked).toMatchObject({ method: "session/request_permission" });
+  client.raw(JSON.stringify([{ jsonrpc: "2.0", id: asked.id, result: { outcome: { outcome: "selected", optionId: "allow" } } }]) + "\n");
+  expect(await agent.next()).toEqual({ jsonrpc: "2.0", id: 9, result: { outcome: { outcome: "selected", optionId: "allow" } } });
+  // Two entries for the agent: one batch, as the client sent them.
+  agent.send({ jsonrpc: "2.0", id: 10, method: "session/request_permission", params: { sessionId: "s", options: [] } });
+  const again = await client.next();
+  client.raw(JSON.stringify([{ jsonrpc: "2.0", id: again.id, result: { outcome: { outcome: "cancelled" } } }, { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } }]) + "\n");
+  expect(await agent.next()).toEqual([
+    { jsonrpc: "2.0", id: 10, result: { outcome: { outcome: "cancelled" } } },
+    { jsonrpc: "2.0", method: "session/cancel", params: { sessionId: "s" } },
+  ]);
 });

@@ -7,7 +7,7 @@
 // synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
 // relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot
 // do. Does not spawn processes or decide exit codes (runner.ts).
-import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf } from "../wire/jsonrpc.ts";
+import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import {
   answeredVersion,
   type Dialect,
@@ -247,7 +247,8 @@ export class Chain {
 
   /**
    * A batch from `from`: every entry routed as if it came alone, with every hop's link corked meanwhile
-   * so what goes to one hop leaves as one batch; the answers to its requests are collected for `from`.
+   * so what goes to one hop leaves as one batch (one entry alone leaves unbatched); the answers to its
+   * requests are collected for `from`.
    */
   #receiveBatch(from: Endpoint, entries: Classified[]): void {
     const batch: BatchAnswer = { waiting: 0, answers: [] };
@@ -270,7 +271,9 @@ export class Chain {
       from.collecting = undefined;
       hops.forEach((ep, i) => {
         if (ep.nextId > firstIds[i]!) ep.lastBatch = { from: firstIds[i]!, to: ep.nextId };
-        ep.link.uncork();
+        // A lone entry (a client's answer to an agent's question, say) leaves as itself: the peer may
+        // take no batches, and then a batch of one would be lost and the turn would hang.
+        ep.link.uncork(true);
       });
     }
     if (batch.waiting === 0) from.link.sendBatch(batch.answers);
@@ -466,7 +469,7 @@ export class Chain {
       if (a < 0 || va === undefined || vb === undefined || va === vb) continue;
       const successor = b === this.#components.length ? "the chain's own successor" : `its successor ${this.#describe(b)}`;
       const message = `the chain's components answered different ACP versions: ${this.#describe(a)} answered protocolVersion ${va}, ${successor} answered ${vb}; a chain is routed in one version end to end, so it is refused`;
-      this.#mismatch = { code: INTERNAL_ERROR, message, data: { component: a + 1, protocolVersion: va, successor: b + 1, successorProtocolVersion: vb } };
+      this.#mismatch = { code: UNSUPPORTED_PROTOCOL_VERSION, message, data: { component: a + 1, protocolVersion: va, successor: b + 1, successorProtocolVersion: vb } };
       return this.#mismatch;
     }
     return undefined;

@@ -66,7 +66,7 @@ export async function runChain(opts: RunOptions): Promise<number> {
     await killAllGroups();
     return 1;
   }
-  const bridge = opts.mode === "agent" && opts.self ? await startBridge(opts.self, opts.limits.MAX_LINE_BYTES) : undefined;
+  const bridge = opts.mode === "agent" && opts.self ? await startBridge(opts.self, opts.limits.MAX_LINE_BYTES, opts.limits.MCP_CONNECT_TIMEOUT_S * 1000) : undefined;
   if (bridge) opts.releaseOnStop?.(() => bridge.removeFolder());
   const client = { input: prepend(first.value, input), sink: opts.client.sink };
   const chain = new Chain({
@@ -119,9 +119,9 @@ async function report(outcome: Outcome, chain: Chain, running: RunningComponent[
 }
 
 /** The MCP-over-ACP bridge; without one (no socket could be made) the chain still runs, unbridged. */
-async function startBridge(self: { command: string; args: string[] }, maxLineBytes: number): Promise<McpBridge | undefined> {
+async function startBridge(self: { command: string; args: string[] }, maxLineBytes: number, connectTimeoutMs: number): Promise<McpBridge | undefined> {
   try {
-    return await McpBridge.start({ self, maxLineBytes });
+    return await McpBridge.start({ self, maxLineBytes, connectTimeoutMs });
   } catch (err) {
     log.warn("MCP-over-ACP bridge unavailable; acp MCP servers reach the agent as declared", { error: err });
     return undefined;

@@ -1,9 +1,12 @@
 // Owns the live trace page's server: loopback only (127.0.0.1), answering only requests addressed to
-// itself by Host (a DNS-rebinding page elsewhere cannot read a trace, which holds tokens), the page at
-// `/` and the trace as server-sent events at `/events` (each connection follows the file from its top:
-// `reset`, `meta`, `steps` batches, `problem`, `ready`). Stopping ends every connection and follower.
+// itself by Host (a DNS-rebinding page elsewhere cannot read a trace, which holds tokens) and under a
+// random token in the path (another local user or a page that guesses the port cannot either), at most
+// MAX_TRACE_CONNECTIONS connections at once, the page at `/TOKEN/` and the trace as server-sent events
+// at `/TOKEN/events` (each connection follows the file from its top: `reset`, `meta`, `steps` batches,
+// `problem`, `ready`). Stopping ends every connection and follower.
 import { createServer, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { randomHex } from "../ids.ts";
 import { TraceFollower, type TraceLineError } from "./trace-follow.ts";
 import { TraceSteps, type TraceStep } from "./trace-steps.ts";
 import { pageCsp, tracePage, type PageData } from "./trace-view.ts";
@@ -14,6 +17,8 @@ export interface ServeOptions {
   port: number;
   pollMs: number;
   maxLineBytes: number;
+  /** MAX_TRACE_CONNECTIONS: connections open at once; one more is closed at once. */
+  maxConnections: number;
   title: string;
   filters?: PageData["filters"];
   /** Hears each line of the trace that is not part of one (once per line number). */
@@ -36,6 +41,7 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
   const followers = new Set<TraceFollower>();
   const reported = new Set<number>();
   let port = opts.port;
+  const base = `/${randomHex(16)}/`;
   const page = () => tracePage({ title: opts.title, live: true, filters: opts.filters });
 
   const server = createServer((req, res) => {
@@ -43,7 +49,7 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) return plain(res, 403, "this server answers only http://127.0.0.1:" + port + "/\n");
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET") return plain(res, 405, "only GET\n");
-    if (path === "/") {
+    if (path === base) {
       res.writeHead(200, {
         "content-type": "text/html; charset=utf-8",
         "content-security-policy": pageCsp(true),
@@ -53,10 +59,11 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
       });
       return void res.end(page());
     }
-    if (path === "/events") return followFor(res);
+    if (path === `${base}events`) return followFor(res);
     plain(res, 404, "not found\n");
   });
   server.on("connection", (s: Socket) => {
+    if (sockets.size >= opts.maxConnections) return void s.destroy();
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
@@ -122,7 +129,7 @@ export async function serveTrace(opts: ServeOptions): Promise<TraceServer> {
   port = (server.address() as { port: number }).port;
 
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${port}${base}`,
     close: () =>
       new Promise<void>((done) => {
         for (const f of followers) f.stop();

@@ -46,8 +46,10 @@ function withParams(base: Record<string, unknown>, method: string, params: unkno
 
 /**
  * One consumer connection to a declared server. open() picks the dialect: the connect form when the
- * provider answers `mcp/connect`, the stateless form when it is unknown (-32601); any other error
- * (an unknown server id, say) is the connection's failure, given to every inner request.
+ * provider answers `mcp/connect`, the stateless form when it is unknown (-32601) or, with
+ * `connectTimeoutMs`, not answered within it (a client that never answers unknown requests; a late
+ * connectionId is disconnected at once); any other error (an unknown server id, say) is the
+ * connection's failure, given to every inner request.
  */
 export class McpOverAcpConnection {
   #mode: { kind: "connect"; connectionId: string } | { kind: "stateless" } | { kind: "failed"; error: JsonRpcError } | undefined;
@@ -57,6 +59,7 @@ export class McpOverAcpConnection {
   constructor(
     readonly serverId: string,
     private readonly peer: OuterPeer,
+    private readonly connectTimeoutMs?: number,
   ) {}
 
   /** The provider's connectionId once opened in the connect form; undefined otherwise (the stateless form has none). */
@@ -77,7 +80,11 @@ export class McpOverAcpConnection {
   }
 
   #open(): Promise<void> {
-    this.#opening ??= this.peer.request("mcp/connect", { serverId: this.serverId }).then((a) => {
+    this.#opening ??= this.#connectAnswer().then((a) => {
+      if (a === "timeout") {
+        this.#mode = { kind: "stateless" };
+        return;
+      }
       if ("error" in a) {
         this.#mode = a.error.code === METHOD_NOT_FOUND ? { kind: "stateless" } : { kind: "failed", error: { ...a.error, message: `mcp/connect ${this.serverId}: ${a.error.message}` } };
         return;
@@ -89,6 +96,25 @@ export class McpOverAcpConnection {
           : { kind: "failed", error: { code: INTERNAL_ERROR, message: `mcp/connect ${this.serverId} was answered without a connectionId` } };
     });
     return this.#opening;
+  }
+
+  /** The answer to `mcp/connect`, or "timeout" when connectTimeoutMs passed first. */
+  #connectAnswer(): Promise<OuterAnswer | "timeout"> {
+    const asked = this.peer.request("mcp/connect", { serverId: this.serverId });
+    if (this.connectTimeoutMs === undefined) return asked;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), this.connectTimeoutMs)));
+    return Promise.race([asked, late]).then((a) => {
+      clearTimeout(timer);
+      if (a === "timeout") {
+        // The stateless form is in use now: a connection the provider opens after all is closed again.
+        void asked.then((l) => {
+          const id = "result" in l && isObject(l.result) ? l.result.connectionId : undefined;
+          if (typeof id === "string" && id !== "") void this.peer.request("mcp/disconnect", { connectionId: id });
+        });
+      }
+      return a;
+    });
   }
 
   /** One inner MCP request; resolves with its MCP response (never rejects). */

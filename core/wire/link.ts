@@ -134,12 +134,15 @@ export class Link {
     this.#corks++;
   }
 
-  uncork(): void {
+  /** `loneUnbatched`: one held message leaves as itself, not as a batch of one (a relay's choice: the
+   *  peer may take no batches, and one message needs none). */
+  uncork(loneUnbatched = false): void {
     if (--this.#corks > 0 || this.#corked.length === 0) return;
     const [messages, lines] = [this.#corked, this.#corkedLines];
     this.#corked = [];
     this.#corkedLines = [];
-    this.sendBatch(messages, lines);
+    if (loneUnbatched && messages.length === 1) this.send(messages[0]!, lines[0]);
+    else this.sendBatch(messages, lines);
   }
 
   #corks = 0;

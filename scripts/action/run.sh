@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Owns the GitHub Action's one step (action.yml at the repository root): refuse a fork's pull request
-# unless the workflow opted in, find or download the release binary (checked against SHA256SUMS), run
-# `tendril prompt` with the inputs, and write the outputs `result`, `structured` and `exit-code`.
+# and an event whose text anyone can write unless the workflow opted in, find or download the release
+# binary (checked against SHA256SUMS), run `tendril prompt` with the inputs, write the outputs `result`,
+# `structured` and `exit-code`, and the answer, stripped of links and images, to the job summary.
 # Inputs arrive as INPUT_* variables and the event as ACTION_* (action.yml sets both); none of them
 # reaches the agent, which sees only the workflow's own environment (where its secrets are).
 set -uo pipefail
@@ -14,10 +15,20 @@ fail() {
 # (bash 3.2, macOS's own, has no ${x,,})
 truthy() { case "$1" in true | True | TRUE | yes | 1) return 0 ;; *) return 1 ;; esac; }
 
-# --- a fork's pull request ----------------------------------------------------------------------
-event="${ACTION_EVENT:-}"
+# --- the event: untrusted text, a fork's pull request ----------------------------------------------
+event="${ACTION_EVENT:-${GITHUB_EVENT_NAME:-}}"
 head_repo="${ACTION_HEAD_REPO:-}"
 base_repo="${ACTION_BASE_REPO:-}"
+# A comment, an issue, a discussion, a review or another workflow's run is written by whoever can
+# open one, and such a workflow usually feeds that text to the prompt with this workflow's secrets.
+case "$event" in
+  issue_comment | issues | discussion | discussion_comment | pull_request_review | pull_request_review_comment | workflow_run)
+    if ! truthy "${INPUT_ALLOW_UNTRUSTED_EVENTS:-false}"; then
+      fail "refusing to run for a $event event: its text comes from whoever can write one, and would reach the agent with this workflow's secrets. Set allow-untrusted-events: true to opt in (and keep that text out of the prompt, or give the job no secrets or write access it must not lose)."
+    fi
+    ;;
+esac
+
 # A pull request whose head repository is not this one (or is gone: a deleted fork) is a fork's.
 if [[ "$event" == pull_request* && "$head_repo" != "$base_repo" ]] && ! truthy "${INPUT_ALLOW_FORKS:-false}"; then
   fail "refusing to run for a pull request from the fork ${head_repo:-(deleted)}: its code and prompt would run with this workflow's secrets. Set allow-forks: true to opt in (and run it only on code you trust)."
@@ -112,6 +123,23 @@ printf '%s' "$INPUT_PROMPT" | env ${clean[@]+"${clean[@]}"} "$bin" "${args[@]}" 
 code=$?
 echo "::$token::"
 
+# The answer as the job summary renders it: the model's text with its images, links and link
+# definitions reduced to their text and HTML img/a (and other embedding) tags removed, so the page
+# loads nothing the model chose and no link hides where it goes. Bare URLs stay visible as written.
+summary() {
+  if ! command -v perl >/dev/null; then
+    echo "(The answer is in the step's log: this runner has no perl to strip links and images from it.)"
+    return
+  fi
+  perl -0777 -pe '
+    s{<\s*/?\s*(?:img|image|a|picture|source|video|audio|iframe|object|embed|svg|link|meta|base|form)\b[^>]*>}{}gis;
+    1 while s{!\[((?:[^\[\]]|\[[^\]]*\])*)\]\s*(?:\([^)]*\)|\[[^\]]*\])}{$1}gs;
+    1 while s{\[((?:[^\[\]]|\[[^\]]*\])*)\]\s*(?:\([^)]*\)|\[[^\]]*\])}{$1}gs;
+    s{^[ ]{0,3}\[[^\]]+\]:.*$}{}gm;
+    s{<((?:https?|ftp|mailto):[^>\s]*)>}{$1}gi;
+  ' "$1"
+}
+
 # --- the outputs --------------------------------------------------------------------------------
 if [[ -s "$work/answer" ]]; then
   echo "::group::answer"
@@ -119,7 +147,7 @@ if [[ -s "$work/answer" ]]; then
   cat "$work/answer"
   echo "::$token::"
   echo "::endgroup::"
-  if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then cat "$work/answer" >>"$GITHUB_STEP_SUMMARY"; fi
+  if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then summary "$work/answer" >>"$GITHUB_STEP_SUMMARY"; fi
 fi
 structured=""
 [[ -n "${INPUT_OUTPUT_SCHEMA:-}" && $code -eq 0 ]] && structured="$(cat "$work/answer")"

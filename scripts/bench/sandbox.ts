@@ -124,8 +124,8 @@ async function allowDomainsCases(
   const web: Server = createServer((_req, res) => res.end("ok\n"));
   await new Promise<void>((r) => web.listen(0, "127.0.0.1", r));
   const port = (web.address() as { port: number }).port;
-  const proxy = await startEgressProxy(0, ["127.0.0.1"]);
-  const proxied = { ...ctx, settings: { ...ctx.settings, allowDomains: ["127.0.0.1"] }, self: { command: BIN, args: [] } };
+  const proxy = await startEgressProxy(0, [`127.0.0.1:${port}`]);
+  const proxied = { ...ctx, settings: { ...ctx.settings, allowDomains: [`127.0.0.1:${port}`] }, self: { command: BIN, args: [] } };
   const boxed = new ShellTool({ root, env, artifactDir: join(scratch, "a3"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(ctx)) });
   const viaProxy = new ShellTool({ root, env, artifactDir: join(scratch, "a4"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(proxied)) });
   const networked = { ...ctx, settings: { ...ctx.settings, network: true } };

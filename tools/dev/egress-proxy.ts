@@ -1,9 +1,12 @@
 // Owns the sandbox's allow-domains proxy (`sandbox_allow_domains`, SPEC §3.8): an HTTP and CONNECT
 // proxy the agent runs for one confined command, which reaches a host only when it matches a pattern
-// and answers any other request with a 403 naming the host and the setting, remembering what it
-// refused for the tool result. Does not decide where it listens (sandbox.ts binds it into the sandbox).
+// (host and port), a name leads to no private address and a tunnel's TLS name is its host, and answers
+// any other request with a 403 naming the host and the setting, remembering what it refused for the
+// tool result. Does not decide where it listens (sandbox.ts binds it into the sandbox).
 import { lookup } from "node:dns/promises";
-import { connect, createServer, isIP, type Server, type Socket } from "node:net";
+import { BlockList, connect, createServer, isIP, type Server, type Socket } from "node:net";
+import { DEFAULT_PORTS, type HostPattern, matchHost, parseHostPattern } from "../../core/host-patterns.ts";
+import { readClientHelloName } from "./tls-client-hello.ts";
 
 /** A request head larger than this is refused (no legitimate proxy request comes close). */
 const MAX_HEAD_BYTES = 64 * 1024;
@@ -12,30 +15,60 @@ const HEAD_TIMEOUT_MS = 30_000;
 /** Hop-by-hop headers the proxy does not pass on to the host. */
 const HOP_HEADERS = new Set(["proxy-connection", "proxy-authorization", "connection", "keep-alive"]);
 
-/** Whether `host` matches one of the patterns: `example.com` exactly, `*.example.com` any subdomain of it. */
-export function hostAllowed(host: string, patterns: readonly string[]): boolean {
-  const h = host.toLowerCase().replace(/\.$/, "");
-  return patterns.some((p) => (p.startsWith("*.") ? h.endsWith(p.slice(1)) : h === p));
+/** Whether `host` on `port` matches one of the patterns (core/host-patterns.ts; port 80 or 443 unless a pattern names one). */
+export function hostAllowed(host: string, port: number, patterns: readonly string[]): boolean {
+  return matchHost(host, port, patterns.map(readPattern)) === "allowed";
 }
+
+function readPattern(raw: string): HostPattern {
+  const p = parseHostPattern(raw);
+  if (typeof p === "string") throw new Error(`sandbox_allow_domains: ${JSON.stringify(raw)} ${p}`);
+  return p;
+}
+
+/** Address ranges a host *name* may not lead to, by what they are. */
+const NAME_REFUSED: readonly [kind: string, list: BlockList][] = (() => {
+  const ranges: [string, [string, number, "ipv4" | "ipv6"][]][] = [
+    ["this machine", [["127.0.0.0", 8, "ipv4"], ["0.0.0.0", 8, "ipv4"], ["::1", 128, "ipv6"], ["::", 128, "ipv6"]]],
+    ["a private network", [["10.0.0.0", 8, "ipv4"], ["172.16.0.0", 12, "ipv4"], ["192.168.0.0", 16, "ipv4"], ["fc00::", 7, "ipv6"], ["fec0::", 10, "ipv6"]]],
+    ["carrier-grade NAT", [["100.64.0.0", 10, "ipv4"]]],
+    ["link-local", [["169.254.0.0", 16, "ipv4"], ["fe80::", 10, "ipv6"]]],
+    ["multicast or reserved", [["224.0.0.0", 3, "ipv4"], ["ff00::", 8, "ipv6"]]],
+  ];
+  return ranges.map(([kind, subnets]) => {
+    const list = new BlockList();
+    for (const [net, prefix, type] of subnets) list.addSubnet(net, prefix, type);
+    return [kind, list];
+  });
+})();
 
 /**
- * Addresses a host *name* may not lead to: this machine (loopback, unspecified) and link-local (the
- * cloud metadata service at 169.254.169.254). An allowed name pointing there would reach the host's own
- * services from inside the sandbox; allowing the address itself still works.
+ * What an address is when a host *name* may not lead there (this machine, a private network, CGNAT,
+ * link-local with the cloud metadata service, IPv6 ULA; IPv4-mapped IPv6 forms of each), else
+ * undefined. An allowed name pointing there would reach the host's own or its network's services
+ * from inside the sandbox; allowing the address itself still works.
  */
-export function hostOnlyAddress(address: string): boolean {
-  const a = address.toLowerCase().replace(/^::ffff:/, "");
-  if (isIP(a) === 4) return /^(127\.|0\.|169\.254\.)/.test(a);
-  return a === "::1" || a === "::" || /^fe[89ab]/.test(a);
+export function nameRefusedAddress(address: string): string | undefined {
+  const type = isIP(address) === 4 ? "ipv4" : isIP(address) === 6 ? "ipv6" : undefined;
+  if (!type) return "not an address";
+  return NAME_REFUSED.find(([, list]) => list.check(address, type))?.[0];
 }
 
+/** Resolves a name to the one address the proxy connects to (injectable for tests). */
+export type Resolve = (host: string) => Promise<string>;
+/** Opens the connection to a checked address (injectable for tests, which have no public host to reach). */
+export type Dial = (address: string, port: number) => Socket;
+const systemResolve: Resolve = async (host) => (await lookup(host)).address;
+const systemDial: Dial = (address, port) => connect({ host: address, port });
+
 /** Where to connect for an allowed host: an IP as given; a name resolved here (the address the check
- *  saw is the one connected to) and refused when it leads to this machine or link-local. */
-async function resolveAllowed(host: string): Promise<{ address: string } | { refused: string }> {
+ *  saw is the one connected to) and refused when it leads to this machine or a private network. */
+async function resolveAllowed(host: string, resolve: Resolve): Promise<{ address: string } | { refused: string }> {
   if (isIP(host)) return { address: host };
-  const { address } = await lookup(host);
-  if (hostOnlyAddress(address)) {
-    return { refused: `tendril sandbox: ${host} resolves to ${address}, this machine or link-local, which the sandbox does not reach through a name: allow ${address} itself in sandbox_allow_domains if you mean it` };
+  const address = await resolve(host);
+  const kind = nameRefusedAddress(address);
+  if (kind) {
+    return { refused: `tendril sandbox: ${host} resolves to ${address} (${kind}), which the sandbox does not reach through a name: allow ${address} itself in sandbox_allow_domains if you mean it` };
   }
   return { address };
 }
@@ -45,22 +78,51 @@ export function refusalText(host: string, patterns: readonly string[]): string {
   return `tendril sandbox: ${host} is not reachable from this command: sandbox_allow_domains lets through only ${patterns.join(", ")}`;
 }
 
+function portRefusalText(host: string, port: number, patterns: readonly string[]): string {
+  return `tendril sandbox: port ${port} of ${host} is not reachable from this command: sandbox_allow_domains lets through ports ${DEFAULT_PORTS.join(" and ")} unless a pattern names another (${host}:${port}); it has ${patterns.join(", ")}`;
+}
+
 export interface EgressProxy {
   /** Hosts refused so far, first refusal first, each once. */
   readonly refused: readonly string[];
   close(): Promise<void>;
 }
 
-/** Starts a proxy listening at `target` (a unix socket path, or a TCP port on 127.0.0.1 when a number). */
-export async function startEgressProxy(target: string | number, patterns: readonly string[]): Promise<EgressProxy & { port?: number }> {
+export interface EgressProxyOptions {
+  /** How names are resolved (default: the system resolver). */
+  resolve?: Resolve;
+  /** How a checked address is connected to (default: TCP to it). */
+  dial?: Dial;
+}
+
+/** What one connection's handling needs. */
+interface ProxyContext {
+  readonly patterns: readonly string[];
+  readonly parsed: readonly HostPattern[];
+  readonly sockets: Set<Socket>;
+  readonly onRefused: (host: string) => void;
+  readonly resolve: Resolve;
+  readonly dial: Dial;
+}
+
+/** Starts a proxy listening at `target` (a unix socket path, or a TCP port on 127.0.0.1 when a number).
+ *  Throws when a pattern is not one (config.ts has refused those already). */
+export async function startEgressProxy(target: string | number, patterns: readonly string[], opts: EgressProxyOptions = {}): Promise<EgressProxy & { port?: number }> {
   const refused: string[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    sockets.add(client);
-    client.on("close", () => sockets.delete(client));
-    handle(client, patterns, sockets, (host) => {
+  const ctx: ProxyContext = {
+    patterns,
+    parsed: patterns.map(readPattern),
+    sockets: new Set<Socket>(),
+    onRefused: (host) => {
       if (!refused.includes(host)) refused.push(host);
-    });
+    },
+    resolve: opts.resolve ?? systemResolve,
+    dial: opts.dial ?? systemDial,
+  };
+  const server: Server = createServer((client) => {
+    ctx.sockets.add(client);
+    client.on("close", () => ctx.sockets.delete(client));
+    handle(client, ctx);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -74,7 +136,7 @@ export async function startEgressProxy(target: string | number, patterns: readon
     ...(typeof addr === "object" && addr !== null ? { port: addr.port } : {}),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
+        for (const s of ctx.sockets) s.destroy();
         server.close(() => resolve());
       }),
   };
@@ -118,7 +180,7 @@ function authority(target: string): { host: string; port: number } | undefined {
   return { host: m[1]!.replace(/^\[|\]$/g, ""), port };
 }
 
-function handle(client: Socket, patterns: readonly string[], sockets: Set<Socket>, onRefused: (host: string) => void): void {
+function handle(client: Socket, ctx: ProxyContext): void {
   let buf = Buffer.alloc(0);
   client.setTimeout(HEAD_TIMEOUT_MS, () => client.destroy());
   client.on("error", () => client.destroy());
@@ -134,56 +196,79 @@ function handle(client: Socket, patterns: readonly string[], sockets: Set<Socket
     client.setTimeout(0);
     const head = parseHead(buf, end);
     if (!head) return answer(client, "400 Bad Request", "tendril sandbox proxy: not an HTTP/1 proxy request");
-    route(client, head, patterns, sockets, onRefused);
+    route(client, head, ctx);
   };
   client.on("data", onData);
 }
 
-function route(client: Socket, head: Head, patterns: readonly string[], sockets: Set<Socket>, onRefused: (host: string) => void): void {
-  let host: string;
-  let port: number;
-  let firstBytes: Buffer;
+/** Where a request goes: host, port, and the bytes to send first (a plain request's head is rewritten). */
+interface Target {
+  host: string;
+  port: number;
+  firstBytes: Buffer;
+  /** A plain request: how many body bytes follow firstBytes (what comes after is not relayed, so a
+   *  second request on the connection never reaches the host unchecked); "stream": a chunked body,
+   *  relayed as it comes. Undefined for a tunnel. */
+  bodyLeft?: number | "stream";
+}
+
+function target(head: Head): Target | string {
   if (head.method === "CONNECT") {
     const a = authority(head.target);
-    if (!a) return answer(client, "400 Bad Request", `tendril sandbox proxy: CONNECT needs host:port, got ${head.target}`);
-    ({ host, port } = a);
-    firstBytes = head.rest;
-  } else {
-    let url: URL;
-    try {
-      url = new URL(head.target);
-    } catch {
-      return answer(client, "400 Bad Request", `tendril sandbox proxy: a proxied request needs an absolute http:// URL, got ${head.target}`);
-    }
-    if (url.protocol !== "http:") return answer(client, "400 Bad Request", `tendril sandbox proxy: only http:// is proxied in the clear (use CONNECT for ${url.protocol})`);
-    host = url.hostname.replace(/^\[|\]$/g, "");
-    port = url.port === "" ? 80 : Number(url.port);
-    const headers = head.headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()));
-    const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`, ...headers.map(([k, v]) => `${k}: ${v}`), "Connection: close", "", ""];
-    firstBytes = Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), head.rest]);
+    if (!a) return `tendril sandbox proxy: CONNECT needs host:port, got ${head.target}`;
+    return { ...a, firstBytes: head.rest };
   }
-  if (!hostAllowed(host, patterns)) {
-    onRefused(host);
-    return answer(client, "403 Forbidden", refusalText(host, patterns));
+  let url: URL;
+  try {
+    url = new URL(head.target);
+  } catch {
+    return `tendril sandbox proxy: a proxied request needs an absolute http:// URL, got ${head.target}`;
   }
-  resolveAllowed(host).then(
+  if (url.protocol !== "http:") return `tendril sandbox proxy: only http:// is proxied in the clear (use CONNECT for ${url.protocol})`;
+  // The host reads the Host header, not the URL the check saw: it is set to the URL's host.
+  const headers = head.headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()) && k.toLowerCase() !== "host");
+  const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`, `Host: ${url.host}`, ...headers.map(([k, v]) => `${k}: ${v}`), "Connection: close", "", ""];
+  const field = (name: string) => head.headers.find(([k]) => k.toLowerCase() === name)?.[1];
+  const length = field("content-length");
+  if (length !== undefined && !/^\d{1,15}$/.test(length)) return `tendril sandbox proxy: Content-Length ${JSON.stringify(length)} is not a length`;
+  const body = field("transfer-encoding") !== undefined ? "stream" : Number(length ?? 0);
+  const early = body === "stream" ? head.rest : head.rest.subarray(0, body);
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port === "" ? 80 : Number(url.port),
+    firstBytes: Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), early]),
+    bodyLeft: body === "stream" ? body : body - early.length,
+  };
+}
+
+function route(client: Socket, head: Head, ctx: ProxyContext): void {
+  const t = target(head);
+  if (typeof t === "string") return answer(client, "400 Bad Request", t);
+  const { host, port } = t;
+  const match = matchHost(host, port, ctx.parsed);
+  if (match !== "allowed") {
+    ctx.onRefused(match === "port" ? `${host}:${port}` : host);
+    return answer(client, "403 Forbidden", match === "port" ? portRefusalText(host, port, ctx.patterns) : refusalText(host, ctx.patterns));
+  }
+  resolveAllowed(host, ctx.resolve).then(
     (r) => {
       if ("refused" in r) {
-        onRefused(host);
+        ctx.onRefused(host);
         return answer(client, "403 Forbidden", r.refused);
       }
-      relay(client, head, r.address, host, port, firstBytes, sockets);
+      relay(client, t, r.address, ctx);
     },
     (err: Error) => answer(client, "502 Bad Gateway", `tendril sandbox proxy: cannot resolve ${host}: ${err.message}`),
   );
 }
 
-function relay(client: Socket, head: Head, address: string, host: string, port: number, firstBytes: Buffer, sockets: Set<Socket>): void {
-  const upstream = connect({ host: address, port });
-  sockets.add(upstream);
+function relay(client: Socket, t: Target, address: string, ctx: ProxyContext): void {
+  const { host, port, firstBytes, bodyLeft } = t;
+  const upstream = ctx.dial(address, port);
+  ctx.sockets.add(upstream);
   let connected = false;
   upstream.on("close", () => {
-    sockets.delete(upstream);
+    ctx.sockets.delete(upstream);
     if (connected) client.destroy(); // before that, the 502 answer ends the client
   });
   client.on("close", () => upstream.destroy());
@@ -193,9 +278,76 @@ function relay(client: Socket, head: Head, address: string, host: string, port: 
   });
   upstream.on("connect", () => {
     connected = true;
-    if (head.method === "CONNECT") client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-    if (firstBytes.length > 0) upstream.write(firstBytes);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    const pipe = (first: Buffer) => {
+      if (first.length > 0) upstream.write(first);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    };
+    if (bodyLeft !== undefined && bodyLeft !== "stream") return relayOne(client, upstream, firstBytes, bodyLeft);
+    if (bodyLeft === "stream") return pipe(firstBytes);
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    checkTunnelName(client, host, firstBytes, ctx).then((first) => {
+      if (first) pipe(first);
+      else upstream.destroy();
+    });
+  });
+}
+
+/** One plain request: its head and `bodyLeft` more body bytes go up; anything the client sends after
+ *  (a pipelined request, whose Host no one checked) is read and dropped; the answer comes back. */
+function relayOne(client: Socket, upstream: Socket, first: Buffer, bodyLeft: number): void {
+  upstream.write(first);
+  upstream.pipe(client);
+  let left = bodyLeft;
+  client.on("data", (chunk: Buffer) => {
+    if (left === 0) return;
+    const part = chunk.subarray(0, left);
+    left -= part.length;
+    upstream.write(part);
+  });
+  client.resume();
+}
+
+/**
+ * The first bytes of a tunnel, once they show it goes where the CONNECT said: a TLS ClientHello must
+ * name the CONNECT host (a tunnel to a name must open with one; to an address, any server name is a
+ * mismatch). Undefined, with the connection closed and the name refused, otherwise.
+ */
+function checkTunnelName(client: Socket, host: string, early: Buffer, ctx: ProxyContext): Promise<Buffer | undefined> {
+  const want = host.toLowerCase().replace(/\.$/, "");
+  const named = isIP(host) === 0;
+  return new Promise((resolve) => {
+    let buf = early;
+    const finish = (ok: boolean, refusedAs?: string) => {
+      client.off("data", onData);
+      client.setTimeout(0);
+      if (ok) return resolve(buf);
+      if (refusedAs) ctx.onRefused(refusedAs);
+      client.destroy();
+      resolve(undefined);
+    };
+    const judge = (): boolean => {
+      const hello = readClientHelloName(buf);
+      if (hello.kind === "partial") {
+        if (buf.length > MAX_HEAD_BYTES) finish(false, `${host} (a TLS hello larger than the proxy reads)`);
+        return buf.length > MAX_HEAD_BYTES;
+      }
+      client.pause();
+      if (hello.kind === "not-tls") finish(!named, `${host} (a tunnel to a name that does not open with TLS)`);
+      else if (hello.kind === "malformed") finish(false, `${host} (a malformed TLS hello: ${hello.why})`);
+      else {
+        const name = hello.name?.toLowerCase().replace(/\.$/, "");
+        finish(named ? name === want : name === undefined, `${hello.name ?? "(no server name)"} (the TLS server name in a tunnel to ${host})`);
+      }
+      return true;
+    };
+    const onData = (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      judge();
+    };
+    if (judge()) return;
+    client.setTimeout(HEAD_TIMEOUT_MS, () => finish(false));
+    client.on("data", onData);
+    client.resume();
   });
 }

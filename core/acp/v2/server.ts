@@ -215,9 +215,15 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       const replay = replayOf(Params.of("session/resume", raw));
       const p = await parseLoadSession(serversV1("session/resume", raw, opts.mcpCapabilities.acp === true), "session/resume");
       requireAuth();
-      // A fresh translation: the replay tells it the session's tool calls again.
-      open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
-      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? (u) => emit(p.sessionId, u) : undefined });
+      // A fresh translation (the replay tells it the session's tool calls again), put in place only once
+      // the load succeeded: a refused resume (a busy session) leaves the running turn's state, which
+      // session/close and tool_call/cancel need.
+      const fresh: V2Session = { updates: new V2SessionUpdates(), calls: new Map() };
+      const replayed = (u: SessionUpdate) => {
+        for (const v of fresh.updates.translate(u)) send(p.sessionId, v);
+      };
+      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? replayed : undefined });
+      open.set(p.sessionId, fresh);
       // The current-state snapshot after the replay and before the answer: the replay is complete.
       send(p.sessionId, stateUpdate("idle"));
       return describe(p.sessionId, answer);
