@@ -25,6 +25,7 @@ import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
 import { clientElicitor } from "./elicitation.ts";
 import { ACP_V2, v2Handlers } from "./v2/server.ts";
+import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "./steering.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
@@ -166,6 +167,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
             ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
             : { close: {}, fork: {}, additionalDirectories: {} },
           ...(auth ? { auth: { logout: {} } } : {}),
+          _meta: STEERING_CAPABILITY,
         },
         authMethods: auth?.methods(terminalAuth) ?? [],
       };
@@ -227,6 +229,12 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       const sessionId = p.id("sessionId");
       const prompt = parsePrompt(p);
       return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, client.caps));
+    },
+    // Answered at once; the text reaches the model at the turn's next LLM request.
+    [STEERING_METHOD]: (raw) => {
+      const { sessionId, prompt } = parseSteering(raw);
+      sessions.steer(sessionId, prompt);
+      return {};
     },
     // Whichever path changes the mode or the model, the client hears it (before the answer).
     "session/set_mode": async (raw) => {

@@ -8,6 +8,7 @@ import type { SandboxMode } from "../sandbox-modes.ts";
 import type { ContextMeter } from "../agent/handoff.ts";
 import type { SessionRecorder } from "./session-recorder.ts";
 import type { ClientLink } from "./session-host.ts";
+import type { SteeringInbox } from "./steering.ts";
 
 export interface LiveSession {
   id: string;
@@ -30,6 +31,8 @@ export interface LiveSession {
   turn?: AbortController;
   /** Settles when the running turn has ended (its answer recorded); set with `turn`. */
   turnEnded?: Promise<void>;
+  /** `_session/steering` messages waiting for the running turn's next LLM request. */
+  steering?: SteeringInbox;
   client?: ClientLink;
   /** The `dev` shell's sandbox setting (host.sandbox), and whether its fail-closed notice was sent. */
   sandbox?: { mode: SandboxMode; noticed: boolean };

@@ -8,6 +8,7 @@ import { withPlanTool } from "../agent/plan-mode.ts";
 import { withToolCancel } from "./v2/tool-cancel.ts";
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
+import { log } from "../log.ts";
 
 /** What a turn needs from the session manager besides the session itself. */
 export interface TurnContext {
@@ -53,6 +54,9 @@ export function openTurn(s: LiveSession, io: PromptIo): Turn {
     end: (discard = false) => {
       open = false;
       io.signal.removeEventListener("abort", onRequestAbort);
+      // Steering that came too late for the turn's last LLM request is not kept for the next prompt.
+      const unread = s.steering?.clear() ?? 0;
+      if (unread > 0) log.info("steering messages arrived after the turn's last LLM request; dropped", { session: s.id, count: unread });
       if (discard) s.recorder?.discardTurn();
       s.recorder?.endTurn();
       if (s.turn === controller) s.turn = undefined;
@@ -79,7 +83,7 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     maxStepChars: h.limits.TODO_ITEM_CHARS,
   });
   const tools = io.toolCallSignal ? withToolCancel(planned, io.toolCallSignal) : planned;
-  return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: lifecycle(h, s, io) };
+  return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: lifecycle(h, s, io), steer: (history) => s.steering?.deliver(history, emit) ?? false };
 }
 
 function lifecycle(host: SessionHost, s: LiveSession, io: PromptIo): Lifecycle {

@@ -25,6 +25,7 @@ import { serverNotice } from "./notices.ts";
 import type { LiveSession } from "./live-session.ts";
 import { SessionConfig } from "./session-config.ts";
 import { openTurn, type TurnAnswer, turnDeps } from "./session-turn.ts";
+import { SteeringInbox } from "./steering.ts";
 import { type CommandContext, expandMcpPrompt, offerCommands, runCommand, sendCommandChanges } from "./session-commands.ts";
 
 /** What session/new, load, resume and fork declare, and the connection that asks. */
@@ -332,6 +333,14 @@ export class SessionManager {
       }
       turn.end(failedSilently);
     }
+  }
+
+  /** `_session/steering`: a user message for session `id`'s running turn, heard at its next LLM request. */
+  steer(id: string, blocks: ContentBlock[]): void {
+    const s = this.#get(id);
+    if (!s.turn || s.turn.signal.aborted) throw new AcpError(INVALID_PARAMS, `session ${id} runs no turn to steer; send session/prompt`);
+    const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
+    (s.steering ??= new SteeringInbox(this.host.limits.MAX_PENDING_STEERING)).add(blocks, parts);
   }
 
   /** The slash commands session `id` offers now (built-in, then its MCP prompts); from now on a

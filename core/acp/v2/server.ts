@@ -16,6 +16,7 @@ import { type SessionManager, sessionRequest } from "../session.ts";
 import type { ClientLink, PromptIo } from "../session-host.ts";
 import type { AgentAuth } from "../auth.ts";
 import { answerOf, permissionOptions } from "../permission-options.ts";
+import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
 
 export const ACP_V2 = 2;
@@ -192,6 +193,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
             additionalDirectories: {},
           },
           ...(auth ? { auth: {} } : {}),
+          _meta: STEERING_CAPABILITY,
         },
         authMethods: (auth?.methods(terminalAuth) ?? []).map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
       };
@@ -266,6 +268,12 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       send(sessionId, v2Update("user_message", { messageId, content: prompt }));
       s.turn = finishTurn(sessionId, s, turn);
       return { messageId };
+    },
+    // As on v1: answered at once, heard at the turn's next LLM request.
+    [STEERING_METHOD]: (raw) => {
+      const { sessionId, prompt } = parseSteering(raw);
+      sessions.steer(sessionId, prompt);
+      return {};
     },
     "session/set_config_option": async (raw) => {
       const p = Params.of("session/set_config_option", raw);
