@@ -75,6 +75,7 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
   return {
     signal,
     caps,
+    forSession: (other) => promptIo(peer, other, signal, caps),
     elicit: clientElicitor(peer, sessionId, caps.elicitation),
     emit(update) {
       peer.notify("session/update", { sessionId, update });
@@ -191,7 +192,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/load": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/load");
       requireAuth();
-      const replay = (update: SessionUpdate) => peer.notify("session/update", { sessionId: p.sessionId, update });
+      const replay = (update: SessionUpdate, sessionId = p.sessionId) => peer.notify("session/update", { sessionId, update });
       const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay });
       announceCommands(p.sessionId, signal);
       return answer;

@@ -38,4 +38,8 @@ export interface LiveSession {
   sandbox?: { mode: SandboxMode; noticed: boolean };
   /** The client was given the session's commands: a change to them is sent from then on. */
   announced?: boolean;
+  /** A subagent's: the session whose `agent__task` call runs it (only cancel reaches it from a client). */
+  parentId?: string;
+  /** Subagent nesting: 0 (absent) for a client's session, 1 for its child, … (MAX_SUBAGENT_DEPTH). */
+  depth?: number;
 }

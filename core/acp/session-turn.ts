@@ -6,6 +6,8 @@ import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { Lifecycle, TurnDeps, TurnTotals } from "../agent/loop.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";
 import { withToolCancel } from "./v2/tool-cancel.ts";
+import { withTaskTool } from "../agent/task-tool.ts";
+import { type SubagentHost, subagentRunner, topLevelParent } from "./subagents.ts";
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
 import { log } from "../log.ts";
@@ -15,6 +17,8 @@ export interface TurnContext {
   host: SessionHost;
   /** session/set_mode, by id: plan mode's way out switches modes as a client would. */
   setMode(id: string, modeId: unknown): Promise<SessionUpdate[]>;
+  /** What subagents (`agent__task`) need of the manager; undefined = no task tool. */
+  subagents?: SubagentHost;
 }
 
 /** What a prompt or a command answers. */
@@ -27,6 +31,9 @@ export interface Turn {
   signal: AbortSignal;
   /** The tap: records an update, then sends it; silent once the turn ended. */
   emit(u: SessionUpdate): void;
+  /** Records an update without sending it (its sender decides what the client sees); false, and
+   *  nothing recorded, once the turn ended. */
+  record(u: SessionUpdate): boolean;
   /** Shuts the tap, drops what a turn that failed silently recorded (`discard`), makes the rest
    *  durable and frees the session. */
   end(discard?: boolean): void;
@@ -50,6 +57,10 @@ export function openTurn(s: LiveSession, io: PromptIo): Turn {
       if (!open) return;
       s.recorder?.update(u);
       io.emit(u);
+    },
+    record: (u: SessionUpdate) => {
+      if (open) s.recorder?.update(u);
+      return open;
     },
     end: (discard = false) => {
       open = false;
@@ -82,7 +93,10 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     maxSteps: h.limits.TODO_ITEMS,
     maxStepChars: h.limits.TODO_ITEM_CHARS,
   });
-  const tools = io.toolCallSignal ? withToolCancel(planned, io.toolCallSignal) : planned;
+  // The task tool while subagents may nest this deep (a client's session is depth 0).
+  const sub = ctx.subagents;
+  const tasked = sub && (s.depth ?? 0) < h.limits.MAX_SUBAGENT_DEPTH ? withTaskTool(planned, subagentRunner(sub, topLevelParent(s, io, turn.record, totals)), h.limits.MAX_SUBAGENTS_PER_TURN) : planned;
+  const tools = io.toolCallSignal ? withToolCancel(tasked, io.toolCallSignal) : tasked;
   return { provider: h.provider, model: s.model, thoughtLevel: s.thoughtLevel, maxTokens: h.maxTokens, contextWindow: h.contextWindow, system: s.system, tools, policy: s.policy, cwd: s.cwd, limits: h.limits, emit, notice, askPermission: io.askPermission, elicit: io.elicit, totals, lifecycle: lifecycle(h, s, io), steer: (history) => s.steering?.deliver(history, emit) ?? false };
 }
 

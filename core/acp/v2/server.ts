@@ -83,7 +83,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
   // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
-  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [] }, notify: emit };
+  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [], subagents: true }, notify: emit };
   const requireAuth = () => auth?.require(terminalAuth);
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
@@ -115,6 +115,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     return {
       signal,
       caps: client.caps,
+      forSession: (other) => promptIo(other, stateOf(other), signal),
       toolCallSignal: callSignal,
       ...(elicit ? { elicit } : {}),
       emit: (u) => {
@@ -219,7 +220,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       requireAuth();
       // A fresh translation: the replay tells it the session's tool calls again.
       open.set(p.sessionId, { updates: new V2SessionUpdates(), calls: new Map() });
-      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? (u) => emit(p.sessionId, u) : undefined });
+      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? (u, sessionId = p.sessionId) => emit(sessionId, u) : undefined });
       // The current-state snapshot after the replay and before the answer: the replay is complete.
       send(p.sessionId, stateUpdate("idle"));
       return describe(p.sessionId, answer);

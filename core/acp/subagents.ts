@@ -1,0 +1,230 @@
+// Owns running a subagent (SPEC §3.10): the child session an `agent__task` call opens (its own
+// context; the parent's cwd, roots, tool servers, policy (mode and rules), sandbox and system prompt),
+// registered with the session manager while it runs so `session/cancel` on it stops it alone; its
+// turn (the same loop, usage counted to the parent's totals); the announcement, the messages that
+// carry the prompt and the answer, and the final answer as the tool result. What a client sees of it
+// is subagent-view.ts's; the tool itself is agent/task-tool.ts's.
+import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
+import { randomId } from "../ids.ts";
+import { log } from "../log.ts";
+import { ContextMeter } from "../agent/handoff.ts";
+import { runTurn, TurnError, type TurnDeps, type TurnTotals } from "../agent/loop.ts";
+import { type TaskRequest, type TaskRunner, toolResult, withTaskTool } from "../agent/task-tool.ts";
+import type { McpCallOptions, McpCallResult, McpSessionTools } from "../mcp/types.ts";
+import type { LiveSession } from "./live-session.ts";
+import type { PromptIo, SessionHost } from "./session-host.ts";
+import { markChild, SUBAGENT_META, SubagentView } from "./subagent-view.ts";
+import { withToolCancel } from "./v2/tool-cancel.ts";
+
+/** What the session manager lends a subagent run. */
+export interface SubagentHost {
+  host: SessionHost;
+  /** The model a task names, checked against the session's choices; throws (naming them) when unknown. */
+  checkModel(model: string, current: string): Promise<string>;
+  /** The child is a session of the manager while it runs (cancel, busy), and is not after. */
+  register(child: LiveSession): void;
+  unregister(child: LiveSession): void;
+}
+
+/** A parent's side of its children: where its own updates go and how it asks the user. */
+export interface SubagentParent {
+  session: LiveSession;
+  /** The top-level prompt's connection: what it shows, and its other sessions (`forSession`). */
+  io: PromptIo;
+  /** The parent's updates, recorded with the top-level session and shown as the client can. */
+  emit(u: SessionUpdate): void;
+  askPermission: PromptIo["askPermission"];
+  totals: TurnTotals;
+}
+
+/** The tools a child is given: the parent's servers, minus the parent's todo list (it is the
+ *  parent's plan), closed with the parent, not by the child. */
+function childTools(tools: McpSessionTools): McpSessionTools {
+  const own = (name: string) => name !== "dev__todo";
+  return {
+    tools: () => tools.tools().filter((t) => own(t.qualifiedName)),
+    call: (name, args, opts) => tools.call(name, args, opts),
+    instructions: () => tools.instructions(),
+    onToolsChanged: () => {},
+    close: async () => {},
+  };
+}
+
+/**
+ * The top-level parent's channel for the children of one turn: each update recorded with the session
+ * (while `record` says the turn is open) and sent as the connection's client can see it.
+ */
+export function topLevelParent(session: LiveSession, io: PromptIo, record: (u: SessionUpdate) => boolean, totals: TurnTotals): SubagentParent {
+  const capable = io.caps?.subagents === true && io.forSession !== undefined;
+  const view = new SubagentView(capable);
+  const ios = new Map<string, PromptIo>();
+  const ioOf = (id: string) => {
+    let child = ios.get(id);
+    if (!child) ios.set(id, (child = io.forSession!(id)));
+    return child;
+  };
+  return {
+    session,
+    io,
+    totals,
+    askPermission: io.askPermission,
+    emit: (u) => {
+      if (!record(u)) return;
+      for (const s of view.show(u)) (s.sessionId ? ioOf(s.sessionId) : io).emit(s.update);
+    },
+  };
+}
+
+const firstLine = (text: string) => {
+  const line = text.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+};
+
+/** The text of the last assistant message of a child's history: its answer. */
+function answerOf(history: LiveSession["history"]): string {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role === "assistant" && m.text.trim() !== "") return m.text;
+  }
+  return "";
+}
+
+/** The `agent__task` runner of `parent` (its children may have their own, up to MAX_SUBAGENT_DEPTH). */
+export function subagentRunner(h: SubagentHost, parent: SubagentParent): TaskRunner {
+  return async (task, opts) => {
+    let model = parent.session.model;
+    if (task.model !== undefined && task.model !== model) {
+      try {
+        model = await h.checkModel(task.model, model);
+      } catch (err) {
+        return toolResult(`task not started: ${err instanceof Error ? err.message : String(err)}`, true);
+      }
+    }
+    return runChild(h, parent, task, model, opts);
+  };
+}
+
+async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskRequest, model: string, opts: McpCallOptions): Promise<McpCallResult> {
+  const { host } = h;
+  const p = parent.session;
+  const signal = opts.signal ?? new AbortController().signal;
+  const callId = opts.callId ?? randomId();
+  const childId = randomId();
+  const capable = parent.io.caps?.subagents === true && parent.io.forSession !== undefined;
+  const childIo = capable ? parent.io.forSession!(childId) : undefined;
+  const emit = (u: SessionUpdate) => parent.emit(markChild(u, childId));
+  const depth = (p.depth ?? 0) + 1;
+  const child: LiveSession = {
+    id: childId,
+    cwd: p.cwd,
+    additionalDirectories: p.additionalDirectories,
+    tools: childTools(p.tools),
+    policy: p.policy,
+    system: p.system,
+    history: [{ role: "user", content: [{ type: "text", text: task.prompt }] }],
+    model,
+    thoughtLevel: p.thoughtLevel,
+    title: task.description,
+    meter: new ContextMeter(),
+    stopBudget: { left: 0 },
+    ...(p.client ? { client: p.client } : {}),
+    ...(p.sandbox ? { sandbox: p.sandbox } : {}),
+    parentId: p.id,
+    depth,
+  };
+  const controller = new AbortController();
+  child.turn = controller;
+  let ended!: () => void;
+  child.turnEnded = new Promise<void>((resolve) => (ended = resolve));
+  // Cancelling the parent (its turn, or this one call) cancels the child; cancelling the child does not reach the parent.
+  const onParentAbort = () => controller.abort();
+  signal.addEventListener("abort", onParentAbort, { once: true });
+  if (signal.aborted) controller.abort();
+  h.register(child);
+
+  const childAsk: PromptIo["askPermission"] = childIo
+    ? (ask, s) => childIo.askPermission(ask, s)
+    : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: `${task.description}: ${ask.title}` }, s);
+  let tools: McpSessionTools = child.tools;
+  if (depth < host.limits.MAX_SUBAGENT_DEPTH) {
+    const self: SubagentParent = { session: child, io: parent.io, emit, askPermission: childAsk, totals: parent.totals };
+    tools = withTaskTool(tools, subagentRunner(h, self), host.limits.MAX_SUBAGENTS_PER_TURN);
+  }
+  if (childIo?.toolCallSignal) tools = withToolCancel(tools, childIo.toolCallSignal);
+  const deps: TurnDeps = {
+    provider: host.provider,
+    model,
+    thoughtLevel: child.thoughtLevel,
+    maxTokens: host.maxTokens,
+    contextWindow: host.contextWindow,
+    system: child.system,
+    tools,
+    policy: child.policy,
+    cwd: child.cwd,
+    limits: host.limits,
+    emit,
+    askPermission: childAsk,
+    ...(childIo?.elicit ? { elicit: childIo.elicit } : {}),
+    totals: parent.totals,
+    lifecycle: {
+      meter: child.meter,
+      hooks: { allowed: [], timeoutMs: host.limits.HOOK_TIMEOUT_MS },
+      stopBudget: child.stopBudget,
+      ratio: host.limits.HANDOFF_RATIO,
+      maxHandoffs: host.limits.MAX_HANDOFFS,
+      compaction: capable && parent.io.caps?.compaction === true,
+      onCompact: () => {},
+    },
+    steer: (history) => child.steering?.deliver(history, emit) ?? false,
+  };
+
+  // Announced before any of its traffic; the parent's call names it; the prompt goes from one to the other.
+  const prompt: ContentBlock[] = [{ type: "text", text: task.prompt }];
+  const [sent, received] = [randomId(), randomId()];
+  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: childId, title: task.description, description: firstLine(task.prompt), capabilities: { cancel: {} }, state: { state: "running" } }));
+  parent.emit({ sessionUpdate: "tool_call_update", toolCallId: callId, _meta: { [SUBAGENT_META]: childId } });
+  parent.emit(loose({ sessionUpdate: "session_message", messageId: sent, senderSessionId: p.id, recipientSessionId: childId, recipientMessageId: received, content: prompt }));
+  emit(loose({ sessionUpdate: "session_message", messageId: received, senderSessionId: p.id, recipientSessionId: childId, senderMessageId: sent, content: prompt }));
+
+  let stopReason: string;
+  let failure: string | undefined;
+  try {
+    stopReason = await runTurn(deps, child.history, controller.signal);
+  } catch (err) {
+    if (!(err instanceof TurnError)) throw err;
+    failure = err.message;
+    stopReason = "error";
+  } finally {
+    signal.removeEventListener("abort", onParentAbort);
+    child.turn = undefined;
+    child.steering?.clear();
+    h.unregister(child);
+    ended();
+  }
+  const answer = answerOf(child.history);
+  if (answer !== "") {
+    const [out, back] = [randomId(), randomId()];
+    const text: ContentBlock = { type: "text", text: answer };
+    emit(loose({ sessionUpdate: "session_message", messageId: out, senderSessionId: childId, recipientSessionId: p.id, recipientMessageId: back }));
+    emit(loose({ sessionUpdate: "session_message_chunk", messageId: out, content: text }));
+    parent.emit(loose({ sessionUpdate: "session_message", messageId: back, senderSessionId: childId, recipientSessionId: p.id, senderMessageId: out }));
+    parent.emit(loose({ sessionUpdate: "session_message_chunk", messageId: back, content: text }));
+  }
+  const state = failure !== undefined ? { state: "idle", stopReason: "error", error: { code: -32603, message: failure } } : { state: "idle", stopReason };
+  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: childId, state }));
+  log.info("subagent ended", { session: p.id, child: childId, stopReason });
+  const structured = { sessionId: childId, stopReason };
+  if (failure !== undefined) return toolResult(`the subagent failed: ${failure}`, true, structured);
+  if (stopReason === "cancelled") {
+    const partial = answer !== "" ? `\n\nWhat it had said so far:\n${answer}` : "";
+    return toolResult(`The user cancelled this subagent before it finished.${partial}`, true, structured);
+  }
+  const note = stopReason === "end_turn" ? "" : `\n\n[the subagent stopped: ${stopReason}]`;
+  return toolResult(`${answer === "" ? "(the subagent gave no answer)" : answer}${note}`, false, structured);
+}
+
+/** An update of the unstable schema's kinds (subagent_update, session_message…), which the SDK's
+ *  stable types do not list. */
+function loose(u: Record<string, unknown>): SessionUpdate {
+  return u as unknown as SessionUpdate;
+}
