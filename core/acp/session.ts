@@ -11,7 +11,7 @@ import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
 import { createPolicy } from "../policy/policy.ts";
 import { emptyTotals, runTurn, TurnError } from "../agent/loop.ts";
-import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
+import { ContextMeter } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { isSessionId } from "../agent/session-store.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
@@ -26,8 +26,8 @@ import type { LiveSession } from "./live-session.ts";
 import { SessionConfig } from "./session-config.ts";
 import { openTurn, type TurnAnswer, turnDeps } from "./session-turn.ts";
 import { SteeringInbox } from "./steering.ts";
-import type { SubagentHost } from "./subagents.ts";
-import { SubagentView } from "./subagent-view.ts";
+import { subagentHost } from "./subagents.ts";
+import { replayUpdates } from "./subagent-view.ts";
 import { type CommandContext, expandMcpPrompt, offerCommands, runCommand, sendCommandChanges } from "./session-commands.ts";
 
 /** What session/new, load, resume and fork declare, and the connection that asks. */
@@ -83,12 +83,7 @@ export class SessionManager {
     this.#opener = new SessionOpener(host.pool, host.limits);
     const models = new ModelChoices(host.models ?? [], host.provider, host.limits.MODEL_LIST_TIMEOUT_S, host.modelList ?? "eager");
     this.#config = new SessionConfig(host, models, (s) => this.#isLive(s));
-    const subagents: SubagentHost = {
-      host,
-      checkModel: (model, current) => models.check(model, current),
-      register: (child) => void this.#sessions.set(child.id, child),
-      unregister: (child) => void (this.#sessions.get(child.id) === child && this.#sessions.delete(child.id)),
-    };
+    const subagents = subagentHost(host, models, this.#sessions);
     this.#context = { host, subagents, setMode: (id, modeId) => this.setMode(id, modeId), setConfigOption: (id, configId, value) => this.setConfigOption(id, configId, value) };
   }
 
@@ -146,16 +141,7 @@ export class SessionManager {
     const settings = await this.#config.restored(saved);
     const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
-    // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
-    // A subagent's updates go under its own id to a client that shows subagents (announced first, as
-    // live), and become the parent call's progress for any other.
-    if (replay) {
-      const view = new SubagentView(r.client?.caps.subagents === true);
-      for (const u of saved.updates) {
-        const shown = r.client?.caps.compaction ? u : withoutCompaction(u);
-        if (shown) for (const s of view.show(shown)) replay(s.update, s.sessionId);
-      }
-    }
+    if (replay) replayUpdates(saved.updates, r.client?.caps, replay);
     return this.#config.describe(s);
   }
 

@@ -6,6 +6,8 @@
 // none of that, but the child's tool calls as progress of the parent's tool call.
 // Does not run children (subagents.ts) or send anything (the caller routes what `show` returns).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { withoutCompaction } from "../agent/handoff.ts";
+import type { ClientSessionCaps } from "./params.ts";
 
 /** The `_meta` key a recorded child update carries: the child's session id. */
 const CHILD_KEY = "tendril/subagent";
@@ -103,5 +105,18 @@ export class SubagentView {
     const more = lines.length > PROGRESS_LINES ? `\n… and ${lines.length - PROGRESS_LINES} more` : "";
     const text = `Subagent: ${p.title}\n${lines.slice(0, PROGRESS_LINES).join("\n")}${more}`;
     return [{ update: { sessionUpdate: "tool_call_update", toolCallId: p.parentCall, status: "in_progress", content: [{ type: "content", content: { type: "text", text } }] } }];
+  }
+}
+
+/**
+ * A loaded session's saved updates, replayed as the loading client saw them live: a handoff as
+ * `compaction_update`s only to a client that shows them; a subagent's updates under its own id (its
+ * announcement first) to one that shows subagents, else as the parent call's progress.
+ */
+export function replayUpdates(updates: SessionUpdate[], caps: ClientSessionCaps | undefined, replay: (u: SessionUpdate, sessionId?: string) => void): void {
+  const view = new SubagentView(caps?.subagents === true);
+  for (const u of updates) {
+    const shown = caps?.compaction ? u : withoutCompaction(u);
+    if (shown) for (const s of view.show(shown)) replay(s.update, s.sessionId);
   }
 }

@@ -26,6 +26,16 @@ export interface SubagentHost {
   unregister(child: LiveSession): void;
 }
 
+/** The manager's side of subagents: its host, its model choices and its table of live sessions. */
+export function subagentHost(host: SessionHost, models: { check(model: string, current: string): Promise<string> }, sessions: Map<string, LiveSession>): SubagentHost {
+  return {
+    host,
+    checkModel: (model, current) => models.check(model, current),
+    register: (child) => void sessions.set(child.id, child),
+    unregister: (child) => void (sessions.get(child.id) === child && sessions.delete(child.id)),
+  };
+}
+
 /** A parent's side of its children: where its own updates go and how it asks the user. */
 export interface SubagentParent {
   session: LiveSession;
