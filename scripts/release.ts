@@ -1,6 +1,7 @@
 // `npm run release [-- --base-url URL] [--allow-dirty] [--offline] [--cache-runtimes]`: builds Tendril
 // for every platform in scripts/release/platforms.ts exactly as `npm run build` does, checks the version,
-// the darwin-arm64 signature, and smoke-tests what can run here, then writes dist/release/: archives, npm
+// re-signs a darwin binary the compiler left invalid and verifies both darwin signatures, smoke-tests
+// what can run here (and runs the ACP Registry's agent check), then writes dist/release/: archives, npm
 // packages, the ACP Registry entry, SHA256SUMS. dist/release is replaced whole, only after every check.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -12,6 +13,7 @@ import { pidAlive } from "../core/process-group.ts";
 import { compileArgs } from "./compile-args.ts";
 import { writeArchive } from "./release/archive.ts";
 import { checkMachoSignature } from "./release/macho-signature.ts";
+import { signAdHoc } from "./release/macho-sign.ts";
 import { packLauncher, packPlatform, type PackageMeta } from "./release/npm-packages.ts";
 import { archiveName, hostPlatform, type Platform, PLATFORMS } from "./release/platforms.ts";
 import { buildAgentEntry, parseBaseUrl } from "./release/registry-entry.ts";
@@ -149,13 +151,25 @@ async function checkVersion(bin: string, version: string): Promise<void> {
   }
 }
 
-/** Apple Silicon runs only validly signed code: a darwin-arm64 binary whose signature fails is refused. */
+/**
+ * macOS kills a binary whose signature does not verify: a darwin binary the compiler left with an
+ * invalid one (Bun's darwin-x64 output keeps the runtime's signature, which no longer covers it) is
+ * re-signed ad hoc, and every darwin binary's page hashes must then verify.
+ */
 function checkSignatures(bins: Map<string, string>): void {
   for (const p of PLATFORMS.filter((q) => q.os === "darwin")) {
-    const problem = checkMachoSignature(bins.get(p.id)!);
-    if (problem === undefined) log(`${p.id}: its ad-hoc code signature verifies`);
-    else if (p.cpu === "arm64") throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${problem}): macOS would kill it at launch; the Bun that compiled it signs wrongly`);
-    else log(`${p.id}: its code signature does not verify (${problem}); Intel Macs do not require one (README: Release and platforms)`);
+    const bin = bins.get(p.id)!;
+    const left = checkMachoSignature(bin);
+    if (left !== undefined) {
+      try {
+        signAdHoc(bin, "tendril");
+      } catch (err) {
+        throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${left}) and it cannot be re-signed: ${(err as Error).message}`);
+      }
+    }
+    const problem = checkMachoSignature(bin);
+    if (problem !== undefined) throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${problem}): macOS would kill it at launch`);
+    log(left === undefined ? `${p.id}: its ad-hoc code signature verifies` : `${p.id}: re-signed ad hoc (the compiler's signature did not verify: ${left}); every page hash verifies`);
   }
 }
 
