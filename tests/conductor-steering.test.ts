@@ -1,7 +1,8 @@
-// Steering through a conductor (SPEC §3.10, §4.1): `_session/steering` is an extension method the
-// conductor knows nothing about; it is relayed to the agent as is and its answer comes back, so a
-// turn behind a chain is steered like one without. The agent is the real ACP surface in memory (a
-// scripted provider, stand-in tools), the chain the real router. Test-only wiring, no processes.
+// Steering and subagents through a conductor (SPEC §3.10, §4.1): `_session/steering` is an extension
+// method the conductor knows nothing about; it is relayed to the agent as is and its answer comes back,
+// so a turn behind a chain is steered like one without; a subagent's updates under its own session id
+// (a session the client never opened) reach the client too. The agent is the real ACP surface in
+// memory (a scripted provider, stand-in tools), the chain the real router. No processes.
 import { expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { Chain } from "../core/conductor/router.ts";
@@ -12,9 +13,9 @@ import { loadLimits } from "../core/limits.ts";
 import { memoryPeer } from "./memory-hop.ts";
 import { scriptedProvider, standInPool } from "./in-memory.ts";
 
-test("_session/steering is relayed by the conductor: answered at once, heard by the model after the tool result", async () => {
+/** The real agent behind a one-component chain: the client's end, and what the provider was asked. */
+function chained(provider: ReturnType<typeof scriptedProvider>) {
   const limits = loadLimits({});
-  const provider = scriptedProvider([{ calls: [{ id: "slow", name: "t__sleep", input: { ms: 400 } }] }, { text: "steered" }]);
   const sessions = new SessionManager({ pool: standInPool(), provider, model: "m", maxTokens: 1000, contextWindow: 100_000, mode: "yolo", rules: [], limits });
   const toAgent = bytePipe();
   const fromAgent = bytePipe();
@@ -30,6 +31,32 @@ test("_session/steering is relayed by the conductor: answered at once, heard by 
     }
     throw new Error(`no answer to ${id}`);
   };
+  const close = async () => {
+    await sessions.closeAll();
+    agent.close();
+    client.close();
+  };
+  return { client, seen, answer, close };
+}
+
+test("a subagent's updates under its own session id pass through the conductor to a client that shows subagents", async () => {
+  const provider = scriptedProvider([{ calls: [{ id: "t1", name: "agent__task", input: { description: "d", prompt: "p" } }] }, { text: "child answer" }, { text: "done" }]);
+  const { client, seen, answer, close } = chained(provider);
+  client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: { subagents: {} } } });
+  await answer(1);
+  client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
+  const sessionId = (await answer(2)).result.sessionId;
+  client.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "go" }] } });
+  expect((await answer(3)).result.stopReason).toBe("end_turn");
+  const announced = seen.find((m) => m.params?.update?.sessionUpdate === "subagent_update");
+  const child = announced.params.update.sessionId;
+  expect(seen.some((m) => m.params?.sessionId === child && m.params.update.sessionUpdate === "agent_message_chunk" && m.params.update.content.text === "child answer")).toBe(true);
+  await close();
+});
+
+test("_session/steering is relayed by the conductor: answered at once, heard by the model after the tool result", async () => {
+  const provider = scriptedProvider([{ calls: [{ id: "slow", name: "t__sleep", input: { ms: 400 } }] }, { text: "steered" }]);
+  const { client, seen, answer, close } = chained(provider);
   client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
   expect((await answer(1)).result.agentCapabilities._meta.steering.supported).toBe(true);
   client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
@@ -45,7 +72,5 @@ test("_session/steering is relayed by the conductor: answered at once, heard by 
   // An unknown session's refusal comes back through the chain with its code.
   client.send({ jsonrpc: "2.0", id: 5, method: "_session/steering", params: { sessionId: "nope", prompt: [{ type: "text", text: "x" }] } });
   expect((await answer(5)).error.code).toBe(-32002);
-  await sessions.closeAll();
-  agent.close();
-  client.close();
+  await close();
 });
