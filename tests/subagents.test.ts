@@ -232,3 +232,23 @@ test("parallel children; the per-turn bound; an empty prompt and an unknown mode
   expect(schemaFailures(a.out, asked, ["v1u"])).toEqual([]);
   await a.close();
 });
+
+test("v2 resume with replayFrom replays a finished subagent: announcement first, its updates under its id, the parent call naming it", async () => {
+  const store = new SessionStore(state);
+  const { a, asked, sessionId } = await open({ store }, V2);
+  a.provider.push({ calls: [task("t1", "look")] }, { text: "child answer" }, { text: "done" });
+  send(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  await a.until(() => updates(a, sessionId).some((u) => u.sessionUpdate === "state_update" && u.state === "idle"), "the turn idle");
+  await a.close();
+  const b = memoryAgent({ store });
+  const asked2 = new Map<unknown, string>();
+  await req(b, asked2, "initialize", V2);
+  await req(b, asked2, "session/resume", { sessionId, cwd: tmpdir(), mcpServers: [], replayFrom: { type: "start" } });
+  const announced = b.out.findIndex((m) => m.params?.update?.sessionUpdate === "subagent_update");
+  const child = b.out[announced]!.params.update.sessionId;
+  expect(announced).toBeLessThan(b.out.findIndex((m) => m.params?.sessionId === child));
+  expect(updates(b, child).some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "child answer")).toBe(true);
+  expect(updates(b, sessionId).filter((u) => u.toolCallId === "t1").at(-1)!.content[0]).toEqual({ type: "session", sessionId: child });
+  expect(schemaFailures(b.out, asked2, ["v2", "v2u"])).toEqual([]);
+  await b.close();
+});
