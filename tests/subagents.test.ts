@@ -252,3 +252,24 @@ test("v2 resume with replayFrom replays a finished subagent: announcement first,
   expect(schemaFailures(b.out, asked2, ["v2", "v2u"])).toEqual([]);
   await b.close();
 });
+
+test("MAX_SUBAGENT_DEPTH: 0 offers no task tool; 2 lets a child start its own subagent, announced on the child", async () => {
+  const none = await open({}, V1_SUB, { TENDRIL_MAX_SUBAGENT_DEPTH: "0" });
+  none.a.provider.push({ calls: [task("t1", "look")] }, { text: "done" });
+  await req(none.a, none.asked, "session/prompt", { sessionId: none.sessionId, prompt: [{ type: "text", text: "go" }] });
+  expect(lastResult(none.a.provider.requests[1]!)).toMatchObject({ callId: "t1", isError: true, content: "unknown tool: agent__task" });
+  await none.a.close();
+
+  const { a, asked, sessionId } = await open({}, V1_SUB, { TENDRIL_MAX_SUBAGENT_DEPTH: "2" });
+  a.provider.push({ calls: [task("t1", "delegate")] }, { calls: [task("t2", "the real work")] }, { text: "grandchild answer" }, { text: "child relays it" }, { text: "done" });
+  const answer = await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  expect(answer.result.stopReason).toBe("end_turn");
+  const child = childOf(a, sessionId, "t1");
+  const grandchild = childOf(a, child, "t2");
+  expect(typeof grandchild).toBe("string");
+  expect(updates(a, child).some((u) => u.sessionUpdate === "subagent_update" && u.sessionId === grandchild)).toBe(true);
+  expect(updates(a, grandchild).some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.text === "grandchild answer")).toBe(true);
+  expect(lastResult(a.provider.requests[3]!)).toMatchObject({ callId: "t2", content: "grandchild answer" });
+  expect(schemaFailures(a.out, asked, ["v1u"])).toEqual([]);
+  await a.close();
+});

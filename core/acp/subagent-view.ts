@@ -23,8 +23,10 @@ export interface Shown {
 type Meta = Record<string, unknown> | null | undefined;
 const metaOf = (u: SessionUpdate): Meta => (u as { _meta?: Meta })._meta;
 
-/** A child's update as its parent records it. */
+/** A child's update as its parent records it. One already marked is a grandchild's passing through
+ *  its parent (MAX_SUBAGENT_DEPTH > 1): it keeps the session it belongs to. */
 export function markChild(u: SessionUpdate, childId: string): SessionUpdate {
+  if (typeof metaOf(u)?.[CHILD_KEY] === "string") return u;
   return { ...u, _meta: { ...(metaOf(u) ?? {}), [CHILD_KEY]: childId } } as SessionUpdate;
 }
 
