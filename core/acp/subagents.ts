@@ -114,18 +114,28 @@ export function subagentRunner(h: SubagentHost, parent: SubagentParent): TaskRun
   };
 }
 
-async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskRequest, model: string, opts: McpCallOptions): Promise<McpCallResult> {
-  const { host } = h;
-  const p = parent.session;
-  const signal = opts.signal ?? new AbortController().signal;
-  const callId = opts.callId ?? randomId();
-  const childId = randomId();
+/** How a child speaks: its updates (marked as its own), its io on the connection when the client
+ *  shows subagents, and how it asks permission (as itself, or on the parent's call). */
+interface ChildVoice {
+  emit(u: SessionUpdate): void;
+  io?: PromptIo;
+  askPermission: PromptIo["askPermission"];
+}
+
+function voiceOf(parent: SubagentParent, childId: string, callId: string, task: TaskRequest): ChildVoice {
   const capable = parent.io.caps?.subagents === true && parent.io.forSession !== undefined;
-  const childIo = capable ? parent.io.forSession!(childId) : undefined;
-  const emit = (u: SessionUpdate) => parent.emit(markChild(u, childId));
-  const depth = (p.depth ?? 0) + 1;
-  const child: LiveSession = {
-    id: childId,
+  const io = capable ? parent.io.forSession!(childId) : undefined;
+  return {
+    emit: (u) => parent.emit(markChild(u, childId)),
+    ...(io ? { io } : {}),
+    askPermission: io ? (ask, s) => io.askPermission(ask, s) : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: `${task.description}: ${ask.title}` }, s),
+  };
+}
+
+/** The child session: its own context (the task's prompt); the parent's workspace, tools, policy and sandbox. */
+function newChild(p: LiveSession, task: TaskRequest, model: string): LiveSession {
+  return {
+    id: randomId(),
     cwd: p.cwd,
     additionalDirectories: p.additionalDirectories,
     tools: childTools(p.tools),
@@ -140,8 +150,91 @@ async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskReque
     ...(p.client ? { client: p.client } : {}),
     ...(p.sandbox ? { sandbox: p.sandbox } : {}),
     parentId: p.id,
-    depth,
+    depth: (p.depth ?? 0) + 1,
   };
+}
+
+/** The child's turn: the loop's deps (no hooks; handoff within its own context; usage to the parent's totals). */
+function childTurnDeps(h: SubagentHost, parent: SubagentParent, child: LiveSession, voice: ChildVoice): TurnDeps {
+  const { host } = h;
+  let tools: McpSessionTools = child.tools;
+  if ((child.depth ?? 1) < host.limits.MAX_SUBAGENT_DEPTH) {
+    const self: SubagentParent = { session: child, io: parent.io, emit: voice.emit, askPermission: voice.askPermission, totals: parent.totals };
+    tools = withTaskTool(tools, subagentRunner(h, self), host.limits.MAX_SUBAGENTS_PER_TURN);
+  }
+  if (voice.io?.toolCallSignal) tools = withToolCancel(tools, voice.io.toolCallSignal);
+  return {
+    provider: host.provider,
+    model: child.model,
+    thoughtLevel: child.thoughtLevel,
+    maxTokens: host.maxTokens,
+    contextWindow: host.contextWindow,
+    system: child.system,
+    tools,
+    policy: child.policy,
+    cwd: child.cwd,
+    limits: host.limits,
+    emit: voice.emit,
+    askPermission: voice.askPermission,
+    ...(voice.io?.elicit ? { elicit: voice.io.elicit } : {}),
+    totals: parent.totals,
+    lifecycle: {
+      meter: child.meter,
+      hooks: { allowed: [], timeoutMs: host.limits.HOOK_TIMEOUT_MS },
+      stopBudget: child.stopBudget,
+      ratio: host.limits.HANDOFF_RATIO,
+      maxHandoffs: host.limits.MAX_HANDOFFS,
+      compaction: voice.io !== undefined && parent.io.caps?.compaction === true,
+      onCompact: () => {},
+    },
+    steer: (history) => child.steering?.deliver(history, voice.emit) ?? false,
+  };
+}
+
+/** Before any of the child's traffic: its announcement, the parent's call naming it, and the prompt
+ *  sent from the parent's transcript and received in the child's. */
+function announce(parent: SubagentParent, voice: ChildVoice, child: LiveSession, callId: string, task: TaskRequest): void {
+  const p = parent.session.id;
+  const prompt: ContentBlock[] = [{ type: "text", text: task.prompt }];
+  const [sent, received] = [randomId(), randomId()];
+  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: child.id, title: task.description, description: firstLine(task.prompt), capabilities: { cancel: {} }, state: { state: "running" } }));
+  parent.emit({ sessionUpdate: "tool_call_update", toolCallId: callId, _meta: { [SUBAGENT_META]: child.id } });
+  parent.emit(loose({ sessionUpdate: "session_message", messageId: sent, senderSessionId: p, recipientSessionId: child.id, recipientMessageId: received, content: prompt }));
+  voice.emit(loose({ sessionUpdate: "session_message", messageId: received, senderSessionId: p, recipientSessionId: child.id, senderMessageId: sent, content: prompt }));
+}
+
+/** After the child's turn: its answer sent from its transcript and received in the parent's, and its final state. */
+function reportEnd(parent: SubagentParent, voice: ChildVoice, child: LiveSession, answer: string, stopReason: string, failure: string | undefined): void {
+  const p = parent.session.id;
+  if (answer !== "") {
+    const [out, back] = [randomId(), randomId()];
+    const text: ContentBlock = { type: "text", text: answer };
+    voice.emit(loose({ sessionUpdate: "session_message", messageId: out, senderSessionId: child.id, recipientSessionId: p, recipientMessageId: back }));
+    voice.emit(loose({ sessionUpdate: "session_message_chunk", messageId: out, content: text }));
+    parent.emit(loose({ sessionUpdate: "session_message", messageId: back, senderSessionId: child.id, recipientSessionId: p, senderMessageId: out }));
+    parent.emit(loose({ sessionUpdate: "session_message_chunk", messageId: back, content: text }));
+  }
+  const state = failure !== undefined ? { state: "idle", stopReason: "error", error: { code: -32603, message: failure } } : { state: "idle", stopReason };
+  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: child.id, state }));
+}
+
+/** What the model reads: the answer, or why there is none (`structured` names the child and how it stopped). */
+function resultOf(childId: string, answer: string, stopReason: string, failure: string | undefined): McpCallResult {
+  const structured = { sessionId: childId, stopReason };
+  if (failure !== undefined) return toolResult(`the subagent failed: ${failure}`, true, structured);
+  if (stopReason === "cancelled") {
+    const partial = answer !== "" ? `\n\nWhat it had said so far:\n${answer}` : "";
+    return toolResult(`The user cancelled this subagent before it finished.${partial}`, true, structured);
+  }
+  const note = stopReason === "end_turn" ? "" : `\n\n[the subagent stopped: ${stopReason}]`;
+  return toolResult(`${answer === "" ? "(the subagent gave no answer)" : answer}${note}`, false, structured);
+}
+
+async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskRequest, model: string, opts: McpCallOptions): Promise<McpCallResult> {
+  const signal = opts.signal ?? new AbortController().signal;
+  const callId = opts.callId ?? randomId();
+  const child = newChild(parent.session, task, model);
+  const voice = voiceOf(parent, child.id, callId, task);
   const controller = new AbortController();
   child.turn = controller;
   let ended!: () => void;
@@ -151,55 +244,11 @@ async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskReque
   signal.addEventListener("abort", onParentAbort, { once: true });
   if (signal.aborted) controller.abort();
   h.register(child);
-
-  const childAsk: PromptIo["askPermission"] = childIo
-    ? (ask, s) => childIo.askPermission(ask, s)
-    : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: `${task.description}: ${ask.title}` }, s);
-  let tools: McpSessionTools = child.tools;
-  if (depth < host.limits.MAX_SUBAGENT_DEPTH) {
-    const self: SubagentParent = { session: child, io: parent.io, emit, askPermission: childAsk, totals: parent.totals };
-    tools = withTaskTool(tools, subagentRunner(h, self), host.limits.MAX_SUBAGENTS_PER_TURN);
-  }
-  if (childIo?.toolCallSignal) tools = withToolCancel(tools, childIo.toolCallSignal);
-  const deps: TurnDeps = {
-    provider: host.provider,
-    model,
-    thoughtLevel: child.thoughtLevel,
-    maxTokens: host.maxTokens,
-    contextWindow: host.contextWindow,
-    system: child.system,
-    tools,
-    policy: child.policy,
-    cwd: child.cwd,
-    limits: host.limits,
-    emit,
-    askPermission: childAsk,
-    ...(childIo?.elicit ? { elicit: childIo.elicit } : {}),
-    totals: parent.totals,
-    lifecycle: {
-      meter: child.meter,
-      hooks: { allowed: [], timeoutMs: host.limits.HOOK_TIMEOUT_MS },
-      stopBudget: child.stopBudget,
-      ratio: host.limits.HANDOFF_RATIO,
-      maxHandoffs: host.limits.MAX_HANDOFFS,
-      compaction: capable && parent.io.caps?.compaction === true,
-      onCompact: () => {},
-    },
-    steer: (history) => child.steering?.deliver(history, emit) ?? false,
-  };
-
-  // Announced before any of its traffic; the parent's call names it; the prompt goes from one to the other.
-  const prompt: ContentBlock[] = [{ type: "text", text: task.prompt }];
-  const [sent, received] = [randomId(), randomId()];
-  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: childId, title: task.description, description: firstLine(task.prompt), capabilities: { cancel: {} }, state: { state: "running" } }));
-  parent.emit({ sessionUpdate: "tool_call_update", toolCallId: callId, _meta: { [SUBAGENT_META]: childId } });
-  parent.emit(loose({ sessionUpdate: "session_message", messageId: sent, senderSessionId: p.id, recipientSessionId: childId, recipientMessageId: received, content: prompt }));
-  emit(loose({ sessionUpdate: "session_message", messageId: received, senderSessionId: p.id, recipientSessionId: childId, senderMessageId: sent, content: prompt }));
-
+  announce(parent, voice, child, callId, task);
   let stopReason: string;
   let failure: string | undefined;
   try {
-    stopReason = await runTurn(deps, child.history, controller.signal);
+    stopReason = await runTurn(childTurnDeps(h, parent, child, voice), child.history, controller.signal);
   } catch (err) {
     if (!(err instanceof TurnError)) throw err;
     failure = err.message;
@@ -212,25 +261,9 @@ async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskReque
     ended();
   }
   const answer = answerOf(child.history);
-  if (answer !== "") {
-    const [out, back] = [randomId(), randomId()];
-    const text: ContentBlock = { type: "text", text: answer };
-    emit(loose({ sessionUpdate: "session_message", messageId: out, senderSessionId: childId, recipientSessionId: p.id, recipientMessageId: back }));
-    emit(loose({ sessionUpdate: "session_message_chunk", messageId: out, content: text }));
-    parent.emit(loose({ sessionUpdate: "session_message", messageId: back, senderSessionId: childId, recipientSessionId: p.id, senderMessageId: out }));
-    parent.emit(loose({ sessionUpdate: "session_message_chunk", messageId: back, content: text }));
-  }
-  const state = failure !== undefined ? { state: "idle", stopReason: "error", error: { code: -32603, message: failure } } : { state: "idle", stopReason };
-  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: childId, state }));
-  log.info("subagent ended", { session: p.id, child: childId, stopReason });
-  const structured = { sessionId: childId, stopReason };
-  if (failure !== undefined) return toolResult(`the subagent failed: ${failure}`, true, structured);
-  if (stopReason === "cancelled") {
-    const partial = answer !== "" ? `\n\nWhat it had said so far:\n${answer}` : "";
-    return toolResult(`The user cancelled this subagent before it finished.${partial}`, true, structured);
-  }
-  const note = stopReason === "end_turn" ? "" : `\n\n[the subagent stopped: ${stopReason}]`;
-  return toolResult(`${answer === "" ? "(the subagent gave no answer)" : answer}${note}`, false, structured);
+  reportEnd(parent, voice, child, answer, stopReason, failure);
+  log.info("subagent ended", { session: parent.session.id, child: child.id, stopReason });
+  return resultOf(child.id, answer, stopReason, failure);
 }
 
 /** An update of the unstable schema's kinds (subagent_update, session_message…), which the SDK's
