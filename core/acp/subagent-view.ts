@@ -1,10 +1,7 @@
-// Owns what a client sees of a subagent (SPEC §3.10), live and on replay alike. A child's run is kept
-// in its parent's record as parent-level updates: the announcement (`subagent_update`), the parent's
-// tool call naming the child (`_meta.subagentSessionId`), the messages between them
-// (`session_message`/`_chunk`), and the child's own updates marked with its id. A client that
-// advertised `subagents` gets each child update under the child's session id; any other client gets
-// none of that, but the child's tool calls as progress of the parent's tool call.
-// Does not run children (subagents.ts) or send anything (the caller routes what `show` returns).
+// Owns what a client sees of a subagent (SPEC §3.10), live and on replay: the parent's record holds the
+// announcement, the call naming the child, the messages and the child's updates marked with its id; a
+// client with `subagents` gets those under the child's id, any other the child's tool calls as the
+// parent call's progress. Does not run children (subagents.ts) or send (the caller routes `show`).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { withoutCompaction } from "../agent/handoff.ts";
 import type { ClientSessionCaps } from "./params.ts";

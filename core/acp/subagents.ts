@@ -1,9 +1,7 @@
-// Owns running a subagent (SPEC §3.10): the child session an `agent__task` call opens (its own
-// context; the parent's cwd, roots, tool servers, policy (mode and rules), sandbox and system prompt),
-// registered with the session manager while it runs so `session/cancel` on it stops it alone; its
-// turn (the same loop, usage counted to the parent's totals); the announcement, the messages that
-// carry the prompt and the answer, and the final answer as the tool result. What a client sees of it
-// is subagent-view.ts's; the tool itself is agent/task-tool.ts's.
+// Owns running a subagent (SPEC §3.10): the child session of an `agent__task` call (its own context;
+// the parent's workspace, tools, policy and sandbox), registered while it runs so a cancel reaches it
+// alone; its turn (usage to the parent); its announcement, messages and answer as the tool result.
+// What a client sees of it is subagent-view.ts's; the tool itself is agent/task-tool.ts's.
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import { randomId } from "../ids.ts";
 import { log } from "../log.ts";

@@ -1,9 +1,7 @@
-// Owns re-signing a macOS binary ad hoc without macOS (SPEC §11): Bun leaves darwin-x64 output with
-// the runtime's own signature, whose page hashes stop where the runtime's bytes did, and macOS kills
-// such a process at launch. The fix is the signature a linker writes: one CodeDirectory (ad hoc,
-// linker-signed, SHA-256, 4 KiB pages, the __TEXT segment as the main binary's executable segment)
-// hashing every byte before the signature, which replaces the old one at the end of __LINKEDIT (the
-// segment and LC_CODE_SIGNATURE sized to fit). Checking a signature is macho-signature.ts's.
+// Owns re-signing a macOS binary ad hoc without macOS (SPEC §11), as a linker signs: one CodeDirectory
+// (ad hoc, linker-signed, SHA-256 over 4 KiB pages of every byte before the signature), replacing the
+// old signature at the end of __LINKEDIT. Bun's darwin-x64 output keeps the runtime's signature, which
+// no longer covers it, and macOS kills it at launch. Checking one is macho-signature.ts's.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 

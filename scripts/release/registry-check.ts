@@ -1,9 +1,7 @@
-// Owns the ACP Registry's own checks of what the release publishes, restated here so a release that
-// would be refused is refused first (SPEC §11): the icon (an SVG, square 16×16, every fill and stroke
-// `currentColor`, `none` or `inherit` and at least one `currentColor`, no comments) and the agent check
-// (the agent started with an empty temporary HOME and no API keys answers an `initialize` that offers
-// fs, terminal and `_meta.terminal_output` with an `agent` or `terminal` auth method, and writes nothing
-// but JSON-RPC lines on stdout). The entry's schema is registry-entry.ts's.
+// Owns the ACP Registry's own checks of a release, restated here so the release refuses first (SPEC
+// §11): the icon rules (SVG, square 16×16, paint only currentColor/none/inherit, no comments) and the
+// agent check (empty HOME, no keys: `initialize` answered with an agent or terminal auth method, nothing
+// but JSON-RPC on stdout). The entry's schema is registry-entry.ts's.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
