@@ -1,8 +1,9 @@
 // `npm run release [-- --base-url URL] [--allow-dirty] [--offline] [--cache-runtimes]`: builds Tendril
 // for every platform in scripts/release/platforms.ts exactly as `npm run build` does, checks the version,
-// the darwin-arm64 signature, and smoke-tests what can run here, then writes dist/release/: archives, npm
+// re-signs a darwin binary the compiler left invalid and verifies both darwin signatures, smoke-tests
+// what can run here (and runs the ACP Registry's agent check), then writes dist/release/: archives, npm
 // packages, the ACP Registry entry, SHA256SUMS. dist/release is replaced whole, only after every check.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -12,9 +13,11 @@ import { pidAlive } from "../core/process-group.ts";
 import { compileArgs } from "./compile-args.ts";
 import { writeArchive } from "./release/archive.ts";
 import { checkMachoSignature } from "./release/macho-signature.ts";
+import { signAdHoc } from "./release/macho-sign.ts";
 import { packLauncher, packPlatform, type PackageMeta } from "./release/npm-packages.ts";
 import { archiveName, hostPlatform, type Platform, PLATFORMS } from "./release/platforms.ts";
 import { buildAgentEntry, parseBaseUrl } from "./release/registry-entry.ts";
+import { iconProblems, registryAgentCheck } from "./release/registry-check.ts";
 import { ReleaseError } from "./release/release-error.ts";
 import { runCommand, tail } from "./release/run-command.ts";
 import { cacheRuntimes, fetchRuntimes } from "./release/runtimes.ts";
@@ -148,13 +151,25 @@ async function checkVersion(bin: string, version: string): Promise<void> {
   }
 }
 
-/** Apple Silicon runs only validly signed code: a darwin-arm64 binary whose signature fails is refused. */
+/**
+ * macOS kills a binary whose signature does not verify: a darwin binary the compiler left with an
+ * invalid one (Bun's darwin-x64 output keeps the runtime's signature, which no longer covers it) is
+ * re-signed ad hoc, and every darwin binary's page hashes must then verify.
+ */
 function checkSignatures(bins: Map<string, string>): void {
   for (const p of PLATFORMS.filter((q) => q.os === "darwin")) {
-    const problem = checkMachoSignature(bins.get(p.id)!);
-    if (problem === undefined) log(`${p.id}: its ad-hoc code signature verifies`);
-    else if (p.cpu === "arm64") throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${problem}): macOS would kill it at launch; the Bun that compiled it signs wrongly`);
-    else log(`${p.id}: its code signature does not verify (${problem}); Intel Macs do not require one (README: Release and platforms)`);
+    const bin = bins.get(p.id)!;
+    const left = checkMachoSignature(bin);
+    if (left !== undefined) {
+      try {
+        signAdHoc(bin, "tendril");
+      } catch (err) {
+        throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${left}) and it cannot be re-signed: ${(err as Error).message}`);
+      }
+    }
+    const problem = checkMachoSignature(bin);
+    if (problem !== undefined) throw new ReleaseError(`the ${p.id} binary's code signature does not verify (${problem}): macOS would kill it at launch`);
+    log(left === undefined ? `${p.id}: its ad-hoc code signature verifies` : `${p.id}: re-signed ad hoc (the compiler's signature did not verify: ${left}); every page hash verifies`);
   }
 }
 
@@ -164,7 +179,10 @@ async function smokeAll(bins: Map<string, string>, version: string): Promise<voi
     if ("skip" in runner) return log(`smoke ${p.id}: not run (${runner.skip})`);
     const failed = await smokeTest(bins.get(p.id)!, runner.prefix, version, ROOT);
     if (failed !== undefined) throw new ReleaseError(`the ${p.id} binary failed its smoke test (${runner.how}): ${failed}`);
-    log(`smoke ${p.id}: --version, rg, prompt (demo cassette) ok ${runner.how}`);
+    // As the registry's CI runs the entry's command (`./tendril agent`).
+    const refused = await registryAgentCheck([...runner.prefix, bins.get(p.id)!, "agent"]);
+    if (refused !== undefined) throw new ReleaseError(`the ${p.id} binary fails the ACP Registry's agent check (${runner.how}): ${refused}`);
+    log(`smoke ${p.id}: --version, rg, prompt (demo cassette), registry agent check ok ${runner.how}`);
   });
   const results = await Promise.allSettled(runs);
   const failures = results.flatMap((r) => (r.status === "rejected" ? [(r.reason as Error).message] : []));
@@ -194,7 +212,10 @@ async function writeArtifacts(bins: Map<string, string>, out: string, stage: str
   const byPlatform = new Map(PLATFORMS.map((p) => [p.id, sums.get(archiveName(src.version, p))!]));
   const entry = buildAgentEntry({ version: src.version, description: src.description, license: src.license, baseUrl, sha256: byPlatform });
   writeFileSync(join(registry, "agent.json"), `${JSON.stringify(entry, null, 2)}\n`);
-  copyFileSync(join(ROOT, "scripts", "release", "icon.svg"), join(registry, "icon.svg"));
+  const icon = join(ROOT, "scripts", "release", "icon.svg");
+  const problems = iconProblems(readFileSync(icon, "utf8"));
+  if (problems.length > 0) throw new ReleaseError(`scripts/release/icon.svg would be refused by the ACP Registry: ${problems.join("; ")}`);
+  copyFileSync(icon, join(registry, "icon.svg"));
   return new Map(files.map((f) => [f, statSync(join(out, f)).size]));
 }
 

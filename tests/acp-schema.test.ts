@@ -37,8 +37,12 @@ for (const [schema, all] of [["acp", defs], ["acp-unstable", (unstable as typeof
 }
 const validator = (def: string) => ajv.getSchema(def.includes("#") ? def : `acp#/$defs/${def}`)!;
 
+const UNSTABLE_KINDS = new Set(["subagent_update", "session_message", "session_message_chunk"]);
+
 /** Which schema definition a message the agent sent must satisfy, and the part of it that is checked. */
 function expectation(m: any, asked: Map<unknown, string>): { def: string; value: unknown } {
+  // Subagent updates are the unstable schema's (SPEC §3.10): checked against it.
+  if (m.method === "session/update" && UNSTABLE_KINDS.has(m.params?.update?.sessionUpdate)) return { def: "acp-unstable#/$defs/SessionNotification", value: m.params };
   if (m.method === "session/update") return { def: "SessionNotification", value: m.params };
   if (m.method === "session/request_permission") return { def: "RequestPermissionRequest", value: m.params };
   if (m.method === "elicitation/create") return { def: "CreateElicitationRequest", value: m.params };
@@ -241,6 +245,30 @@ test("with elicitation advertised: elicitation requests, MCP prompt commands, pl
   expect(a.out.some((m) => m.method === "elicitation/complete")).toBe(true);
   const commands = a.out.find((m) => m.params?.update?.sessionUpdate === "available_commands_update")!.params.update.availableCommands;
   expect(commands.some((c: { name: string }) => c.name === "fk:review")).toBe(true);
+});
+
+test("with the subagents capability: a task's child session, its messages and its announcement validate too (unstable schema)", async () => {
+  const a = memoryAgent({ mode: "ask" });
+  const asked = new Map<unknown, string>();
+  await req(a, asked, "initialize", { protocolVersion: 1, clientCapabilities: { subagents: {} } });
+  const sessionId = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [] })).result.sessionId;
+  a.provider.push(
+    { calls: [{ id: "t1", name: "agent__task", input: { description: "look", prompt: "look for X" } }] },
+    { calls: [{ id: "c1", name: "t__echo", input: { text: "hi" } }] },
+    { text: "found X" },
+    { text: "done" },
+  );
+  const id = nextId++;
+  asked.set(id, "session/prompt");
+  a.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "go" }] } });
+  await a.until(() => a.out.some((m) => m.method === "session/request_permission"), "the child's permission question");
+  const ask = a.out.find((m) => m.method === "session/request_permission")!;
+  a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+  expect((await a.response(id)).result.stopReason).toBe("end_turn");
+  const { kinds, failures } = validateAll(a, asked);
+  expect(failures).toEqual([]);
+  for (const k of UNSTABLE_KINDS) expect(kinds.has(k)).toBe(true);
+  await a.close();
 });
 
 test("every update kind the agent can send was validated by the tests above", () => {

@@ -145,7 +145,9 @@ args = [${JSON.stringify(join(ROOT, "tests", "fake-mcp.ts"))}]
   const first = fake.requests[before]!.body;
   expect(JSON.stringify(first.system)).toContain("You test things.");
   const offered = (first.tools as { name: string }[]).map((t) => t.name);
-  expect(offered.every((n) => n.startsWith("fk__"))).toBe(true);
+  // The profile's servers only, besides the agent's own task tool (SPEC §3.10): no dev tools.
+  expect(offered.filter((n) => n !== "agent__task").every((n) => n.startsWith("fk__"))).toBe(true);
+  expect(offered.some((n) => n.startsWith("dev__"))).toBe(false);
   const finals = a.ofKind("tool_call_update").filter((u) => u.status === "completed" || u.status === "failed");
   expect(finals.map((u) => [u.toolCallId, u.status])).toEqual([
     ["p1", "failed"],

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import * as tar from "tar";
 import { archiveName, hostPlatform, PLATFORMS, platformPackage } from "../scripts/release/platforms.ts";
 import { checkMachoSignature } from "../scripts/release/macho-signature.ts";
+import { signAdHoc } from "../scripts/release/macho-sign.ts";
 import { checkAgentEntry } from "../scripts/release/registry-entry.ts";
 import { runnerFor } from "../scripts/release/smoke.ts";
 
@@ -202,6 +203,27 @@ describe("a release", () => {
     bytes[5000] = bytes[5000]! ^ 0xff;
     writeFileSync(join(dir, "tampered"), bytes);
     expect(checkMachoSignature(join(dir, "tampered"))).toContain("page hashes do not match");
+  });
+
+  test("the darwin-x64 binary, whose compiler left it an invalid signature, is re-signed ad hoc and every page hash verifies", () => {
+    const dir = join(tmp, "darwin-x64");
+    mkdirSync(dir);
+    tar.x({ file: join(out, archiveName(VERSION, PLATFORMS.find((p) => p.id === "darwin-x64")!)), cwd: dir, sync: true });
+    expect(release.stdout).toContain("darwin-x64: re-signed ad hoc");
+    expect(checkMachoSignature(join(dir, "tendril"))).toBeUndefined();
+    const bytes = readFileSync(join(dir, "tendril"));
+    bytes[5000] = bytes[5000]! ^ 0xff;
+    writeFileSync(join(dir, "tampered"), bytes);
+    expect(checkMachoSignature(join(dir, "tampered"))).toContain("page hashes do not match");
+  });
+
+  test("re-signing the darwin-arm64 binary under the compiler's identifier gives back the compiler's own valid signature, byte for byte", () => {
+    const dir = join(tmp, "darwin-arm64-resign");
+    mkdirSync(dir);
+    tar.x({ file: join(out, archiveName(VERSION, PLATFORMS.find((p) => p.id === "darwin-arm64")!)), cwd: dir, sync: true });
+    const original = readFileSync(join(dir, "tendril"));
+    signAdHoc(join(dir, "tendril"), "a.out");
+    expect(readFileSync(join(dir, "tendril")).equals(original)).toBe(true);
   });
 
   const host = hostPlatform();

@@ -25,6 +25,7 @@ import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
 import { clientElicitor } from "./elicitation.ts";
 import { ACP_V2, v2Handlers } from "./v2/server.ts";
+import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "./steering.ts";
 
 /** The ACP protocol version this agent speaks. */
 const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
@@ -74,6 +75,7 @@ function promptIo(peer: RpcPeer, sessionId: string, signal: AbortSignal, caps: C
   return {
     signal,
     caps,
+    forSession: (other) => promptIo(peer, other, signal, caps),
     elicit: clientElicitor(peer, sessionId, caps.elicitation),
     emit(update) {
       peer.notify("session/update", { sessionId, update });
@@ -166,6 +168,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
             ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
             : { close: {}, fork: {}, additionalDirectories: {} },
           ...(auth ? { auth: { logout: {} } } : {}),
+          _meta: STEERING_CAPABILITY,
         },
         authMethods: auth?.methods(terminalAuth) ?? [],
       };
@@ -189,7 +192,7 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
     "session/load": async (raw, signal) => {
       const p = await parseLoadSession(raw, "session/load");
       requireAuth();
-      const replay = (update: SessionUpdate) => peer.notify("session/update", { sessionId: p.sessionId, update });
+      const replay = (update: SessionUpdate, sessionId = p.sessionId) => peer.notify("session/update", { sessionId, update });
       const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay });
       announceCommands(p.sessionId, signal);
       return answer;
@@ -227,6 +230,12 @@ function handlers(opts: AgentServerOptions, peer: RpcPeer): Record<string, Handl
       const sessionId = p.id("sessionId");
       const prompt = parsePrompt(p);
       return sessions.prompt(sessionId, prompt, promptIo(peer, sessionId, signal, client.caps));
+    },
+    // Answered at once; the text reaches the model at the turn's next LLM request.
+    [STEERING_METHOD]: (raw) => {
+      const { sessionId, prompt } = parseSteering(raw);
+      sessions.steer(sessionId, prompt);
+      return {};
     },
     // Whichever path changes the mode or the model, the client hears it (before the answer).
     "session/set_mode": async (raw) => {

@@ -9,6 +9,7 @@ import type { SandboxMode } from "../sandbox-modes.ts";
 import type { ContextMeter } from "../agent/handoff.ts";
 import type { SessionRecorder } from "./session-recorder.ts";
 import type { ClientLink } from "./session-host.ts";
+import type { SteeringInbox } from "./steering.ts";
 
 export interface LiveSession {
   id: string;
@@ -33,9 +34,15 @@ export interface LiveSession {
   turn?: AbortController;
   /** Settles when the running turn has ended (its answer recorded); set with `turn`. */
   turnEnded?: Promise<void>;
+  /** `_session/steering` messages waiting for the running turn's next LLM request. */
+  steering?: SteeringInbox;
   client?: ClientLink;
   /** The `dev` shell's sandbox setting (host.sandbox), and whether its fail-closed notice was sent. */
   sandbox?: { mode: SandboxMode; noticed: boolean };
   /** The client was given the session's commands: a change to them is sent from then on. */
   announced?: boolean;
+  /** A subagent's: the session whose `agent__task` call runs it (only cancel reaches it from a client). */
+  parentId?: string;
+  /** Subagent nesting: 0 (absent) for a client's session, 1 for its child, … (MAX_SUBAGENT_DEPTH). */
+  depth?: number;
 }

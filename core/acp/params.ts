@@ -147,6 +147,8 @@ export interface ClientSessionCaps {
   compaction: boolean;
   /** The elicitation modes it shows (`elicitation.form`, `elicitation.url`): `elicitation/create` is sent only in these. */
   elicitation: ("form" | "url")[];
+  /** It shows subagents as child sessions (v1 `clientCapabilities.subagents`; v2's baseline). */
+  subagents?: boolean;
 }
 
 /** initialize: the protocol version the client asks for; the capabilities and client info it sends
@@ -170,6 +172,7 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
     session.compaction = sessionCaps?.object("compaction", "nullable") !== undefined;
     const elicitation = caps.object("elicitation", "nullable");
     for (const mode of ["form", "url"] as const) if (elicitation?.object(mode, "nullable") !== undefined) session.elicitation.push(mode);
+    session.subagents = caps.object("subagents", "nullable") !== undefined;
     caps.object("_meta", "nullable");
   }
   const info = p.object("clientInfo", "nullable");

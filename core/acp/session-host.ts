@@ -68,6 +68,8 @@ export interface PromptIo {
   /** The id the prompt's user message goes by (v2 answers it): saved with the prompt, so a replay
    *  shows the message under the id the client was given. Absent: the engine makes one. */
   userMessageId?: string;
+  /** The same connection's io for another session of it (a subagent's, under its own id). */
+  forSession?(sessionId: string): PromptIo;
 }
 
 /** The connection that opened a session: what its client shows, and a way to tell it something

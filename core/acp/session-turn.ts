@@ -5,17 +5,21 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { Lifecycle, TurnDeps, TurnTotals } from "../agent/loop.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";
-import type { SessionCost } from "../agent/session-cost.ts";
-import { priceOf } from "../llm/prices.ts";
+import { sessionCost } from "./session-spend.ts";
 import { withToolCancel } from "./v2/tool-cancel.ts";
+import { withTaskTool } from "../agent/task-tool.ts";
+import { type SubagentHost, subagentRunner, topLevelParent } from "./subagents.ts";
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
+import { log } from "../log.ts";
 
 /** What a turn needs from the session manager besides the session itself. */
 export interface TurnContext {
   host: SessionHost;
   /** session/set_mode, by id: plan mode's way out switches modes as a client would. */
   setMode(id: string, modeId: unknown): Promise<SessionUpdate[]>;
+  /** What subagents (`agent__task`) need of the manager; undefined = no task tool. */
+  subagents?: SubagentHost;
 }
 
 /** What a prompt or a command answers. */
@@ -28,6 +32,9 @@ export interface Turn {
   signal: AbortSignal;
   /** The tap: records an update, then sends it; silent once the turn ended. */
   emit(u: SessionUpdate): void;
+  /** Records an update without sending it (its sender decides what the client sees); false, and
+   *  nothing recorded, once the turn ended. */
+  record(u: SessionUpdate): boolean;
   /** Shuts the tap, drops what a turn that failed silently recorded (`discard`), makes the rest
    *  durable and frees the session. */
   end(discard?: boolean): void;
@@ -52,9 +59,16 @@ export function openTurn(s: LiveSession, io: PromptIo): Turn {
       s.recorder?.update(u);
       io.emit(u);
     },
+    record: (u: SessionUpdate) => {
+      if (open) s.recorder?.update(u);
+      return open;
+    },
     end: (discard = false) => {
       open = false;
       io.signal.removeEventListener("abort", onRequestAbort);
+      // Steering that came too late for the turn's last LLM request is not kept for the next prompt.
+      const unread = s.steering?.clear() ?? 0;
+      if (unread > 0) log.info("steering messages arrived after the turn's last LLM request; dropped", { session: s.id, count: unread });
       if (discard) s.recorder?.discardTurn();
       s.recorder?.endTurn();
       if (s.turn === controller) s.turn = undefined;
@@ -80,7 +94,10 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     maxSteps: h.limits.TODO_ITEMS,
     maxStepChars: h.limits.TODO_ITEM_CHARS,
   });
-  const tools = io.toolCallSignal ? withToolCancel(planned, io.toolCallSignal) : planned;
+  // The task tool while subagents may nest this deep (a client's session is depth 0).
+  const sub = ctx.subagents;
+  const tasked = sub && (s.depth ?? 0) < h.limits.MAX_SUBAGENT_DEPTH ? withTaskTool(planned, subagentRunner(sub, topLevelParent(s, io, turn.record, totals)), h.limits.MAX_SUBAGENTS_PER_TURN) : planned;
+  const tools = io.toolCallSignal ? withToolCancel(tasked, io.toolCallSignal) : tasked;
   return {
     provider: h.provider,
     model: s.model,
@@ -101,12 +118,10 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     ...(h.promptCache ? { promptCache: h.promptCache } : {}),
     cacheKey: s.id,
     lifecycle: lifecycle(h, s, io),
+    steer: (history) => s.steering?.deliver(history, emit) ?? false,
   };
 }
 
-function sessionCost(host: SessionHost, s: LiveSession): SessionCost {
-  return { totals: s.usage, priceOf: (model) => priceOf(model, host.prices), oneHourCache: host.promptCache === "1h", saved: (t) => s.recorder?.usage(t) };
-}
 
 function lifecycle(host: SessionHost, s: LiveSession, io: PromptIo): Lifecycle {
   const { limits } = host;

@@ -11,7 +11,7 @@ import { log } from "../log.ts";
 import { randomId } from "../ids.ts";
 import { createPolicy } from "../policy/policy.ts";
 import { emptyTotals, runTurn, TurnError } from "../agent/loop.ts";
-import { ContextMeter, withoutCompaction } from "../agent/handoff.ts";
+import { ContextMeter } from "../agent/handoff.ts";
 import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { withTurnContext } from "../agent/turn-context.ts";
 import { isSessionId } from "../agent/session-store.ts";
@@ -27,6 +27,9 @@ import { serverNotice } from "./notices.ts";
 import type { LiveSession } from "./live-session.ts";
 import { SessionConfig } from "./session-config.ts";
 import { openTurn, type TurnAnswer, turnDeps } from "./session-turn.ts";
+import { SteeringInbox } from "./steering.ts";
+import { subagentHost } from "./subagents.ts";
+import { replayUpdates } from "./subagent-view.ts";
 import { type CommandContext, expandMcpPrompt, offerCommands, runCommand, sendCommandChanges } from "./session-commands.ts";
 
 /** What session/new, load, resume and fork declare, and the connection that asks. */
@@ -48,7 +51,8 @@ export function sessionRequest(p: NewSessionParams, client?: ClientLink): Sessio
 /** session/load and session/resume: the session, and (load only) where its history is replayed. */
 export interface LoadRequest extends SessionRequest {
   id: string;
-  replay?: (u: SessionUpdate) => void;
+  /** Sends one replayed update, of the session or (`sessionId`) of one of its subagents. */
+  replay?: (u: SessionUpdate, sessionId?: string) => void;
 }
 
 interface OpenOptions extends SessionRequest {
@@ -83,7 +87,8 @@ export class SessionManager {
     this.#opener = new SessionOpener(host.pool, host.limits);
     const models = new ModelChoices(host.models ?? [], host.provider, host.limits.MODEL_LIST_TIMEOUT_S, host.modelList ?? "eager");
     this.#config = new SessionConfig(host, models, (s) => this.#isLive(s));
-    this.#context = { host, setMode: (id, modeId) => this.setMode(id, modeId), setConfigOption: (id, configId, value) => this.setConfigOption(id, configId, value) };
+    const subagents = subagentHost(host, models, this.#sessions);
+    this.#context = { host, subagents, setMode: (id, modeId) => this.setMode(id, modeId), setConfigOption: (id, configId, value) => this.setConfigOption(id, configId, value) };
   }
 
   /** session/new. */
@@ -142,13 +147,7 @@ export class SessionManager {
     const usage = saved.usage ?? (saved.history.length > 0 ? { ...emptySessionUsage(), cost: null } : undefined);
     const s = await this.#open({ ...request, id, history: saved.history, ...settings, title: saved.title, ...(usage ? { usage } : {}) });
     s.recorder = new SessionRecorder(this.host.store!.reopen(id), s.history, saved.title !== null);
-    // A handoff recorded as `compaction_update`s is replayed as such only to a client that shows them.
-    if (replay) {
-      for (const u of saved.updates) {
-        const shown = r.client?.caps.compaction ? u : withoutCompaction(u);
-        if (shown) replay(shown);
-      }
-    }
+    if (replay) replayUpdates(saved.updates, r.client?.caps, replay);
     return this.#config.describe(s);
   }
 
@@ -164,7 +163,7 @@ export class SessionManager {
 
   /** session/close: cancels a running turn and stops the session's servers; its file stays. */
   async closeSession(id: string): Promise<void> {
-    const s = this.#get(id);
+    const s = this.#own(id);
     await this.#drop(s);
   }
 
@@ -178,6 +177,7 @@ export class SessionManager {
     const { cwd } = r;
     checkCwd(cwd, "session/fork");
     const live = this.#sessions.get(id);
+    if (live) this.#own(id);
     if (live?.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with a prompt; fork it once the turn ends`);
     if (this.#opening.has(id)) throw new AcpError(INVALID_PARAMS, `session ${id} is being loaded; fork it once that is answered`);
     const store = this.host.store;
@@ -201,6 +201,7 @@ export class SessionManager {
     const store = this.host.store;
     if (this.#opening.has(id)) throw new AcpError(INVALID_PARAMS, `session ${id} is being loaded; delete it once that is answered`);
     const running = this.#sessions.get(id);
+    if (running) this.#own(id);
     if (running?.turn) {
       running.turn.abort();
       await running.turnEnded;
@@ -286,6 +287,13 @@ export class SessionManager {
     return this.#get(id).turn !== undefined;
   }
 
+  /** A session of the client's own: a subagent's is -32602 (only session/cancel reaches it). */
+  #own(id: string): LiveSession {
+    const s = this.#get(id);
+    if (s.parentId !== undefined) throw new AcpError(INVALID_PARAMS, `session ${id} is a subagent of session ${s.parentId}: only session/cancel reaches it`);
+    return s;
+  }
+
   #get(id: string): LiveSession {
     const s = this.#sessions.get(id);
     if (!s) throw new AcpError(SESSION_NOT_FOUND, `unknown session: ${id}`, { sessionId: id });
@@ -298,7 +306,7 @@ export class SessionManager {
   }
 
   async prompt(id: string, asked: ContentBlock[], io: PromptIo): Promise<TurnAnswer> {
-    const s = this.#get(id);
+    const s = this.#own(id);
     if (s.turn) throw new AcpError(INVALID_PARAMS, `session ${id} is busy with another prompt; wait for it or send session/cancel`);
     const command = commandOf(asked);
     if (command && command.name !== "init") return runCommand(this.#context, s, command, io);
@@ -341,6 +349,14 @@ export class SessionManager {
     }
   }
 
+  /** `_session/steering`: a user message for session `id`'s running turn, heard at its next LLM request. */
+  steer(id: string, blocks: ContentBlock[]): void {
+    const s = this.#own(id);
+    if (!s.turn || s.turn.signal.aborted) throw new AcpError(INVALID_PARAMS, `session ${id} runs no turn to steer; send session/prompt`);
+    const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
+    (s.steering ??= new SteeringInbox(this.host.limits.MAX_PENDING_STEERING)).add(blocks, parts);
+  }
+
   /** The slash commands session `id` offers now (built-in, then its MCP prompts); from now on a
    *  change to them is sent to its client. */
   availableCommands(id: string): AvailableCommand[] {
@@ -364,12 +380,12 @@ export class SessionManager {
 
   /** session/set_mode (and the `mode` config option): what the client is told (session-config.ts). */
   async setMode(id: string, modeId: unknown): Promise<SessionUpdate[]> {
-    return this.#config.setMode(this.#get(id), modeId);
+    return this.#config.setMode(this.#own(id), modeId);
   }
 
   /** session/set_config_option and session/set_model: the options as they now are, and what the client is told. */
   async setConfigOption(id: string, configId: string, value: unknown): Promise<{ configOptions: SessionConfigOption[]; updates: SessionUpdate[] }> {
-    return this.#config.setOption(this.#get(id), configId, value);
+    return this.#config.setOption(this.#own(id), configId, value);
   }
 
   /** Cancels every turn and releases every session's servers (private ones die as process groups). */

@@ -41,6 +41,8 @@ export interface TurnDeps {
   cacheKey?: string;
   /** Hooks and context handoff; undefined = neither (a bare turn). */
   lifecycle?: Lifecycle;
+  /** Appends the user's steering messages that wait (SPEC §3.10) to `history`; whether there were any. */
+  steer?(history: Message[]): boolean;
 }
 
 export interface Lifecycle {
@@ -257,6 +259,7 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
   let objected = false;
   for (;;) {
     if (deps.lifecycle) await keepWithinWindow(handoffDeps(deps, deps.lifecycle), history, signal);
+    deps.steer?.(history);
     const res = await streamResponse(deps, history, signal);
     if (res.usage) emitUsage(deps, res.usage);
     if (signal.aborted || res.stopReason === "cancelled") {
@@ -268,8 +271,11 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
     if (res.usage) deps.lifecycle?.meter.report(tokensOf(res.usage), history.length);
     if (res.calls.length === 0) {
       const stop = mapStop(res.stopReason);
+      // Steering that came while the model answered is heard before the turn ends: it goes on.
+      if (stop === "end_turn" && deps.steer?.(history)) continue;
       if (stop !== "end_turn" || objected || !deps.lifecycle) return stop;
       const objection = await stopObjection(deps, deps.lifecycle, signal);
+      if (objection === undefined && !signal.aborted && deps.steer?.(history)) continue;
       if (objection === undefined) return signal.aborted ? "cancelled" : stop;
       objected = true;
       history.push({ role: "user", content: [{ type: "text", text: objection }] });

@@ -4,6 +4,7 @@ import type { Plan, SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind }
 import { isAbsolute, resolve } from "node:path";
 import type { McpCallResult } from "../mcp/types.ts";
 import { PLAN_TOOL } from "./plan-mode.ts";
+import { TASK_TOOL } from "./task-tool.ts";
 
 export interface CallView {
   /** The tool name the LLM used (`server__tool`). */
@@ -32,6 +33,7 @@ export function absPath(cwd: string, path: string): string {
 
 export function toolKind(v: CallView): ToolKind {
   if (v.name === PLAN_TOOL) return "switch_mode"; // presenting the plan asks to leave plan mode
+  if (v.name === TASK_TOOL) return "think"; // a subagent works it out
   if (v.tool === "shell") return "execute";
   if (v.tool === "str_replace") return "edit";
   if (v.tool === "todo") return "think";
@@ -46,6 +48,7 @@ export function toolTitle(v: CallView): string {
   if (v.tool === "shell" && command) return clip(`shell: ${command}`);
   if (v.tool === "str_replace" && path) return clip(`str_replace ${path}`);
   if (v.tool === "todo") return "todo: update the list";
+  if (v.name === TASK_TOOL && str(v.input.description)) return clip(`task: ${str(v.input.description)}`);
   if (path) return clip(`${v.name} ${path}`);
   return v.name === "" ? "(a tool call with no name)" : v.name;
 }

@@ -16,6 +16,7 @@ import { type SessionManager, sessionRequest } from "../session.ts";
 import type { ClientLink, PromptIo } from "../session-host.ts";
 import type { AgentAuth } from "../auth.ts";
 import { answerOf, permissionOptions } from "../permission-options.ts";
+import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
 
 export const ACP_V2 = 2;
@@ -82,7 +83,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
   // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
-  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [] }, notify: emit };
+  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [], subagents: true }, notify: emit };
   const requireAuth = () => auth?.require(terminalAuth);
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
@@ -114,6 +115,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
     return {
       signal,
       caps: client.caps,
+      forSession: (other) => promptIo(other, stateOf(other), signal),
       toolCallSignal: callSignal,
       ...(elicit ? { elicit } : {}),
       emit: (u) => {
@@ -192,6 +194,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
             additionalDirectories: {},
           },
           ...(auth ? { auth: {} } : {}),
+          _meta: STEERING_CAPABILITY,
         },
         authMethods: (auth?.methods(terminalAuth) ?? []).map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
       };
@@ -217,9 +220,10 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       requireAuth();
       // A fresh translation (the replay tells it the session's tool calls again), put in place only once
       // the load succeeded: a refused resume (a busy session) leaves the running turn's state, which
-      // session/close and tool_call/cancel need.
+      // session/close and tool_call/cancel need. A child's replayed updates go under its own id.
       const fresh: V2Session = { updates: new V2SessionUpdates(), calls: new Map() };
-      const replayed = (u: SessionUpdate) => {
+      const replayed = (u: SessionUpdate, sessionId = p.sessionId) => {
+        if (sessionId !== p.sessionId) return emit(sessionId, u);
         for (const v of fresh.updates.translate(u)) send(p.sessionId, v);
       };
       const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? replayed : undefined });
@@ -272,6 +276,12 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       send(sessionId, v2Update("user_message", { messageId, content: prompt }));
       s.turn = finishTurn(sessionId, s, turn);
       return { messageId };
+    },
+    // As on v1: answered at once, heard at the turn's next LLM request.
+    [STEERING_METHOD]: (raw) => {
+      const { sessionId, prompt } = parseSteering(raw);
+      sessions.steer(sessionId, prompt);
+      return {};
     },
     "session/set_config_option": async (raw) => {
       const p = Params.of("session/set_config_option", raw);

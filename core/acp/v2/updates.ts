@@ -5,6 +5,7 @@
 // final, the open message ids). Does not send anything (server.ts) or run turns (session.ts).
 import type { SessionConfigOption, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import { randomId } from "../../ids.ts";
+import { namedChild, SUBAGENT_META } from "../subagent-view.ts";
 
 /** A v2 session update: the schema's `SessionUpdate` of `schema/v2/schema.json` (kept loose here). */
 export type V2Update = { sessionUpdate: string } & Record<string, unknown>;
@@ -18,6 +19,12 @@ export function v2Update(kind: string, fields: Record<string, unknown>): V2Updat
 }
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
+const SUBAGENT_KINDS = new Set<string>(["subagent_update", "session_message", "session_message_chunk"]);
+
+/** A subagent call's result says its child was cancelled (the task runner's structured output). */
+function childCancelled(rawOutput: unknown): boolean {
+  return (rawOutput as { stopReason?: unknown } | null | undefined)?.stopReason === "cancelled";
+}
 
 /** v1 config options (`id`) as v2's (`configId`); everything else is the same. */
 export function configOptionsV2(options: SessionConfigOption[]): Record<string, unknown>[] {
@@ -42,7 +49,7 @@ function contentV2(c: ToolCallContent): Record<string, unknown> | undefined {
 /** One session's translation state. */
 export class V2SessionUpdates {
   /** Tool calls seen, by id: whether each is final (completed, failed, cancelled). */
-  readonly #calls = new Map<string, { final: boolean; cancelRequested: boolean }>();
+  readonly #calls = new Map<string, { final: boolean; cancelRequested: boolean; child?: string }>();
   /** Ids for chunks the engine sent without one (user prompt replays): one per run of chunks. */
   #chunkRun: { kind: string; id: string } | undefined;
   /** The session's one plan (our plan is always whole: each update replaces it). */
@@ -89,7 +96,8 @@ export class V2SessionUpdates {
       case "compaction_summary_chunk":
         return [u as V2Update];
       default:
-        return [];
+        // Subagents: the same shapes in v2 (its unstable schema; the stable one's open update union).
+        return SUBAGENT_KINDS.has((u as { sessionUpdate: string }).sessionUpdate) ? [u as V2Update] : [];
     }
   }
 
@@ -105,8 +113,18 @@ export class V2SessionUpdates {
     const state = known ?? { final: false, cancelRequested: false };
     this.#calls.set(u.toolCallId, state);
     const out = v2Update("tool_call_update", fields);
-    if (content !== undefined) out.content = content === null ? null : content.flatMap((c) => contentV2(c) ?? []);
-    if (u.status === "failed" && state.cancelRequested) out.status = "cancelled";
+    // A call that runs a subagent names it as `session` content (v1 has only `_meta` for it).
+    const named = namedChild(u);
+    if (named !== undefined) {
+      state.child = named;
+      const { [SUBAGENT_META]: _named, ...meta } = u._meta ?? {};
+      if (Object.keys(meta).length > 0) out._meta = meta;
+      else delete out._meta;
+    }
+    const session = state.child !== undefined ? [{ type: "session", sessionId: state.child }] : [];
+    if (content !== undefined) out.content = content === null ? null : [...session, ...content.flatMap((c) => contentV2(c) ?? [])];
+    else if (named !== undefined) out.content = session;
+    if (u.status === "failed" && (state.cancelRequested || (state.child !== undefined && childCancelled(u.rawOutput)))) out.status = "cancelled";
     // A new call that runs can be cancelled on its own (tool_call/cancel) until it is final.
     if (!known && !FINAL.has(u.status ?? "")) out.capabilities = { cancel: {} };
     if (u.status && FINAL.has(u.status)) {

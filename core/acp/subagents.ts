@@ -1,0 +1,277 @@
+// Owns running a subagent (SPEC §3.10): the child session of an `agent__task` call (its own context;
+// the parent's workspace, tools, policy and sandbox), registered while it runs so a cancel reaches it
+// alone; its turn (usage to the parent); its announcement, messages and answer as the tool result.
+// What a client sees of it is subagent-view.ts's; the tool itself is agent/task-tool.ts's.
+import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
+import { randomId } from "../ids.ts";
+import { log } from "../log.ts";
+import { ContextMeter } from "../agent/handoff.ts";
+import { runTurn, TurnError, type TurnDeps, type TurnTotals } from "../agent/loop.ts";
+import { type TaskRequest, type TaskRunner, toolResult, withTaskTool } from "../agent/task-tool.ts";
+import type { McpCallOptions, McpCallResult, McpSessionTools } from "../mcp/types.ts";
+import type { LiveSession } from "./live-session.ts";
+import type { PromptIo, SessionHost } from "./session-host.ts";
+import { sessionCost } from "./session-spend.ts";
+import { markChild, SUBAGENT_META, SubagentView } from "./subagent-view.ts";
+import { withToolCancel } from "./v2/tool-cancel.ts";
+
+/** What the session manager lends a subagent run. */
+export interface SubagentHost {
+  host: SessionHost;
+  /** The model a task names, checked against the session's choices; throws (naming them) when unknown. */
+  checkModel(model: string, current: string): Promise<string>;
+  /** The child is a session of the manager while it runs (cancel, busy), and is not after. */
+  register(child: LiveSession): void;
+  unregister(child: LiveSession): void;
+}
+
+/** The manager's side of subagents: its host, its model choices and its table of live sessions. */
+export function subagentHost(host: SessionHost, models: { check(model: string, current: string): Promise<string> }, sessions: Map<string, LiveSession>): SubagentHost {
+  return {
+    host,
+    checkModel: (model, current) => models.check(model, current),
+    register: (child) => void sessions.set(child.id, child),
+    unregister: (child) => void (sessions.get(child.id) === child && sessions.delete(child.id)),
+  };
+}
+
+/** A parent's side of its children: where its own updates go and how it asks the user. */
+export interface SubagentParent {
+  session: LiveSession;
+  /** The top-level prompt's connection: what it shows, and its other sessions (`forSession`). */
+  io: PromptIo;
+  /** The parent's updates, recorded with the top-level session and shown as the client can. */
+  emit(u: SessionUpdate): void;
+  askPermission: PromptIo["askPermission"];
+  totals: TurnTotals;
+}
+
+/** The tools a child is given: the parent's servers, minus the parent's todo list (it is the
+ *  parent's plan), closed with the parent, not by the child. */
+function childTools(tools: McpSessionTools): McpSessionTools {
+  const own = (name: string) => name !== "dev__todo";
+  return {
+    tools: () => tools.tools().filter((t) => own(t.qualifiedName)),
+    call: (name, args, opts) => tools.call(name, args, opts),
+    instructions: () => tools.instructions(),
+    onToolsChanged: () => {},
+    close: async () => {},
+  };
+}
+
+/**
+ * The top-level parent's channel for the children of one turn: each update recorded with the session
+ * (while `record` says the turn is open) and sent as the connection's client can see it.
+ */
+export function topLevelParent(session: LiveSession, io: PromptIo, record: (u: SessionUpdate) => boolean, totals: TurnTotals): SubagentParent {
+  const capable = io.caps?.subagents === true && io.forSession !== undefined;
+  const view = new SubagentView(capable);
+  const ios = new Map<string, PromptIo>();
+  const ioOf = (id: string) => {
+    let child = ios.get(id);
+    if (!child) ios.set(id, (child = io.forSession!(id)));
+    return child;
+  };
+  return {
+    session,
+    io,
+    totals,
+    askPermission: io.askPermission,
+    emit: (u) => {
+      if (!record(u)) return;
+      for (const s of view.show(u)) (s.sessionId ? ioOf(s.sessionId) : io).emit(s.update);
+    },
+  };
+}
+
+const firstLine = (text: string) => {
+  const line = text.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+};
+
+/** The text of the last assistant message of a child's history: its answer. */
+function answerOf(history: LiveSession["history"]): string {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role === "assistant" && m.text.trim() !== "") return m.text;
+  }
+  return "";
+}
+
+/** The `agent__task` runner of `parent` (its children may have their own, up to MAX_SUBAGENT_DEPTH). */
+export function subagentRunner(h: SubagentHost, parent: SubagentParent): TaskRunner {
+  return async (task, opts) => {
+    let model = parent.session.model;
+    if (task.model !== undefined && task.model !== model) {
+      try {
+        model = await h.checkModel(task.model, model);
+      } catch (err) {
+        return toolResult(`task not started: ${err instanceof Error ? err.message : String(err)}`, true);
+      }
+    }
+    return runChild(h, parent, task, model, opts);
+  };
+}
+
+/** How a child speaks: its updates (marked as its own), its io on the connection when the client
+ *  shows subagents, and how it asks permission (as itself, or on the parent's call). */
+interface ChildVoice {
+  emit(u: SessionUpdate): void;
+  io?: PromptIo;
+  askPermission: PromptIo["askPermission"];
+}
+
+function voiceOf(parent: SubagentParent, childId: string, callId: string, task: TaskRequest): ChildVoice {
+  const capable = parent.io.caps?.subagents === true && parent.io.forSession !== undefined;
+  const io = capable ? parent.io.forSession!(childId) : undefined;
+  return {
+    emit: (u) => parent.emit(markChild(u, childId)),
+    ...(io ? { io } : {}),
+    askPermission: io ? (ask, s) => io.askPermission(ask, s) : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: `${task.description}: ${ask.title}` }, s),
+  };
+}
+
+/** The child session: its own context (the task's prompt); the parent's workspace, tools, policy and sandbox. */
+function newChild(p: LiveSession, task: TaskRequest, model: string): LiveSession {
+  return {
+    id: randomId(),
+    cwd: p.cwd,
+    additionalDirectories: p.additionalDirectories,
+    tools: childTools(p.tools),
+    policy: p.policy,
+    system: p.system,
+    history: [{ role: "user", content: [{ type: "text", text: task.prompt }] }],
+    model,
+    thoughtLevel: p.thoughtLevel,
+    title: task.description,
+    meter: new ContextMeter(),
+    stopBudget: { left: 0 },
+    ...(p.client ? { client: p.client } : {}),
+    ...(p.sandbox ? { sandbox: p.sandbox } : {}),
+    parentId: p.id,
+    depth: (p.depth ?? 0) + 1,
+    // The parent's totals object itself: the child's spend is the parent's.
+    usage: p.usage,
+  };
+}
+
+/** The child's turn: the loop's deps (no hooks; handoff within its own context; usage to the parent's totals). */
+function childTurnDeps(h: SubagentHost, parent: SubagentParent, child: LiveSession, voice: ChildVoice): TurnDeps {
+  const { host } = h;
+  let tools: McpSessionTools = child.tools;
+  if ((child.depth ?? 1) < host.limits.MAX_SUBAGENT_DEPTH) {
+    const self: SubagentParent = { session: child, io: parent.io, emit: voice.emit, askPermission: voice.askPermission, totals: parent.totals };
+    tools = withTaskTool(tools, subagentRunner(h, self), host.limits.MAX_SUBAGENTS_PER_TURN);
+  }
+  if (voice.io?.toolCallSignal) tools = withToolCancel(tools, voice.io.toolCallSignal);
+  return {
+    provider: host.provider,
+    model: child.model,
+    thoughtLevel: child.thoughtLevel,
+    maxTokens: host.maxTokens,
+    contextWindow: host.contextWindow,
+    system: child.system,
+    tools,
+    policy: child.policy,
+    cwd: child.cwd,
+    limits: host.limits,
+    emit: voice.emit,
+    askPermission: voice.askPermission,
+    ...(voice.io?.elicit ? { elicit: voice.io.elicit } : {}),
+    totals: parent.totals,
+    cost: sessionCost(host, parent.session),
+    ...(host.promptCache ? { promptCache: host.promptCache } : {}),
+    cacheKey: child.id,
+    lifecycle: {
+      meter: child.meter,
+      hooks: { allowed: [], timeoutMs: host.limits.HOOK_TIMEOUT_MS },
+      stopBudget: child.stopBudget,
+      ratio: host.limits.HANDOFF_RATIO,
+      maxHandoffs: host.limits.MAX_HANDOFFS,
+      compaction: voice.io !== undefined && parent.io.caps?.compaction === true,
+      onCompact: () => {},
+    },
+    steer: (history) => child.steering?.deliver(history, voice.emit) ?? false,
+  };
+}
+
+/** Before any of the child's traffic: its announcement, the parent's call naming it, and the prompt
+ *  sent from the parent's transcript and received in the child's. */
+function announce(parent: SubagentParent, voice: ChildVoice, child: LiveSession, callId: string, task: TaskRequest): void {
+  const p = parent.session.id;
+  const prompt: ContentBlock[] = [{ type: "text", text: task.prompt }];
+  const [sent, received] = [randomId(), randomId()];
+  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: child.id, title: task.description, description: firstLine(task.prompt), capabilities: { cancel: {} }, state: { state: "running" } }));
+  parent.emit({ sessionUpdate: "tool_call_update", toolCallId: callId, _meta: { [SUBAGENT_META]: child.id } });
+  parent.emit(loose({ sessionUpdate: "session_message", messageId: sent, senderSessionId: p, recipientSessionId: child.id, recipientMessageId: received, content: prompt }));
+  voice.emit(loose({ sessionUpdate: "session_message", messageId: received, senderSessionId: p, recipientSessionId: child.id, senderMessageId: sent, content: prompt }));
+}
+
+/** After the child's turn: its answer sent from its transcript and received in the parent's, and its final state. */
+function reportEnd(parent: SubagentParent, voice: ChildVoice, child: LiveSession, answer: string, stopReason: string, failure: string | undefined): void {
+  const p = parent.session.id;
+  if (answer !== "") {
+    const [out, back] = [randomId(), randomId()];
+    const text: ContentBlock = { type: "text", text: answer };
+    voice.emit(loose({ sessionUpdate: "session_message", messageId: out, senderSessionId: child.id, recipientSessionId: p, recipientMessageId: back }));
+    voice.emit(loose({ sessionUpdate: "session_message_chunk", messageId: out, content: text }));
+    parent.emit(loose({ sessionUpdate: "session_message", messageId: back, senderSessionId: child.id, recipientSessionId: p, senderMessageId: out }));
+    parent.emit(loose({ sessionUpdate: "session_message_chunk", messageId: back, content: text }));
+  }
+  const state = failure !== undefined ? { state: "idle", stopReason: "error", error: { code: -32603, message: failure } } : { state: "idle", stopReason };
+  parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: child.id, state }));
+}
+
+/** What the model reads: the answer, or why there is none (`structured` names the child and how it stopped). */
+function resultOf(childId: string, answer: string, stopReason: string, failure: string | undefined): McpCallResult {
+  const structured = { sessionId: childId, stopReason };
+  if (failure !== undefined) return toolResult(`the subagent failed: ${failure}`, true, structured);
+  if (stopReason === "cancelled") {
+    const partial = answer !== "" ? `\n\nWhat it had said so far:\n${answer}` : "";
+    return toolResult(`The user cancelled this subagent before it finished.${partial}`, true, structured);
+  }
+  const note = stopReason === "end_turn" ? "" : `\n\n[the subagent stopped: ${stopReason}]`;
+  return toolResult(`${answer === "" ? "(the subagent gave no answer)" : answer}${note}`, false, structured);
+}
+
+async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskRequest, model: string, opts: McpCallOptions): Promise<McpCallResult> {
+  const signal = opts.signal ?? new AbortController().signal;
+  const callId = opts.callId ?? randomId();
+  const child = newChild(parent.session, task, model);
+  const voice = voiceOf(parent, child.id, callId, task);
+  const controller = new AbortController();
+  child.turn = controller;
+  let ended!: () => void;
+  child.turnEnded = new Promise<void>((resolve) => (ended = resolve));
+  // Cancelling the parent (its turn, or this one call) cancels the child; cancelling the child does not reach the parent.
+  const onParentAbort = () => controller.abort();
+  signal.addEventListener("abort", onParentAbort, { once: true });
+  if (signal.aborted) controller.abort();
+  h.register(child);
+  announce(parent, voice, child, callId, task);
+  let stopReason: string;
+  let failure: string | undefined;
+  try {
+    stopReason = await runTurn(childTurnDeps(h, parent, child, voice), child.history, controller.signal);
+  } catch (err) {
+    if (!(err instanceof TurnError)) throw err;
+    failure = err.message;
+    stopReason = "error";
+  } finally {
+    signal.removeEventListener("abort", onParentAbort);
+    child.turn = undefined;
+    child.steering?.clear();
+    h.unregister(child);
+    ended();
+  }
+  const answer = answerOf(child.history);
+  reportEnd(parent, voice, child, answer, stopReason, failure);
+  log.info("subagent ended", { session: parent.session.id, child: child.id, stopReason });
+  return resultOf(child.id, answer, stopReason, failure);
+}
+
+/** An update of the unstable schema's kinds (subagent_update, session_message…), which the SDK's
+ *  stable types do not list. */
+function loose(u: Record<string, unknown>): SessionUpdate {
+  return u as unknown as SessionUpdate;
+}
