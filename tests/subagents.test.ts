@@ -149,6 +149,22 @@ test("without the capability: nothing under the child's id; its progress shows i
   await a.close();
 });
 
+test("a child's usage and cost count to its parent: the parent's usage_update after the child includes what the child spent", async () => {
+  // $3 in, $15 out per million tokens
+  const { a, asked, sessionId } = await open({ mode: "yolo", prices: { m: { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 } } }, V1_SUB);
+  a.provider.push(
+    { calls: [task("t1", "look")], usage: { input: 1000, output: 0 } }, // parent: 3000 µ$
+    { text: "child answer", usage: { input: 2000, output: 100 } }, // child: 6000 + 1500 µ$
+    { text: "done", usage: { input: 0, output: 100 } }, // parent: 1500 µ$
+  );
+  const answer = await a.response(send(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] }));
+  expect(answer.result.stopReason).toBe("end_turn");
+  expect(answer.result.usage).toMatchObject({ inputTokens: 3000, outputTokens: 200 });
+  const parentCosts = updates(a, sessionId).filter((u) => u.sessionUpdate === "usage_update").map((u) => u.cost?.amount);
+  expect(parentCosts.at(-1)).toBeCloseTo(0.012, 9);
+  await a.close();
+});
+
 test("a child cancelled while its LLM request hangs stops alone: the parent's call fails with a cancelled result and the parent goes on (v1)", async () => {
   const { a, asked, sessionId } = await open({}, V1_SUB);
   a.provider.push({ calls: [task("t1", "slow")] }, { hang: true }, { text: "parent went on" });
