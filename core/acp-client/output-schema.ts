@@ -5,6 +5,7 @@
 // Does not talk to the agent: client-runner.ts asks and asks again; cli/ reads the file.
 import { format as FORMATS, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { DEFAULT_LIMITS } from "../limits.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import { answerTooLarge, type DocumentBounds, documentOutOfBounds, usesUniqueItems } from "./output-document-bounds.ts";
 import instructionTemplate from "./output-schema.md" with { type: "text" };
 import retryTemplate from "./output-schema-retry.md" with { type: "text" };
@@ -86,7 +87,6 @@ function draftOf(schema: unknown, file: string): SchemaDraft {
 /** Why a schema is refused (the first problem found); the file name is added by the caller. */
 class Refusal extends Error {}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isSchema = (v: unknown): boolean => typeof v === "boolean" || isObject(v);
 const uniqueStrings = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === "string") && new Set(v).size === v.length;
 const at = (path: string): string => (path === "#" ? "" : ` at path "${path}"`);

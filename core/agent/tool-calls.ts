@@ -9,6 +9,7 @@ import { alwaysAllowName, type Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
 import { retryUnsandboxed } from "./sandbox-retry.ts";
 import { middleBytes, utf8Length } from "../text-bounds.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
 
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
@@ -157,7 +158,7 @@ async function askOnBehalf(call: ToolCall, e: McpElicitation, ctx: ToolRunContex
 
 function formProperties(schema: Record<string, unknown>): Record<string, unknown> {
   const p = schema.properties;
-  return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
+  return isObject(p) ? p : {};
 }
 
 /** The values a form states as its defaults (MCP's primitive fields may carry `default`). */

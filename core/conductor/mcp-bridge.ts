@@ -13,7 +13,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomId } from "../ids.ts";
-import { INVALID_PARAMS, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { ACP_V2, INVALID_PARAMS, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
@@ -120,7 +120,7 @@ export class McpBridge implements AgentEdge {
 
   #learn(result: unknown): unknown {
     if (!isObject(result)) return result;
-    if (result.protocolVersion === 2) return this.#learnV2(result);
+    if (result.protocolVersion === ACP_V2) return this.#learnV2(result);
     const caps = isObject(result.agentCapabilities) ? result.agentCapabilities : {};
     const mcp = isObject(caps.mcpCapabilities) ? caps.mcpCapabilities : {};
     this.#native = mcp.acp === true;

@@ -7,7 +7,7 @@
 // synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
 // relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot
 // do. Does not spawn processes or decide exit codes (runner.ts).
-import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
+import { ACP_V2, type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import {
   answeredVersion,
   type Dialect,
@@ -177,7 +177,7 @@ export class Chain {
         if (sessionId !== undefined) {
           this.#prompts.delete(message.id as JsonRpcId);
           // v2 acknowledges a prompt at once: its turn runs until the session reports idle.
-          if (this.#clientVersion === 2 && message.error === undefined) this.#turns.add(sessionId);
+          if (this.#clientVersion === ACP_V2 && message.error === undefined) this.#turns.add(sessionId);
         }
       } else if (this.#turns.size > 0 && message.method === "session/update") this.#turnUpdate(message.params);
       send(message, line);

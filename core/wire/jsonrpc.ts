@@ -35,8 +35,10 @@ export const SESSION_NOT_FOUND = -32002;
 /** The two ends speak different ACP protocol versions (no standard code; in the server-error range). */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-/** The ACP protocol version (wire `protocolVersion`) every end in this codebase speaks. */
-export const ACP_PROTOCOL_VERSION = 1;
+/** The ACP protocol versions (wire `protocolVersion`) this codebase speaks: v1 everywhere, v2 where an
+ *  end offers or answers it (the agent, `tendril prompt`'s client). */
+export const ACP_V1 = 1;
+export const ACP_V2 = 2;
 
 function isId(v: unknown): v is JsonRpcId {
   return typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
