@@ -242,7 +242,7 @@ export async function killAllGroups(): Promise<void> {
   await Promise.all([...live.keys()].map((pgid) => killGroup(pgid)));
 }
 
-/** SIGKILL to every live group, synchronously: for `process.on("exit")`, where nothing async runs. */
+/** SIGKILL to every live group, synchronously: for the exit hook (the exit policy's), where nothing async runs. */
 export function killAllGroupsNow(): void {
   for (const pgid of [...live.keys()]) {
     signalGroup(pgid, "SIGKILL");
