@@ -13,12 +13,12 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomId } from "../ids.ts";
-import { ACP_V2, INVALID_PARAMS, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { ACP_V2, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
 import { type AcpMcpDeclaration, acpDeclaration } from "./mcp-over-acp.ts";
-import { ClientRequests, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification, providerRequest } from "../mcp/acp-wire.ts";
+import { ClientRequests, ConnectionRoutes, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "../mcp/acp-wire.ts";
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 import type { Cancellation } from "../wire/rpc-peer.ts";
@@ -50,7 +50,7 @@ export class McpBridge implements AgentEdge {
   /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
   readonly #live = new Map<string, Set<Link>>();
   /** Bridged connections (connect form and sacp), by connectionId: the provider's requests to their MCP client. */
-  readonly #asked = new Map<string, ClientRequests>();
+  readonly #routes = new ConnectionRoutes();
 
   private constructor(private readonly opts: BridgeOptions) {
     this.#dir = mkdtempSync(join(tmpdir(), "tendril-mcp-bridge-"));
@@ -111,11 +111,8 @@ export class McpBridge implements AgentEdge {
   takeRequest(method: string, params: Params, cancellation?: Cancellation): Promise<OuterAnswer> | undefined {
     const sacp = method === "_mcp/message";
     if (!sacp && (method !== "mcp/message" || this.#native)) return undefined;
-    const r = providerRequest(sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params);
-    if ("error" in r) return Promise.resolve(r);
-    const asked = this.#asked.get(r.connectionId);
-    if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} to a bridged MCP client` } });
-    return asked.ask(r.method, r.params, cancellation?.signal);
+    const named = sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params;
+    return this.#routes.route(named, "to a bridged MCP client", cancellation?.signal);
   }
 
   #learn(result: unknown): unknown {
@@ -181,11 +178,11 @@ export class McpBridge implements AgentEdge {
     const set = this.#live.get(key) ?? new Set();
     set.add(link);
     this.#live.set(key, set);
-    if (connection) this.#asked.set(connection.id, connection.asked);
+    const unserve = connection ? this.#routes.serve(connection.id, connection.asked) : () => {};
     return () => {
       set.delete(link);
       if (set.size === 0 && this.#live.get(key) === set) this.#live.delete(key);
-      if (connection && this.#asked.get(connection.id) === connection.asked) this.#asked.delete(connection.id);
+      unserve();
     };
   }
 

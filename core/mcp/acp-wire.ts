@@ -4,7 +4,9 @@
 // -32601, the ACP SDK 2.4 stateless `mcp/message {serverId, requestId}` answered `{result}`|`{error}`),
 // decoding an outer answer into the inner MCP response, and the provider's requests to our MCP client
 // (connect dialect: an `mcp/message {connectionId, method, params}` request towards the consumer, answered
-// with the client's inner result, or its error as the outer error). Does no I/O of its own.
+// with the client's inner result, or its error as the outer error), routed by the connectionId it names
+// (ConnectionRoutes: the one router of both relays, the agent's transport and the conductor's bridge).
+// Does no I/O of its own.
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 
 /** How an outer ACP request ended. */
@@ -172,6 +174,35 @@ export function providerRequest(params: unknown): ProviderRequest | { error: Jso
   const inner = params.params;
   if (inner !== undefined && inner !== null && !isObject(inner)) return bad("params (the inner MCP params) must be an object or null");
   return { connectionId: params.connectionId, method: params.method, ...(isObject(inner) ? { params: inner } : {}) };
+}
+
+/**
+ * The provider's requests by the connection they name: each open connection's ClientRequests. Both relays
+ * of a provider's requests (the agent's transport, the conductor's bridge) route through one of these.
+ */
+export class ConnectionRoutes {
+  readonly #open = new Map<string, ClientRequests>();
+
+  /** Takes the provider's requests for `connectionId` until the returned function is called. */
+  serve(connectionId: string, asked: ClientRequests): () => void {
+    this.#open.set(connectionId, asked);
+    return () => {
+      if (this.#open.get(connectionId) === asked) this.#open.delete(connectionId);
+    };
+  }
+
+  /**
+   * A provider's `mcp/message` request: the answer of the MCP client of the connection it names, or
+   * -32602 for a request that is malformed or names no open connection (`whose` ends that message:
+   * whose connections these are).
+   */
+  route(params: unknown, whose: string, signal?: AbortSignal): Promise<OuterAnswer> {
+    const r = providerRequest(params);
+    if ("error" in r) return Promise.resolve(r);
+    const asked = this.#open.get(r.connectionId);
+    if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} ${whose}` } });
+    return asked.ask(r.method, r.params, signal);
+  }
 }
 
 /** An inner request as our MCP client reads it. */

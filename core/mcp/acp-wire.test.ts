@@ -1,0 +1,28 @@
+import { expect, test } from "bun:test";
+import { ClientRequests, ConnectionRoutes } from "./acp-wire.ts";
+
+/** A connection's MCP client that answers every request with `{from: name}`. */
+function client(name: string): ClientRequests {
+  const asked: ClientRequests = new ClientRequests((m) => {
+    if ("id" in m) queueMicrotask(() => asked.answered({ id: m.id, result: { from: name } }));
+  });
+  return asked;
+}
+
+test("one connection router for both relays: a provider's request reaches the connection it names, or is -32602 naming whose connections", async () => {
+  const routes = new ConnectionRoutes();
+  const unserveA = routes.serve("a", client("A"));
+  routes.serve("b", client("B"));
+  expect(await routes.route({ connectionId: "b", method: "roots/list" }, "on this agent")).toEqual({ result: { from: "B" } });
+  unserveA();
+  expect(await routes.route({ connectionId: "a", method: "ping" }, "on this agent")).toEqual({ error: { code: -32602, message: 'mcp/message: no open MCP-over-ACP connection "a" on this agent' } });
+  expect(await routes.route({ serverId: "s", method: "ping" }, "to a bridged MCP client")).toMatchObject({ error: { code: -32602, message: expect.stringContaining("connectionId") } });
+});
+
+test("one connection router: a connection id served again is not dropped when its earlier holder stops", async () => {
+  const routes = new ConnectionRoutes();
+  const unserveOld = routes.serve("c", client("old"));
+  routes.serve("c", client("new"));
+  unserveOld();
+  expect(await routes.route({ connectionId: "c", method: "ping" }, "on this agent")).toEqual({ result: { from: "new" } });
+});
