@@ -9,6 +9,7 @@ import { type ApprovalPolicy, decidePermission, parseApprovalPolicy } from "../.
 import { type AgentSpawn, type McpStdioServer, type ResumeWanted, runPrompt } from "../../core/acp-client/client-runner.ts";
 import type { OutputSchema } from "../../core/acp-client/output-schema.ts";
 import { createPromptOutput } from "../../core/acp-client/prompt-output.ts";
+import { inheritedEnv } from "../../core/child-env.ts";
 import * as cl from "../../core/command-line.ts";
 import { ConfigError, loadConfig } from "../../core/config.ts";
 import { priceOf } from "../../core/llm/prices.ts";
@@ -235,7 +236,7 @@ function agentSpawn(flag: string | undefined, vars: Record<string, string>, cl: 
   // the session's workspace is --cwd, sent in session/new.
   if (flag === undefined) return { command: selfCmd.command, args: [...selfCmd.args, "agent"], env: vars, cwd: process.cwd() };
   const cmd = cl.parseCommandLine(flag);
-  const env = { ...vars, ...cmd.env };
+  const env = inheritedEnv(vars, cmd.env);
   const path = cl.resolveCommand(cmd.command, env.PATH ?? "", process.cwd());
   if (!path) throw new UsageError(`agent command not found: ${cmd.command} (--agent runs without a shell; check PATH or give a path)`);
   return { command: path, args: cmd.args, env, cwd: process.cwd() };
