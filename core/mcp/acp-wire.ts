@@ -8,6 +8,7 @@
 // (ConnectionRoutes: the one router of both relays, the agent's transport and the conductor's bridge).
 // Does no I/O of its own.
 import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+import { PendingRequests } from "../wire/pending.ts";
 
 /** How an outer ACP request ended. */
 export type OuterAnswer = { result: unknown } | { error: JsonRpcError };
@@ -215,22 +216,21 @@ export type InnerRequest = { jsonrpc: "2.0"; id: JsonRpcId; method: string; para
  * settles every waiting one with an error.
  */
 export class ClientRequests {
-  #next = 0;
-  readonly #waiting = new Map<JsonRpcId, (answer: OuterAnswer) => void>();
+  /** Ids from 1, as an MCP client's own would be. */
+  readonly #waiting = new PendingRequests<(answer: OuterAnswer) => void>(1);
   #closed?: string;
 
   constructor(private readonly deliver: (message: InnerRequest | { jsonrpc: "2.0"; method: string; params: Record<string, unknown> }) => void) {}
 
   ask(method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<OuterAnswer> {
     if (this.#closed !== undefined) return Promise.resolve({ error: { code: INTERNAL_ERROR, message: this.#closed } });
-    const id = ++this.#next;
     return new Promise<OuterAnswer>((resolve) => {
       const onAbort = () => {
-        if (!this.#waiting.delete(id)) return;
+        if (!this.#waiting.take(id)) return;
         this.deliver({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the provider cancelled its request" } });
         resolve({ error: { code: REQUEST_CANCELLED, message: `${method} was cancelled by the provider` } });
       };
-      this.#waiting.set(id, (answer) => {
+      const id = this.#waiting.add((answer) => {
         signal?.removeEventListener("abort", onAbort);
         resolve(answer);
       });
@@ -244,9 +244,8 @@ export class ClientRequests {
   answered(message: { id?: unknown; result?: unknown; error?: unknown }): boolean {
     const id = message.id;
     if (typeof id !== "number" && typeof id !== "string") return false;
-    const settle = this.#waiting.get(id);
+    const settle = this.#waiting.take(id);
     if (!settle) return false;
-    this.#waiting.delete(id);
     settle(message.error !== undefined ? { error: outerFailure(message.error) } : { result: message.result });
     return true;
   }
@@ -254,8 +253,6 @@ export class ClientRequests {
   /** Settles every waiting request with `why` as its error; later ones get it at once. */
   close(why: string): void {
     this.#closed ??= why;
-    const waiting = [...this.#waiting.values()];
-    this.#waiting.clear();
-    for (const settle of waiting) settle({ error: { code: INTERNAL_ERROR, message: why } });
+    for (const settle of this.#waiting.takeAll()) settle({ error: { code: INTERNAL_ERROR, message: why } });
   }
 }
