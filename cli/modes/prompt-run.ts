@@ -58,6 +58,7 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
     FLAGS.every((f) => !f.choices || values![f.name] === undefined || f.choices.includes(values![f.name] as string));
   if (!plain) return undefined;
   const flags = Object.fromEntries(Object.entries(values!).map(([k, v]) => [flagKey(k), flagValue(k, v)]));
+  // Keys are flagKey()s of FLAGS (the one flag table), values parsed or defaults: PromptFlags' shape, which a built record's type cannot say.
   const withDefaults = { ...Object.fromEntries(FLAGS.filter((f) => f.default !== undefined).map((f) => [flagKey(f.name), f.default])), ...flags } as unknown as PromptFlags;
   return runPromptCommand(parsed!.positionals[0]!, withDefaults);
 }

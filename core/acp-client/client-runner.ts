@@ -225,7 +225,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
   else if (answered?.protocolVersion !== ACP_V1) {
     throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `the agent speaks ACP version ${answered?.protocolVersion}; this client speaks ${ACP_V1} and ${ACP_V2}`);
   }
-  const init = state.v2 ? initAnswerV1(answered as unknown as Record<string, unknown>) : answered;
+  const init = state.v2 ? initAnswerV1(answered) : answered;
   const link: AgentRequests = state.v2 ?? peer;
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
     name: s.name,

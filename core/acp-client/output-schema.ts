@@ -258,7 +258,7 @@ export async function loadOutputSchema(text: string, file: string, bounds: Docum
     // Draft-07 ignores the keywords beside a $ref; they are applied instead (as in 2019-09 on), as the
     // ajv-based check this replaced did: a keyword the user wrote is never silently dropped.
     validator = new Validator(schema as Schema, draft === "7" ? "2019-09" : draft, false);
-    const lookup = (validator as unknown as { lookup: Record<string, unknown> }).lookup;
+    const { lookup } = internals(validator);
     for (const [holder, path] of refs) {
       const target = (holder as { __absolute_ref__?: string }).__absolute_ref__ ?? (holder.$ref as string);
       if (lookup[target] === undefined) throw new Refusal(`can't resolve reference ${holder.$ref as string}${at(path)}`);
@@ -334,9 +334,18 @@ function lastFencedBlock(text: string): string | undefined {
 /** Units that only say "a subschema had errors": the errors under them say what. */
 const PASS_THROUGH = new Set(["$ref", "$recursiveRef", "properties", "patternProperties", "items", "prefixItems", "additionalItems", "unevaluatedItems", "allOf", "dependentSchemas", "propertyNames"]);
 
+/**
+ * What the validator keeps but does not declare: its dereferenced schemas by URI (`lookup`) and the
+ * schema it was given. The one cast of the validator's internals: its typings hide fields its own code
+ * reads, and a reference that did not resolve, or a failing keyword's value, can only be found there.
+ */
+function internals(validator: Validator): { lookup: Record<string, unknown>; schema: unknown } {
+  return validator as unknown as { lookup: Record<string, unknown>; schema: unknown };
+}
+
 /** The value of the keyword at `location` (a `#/…` pointer that may pass through `$ref`s), if it can be found. */
 function keywordValue(location: string, validator: Validator): unknown {
-  const { lookup, schema } = validator as unknown as { lookup: Record<string, unknown>; schema: unknown };
+  const { lookup, schema } = internals(validator);
   let node: unknown = schema;
   for (const seg of location.split("/").slice(1)) {
     if (typeof node !== "object" || node === null) return undefined;

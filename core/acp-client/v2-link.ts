@@ -42,7 +42,8 @@ function withConfigOptionsV1<T>(answer: T): T {
 }
 
 /** The v2 initialize answer in v1's terms: v2's baseline session methods as v1 capabilities. */
-export function initAnswerV1(answer: Obj): acp.InitializeResponse {
+export function initAnswerV1(answered: unknown): acp.InitializeResponse {
+  const answer: Obj = isObject(answered) ? answered : {};
   const caps = isObject(answer.capabilities) ? answer.capabilities : {};
   const session = isObject(caps.session) ? caps.session : {};
   const methods = Array.isArray(answer.authMethods) ? answer.authMethods.filter(isObject) : [];

@@ -7,7 +7,7 @@
 // with the client's inner result, or its error as the outer error), routed by the connectionId it names
 // (ConnectionRoutes: the one router of both relays, the agent's transport and the conductor's bridge).
 // Does no I/O of its own.
-import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+import { INTERNAL_ERROR, INVALID_PARAMS, isJsonRpcError, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { PendingRequests } from "../wire/pending.ts";
 
 /** How an outer ACP request ended. */
@@ -23,7 +23,7 @@ export type InnerResponse = { jsonrpc: "2.0"; id: JsonRpcId; result: Record<stri
 
 /** A JSON-RPC failure of the outer ACP request, as an inner MCP error. */
 export function outerFailure(error: unknown): JsonRpcError {
-  if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcError;
+  if (isJsonRpcError(error)) return error;
   return { code: INTERNAL_ERROR, message: "MCP-over-ACP request failed" };
 }
 
