@@ -8,6 +8,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { logFailure } from "../log.ts";
 import { ACP_V1, ACP_V2, isObject } from "../wire/jsonrpc.ts";
 import { RpcError, type RpcPeer } from "../wire/rpc-peer.ts";
+import { turnEnd } from "../v2-turn-end.ts";
 
 
 /** What the session-opening code needs of a link to the agent. */
@@ -99,9 +100,11 @@ export class V2Link implements AgentRequests {
   /** A v2 update in v1's terms, in order; none for what only v2 has (the user's own message, states). */
   updates(sessionId: string, u: Obj): acp.SessionUpdate[] {
     switch (u.sessionUpdate) {
-      case "state_update":
-        if (u.state === "idle") this.#idle(sessionId, u);
+      case "state_update": {
+        const end = turnEnd(u);
+        if (end) this.#idle(sessionId, end);
         return [];
+      }
       case "user_message":
         return [];
       case "agent_message":

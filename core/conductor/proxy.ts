@@ -13,6 +13,7 @@ import type { LinkEnd } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
 import { ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
 import type { HopIo } from "./router.ts";
+import { turnEnd } from "../v2-turn-end.ts";
 import type {
   ContentBlock,
   JsonObject,
@@ -227,8 +228,8 @@ export class Proxy {
         const ended = new Promise<JsonObject>((resolve) => (idle = resolve));
         const collect = (u: SessionUpdate) => {
           if (u?.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") text += u.content.text;
-          const v2: JsonObject | undefined = isObject(u) ? u : undefined;
-          if (v2?.sessionUpdate === "state_update" && v2.state === "idle") idle(v2);
+          const end = turnEnd(u);
+          if (end) idle(end);
         };
         owned.listeners.push(collect);
         try {

@@ -24,6 +24,7 @@ import {
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type LinkIo, type WellFormed } from "../wire/link.ts";
 import { PendingRequests } from "../wire/pending.ts";
+import { turnEnd } from "../v2-turn-end.ts";
 import { Cancellation } from "../wire/rpc-peer.ts";
 import { McpRoutes } from "./mcp-routes.ts";
 
@@ -203,9 +204,7 @@ export class Chain {
 
   /** A v2 session update on its way to the client: an `idle` state ends the session's turn. */
   #turnUpdate(params: unknown): void {
-    if (!isObject(params) || !isObject(params.update)) return;
-    const u = params.update;
-    if (u.sessionUpdate === "state_update" && u.state === "idle" && typeof params.sessionId === "string") this.#turns.delete(params.sessionId);
+    if (isObject(params) && turnEnd(params.update) && typeof params.sessionId === "string") this.#turns.delete(params.sessionId);
   }
 
   /** Answers every client request still in flight with -32603 `message` (the chain is ending). */
