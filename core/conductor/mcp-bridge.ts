@@ -18,7 +18,7 @@ import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
 import { type AcpMcpDeclaration, acpDeclaration } from "./mcp-over-acp.ts";
-import { ClientRequests, ConnectionRoutes, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "../mcp/acp-wire.ts";
+import { ClientRequests, ConnectionRoutes, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer } from "../mcp/acp-wire.ts";
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 import type { Cancellation } from "../wire/rpc-peer.ts";
@@ -47,9 +47,10 @@ export class McpBridge implements AgentEdge {
   readonly #server: Server;
   /** Bridged declarations, held while a session that declared them lives. */
   readonly #declared = new AcpDeclarations();
-  /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
-  readonly #live = new Map<string, Set<Link>>();
-  /** Bridged connections (connect form and sacp), by connectionId: the provider's requests to their MCP client. */
+  /** Live bridge connections: what close() flushes. */
+  readonly #live = new Set<Link>();
+  /** Bridged connections: the provider's requests to their MCP client (by connectionId, connect form and
+   *  sacp) and its notifications (by connectionId, or by serverId in the stateless form). */
   readonly #routes = new ConnectionRoutes();
 
   private constructor(private readonly opts: BridgeOptions) {
@@ -71,7 +72,7 @@ export class McpBridge implements AgentEdge {
 
   close(): void {
     if (this.#server.listening) this.#server.close();
-    for (const links of this.#live.values()) for (const l of links) void l.flush();
+    for (const l of this.#live) void l.flush();
     this.removeFolder();
   }
 
@@ -91,12 +92,7 @@ export class McpBridge implements AgentEdge {
     }
     if (method === "session/close" && isObject(params)) return { params, ...this.#declared.track(method, params, []) };
     if (!isRequest && isObject(params) && (method === "mcp/message" || method === "_mcp/message")) {
-      const n = providerNotification(method === "mcp/message" ? params : { ...params, connectionId: params.connectionId ?? params.connection_id });
-      const links = n ? this.#live.get(n.key) : undefined;
-      if (n && links) {
-        for (const l of links) l.send(n.message);
-        return undefined;
-      }
+      if (this.#routes.notify(method === "mcp/message" ? params : { ...params, connectionId: params.connectionId ?? params.connection_id })) return undefined;
     }
     return { params };
   }
@@ -175,13 +171,12 @@ export class McpBridge implements AgentEdge {
   /** Tracks `link` under `key` for provider notifications and, with a connectionId, `asked` for the
    *  provider's requests; the returned function forgets both. */
   #track(key: string, link: Link, connection?: { id: string; asked: ClientRequests }): () => void {
-    const set = this.#live.get(key) ?? new Set();
-    set.add(link);
-    this.#live.set(key, set);
+    this.#live.add(link);
+    const unlisten = this.#routes.listen(key, (m) => link.send(m));
     const unserve = connection ? this.#routes.serve(connection.id, connection.asked) : () => {};
     return () => {
-      set.delete(link);
-      if (set.size === 0 && this.#live.get(key) === set) this.#live.delete(key);
+      this.#live.delete(link);
+      unlisten();
       unserve();
     };
   }

@@ -10,7 +10,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { logFailure } from "../log.ts";
 import { INTERNAL_ERROR, isObject } from "../wire/jsonrpc.ts";
 import { RpcError } from "../wire/rpc-peer.ts";
-import { ClientRequests, ConnectionRoutes, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification } from "./acp-wire.ts";
+import { ClientRequests, ConnectionRoutes, McpOverAcpConnection, type OuterAnswer, type OuterPeer } from "./acp-wire.ts";
 
 /** The ACP connection as the relay needs it (requests reject with the JSON-RPC error). */
 export interface AcpPeer {
@@ -23,8 +23,7 @@ type Listener = (message: JSONRPCMessage) => void;
 /** One per agent process: MCP transports send through it, the ACP side delivers provider notifications to it. */
 export class AcpMcpRelay {
   #peer?: AcpPeer;
-  readonly #listeners = new Map<string, Set<Listener>>();
-  /** Open connections (connect form) by connectionId: where the provider's requests go. */
+  /** Open connections: where the provider's requests (by connectionId) and notifications go. */
   readonly #routes = new ConnectionRoutes();
 
   bind(peer: AcpPeer): void {
@@ -33,9 +32,7 @@ export class AcpMcpRelay {
 
   /** An `mcp/message` notification from a provider: to the transports of its connection (or server). */
   deliver(params: unknown): void {
-    const n = providerNotification(params);
-    if (!n) return;
-    for (const l of this.#listeners.get(n.key) ?? []) l(n.message as JSONRPCMessage);
+    this.#routes.notify(params);
   }
 
   /**
@@ -55,10 +52,7 @@ export class AcpMcpRelay {
   }
 
   listen(key: string, listener: Listener): () => void {
-    const set = this.#listeners.get(key) ?? new Set();
-    set.add(listener);
-    this.#listeners.set(key, set);
-    return () => void set.delete(listener);
+    return this.#routes.listen(key, (m) => listener(m as JSONRPCMessage));
   }
 
   /** The ACP connection as a consumer connection needs it: answers and errors as values. */

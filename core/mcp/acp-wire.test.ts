@@ -26,3 +26,15 @@ test("one connection router: a connection id served again is not dropped when it
   unserveOld();
   expect(await routes.route({ connectionId: "c", method: "ping" }, "on this agent")).toEqual({ result: { from: "new" } });
 });
+
+test("one connection router: a provider's notification reaches the listeners of the key it names, and says when none heard it", () => {
+  const routes = new ConnectionRoutes();
+  const heard: unknown[] = [];
+  const unlisten = routes.listen("conn-1", (m) => heard.push(m));
+  expect(routes.notify({ connectionId: "conn-1", method: "notifications/tools/list_changed" })).toBe(true);
+  expect(routes.notify({ serverId: "srv", method: "notifications/message", params: { level: "info" } })).toBe(false);
+  expect(routes.notify({ connectionId: "conn-1" })).toBe(false); // no inner method: nothing to deliver
+  unlisten();
+  expect(routes.notify({ connectionId: "conn-1", method: "ping" })).toBe(false);
+  expect(heard).toEqual([{ jsonrpc: "2.0", method: "notifications/tools/list_changed" }]);
+});

@@ -4,8 +4,8 @@
 // -32601, the ACP SDK 2.4 stateless `mcp/message {serverId, requestId}` answered `{result}`|`{error}`),
 // decoding an outer answer into the inner MCP response, and the provider's requests to our MCP client
 // (connect dialect: an `mcp/message {connectionId, method, params}` request towards the consumer, answered
-// with the client's inner result, or its error as the outer error), routed by the connectionId it names
-// (ConnectionRoutes: the one router of both relays, the agent's transport and the conductor's bridge).
+// with the client's inner result, or its error as the outer error); both routed by the connection they
+// name (ConnectionRoutes: the one router of both relays, the agent's transport and the conductor's bridge).
 // Does no I/O of its own.
 import { INTERNAL_ERROR, INVALID_PARAMS, isJsonRpcError, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { PendingRequests } from "../wire/pending.ts";
@@ -152,7 +152,7 @@ export class McpOverAcpConnection {
 }
 
 /** The inner message a provider's `mcp/message` notification carries, and the key it names (connectionId or serverId). */
-export function providerNotification(params: unknown): { key: string; message: { jsonrpc: "2.0"; method: string; params?: Record<string, unknown> } } | undefined {
+export function providerNotification(params: unknown): { key: string; message: ProviderNotice } | undefined {
   if (!isObject(params) || typeof params.method !== "string") return undefined;
   const key = typeof params.connectionId === "string" ? params.connectionId : typeof params.serverId === "string" ? params.serverId : undefined;
   if (key === undefined) return undefined;
@@ -177,12 +177,38 @@ export function providerRequest(params: unknown): ProviderRequest | { error: Jso
   return { connectionId: params.connectionId, method: params.method, ...(isObject(inner) ? { params: inner } : {}) };
 }
 
+/** What a provider's `mcp/message` notification carries to the MCP client of its connection. */
+export type ProviderNotice = { jsonrpc: "2.0"; method: string; params?: Record<string, unknown> };
+
 /**
- * The provider's requests by the connection they name: each open connection's ClientRequests. Both relays
- * of a provider's requests (the agent's transport, the conductor's bridge) route through one of these.
+ * A provider's messages by the connection they name: its requests to each open connection's
+ * ClientRequests (by connectionId), its notifications to the listeners of their key (connectionId, or
+ * the stateless form's serverId). Both relays (the agent's transport, the conductor's bridge) route
+ * through one of these.
  */
 export class ConnectionRoutes {
   readonly #open = new Map<string, ClientRequests>();
+  readonly #listeners = new Map<string, Set<(message: ProviderNotice) => void>>();
+
+  /** Hears the provider's notifications for `key` until the returned function is called. */
+  listen(key: string, listener: (message: ProviderNotice) => void): () => void {
+    const set = this.#listeners.get(key) ?? new Set();
+    set.add(listener);
+    this.#listeners.set(key, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
+    };
+  }
+
+  /** A provider's `mcp/message` notification, to every listener of the key it names: false when none hears it. */
+  notify(params: unknown): boolean {
+    const n = providerNotification(params);
+    const set = n ? this.#listeners.get(n.key) : undefined;
+    if (!n || !set) return false;
+    for (const l of set) l(n.message);
+    return true;
+  }
 
   /** Takes the provider's requests for `connectionId` until the returned function is called. */
   serve(connectionId: string, asked: ClientRequests): () => void {
