@@ -73,7 +73,7 @@ const KIND_WORDS: Record<Kind, string> = {
 const TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
 
 function draftOf(schema: unknown, file: string): SchemaDraft {
-  const declared = typeof schema === "object" && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
+  const declared = isObject(schema) ? schema.$schema : undefined;
   if (declared === undefined) return "2020-12";
   // The drafts name themselves `http://…#`; either scheme, with or without the empty fragment.
   const key = typeof declared === "string" ? declared.replace(/#$/, "").replace(/^http:/, "https:") : "";

@@ -165,7 +165,7 @@ function formProperties(schema: Record<string, unknown>): Record<string, unknown
 function formDefaults(schema: Record<string, unknown>): Record<string, unknown> {
   const content: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(formProperties(schema))) {
-    const value = typeof field === "object" && field !== null ? (field as { default?: unknown }).default : undefined;
+    const value = isObject(field) ? field.default : undefined;
     if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") content[name] = value;
   }
   return content;
