@@ -1,7 +1,9 @@
-// Owns the environment a process Tendril starts for a tool gets: a safe whitelist of ours (PATH,
-// HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*) under what was declared for it, and for the dev tools'
-// shell commands (the agent's and `tendril dev-mcp`'s alike) Tendril's own settings plus the names a
-// user passes through explicitly (`--pass-env`). Never our API keys unless a user names them.
+// Owns the environment of every process Tendril starts: for a tool (an MCP server, a dev shell
+// command) a safe whitelist of ours (PATH, HOME, USER, LANG, TERM, SHELL, TMPDIR, LC_*) under what was
+// declared for it, and for shell commands Tendril's own settings plus the names a user passes through
+// explicitly (`--pass-env`), never our API keys unless a user names them; for an agent or a conductor
+// component (which need their keys) all of ours under what was declared; and the shims' folder on PATH.
+// The sandbox's additions inside bwrap (TMPDIR, the egress proxy) are tools/dev/sandbox.ts's.
 
 const ENV_WHITELIST = ["PATH", "HOME", "USER", "LANG", "TERM", "SHELL", "TMPDIR"];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -15,6 +17,19 @@ export function childEnv(parentEnv: Env, declared: Record<string, string> = {}):
     if (v !== undefined && (ENV_WHITELIST.includes(k) || k.startsWith("LC_"))) out[k] = v;
   }
   return { ...out, ...declared };
+}
+
+/** An agent's or a conductor component's environment: all of the parent's (unset entries dropped)
+ *  under what was declared for it. */
+export function inheritedEnv(parentEnv: Env, declared: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parentEnv)) if (v !== undefined) out[k] = v;
+  return { ...out, ...declared };
+}
+
+/** `env` with `dir` first on its PATH (the shims' folder: `rg` and `tree` there win). */
+export function withPathFirst(env: Record<string, string>, dir: string): Record<string, string> {
+  return { ...env, PATH: env.PATH ? `${dir}:${env.PATH}` : dir };
 }
 
 /**

@@ -158,7 +158,8 @@ function watch(pgid: number, then: (ok: boolean) => void, tries = 1): boolean {
     dog.once("exit", gone);
     // None of it keeps us alive: the owner decides when it exits.
     dog.unref();
-    for (const stream of [dog.stdin, dog.stdout]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    // Bun's and Node's pipe streams have unref(); the stream types do not declare it.
+    for (const stream of [dog.stdin, dog.stdout]) (stream as { unref?: () => void } | null)?.unref?.();
     watchdog = dog;
     // A new watchdog knows nothing yet: tell it every group still alive.
     for (const g of live.keys()) dog.stdin?.write(`+${g}\n`);
@@ -242,7 +243,7 @@ export async function killAllGroups(): Promise<void> {
   await Promise.all([...live.keys()].map((pgid) => killGroup(pgid)));
 }
 
-/** SIGKILL to every live group, synchronously: for `process.on("exit")`, where nothing async runs. */
+/** SIGKILL to every live group, synchronously: for the exit hook (the exit policy's), where nothing async runs. */
 export function killAllGroupsNow(): void {
   for (const pgid of [...live.keys()]) {
     signalGroup(pgid, "SIGKILL");

@@ -54,9 +54,8 @@ export interface OpenOptions {
 export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
   setKillGrace(cfg.limits.KILL_GRACE_MS);
   const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv, { settings: cfg.sandbox, configDir: cfg.paths.configDir }) : undefined;
-  // Last-resort exit: whatever else happens, no tool process outlives the agent. The shim folder goes
-  // first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace later), and at exit.
-  process.on("exit", () => killAllGroupsNow());
+  // The shim folder goes first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace
+  // later), and at exit; at exit every tool process is killed too (the exit policy, cli/process/fatal.ts).
   if (dev) releaseOnStop(() => dev.dispose());
   const acpRelay = new AcpMcpRelay();
   const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay, confine: mcpConfine({ settings: cfg.sandbox, configDir: cfg.paths.configDir }) });

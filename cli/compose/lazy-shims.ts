@@ -4,6 +4,7 @@
 // synchronous step, so a stop either finds it made (and removes it) or keeps it from being made.
 // shim-dir.ts makes and removes it (loaded only then). Used by the agent's in-process tools and by
 // `tendril dev-mcp`.
+import { withPathFirst } from "../../core/child-env.ts";
 import { log } from "../../core/log.ts";
 
 export interface LazyShims {
@@ -32,7 +33,7 @@ export function lazyShims(base: () => Record<string, string>): LazyShims {
       const dir = makeShimDir(); // throws (a full TMPDIR): this command fails, the next one tries again
       const env = base();
       // The rg shim skips its own folder by itself (findRealRg compares real paths with this binary).
-      made = { dir, remove: removeShimDir, env: { ...env, PATH: env.PATH ? `${dir}:${env.PATH}` : dir } };
+      made = { dir, remove: removeShimDir, env: withPathFirst(env, dir) };
       return made.env;
     },
     dispose() {

@@ -7,7 +7,7 @@ import { runChain } from "../../core/conductor/runner.ts";
 import { openTrace } from "../../core/conductor/trace.ts";
 import { LimitError, loadLimits } from "../../core/limits.ts";
 import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
-import { killAllGroupsNow, setKillGrace } from "../../core/process-group.ts";
+import { setKillGrace } from "../../core/process-group.ts";
 import { processEnv } from "../process/environment.ts";
 import { installExitPolicy } from "../process/fatal.ts";
 import { selfCommand } from "../process/self.ts";
@@ -68,7 +68,6 @@ export async function runChainMode(mode: "agent" | "proxy", texts: string[], fla
       return usage(`--trace ${flags.trace}: ${(err as Error).message}`);
     }
   }
-  process.on("exit", () => killAllGroupsNow());
   // As the agent does: the first Ctrl-C cancels the running turns and the chain serves on; a second
   // within INTERRUPT_REPEAT_S, or one while idle, stops it. SIGHUP (the terminal closed) is a SIGTERM.
   let cancelTurns: (() => number) | undefined;

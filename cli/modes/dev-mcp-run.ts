@@ -8,7 +8,7 @@ import { passEnvNames, shellEnv } from "../../core/child-env.ts";
 import { loadConfig } from "../../core/config.ts";
 import { log, setLogLevel, setLogScope } from "../../core/log.ts";
 import { serveMcp } from "../../core/mcp/server.ts";
-import { killAllGroups, killAllGroupsNow, setKillGrace } from "../../core/process-group.ts";
+import { killAllGroups, setKillGrace } from "../../core/process-group.ts";
 import { VERSION } from "../../core/version.ts";
 import { checkHidePaths } from "../../tools/dev/sandbox.ts";
 import { sandboxContext } from "../compose/agent-dev-tools.ts";
@@ -58,8 +58,6 @@ export async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   // Caught for as long as the process lives: a signal during start-up, or a second one during
   // shutdown, must not skip the cleanup. An MCP server stopped by its client exits 0.
   const signals = watchStopSignals();
-  // Last resort for paths that skip the orderly shutdown below (an uncaught error, process.exit elsewhere).
-  process.once("exit", () => killAllGroupsNow());
   const sandbox = sandboxContext({ settings: cfg.sandbox, configDir: cfg.paths.configDir });
   const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env, sandbox });
   const serving = await serveMcp({

@@ -9,6 +9,7 @@ import { type ApprovalPolicy, decidePermission, parseApprovalPolicy } from "../.
 import { type AgentSpawn, type McpStdioServer, type ResumeWanted, runPrompt } from "../../core/acp-client/client-runner.ts";
 import type { OutputSchema } from "../../core/acp-client/output-schema.ts";
 import { createPromptOutput } from "../../core/acp-client/prompt-output.ts";
+import { inheritedEnv } from "../../core/child-env.ts";
 import * as cl from "../../core/command-line.ts";
 import { ConfigError, loadConfig } from "../../core/config.ts";
 import { priceOf } from "../../core/llm/prices.ts";
@@ -57,6 +58,7 @@ export async function runPromptFast(args: string[]): Promise<number | undefined>
     FLAGS.every((f) => !f.choices || values![f.name] === undefined || f.choices.includes(values![f.name] as string));
   if (!plain) return undefined;
   const flags = Object.fromEntries(Object.entries(values!).map(([k, v]) => [flagKey(k), flagValue(k, v)]));
+  // Keys are flagKey()s of FLAGS (the one flag table), values parsed or defaults: PromptFlags' shape, which a built record's type cannot say.
   const withDefaults = { ...Object.fromEntries(FLAGS.filter((f) => f.default !== undefined).map((f) => [flagKey(f.name), f.default])), ...flags } as unknown as PromptFlags;
   return runPromptCommand(parsed!.positionals[0]!, withDefaults);
 }
@@ -235,7 +237,7 @@ function agentSpawn(flag: string | undefined, vars: Record<string, string>, cl: 
   // the session's workspace is --cwd, sent in session/new.
   if (flag === undefined) return { command: selfCmd.command, args: [...selfCmd.args, "agent"], env: vars, cwd: process.cwd() };
   const cmd = cl.parseCommandLine(flag);
-  const env = { ...vars, ...cmd.env };
+  const env = inheritedEnv(vars, cmd.env);
   const path = cl.resolveCommand(cmd.command, env.PATH ?? "", process.cwd());
   if (!path) throw new UsageError(`agent command not found: ${cmd.command} (--agent runs without a shell; check PATH or give a path)`);
   return { command: path, args: cmd.args, env, cwd: process.cwd() };

@@ -32,6 +32,16 @@ test("B1: under the one exit policy a stray rejection is logged and the mode goe
   expect(thrown.stderr).toContain("nobody catches this");
 });
 
+test("one exit hook: under the exit policy every live process group is killed at exit, whichever path exits", () => {
+  const kill = `installExitPolicy({ killAllGroups: () => require("node:fs").writeSync(1, "every group killed\\n") });`;
+  const exited = withPolicy(`${kill}\nprocess.exit(3);`);
+  expect(exited.code).toBe(3);
+  expect(exited.stdout).toBe("every group killed\n");
+  const ended = withPolicy(`${kill}\nprocess.stdout.write("done\\n");`);
+  expect(ended.code).toBe(0);
+  expect(ended.stdout).toBe("done\nevery group killed\n");
+});
+
 test("B1: every protocol mode installs the one exit policy (prompt and conductor included), and no code has its own", () => {
   const modes = ["agent-run.ts", "prompt-run.ts", "conductor-run.ts", "dev-mcp-run.ts", "crate-fetch-mcp.ts", "crate-fetch-proxy.ts"];
   for (const m of modes) expect([m, readFileSync(join(ROOT, "cli", "modes", m), "utf8").includes("installExitPolicy(")]).toEqual([m, true]);
@@ -41,7 +51,10 @@ test("B1: every protocol mode installs the one exit policy (prompt and conductor
       const rel = join(dir, e.name);
       if (e.isDirectory()) walk(rel);
       else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") && rel !== join("cli", "process", "fatal.ts")) {
-        if (/process\.on\(\s*["'](?:unhandledRejection|uncaughtException)["']/.test(readFileSync(join(ROOT, rel), "utf8"))) own.push(rel);
+        const text = readFileSync(join(ROOT, rel), "utf8");
+        if (/process\.on\(\s*["'](?:unhandledRejection|uncaughtException)["']/.test(text)) own.push(rel);
+        // Exit hooks: the policy's (every group killed) and the stop releases' (stop-signals.ts) only.
+        if (/process\.(?:on|once)\(\s*["']exit["']/.test(text) && rel !== join("cli", "process", "stop-signals.ts")) own.push(rel);
       }
     }
   };

@@ -2,7 +2,9 @@
 // --mcp and --proxy): a promise rejected where nothing awaits it is logged and the mode goes on (a CI
 // run still ends with its result); an exception thrown where nothing catches it is logged, every
 // process group is killed, what is owed on stdout is flushed within a bound, and the mode exits 1 (a
-// wedged process after an unknown failure is worse than a dead one its client can restart).
+// wedged process after an unknown failure is worse than a dead one its client can restart); and at
+// process exit, by whatever path, every live process group is SIGKILLed (the last resort: no tool
+// process outlives its mode). The synchronous releases on a stop are stop-signals.ts's.
 import { flushWithin } from "../../core/exit-flush.ts";
 import { log } from "../../core/log.ts";
 import { killAllGroupsNow } from "../../core/process-group.ts";
@@ -40,7 +42,7 @@ let installed = false;
 
 /**
  * Installs the policy (once per process; later calls only update what an uncaught exception flushes
- * and kills). Every protocol mode calls this first thing.
+ * and kills, and what exit kills). Every protocol mode calls this first thing.
  */
 export function installExitPolicy(deps: Partial<FatalDeps> = {}): void {
   fatalDeps = { ...fatalDeps, ...deps };
@@ -54,4 +56,6 @@ export function installExitPolicy(deps: Partial<FatalDeps> = {}): void {
     }
   });
   process.on("uncaughtException", (err) => void dieOfUncaught(err, fatalDeps));
+  // Synchronous: nothing async runs at exit.
+  process.once("exit", () => fatalDeps.killAllGroups());
 }

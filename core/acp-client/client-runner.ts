@@ -8,7 +8,7 @@
 // and its settling, which read best side by side.
 import type * as acp from "@agentclientprotocol/sdk";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
-import { AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
+import { ACP_V1, ACP_V2, AUTH_REQUIRED, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import { type AgentEnd, AgentProcess, type AgentExit, type AgentSpawn, describeExit, waitFor } from "./agent-process.ts";
 import type { OutputSchema } from "./output-schema.ts";
 import { openSession, type ResumeWanted, SessionError } from "./session-open.ts";
@@ -16,7 +16,7 @@ import { SettingError, settingRequests, type WantedSettings } from "./session-se
 import { ToolCallTable, type ToolCallView } from "./tool-call-table.ts";
 import { TurnCounter } from "./turn-counter.ts";
 import { type BudgetStop, budgetVerdict } from "./budget.ts";
-import { ACP_V1, ACP_V2, type AgentRequests, initAnswerV1, offerInitialize, V2Link } from "./v2-link.ts";
+import { type AgentRequests, initAnswerV1, offerInitialize, V2Link } from "./v2-link.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
 export type { ResumeWanted } from "./session-open.ts";
@@ -225,7 +225,7 @@ async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState):
   else if (answered?.protocolVersion !== ACP_V1) {
     throw new RpcError(UNSUPPORTED_PROTOCOL_VERSION, `the agent speaks ACP version ${answered?.protocolVersion}; this client speaks ${ACP_V1} and ${ACP_V2}`);
   }
-  const init = state.v2 ? initAnswerV1(answered as unknown as Record<string, unknown>) : answered;
+  const init = state.v2 ? initAnswerV1(answered) : answered;
   const link: AgentRequests = state.v2 ?? peer;
   const mcpServers: acp.McpServer[] = opts.mcpServers.map((s) => ({
     name: s.name,

@@ -5,6 +5,7 @@
 // Does not talk to the agent: client-runner.ts asks and asks again; cli/ reads the file.
 import { format as FORMATS, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { DEFAULT_LIMITS } from "../limits.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import { answerTooLarge, type DocumentBounds, documentOutOfBounds, usesUniqueItems } from "./output-document-bounds.ts";
 import instructionTemplate from "./output-schema.md" with { type: "text" };
 import retryTemplate from "./output-schema-retry.md" with { type: "text" };
@@ -72,7 +73,7 @@ const KIND_WORDS: Record<Kind, string> = {
 const TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
 
 function draftOf(schema: unknown, file: string): SchemaDraft {
-  const declared = typeof schema === "object" && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
+  const declared = isObject(schema) ? schema.$schema : undefined;
   if (declared === undefined) return "2020-12";
   // The drafts name themselves `http://…#`; either scheme, with or without the empty fragment.
   const key = typeof declared === "string" ? declared.replace(/#$/, "").replace(/^http:/, "https:") : "";
@@ -86,7 +87,6 @@ function draftOf(schema: unknown, file: string): SchemaDraft {
 /** Why a schema is refused (the first problem found); the file name is added by the caller. */
 class Refusal extends Error {}
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const isSchema = (v: unknown): boolean => typeof v === "boolean" || isObject(v);
 const uniqueStrings = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === "string") && new Set(v).size === v.length;
 const at = (path: string): string => (path === "#" ? "" : ` at path "${path}"`);
@@ -258,7 +258,7 @@ export async function loadOutputSchema(text: string, file: string, bounds: Docum
     // Draft-07 ignores the keywords beside a $ref; they are applied instead (as in 2019-09 on), as the
     // ajv-based check this replaced did: a keyword the user wrote is never silently dropped.
     validator = new Validator(schema as Schema, draft === "7" ? "2019-09" : draft, false);
-    const lookup = (validator as unknown as { lookup: Record<string, unknown> }).lookup;
+    const { lookup } = internals(validator);
     for (const [holder, path] of refs) {
       const target = (holder as { __absolute_ref__?: string }).__absolute_ref__ ?? (holder.$ref as string);
       if (lookup[target] === undefined) throw new Refusal(`can't resolve reference ${holder.$ref as string}${at(path)}`);
@@ -334,9 +334,18 @@ function lastFencedBlock(text: string): string | undefined {
 /** Units that only say "a subschema had errors": the errors under them say what. */
 const PASS_THROUGH = new Set(["$ref", "$recursiveRef", "properties", "patternProperties", "items", "prefixItems", "additionalItems", "unevaluatedItems", "allOf", "dependentSchemas", "propertyNames"]);
 
+/**
+ * What the validator keeps but does not declare: its dereferenced schemas by URI (`lookup`) and the
+ * schema it was given. The one cast of the validator's internals: its typings hide fields its own code
+ * reads, and a reference that did not resolve, or a failing keyword's value, can only be found there.
+ */
+function internals(validator: Validator): { lookup: Record<string, unknown>; schema: unknown } {
+  return validator as unknown as { lookup: Record<string, unknown>; schema: unknown };
+}
+
 /** The value of the keyword at `location` (a `#/…` pointer that may pass through `$ref`s), if it can be found. */
 function keywordValue(location: string, validator: Validator): unknown {
-  const { lookup, schema } = validator as unknown as { lookup: Record<string, unknown>; schema: unknown };
+  const { lookup, schema } = internals(validator);
   let node: unknown = schema;
   for (const seg of location.split("/").slice(1)) {
     if (typeof node !== "object" || node === null) return undefined;

@@ -1,6 +1,7 @@
 // Owns how `tendril prompt --model/--mode` map onto what an ACP agent offers in its session/new
 // answer: the config option of category `model`/`mode` (session/set_config_option) when it lists one,
-// else `modes` (session/set_mode) or the older `models` state (session/set_model). Pure: no wire.
+// else `modes` (session/set_mode) or the older `models` state (session/set_model). Pure: no I/O.
+import { isObject } from "../wire/jsonrpc.ts";
 
 export interface WantedSettings {
   model?: string;
@@ -21,16 +22,12 @@ interface Choice {
   name?: string;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** A select option's values, flat or grouped (`{group, options: [...]}`). */
 function selectValues(options: unknown): Choice[] {
   if (!Array.isArray(options)) return [];
   const out: Choice[] = [];
   for (const o of options) {
-    if (!isRecord(o)) continue;
+    if (!isObject(o)) continue;
     if (typeof o.value === "string") out.push({ value: o.value, name: typeof o.name === "string" ? o.name : undefined });
     else if (Array.isArray(o.options)) out.push(...selectValues(o.options));
   }
@@ -39,13 +36,13 @@ function selectValues(options: unknown): Choice[] {
 
 function configOption(session: Record<string, unknown>, category: "model" | "mode"): { id: string; choices: Choice[] } | undefined {
   const list = Array.isArray(session.configOptions) ? session.configOptions : [];
-  const found = list.find((o) => isRecord(o) && o.category === category && typeof o.id === "string");
-  return isRecord(found) ? { id: found.id as string, choices: selectValues(found.options) } : undefined;
+  const found = list.find((o) => isObject(o) && o.category === category && typeof o.id === "string");
+  return isObject(found) ? { id: found.id as string, choices: selectValues(found.options) } : undefined;
 }
 
 function listOf(entries: unknown, key: string): Choice[] {
   if (!Array.isArray(entries)) return [];
-  return entries.filter(isRecord).flatMap((e) => (typeof e[key] === "string" ? [{ value: e[key] as string }] : []));
+  return entries.filter(isObject).flatMap((e) => (typeof e[key] === "string" ? [{ value: e[key] as string }] : []));
 }
 
 function pick(flag: string, wanted: string, choices: Choice[]): string {
@@ -56,11 +53,11 @@ function pick(flag: string, wanted: string, choices: Choice[]): string {
 
 /** The requests that apply `wanted` to a new session, or a SettingError naming the agent's choices. */
 export function settingRequests(sessionId: string, session: unknown, wanted: WantedSettings): SettingRequest[] {
-  const s = isRecord(session) ? session : {};
+  const s = isObject(session) ? session : {};
   const out: SettingRequest[] = [];
   if (wanted.mode !== undefined) {
     const option = configOption(s, "mode");
-    const modes = isRecord(s.modes) ? listOf(s.modes.availableModes, "id") : [];
+    const modes = isObject(s.modes) ? listOf(s.modes.availableModes, "id") : [];
     if (option) {
       out.push({ method: "session/set_config_option", params: { sessionId, configId: option.id, value: pick("--mode", wanted.mode, option.choices) } });
     } else if (modes.length > 0) {
@@ -69,7 +66,7 @@ export function settingRequests(sessionId: string, session: unknown, wanted: Wan
   }
   if (wanted.model !== undefined) {
     const option = configOption(s, "model");
-    const models = isRecord(s.models) ? listOf(s.models.availableModels, "modelId") : [];
+    const models = isObject(s.models) ? listOf(s.models.availableModels, "modelId") : [];
     if (option) {
       out.push({ method: "session/set_config_option", params: { sessionId, configId: option.id, value: pick("--model", wanted.model, option.choices) } });
     } else if (models.length > 0) {

@@ -6,11 +6,10 @@
 // resolves with the stop reason of the `state_update` idle that ends its turn. Does no rendering.
 import type * as acp from "@agentclientprotocol/sdk";
 import { logFailure } from "../log.ts";
+import { ACP_V1, ACP_V2, isObject } from "../wire/jsonrpc.ts";
 import { RpcError, type RpcPeer } from "../wire/rpc-peer.ts";
+import { turnEnd } from "../v2-turn-end.ts";
 
-/** The ACP versions this client speaks; it offers the newest. */
-export const ACP_V1 = 1;
-export const ACP_V2 = 2;
 
 /** What the session-opening code needs of a link to the agent. */
 export interface AgentRequests {
@@ -18,7 +17,6 @@ export interface AgentRequests {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** initialize params offering v2: v2's `info` and `capabilities` beside v1's `clientInfo` and
  *  `clientCapabilities` (each schema allows the other's fields). */
@@ -37,18 +35,19 @@ export function offerInitialize(clientVersion: string): Obj {
 /** v2 config options in v1's terms (`configId` → `id`). */
 function configOptionsV1(options: unknown): unknown {
   if (!Array.isArray(options)) return options;
-  return options.map((o) => (isObj(o) && typeof o.configId === "string" ? (({ configId, ...rest }) => ({ id: configId, ...rest }))(o) : o));
+  return options.map((o) => (isObject(o) && typeof o.configId === "string" ? (({ configId, ...rest }) => ({ id: configId, ...rest }))(o) : o));
 }
 
 function withConfigOptionsV1<T>(answer: T): T {
-  return isObj(answer) && "configOptions" in answer ? ({ ...answer, configOptions: configOptionsV1(answer.configOptions) } as T) : answer;
+  return isObject(answer) && "configOptions" in answer ? ({ ...answer, configOptions: configOptionsV1(answer.configOptions) } as T) : answer;
 }
 
 /** The v2 initialize answer in v1's terms: v2's baseline session methods as v1 capabilities. */
-export function initAnswerV1(answer: Obj): acp.InitializeResponse {
-  const caps = isObj(answer.capabilities) ? answer.capabilities : {};
-  const session = isObj(caps.session) ? caps.session : {};
-  const methods = Array.isArray(answer.authMethods) ? answer.authMethods.filter(isObj) : [];
+export function initAnswerV1(answered: unknown): acp.InitializeResponse {
+  const answer: Obj = isObject(answered) ? answered : {};
+  const caps = isObject(answer.capabilities) ? answer.capabilities : {};
+  const session = isObject(caps.session) ? caps.session : {};
+  const methods = Array.isArray(answer.authMethods) ? answer.authMethods.filter(isObject) : [];
   return {
     protocolVersion: ACP_V2,
     agentCapabilities: {
@@ -59,9 +58,9 @@ export function initAnswerV1(answer: Obj): acp.InitializeResponse {
       ...m,
       id: methodId,
       ...(type === "agent" ? {} : { type }),
-      ...(Array.isArray(env) ? { env: Object.fromEntries(env.filter(isObj).map((e) => [e.name, e.value])) } : {}),
+      ...(Array.isArray(env) ? { env: Object.fromEntries(env.filter(isObject).map((e) => [e.name, e.value])) } : {}),
     })) as acp.AuthMethod[],
-    ...(isObj(answer.info) ? { agentInfo: answer.info as acp.Implementation } : {}),
+    ...(isObject(answer.info) ? { agentInfo: answer.info as acp.Implementation } : {}),
   };
 }
 
@@ -75,10 +74,10 @@ export class V2Link implements AgentRequests {
   constructor(private readonly peer: RpcPeer) {}
 
   async request<T = unknown>(method: string, params: unknown): Promise<T> {
-    const p = isObj(params) ? params : {};
+    const p = isObject(params) ? params : {};
     if (method === "authenticate") return this.peer.request<T>("auth/login", p);
     if (method === "session/new" || method === "session/resume") {
-      const servers = Array.isArray(p.mcpServers) ? p.mcpServers.map((s) => (isObj(s) && s.type === undefined ? { type: "stdio", ...s } : s)) : p.mcpServers;
+      const servers = Array.isArray(p.mcpServers) ? p.mcpServers.map((s) => (isObject(s) && s.type === undefined ? { type: "stdio", ...s } : s)) : p.mcpServers;
       return withConfigOptionsV1(await this.peer.request<T>(method, { ...p, mcpServers: servers }));
     }
     if (method === "session/set_config_option") {
@@ -101,9 +100,11 @@ export class V2Link implements AgentRequests {
   /** A v2 update in v1's terms, in order; none for what only v2 has (the user's own message, states). */
   updates(sessionId: string, u: Obj): acp.SessionUpdate[] {
     switch (u.sessionUpdate) {
-      case "state_update":
-        if (u.state === "idle") this.#idle(sessionId, u);
+      case "state_update": {
+        const end = turnEnd(u);
+        if (end) this.#idle(sessionId, end);
         return [];
+      }
       case "user_message":
         return [];
       case "agent_message":
@@ -113,14 +114,14 @@ export class V2Link implements AgentRequests {
       case "tool_call_content_chunk":
         return [this.#toolCall(sessionId, { toolCallId: u.toolCallId, content: [u.content] })];
       case "plan_update": {
-        const plan = isObj(u.plan) ? u.plan : {};
+        const plan = isObject(u.plan) ? u.plan : {};
         return plan.type === "items" ? [{ sessionUpdate: "plan", entries: plan.entries } as acp.SessionUpdate] : [];
       }
       case "config_option_update":
         return [{ ...u, configOptions: configOptionsV1(u.configOptions) } as acp.SessionUpdate];
       case "available_commands_update": {
-        const list = Array.isArray(u.availableCommands) ? u.availableCommands.filter(isObj) : [];
-        const availableCommands = list.map(({ type: _t, input, ...c }) => ({ ...c, ...(isObj(input) && typeof input.hint === "string" ? { input: { hint: input.hint } } : {}) }));
+        const list = Array.isArray(u.availableCommands) ? u.availableCommands.filter(isObject) : [];
+        const availableCommands = list.map(({ type: _t, input, ...c }) => ({ ...c, ...(isObject(input) && typeof input.hint === "string" ? { input: { hint: input.hint } } : {}) }));
         return [{ sessionUpdate: "available_commands_update", availableCommands } as acp.SessionUpdate];
       }
       default:
@@ -130,8 +131,8 @@ export class V2Link implements AgentRequests {
 
   /** A v2 permission question in v1's terms (the tool call it is about, with the question's title). */
   permission(params: Obj): acp.RequestPermissionRequest {
-    const subject = isObj(params.subject) ? params.subject : {};
-    const call = isObj(subject.toolCall) ? subject.toolCall : { toolCallId: "permission" };
+    const subject = isObject(params.subject) ? params.subject : {};
+    const call = isObject(subject.toolCall) ? subject.toolCall : { toolCallId: "permission" };
     return { ...params, toolCall: { ...call, title: call.title ?? params.title }, options: params.options } as acp.RequestPermissionRequest;
   }
 
@@ -139,11 +140,11 @@ export class V2Link implements AgentRequests {
     const turn = this.#turns.get(sessionId);
     if (!turn) return;
     if (u.stopReason === "error") {
-      const e = isObj(u.error) ? u.error : {};
+      const e = isObject(u.error) ? u.error : {};
       turn.reject(new RpcError(typeof e.code === "number" ? e.code : -32603, typeof e.message === "string" ? e.message : "the turn failed"));
     } else {
       // v2's (unstable) usage of the work that just ended: v1's (unstable) PromptResponse.usage.
-      const usage = isObj(u.usage) ? { usage: u.usage } : {};
+      const usage = isObject(u.usage) ? { usage: u.usage } : {};
       turn.resolve({ stopReason: (typeof u.stopReason === "string" ? u.stopReason : "end_turn") as acp.StopReason, ...usage });
     }
   }
@@ -158,7 +159,7 @@ export class V2Link implements AgentRequests {
     // v1 has no `cancelled` call: it failed, as far as a v1 reader goes.
     if (status !== undefined) out.status = status === "cancelled" ? "failed" : status;
     // Only plain content is v1's; v2's diffs are file changes without the text.
-    if (Array.isArray(content)) out.content = content.filter((c) => isObj(c) && c.type === "content");
+    if (Array.isArray(content)) out.content = content.filter((c) => isObject(c) && c.type === "content");
     return out as acp.SessionUpdate;
   }
 }

@@ -12,7 +12,7 @@ import { answerOf, permissionOptions } from "./permission-options.ts";
 import { log } from "../log.ts";
 import type { PermissionAsk } from "../agent/tool-calls.ts";
 import type { LinkEnd } from "../wire/link.ts";
-import { ACP_PROTOCOL_VERSION, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+import { ACP_V1, ACP_V2, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
@@ -24,11 +24,11 @@ import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import type { AgentAuth } from "./auth.ts";
 import { clientElicitor } from "./elicitation.ts";
-import { ACP_V2, v2Handlers } from "./v2/server.ts";
+import { v2Handlers } from "./v2/server.ts";
 import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "./steering.ts";
 
 /** The ACP protocol version this agent speaks. */
-const PROTOCOL_VERSION = ACP_PROTOCOL_VERSION;
+const PROTOCOL_VERSION = ACP_V1;
 
 export interface AgentServerOptions {
   version: string;

@@ -8,6 +8,7 @@ import type { Elicitor } from "../agent/tool-calls.ts";
 import { randomId } from "../ids.ts";
 import { log } from "../log.ts";
 import type { McpElicitAnswer, McpElicitation } from "../mcp/types.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 
 export type ElicitationMode = "form" | "url";
 
@@ -49,7 +50,7 @@ function answerOf(res: CreateElicitationResponse | undefined): McpElicitAnswer {
   const action = (res as { action?: unknown } | undefined)?.action;
   if (action === "accept") {
     const content = (res as { content?: unknown }).content;
-    return { action, content: typeof content === "object" && content !== null && !Array.isArray(content) ? (content as Record<string, unknown>) : {} };
+    return { action, content: isObject(content) ? content : {} };
   }
   if (action === "decline" || action === "cancel") return { action };
   log.warn("the client answered an elicitation with an unknown action; declined", { action });

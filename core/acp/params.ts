@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { lazySchema } from "../zod-issue.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
 
 type Fields = Record<string, unknown>;
@@ -30,7 +31,6 @@ function kindOf(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
-const isObject = (v: unknown): v is Fields => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** One object of a request's params (the params, or an object inside them), read field by field. */
 export class Params {

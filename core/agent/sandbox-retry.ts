@@ -5,6 +5,7 @@
 import { HOOK } from "../mcp/tool-definition.ts";
 import type { McpCallResult, McpCallOptions, McpSessionTools } from "../mcp/types.ts";
 import { alwaysAllowName, type Policy } from "../policy/policy.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 
 /** The hook a tool server with a confined shell offers for running one command unconfined. */
@@ -19,7 +20,7 @@ export interface RetryContext {
 
 function sandboxNote(result: McpCallResult): string | undefined {
   const s = result.structured;
-  const note = typeof s === "object" && s !== null ? (s as { sandbox_note?: unknown }).sandbox_note : undefined;
+  const note = isObject(s) ? s.sandbox_note : undefined;
   return typeof note === "string" ? note : undefined;
 }
 

@@ -150,7 +150,7 @@ export class SessionStore {
       log.warn("session file has no header; ignoring it", { file: this.path(id) });
       return undefined;
     }
-    return fold(header as unknown as SessionHeader, lines.slice(1) as unknown as SessionEvent[], mtime.toISOString());
+    return fold(header, lines.slice(1) as SessionEvent[], mtime.toISOString());
   }
 
   /** Every session (newest first), optionally only those of `cwd`. Reads each file's first line only. */
@@ -220,8 +220,10 @@ export class SessionFile {
   }
 }
 
-function parseLines(text: string, file: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
+/** The lines of a session file: each an object with a string `type` is taken as one this store wrote
+ *  (fold skips a type it does not know); anything else is reported and skipped. */
+function parseLines(text: string, file: string): (SessionHeader | SessionEvent)[] {
+  const out: (SessionHeader | SessionEvent)[] = [];
   const lines = text.split("\n");
   lines.forEach((line, i) => {
     if (line.trim() === "") return;

@@ -9,6 +9,7 @@ import { alwaysAllowName, type Policy } from "../policy/policy.ts";
 import { createSemaphore } from "../semaphore.ts";
 import { retryUnsandboxed } from "./sandbox-retry.ts";
 import { middleBytes, utf8Length } from "../text-bounds.ts";
+import { isObject } from "../wire/jsonrpc.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
 
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
@@ -157,14 +158,14 @@ async function askOnBehalf(call: ToolCall, e: McpElicitation, ctx: ToolRunContex
 
 function formProperties(schema: Record<string, unknown>): Record<string, unknown> {
   const p = schema.properties;
-  return typeof p === "object" && p !== null && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
+  return isObject(p) ? p : {};
 }
 
 /** The values a form states as its defaults (MCP's primitive fields may carry `default`). */
 function formDefaults(schema: Record<string, unknown>): Record<string, unknown> {
   const content: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(formProperties(schema))) {
-    const value = typeof field === "object" && field !== null ? (field as { default?: unknown }).default : undefined;
+    const value = isObject(field) ? field.default : undefined;
     if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") content[name] = value;
   }
   return content;

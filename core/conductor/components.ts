@@ -6,6 +6,7 @@
 // messages (router.ts) and does not decide when the chain ends (runner.ts).
 import type { ChildProcess } from "node:child_process";
 import { basename } from "node:path";
+import { inheritedEnv } from "../child-env.ts";
 import { type CommandLine, parseCommandLine } from "../command-line.ts";
 import { findCommand, spawnGroup } from "../process-group.ts";
 import type { HopIo } from "./router.ts";
@@ -107,7 +108,7 @@ export function startComponent(spec: ComponentSpec, index: number, opts: StartOp
     label: `component ${index + 1} (${spec.name})`,
     command: spec.command,
     args: spec.args,
-    env: { ...opts.env, ...spec.env },
+    env: inheritedEnv(opts.env, spec.env),
     cwd: opts.cwd,
     stdin: "pipe",
   });

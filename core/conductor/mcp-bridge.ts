@@ -13,12 +13,12 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomId } from "../ids.ts";
-import { INVALID_PARAMS, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
+import { ACP_V2, isObject, type JsonRpcError } from "../wire/jsonrpc.ts";
 import { nodeSink } from "../wire/writer.ts";
 import type { Params } from "./dialect.ts";
 import { chunksOf, Link, type WellFormed } from "../wire/link.ts";
 import { type AcpMcpDeclaration, acpDeclaration } from "./mcp-over-acp.ts";
-import { ClientRequests, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification, providerRequest } from "../mcp/acp-wire.ts";
+import { ClientRequests, ConnectionRoutes, innerResponse, McpOverAcpConnection, type OuterAnswer, type OuterPeer } from "../mcp/acp-wire.ts";
 import { AcpDeclarations } from "./acp-declarations.ts";
 import type { AgentEdge, AgentSide, EdgeRoute } from "./router.ts";
 import type { Cancellation } from "../wire/rpc-peer.ts";
@@ -47,10 +47,11 @@ export class McpBridge implements AgentEdge {
   readonly #server: Server;
   /** Bridged declarations, held while a session that declared them lives. */
   readonly #declared = new AcpDeclarations();
-  /** Live bridge connections by serverId (acp) or connectionId (sacp), for provider notifications. */
-  readonly #live = new Map<string, Set<Link>>();
-  /** Bridged connections (connect form and sacp), by connectionId: the provider's requests to their MCP client. */
-  readonly #asked = new Map<string, ClientRequests>();
+  /** Live bridge connections: what close() flushes. */
+  readonly #live = new Set<Link>();
+  /** Bridged connections: the provider's requests to their MCP client (by connectionId, connect form and
+   *  sacp) and its notifications (by connectionId, or by serverId in the stateless form). */
+  readonly #routes = new ConnectionRoutes();
 
   private constructor(private readonly opts: BridgeOptions) {
     this.#dir = mkdtempSync(join(tmpdir(), "tendril-mcp-bridge-"));
@@ -71,7 +72,7 @@ export class McpBridge implements AgentEdge {
 
   close(): void {
     if (this.#server.listening) this.#server.close();
-    for (const links of this.#live.values()) for (const l of links) void l.flush();
+    for (const l of this.#live) void l.flush();
     this.removeFolder();
   }
 
@@ -91,12 +92,7 @@ export class McpBridge implements AgentEdge {
     }
     if (method === "session/close" && isObject(params)) return { params, ...this.#declared.track(method, params, []) };
     if (!isRequest && isObject(params) && (method === "mcp/message" || method === "_mcp/message")) {
-      const n = providerNotification(method === "mcp/message" ? params : { ...params, connectionId: params.connectionId ?? params.connection_id });
-      const links = n ? this.#live.get(n.key) : undefined;
-      if (n && links) {
-        for (const l of links) l.send(n.message);
-        return undefined;
-      }
+      if (this.#routes.notify(method === "mcp/message" ? params : { ...params, connectionId: params.connectionId ?? params.connection_id })) return undefined;
     }
     return { params };
   }
@@ -111,16 +107,13 @@ export class McpBridge implements AgentEdge {
   takeRequest(method: string, params: Params, cancellation?: Cancellation): Promise<OuterAnswer> | undefined {
     const sacp = method === "_mcp/message";
     if (!sacp && (method !== "mcp/message" || this.#native)) return undefined;
-    const r = providerRequest(sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params);
-    if ("error" in r) return Promise.resolve(r);
-    const asked = this.#asked.get(r.connectionId);
-    if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} to a bridged MCP client` } });
-    return asked.ask(r.method, r.params, cancellation?.signal);
+    const named = sacp && isObject(params) ? { ...params, connectionId: params.connectionId ?? params.connection_id } : params;
+    return this.#routes.route(named, "to a bridged MCP client", cancellation?.signal);
   }
 
   #learn(result: unknown): unknown {
     if (!isObject(result)) return result;
-    if (result.protocolVersion === 2) return this.#learnV2(result);
+    if (result.protocolVersion === ACP_V2) return this.#learnV2(result);
     const caps = isObject(result.agentCapabilities) ? result.agentCapabilities : {};
     const mcp = isObject(caps.mcpCapabilities) ? caps.mcpCapabilities : {};
     this.#native = mcp.acp === true;
@@ -178,14 +171,13 @@ export class McpBridge implements AgentEdge {
   /** Tracks `link` under `key` for provider notifications and, with a connectionId, `asked` for the
    *  provider's requests; the returned function forgets both. */
   #track(key: string, link: Link, connection?: { id: string; asked: ClientRequests }): () => void {
-    const set = this.#live.get(key) ?? new Set();
-    set.add(link);
-    this.#live.set(key, set);
-    if (connection) this.#asked.set(connection.id, connection.asked);
+    this.#live.add(link);
+    const unlisten = this.#routes.listen(key, (m) => link.send(m));
+    const unserve = connection ? this.#routes.serve(connection.id, connection.asked) : () => {};
     return () => {
-      set.delete(link);
-      if (set.size === 0 && this.#live.get(key) === set) this.#live.delete(key);
-      if (connection && this.#asked.get(connection.id) === connection.asked) this.#asked.delete(connection.id);
+      this.#live.delete(link);
+      unlisten();
+      unserve();
     };
   }
 

@@ -13,6 +13,7 @@ import type { LinkEnd } from "../wire/link.ts";
 import type { McpToolServer } from "./mcp-over-acp.ts";
 import { ProxyMcpHost, type ServedMcp } from "./proxy-mcp.ts";
 import type { HopIo } from "./router.ts";
+import { turnEnd } from "../v2-turn-end.ts";
 import type {
   ContentBlock,
   JsonObject,
@@ -82,6 +83,12 @@ interface Owned {
 const SESSION_OPENERS = new Set(["session/new", "session/load", "session/resume"]);
 const CLOSED: JsonRpcError = { code: INTERNAL_ERROR, message: "the conductor connection closed" };
 
+/** Wire params or results read as the ACP type they are sent as. A proxy forwards raw (nothing is
+ *  validated away), so what its code reads typed is the other end's word: taken on trust here, once. */
+function asSent<T>(raw: unknown): T {
+  return raw as T;
+}
+
 /** The request's option of `kind`, if offered. */
 export function optionOfKind(request: RequestPermissionRequest | undefined, kind: "allow_once" | "reject_once"): string | undefined {
   const options: unknown = request?.options;
@@ -143,11 +150,13 @@ export class Proxy {
 
   /** Handles requests of `method` (from either side); call `next` to forward them. */
   onRequest<M extends string>(method: M, handler: RequestHandler<M>): this {
+    // Stored under its method and only ever called with that method's params: the method's type is erased.
     this.#requests.set(method, handler as unknown as RequestHandler);
     return this;
   }
 
   onNotification<M extends string>(method: M, handler: NotificationHandler<M>): this {
+    // As onRequest: stored under its method, called with that method's params only.
     this.#notifications.set(method, handler as unknown as NotificationHandler);
     return this;
   }
@@ -205,7 +214,7 @@ export class Proxy {
     const v2Mode = this.#version === 2 && isObject(answer) ? modeOption(answer.configOptions) : undefined;
     return {
       sessionId,
-      modes: v2Mode ? v2Mode.modes : isObject(answer) && isObject(answer.modes) ? (answer.modes as unknown as SessionModeState) : undefined,
+      modes: v2Mode ? v2Mode.modes : isObject(answer) && isObject(answer.modes) ? asSent<SessionModeState>(answer.modes) : undefined,
       // v2 has no session/set_mode: the mode is the session's `mode` config option
       setMode: async (modeId) =>
         void (v2Mode
@@ -219,8 +228,8 @@ export class Proxy {
         const ended = new Promise<JsonObject>((resolve) => (idle = resolve));
         const collect = (u: SessionUpdate) => {
           if (u?.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") text += u.content.text;
-          const v2 = u as unknown as JsonObject;
-          if (v2?.sessionUpdate === "state_update" && v2.state === "idle") idle(v2);
+          const end = turnEnd(u);
+          if (end) idle(end);
         };
         owned.listeners.push(collect);
         try {
@@ -230,7 +239,7 @@ export class Proxy {
           const end = await Promise.race([ended, this.ended.then(() => undefined)]);
           if (!end) throw new ProxyRequestError(CLOSED);
           if (end.stopReason === "error") {
-            throw new ProxyRequestError(isObject(end.error) ? (end.error as unknown as JsonRpcError) : { code: INTERNAL_ERROR, message: "the sub-session's turn ended in an error" });
+            throw new ProxyRequestError(isObject(end.error) ? asSent<JsonRpcError>(end.error) : { code: INTERNAL_ERROR, message: "the sub-session's turn ended in an error" });
           }
           return { stopReason: end.stopReason as StopReason, text };
         } finally {
@@ -253,7 +262,7 @@ export class Proxy {
     this.#known.add(id);
     for (const l of this.#sessionOpened) {
       try {
-        l(id, params as unknown as SessionOpenParams);
+        l(id, asSent<SessionOpenParams>(params));
       } catch (err) {
         logFailure("a session-opened listener")(err);
       }
@@ -277,7 +286,7 @@ export class Proxy {
   #withServers(p: Params): Params {
     if (this.#sessionServers.length === 0 || !isObject(p)) return p;
     const declared = Array.isArray(p.mcpServers) ? p.mcpServers : [];
-    return { ...p, mcpServers: [...declared, ...this.#sessionServers.flatMap((f) => f(p as unknown as SessionOpenParams))] };
+    return { ...p, mcpServers: [...declared, ...this.#sessionServers.flatMap((f) => f(asSent<SessionOpenParams>(p)))] };
   }
 
   /**
@@ -350,7 +359,7 @@ export class Proxy {
     if (owned && from === "successor") {
       let optionId: string | undefined;
       try {
-        optionId = owned.permission(params as unknown as RequestPermissionRequest);
+        optionId = owned.permission(asSent<RequestPermissionRequest>(params));
       } catch (err) {
         // A broken answerer costs this one answer (cancelled), never the connection.
         logFailure("answering a sub-session's permission request")(err);

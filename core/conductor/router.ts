@@ -4,10 +4,10 @@
 // edge (what reaches the agent rewritten, and requests it answers itself), refusing MCP-over-ACP
 // requests no provider could answer (mcp-routes.ts), and the chain's one ACP version (a
 // component answering another version than its successor is refused at initialize). Messages are routed
-// synchronously as read, so per-hop order holds end to end. Per-hop id maps, not an RpcPeer per hop: a
-// relayed answer is written on another hop the moment it is read, as read, which a peer's promises cannot
-// do. Does not spawn processes or decide exit codes (runner.ts).
-import { type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
+// synchronously as read, so per-hop order holds end to end. Per-hop id tables (core/wire/pending.ts, as
+// the peer's), not an RpcPeer per hop: a relayed answer is written on another hop the moment it is
+// read, as read, which a peer's promises cannot do. Does not spawn processes or decide exit codes (runner.ts).
+import { ACP_V2, type Classified, errorResponse, INTERNAL_ERROR, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, paramsTextOf, UNSUPPORTED_PROTOCOL_VERSION } from "../wire/jsonrpc.ts";
 import {
   answeredVersion,
   type Dialect,
@@ -23,6 +23,8 @@ import {
   wrapSuccessor,
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type LinkIo, type WellFormed } from "../wire/link.ts";
+import { PendingRequests } from "../wire/pending.ts";
+import { turnEnd } from "../v2-turn-end.ts";
 import { Cancellation } from "../wire/rpc-peer.ts";
 import { McpRoutes } from "./mcp-routes.ts";
 
@@ -100,9 +102,8 @@ interface Endpoint extends Replier {
   link: Link;
   isProxy: boolean;
   dialect?: Dialect;
-  nextId: number;
   /** Requests we sent on this hop, by our id. */
-  pending: Map<JsonRpcId, Pending>;
+  pending: PendingRequests<Pending>;
   /** Batches this hop sent whose answers are still being collected, by the ids of their requests. */
   batches: Map<JsonRpcId, BatchAnswer>;
   /** The batch being routed right now: answers given at once (malformed entries, refusals) join it. */
@@ -151,8 +152,8 @@ export class Chain {
     this.#edge = opts.mode === "agent" ? opts.agentEdge : undefined;
     const n = opts.components.length;
     const endpoint = (hop: Hop, io: HopIo, isProxy: boolean): Endpoint => {
-      const ep: Endpoint = { hop, isProxy, nextId: 0, pending: new Map(), inbound: new Map(), batches: new Map(), link: undefined as unknown as Link };
-      ep.link = new Link({
+      // The link calls back only once input arrives (never while it is made), when `ep` is set.
+      const link = new Link({
         ...io,
         maxLineBytes: opts.maxLineBytes,
         maxQueuedBytes: opts.maxQueuedBytes,
@@ -161,6 +162,7 @@ export class Chain {
         onMalformed: hop === "client" ? (bad) => (ep.link.send(errorResponse(bad.id, bad.error)), true) : undefined,
         trace: opts.trace ? (dir, message) => opts.trace!(hop, dir, message) : undefined,
       });
+      const ep: Endpoint = { hop, isProxy, pending: new PendingRequests(), inbound: new Map(), batches: new Map(), link };
       const send = ep.link.send.bind(ep.link);
       ep.link.send = (message, line) => {
         if ((ep.batches.size > 0 || ep.collecting) && message.method === undefined && this.#collect(ep, message)) return;
@@ -177,7 +179,7 @@ export class Chain {
         if (sessionId !== undefined) {
           this.#prompts.delete(message.id as JsonRpcId);
           // v2 acknowledges a prompt at once: its turn runs until the session reports idle.
-          if (this.#clientVersion === 2 && message.error === undefined) this.#turns.add(sessionId);
+          if (this.#clientVersion === ACP_V2 && message.error === undefined) this.#turns.add(sessionId);
         }
       } else if (this.#turns.size > 0 && message.method === "session/update") this.#turnUpdate(message.params);
       send(message, line);
@@ -202,9 +204,7 @@ export class Chain {
 
   /** A v2 session update on its way to the client: an `idle` state ends the session's turn. */
   #turnUpdate(params: unknown): void {
-    if (!isObject(params) || !isObject(params.update)) return;
-    const u = params.update;
-    if (u.sessionUpdate === "state_update" && u.state === "idle" && typeof params.sessionId === "string") this.#turns.delete(params.sessionId);
+    if (isObject(params) && turnEnd(params.update) && typeof params.sessionId === "string") this.#turns.delete(params.sessionId);
   }
 
   /** Answers every client request still in flight with -32603 `message` (the chain is ending). */
@@ -223,22 +223,20 @@ export class Chain {
   /** The agent's side of the chain, for messages the conductor itself originates there. */
   agentSide(): AgentSide {
     const agent = this.#components.length - 1;
-    const waiting = new Map<JsonRpcId, (m?: Record<string, unknown>) => void>();
-    let nextId = 0;
+    const waiting = new PendingRequests<(m?: Record<string, unknown>) => void>();
     let over: ((id: JsonRpcId, method: string) => Record<string, unknown>) | undefined;
-    const self: Replier = { inbound: new Map(), link: { send: (m) => waiting.get(m.id as JsonRpcId)?.(m) } };
+    const self: Replier = { inbound: new Map(), link: { send: (m) => waiting.take(m.id as JsonRpcId)?.(m) } };
     // The chain ending answers every request still waiting (and any sent later): nothing else would.
     void this.ended.then(({ hop, end }) => {
       const who = hop === "client" ? "the client" : `component ${hop + 1}`;
       over = (id, method) => errorResponse(id, { code: INTERNAL_ERROR, message: `the chain ended before ${method} was answered: ${who} ${describeEnd(end)}` });
-      for (const settle of [...waiting.values()]) settle(undefined);
+      for (const settle of waiting.takeAll()) settle(undefined);
     });
     return {
       request: (method, params) =>
         new Promise((resolve) => {
-          const id = nextId++;
-          if (over) return resolve(over(id, method));
-          waiting.set(id, (m) => (waiting.delete(id), resolve(m ?? over!(id, method))));
+          const id = waiting.add((m) => resolve(m ?? over!(id, method)));
+          if (over) return void (waiting.take(id), resolve(over(id, method)));
           this.#up(agent, { method, params, request: { from: self, id } });
         }),
       notify: (method, params) => this.#up(agent, { method, params }),
@@ -259,7 +257,7 @@ export class Chain {
       }
     }
     const hops = [this.#client, ...this.#components];
-    const firstIds = hops.map((ep) => ep.nextId);
+    const firstIds = hops.map((ep) => ep.pending.nextId);
     for (const ep of hops) ep.link.cork();
     from.collecting = batch;
     try {
@@ -270,7 +268,7 @@ export class Chain {
     } finally {
       from.collecting = undefined;
       hops.forEach((ep, i) => {
-        if (ep.nextId > firstIds[i]!) ep.lastBatch = { from: firstIds[i]!, to: ep.nextId };
+        if (ep.pending.nextId > firstIds[i]!) ep.lastBatch = { from: firstIds[i]!, to: ep.pending.nextId };
         // A lone entry (a client's answer to an agent's question, say) leaves as itself: the peer may
         // take no batches, and then a batch of one would be lost and the turn would hang.
         ep.link.uncork(true);
@@ -418,9 +416,8 @@ export class Chain {
   ): void {
     const out: Record<string, unknown> = { jsonrpc: "2.0" };
     if (request) {
-      const id = target.nextId++;
+      const id = target.pending.add({ from: request.from, id: request.id, init, answer: edge?.answer, failed: edge?.failed, versionOf });
       out.id = id;
-      target.pending.set(id, { from: request.from, id: request.id, init, answer: edge?.answer, failed: edge?.failed, versionOf });
       request.from.inbound.set(request.id, { to: target, id });
     }
     out.method = method;
@@ -430,9 +427,8 @@ export class Chain {
 
   #respond(on: Endpoint, m: Extract<WellFormed, { kind: "response" }>): void {
     if (m.id === null) return this.#batchRefused(on, m.error);
-    const p = on.pending.get(m.id);
+    const p = on.pending.take(m.id);
     if (!p) return; // a late answer to a request nobody waits for
-    on.pending.delete(m.id);
     p.from.inbound.delete(p.id);
     if (p.versionOf !== undefined && !m.error) {
       const refusal = this.#agreeOn(p.versionOf, answeredVersion(m.result));

@@ -22,6 +22,7 @@
 // Checks per call (step numbers are 1-based): the set of tool names offered must equal the recorded one,
 // the final message's kind must match, and the run may not make more calls than the cassette holds.
 import { z } from "zod";
+import { isObject } from "../wire/jsonrpc.ts";
 import { describeIssue } from "../zod-issue.ts";
 import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason } from "./types.ts";
 
@@ -121,7 +122,7 @@ function parseStep(line: string, step: number, lineNo: number): ReplayStep {
   } catch (err) {
     throw new CassetteError(`${where}: not JSON (${(err as Error).message})`);
   }
-  const recorded = typeof obj === "object" && obj !== null && "events" in obj;
+  const recorded = isObject(obj) && "events" in obj;
   const parsed = (recorded ? recordedStep : compactStep).safeParse(obj);
   if (!parsed.success) throw new CassetteError(describeIssue(parsed.error, where));
   const s: ReplayStep = { events: [] };

@@ -8,9 +8,9 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { logFailure } from "../log.ts";
-import { INTERNAL_ERROR, INVALID_PARAMS, isObject } from "../wire/jsonrpc.ts";
+import { INTERNAL_ERROR, isObject } from "../wire/jsonrpc.ts";
 import { RpcError } from "../wire/rpc-peer.ts";
-import { ClientRequests, McpOverAcpConnection, type OuterAnswer, type OuterPeer, providerNotification, providerRequest } from "./acp-wire.ts";
+import { ClientRequests, ConnectionRoutes, McpOverAcpConnection, type OuterAnswer, type OuterPeer } from "./acp-wire.ts";
 
 /** The ACP connection as the relay needs it (requests reject with the JSON-RPC error). */
 export interface AcpPeer {
@@ -23,9 +23,8 @@ type Listener = (message: JSONRPCMessage) => void;
 /** One per agent process: MCP transports send through it, the ACP side delivers provider notifications to it. */
 export class AcpMcpRelay {
   #peer?: AcpPeer;
-  readonly #listeners = new Map<string, Set<Listener>>();
-  /** Open connections (connect form) by connectionId: where the provider's requests go. */
-  readonly #asked = new Map<string, ClientRequests>();
+  /** Open connections: where the provider's requests (by connectionId) and notifications go. */
+  readonly #routes = new ConnectionRoutes();
 
   bind(peer: AcpPeer): void {
     this.#peer = peer;
@@ -33,9 +32,7 @@ export class AcpMcpRelay {
 
   /** An `mcp/message` notification from a provider: to the transports of its connection (or server). */
   deliver(params: unknown): void {
-    const n = providerNotification(params);
-    if (!n) return;
-    for (const l of this.#listeners.get(n.key) ?? []) l(n.message as JSONRPCMessage);
+    this.#routes.notify(params);
   }
 
   /**
@@ -44,28 +41,18 @@ export class AcpMcpRelay {
    * names no connection of ours.
    */
   async answer(params: unknown, signal?: AbortSignal): Promise<unknown> {
-    const r = providerRequest(params);
-    if ("error" in r) throw new RpcError(r.error.code, r.error.message);
-    const asked = this.#asked.get(r.connectionId);
-    if (!asked) throw new RpcError(INVALID_PARAMS, `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} on this agent`);
-    const a = await asked.ask(r.method, r.params, signal);
+    const a = await this.#routes.route(params, "on this agent", signal);
     if ("error" in a) throw new RpcError(a.error.code, a.error.message, a.error.data);
     return a.result;
   }
 
   /** Takes the provider's requests for `connectionId` until the returned function is called. */
   serve(connectionId: string, asked: ClientRequests): () => void {
-    this.#asked.set(connectionId, asked);
-    return () => {
-      if (this.#asked.get(connectionId) === asked) this.#asked.delete(connectionId);
-    };
+    return this.#routes.serve(connectionId, asked);
   }
 
   listen(key: string, listener: Listener): () => void {
-    const set = this.#listeners.get(key) ?? new Set();
-    set.add(listener);
-    this.#listeners.set(key, set);
-    return () => void set.delete(listener);
+    return this.#routes.listen(key, (m) => listener(m as JSONRPCMessage));
   }
 
   /** The ACP connection as a consumer connection needs it: answers and errors as values. */

@@ -4,8 +4,11 @@
 // -32601, the ACP SDK 2.4 stateless `mcp/message {serverId, requestId}` answered `{result}`|`{error}`),
 // decoding an outer answer into the inner MCP response, and the provider's requests to our MCP client
 // (connect dialect: an `mcp/message {connectionId, method, params}` request towards the consumer, answered
-// with the client's inner result, or its error as the outer error). Does no I/O of its own.
-import { INTERNAL_ERROR, INVALID_PARAMS, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+// with the client's inner result, or its error as the outer error); both routed by the connection they
+// name (ConnectionRoutes: the one router of both relays, the agent's transport and the conductor's bridge).
+// Does no I/O of its own.
+import { INTERNAL_ERROR, INVALID_PARAMS, isJsonRpcError, isObject, type JsonRpcError, type JsonRpcId, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+import { PendingRequests } from "../wire/pending.ts";
 
 /** How an outer ACP request ended. */
 export type OuterAnswer = { result: unknown } | { error: JsonRpcError };
@@ -20,7 +23,7 @@ export type InnerResponse = { jsonrpc: "2.0"; id: JsonRpcId; result: Record<stri
 
 /** A JSON-RPC failure of the outer ACP request, as an inner MCP error. */
 export function outerFailure(error: unknown): JsonRpcError {
-  if (isObject(error) && typeof error.code === "number" && typeof error.message === "string") return error as unknown as JsonRpcError;
+  if (isJsonRpcError(error)) return error;
   return { code: INTERNAL_ERROR, message: "MCP-over-ACP request failed" };
 }
 
@@ -149,7 +152,7 @@ export class McpOverAcpConnection {
 }
 
 /** The inner message a provider's `mcp/message` notification carries, and the key it names (connectionId or serverId). */
-export function providerNotification(params: unknown): { key: string; message: { jsonrpc: "2.0"; method: string; params?: Record<string, unknown> } } | undefined {
+export function providerNotification(params: unknown): { key: string; message: ProviderNotice } | undefined {
   if (!isObject(params) || typeof params.method !== "string") return undefined;
   const key = typeof params.connectionId === "string" ? params.connectionId : typeof params.serverId === "string" ? params.serverId : undefined;
   if (key === undefined) return undefined;
@@ -174,6 +177,61 @@ export function providerRequest(params: unknown): ProviderRequest | { error: Jso
   return { connectionId: params.connectionId, method: params.method, ...(isObject(inner) ? { params: inner } : {}) };
 }
 
+/** What a provider's `mcp/message` notification carries to the MCP client of its connection. */
+export type ProviderNotice = { jsonrpc: "2.0"; method: string; params?: Record<string, unknown> };
+
+/**
+ * A provider's messages by the connection they name: its requests to each open connection's
+ * ClientRequests (by connectionId), its notifications to the listeners of their key (connectionId, or
+ * the stateless form's serverId). Both relays (the agent's transport, the conductor's bridge) route
+ * through one of these.
+ */
+export class ConnectionRoutes {
+  readonly #open = new Map<string, ClientRequests>();
+  readonly #listeners = new Map<string, Set<(message: ProviderNotice) => void>>();
+
+  /** Hears the provider's notifications for `key` until the returned function is called. */
+  listen(key: string, listener: (message: ProviderNotice) => void): () => void {
+    const set = this.#listeners.get(key) ?? new Set();
+    set.add(listener);
+    this.#listeners.set(key, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#listeners.get(key) === set) this.#listeners.delete(key);
+    };
+  }
+
+  /** A provider's `mcp/message` notification, to every listener of the key it names: false when none hears it. */
+  notify(params: unknown): boolean {
+    const n = providerNotification(params);
+    const set = n ? this.#listeners.get(n.key) : undefined;
+    if (!n || !set) return false;
+    for (const l of set) l(n.message);
+    return true;
+  }
+
+  /** Takes the provider's requests for `connectionId` until the returned function is called. */
+  serve(connectionId: string, asked: ClientRequests): () => void {
+    this.#open.set(connectionId, asked);
+    return () => {
+      if (this.#open.get(connectionId) === asked) this.#open.delete(connectionId);
+    };
+  }
+
+  /**
+   * A provider's `mcp/message` request: the answer of the MCP client of the connection it names, or
+   * -32602 for a request that is malformed or names no open connection (`whose` ends that message:
+   * whose connections these are).
+   */
+  route(params: unknown, whose: string, signal?: AbortSignal): Promise<OuterAnswer> {
+    const r = providerRequest(params);
+    if ("error" in r) return Promise.resolve(r);
+    const asked = this.#open.get(r.connectionId);
+    if (!asked) return Promise.resolve({ error: { code: INVALID_PARAMS, message: `mcp/message: no open MCP-over-ACP connection ${JSON.stringify(r.connectionId)} ${whose}` } });
+    return asked.ask(r.method, r.params, signal);
+  }
+}
+
 /** An inner request as our MCP client reads it. */
 export type InnerRequest = { jsonrpc: "2.0"; id: JsonRpcId; method: string; params?: Record<string, unknown> };
 
@@ -184,22 +242,21 @@ export type InnerRequest = { jsonrpc: "2.0"; id: JsonRpcId; method: string; para
  * settles every waiting one with an error.
  */
 export class ClientRequests {
-  #next = 0;
-  readonly #waiting = new Map<JsonRpcId, (answer: OuterAnswer) => void>();
+  /** Ids from 1, as an MCP client's own would be. */
+  readonly #waiting = new PendingRequests<(answer: OuterAnswer) => void>(1);
   #closed?: string;
 
   constructor(private readonly deliver: (message: InnerRequest | { jsonrpc: "2.0"; method: string; params: Record<string, unknown> }) => void) {}
 
   ask(method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<OuterAnswer> {
     if (this.#closed !== undefined) return Promise.resolve({ error: { code: INTERNAL_ERROR, message: this.#closed } });
-    const id = ++this.#next;
     return new Promise<OuterAnswer>((resolve) => {
       const onAbort = () => {
-        if (!this.#waiting.delete(id)) return;
+        if (!this.#waiting.take(id)) return;
         this.deliver({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "the provider cancelled its request" } });
         resolve({ error: { code: REQUEST_CANCELLED, message: `${method} was cancelled by the provider` } });
       };
-      this.#waiting.set(id, (answer) => {
+      const id = this.#waiting.add((answer) => {
         signal?.removeEventListener("abort", onAbort);
         resolve(answer);
       });
@@ -213,9 +270,8 @@ export class ClientRequests {
   answered(message: { id?: unknown; result?: unknown; error?: unknown }): boolean {
     const id = message.id;
     if (typeof id !== "number" && typeof id !== "string") return false;
-    const settle = this.#waiting.get(id);
+    const settle = this.#waiting.take(id);
     if (!settle) return false;
-    this.#waiting.delete(id);
     settle(message.error !== undefined ? { error: outerFailure(message.error) } : { result: message.result });
     return true;
   }
@@ -223,8 +279,6 @@ export class ClientRequests {
   /** Settles every waiting request with `why` as its error; later ones get it at once. */
   close(why: string): void {
     this.#closed ??= why;
-    const waiting = [...this.#waiting.values()];
-    this.#waiting.clear();
-    for (const settle of waiting) settle({ error: { code: INTERNAL_ERROR, message: why } });
+    for (const settle of this.#waiting.takeAll()) settle({ error: { code: INTERNAL_ERROR, message: why } });
   }
 }

@@ -53,6 +53,7 @@ export class LineServerTransport implements Transport {
         this.writer.send(errorResponse(c.id, c.error)).catch((err: unknown) => log.debug("reply to a malformed line failed", { error: err }));
         continue;
       }
+      // Classified already (a request, notification or response); the SDK sorts it with its own guards.
       this.onmessage?.(c.message as unknown as JSONRPCMessage);
     }
   }

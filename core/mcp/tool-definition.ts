@@ -41,6 +41,7 @@ export const noInput = lazySchema((z) => z.object({}));
 
 /** Erases a definition's argument type so tools with different schemas fit in one list. */
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
+  // Sound as used: a tool's run only ever gets arguments its own schema parsed.
   return def as unknown as ToolDefinition;
 }
 

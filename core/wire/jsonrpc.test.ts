@@ -1,5 +1,7 @@
 import { expect, test } from "bun:test";
-import { classifyLine, INVALID_REQUEST, paramsTextOf, PARSE_ERROR } from "./jsonrpc.ts";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { classifyLine, INVALID_REQUEST, isJsonRpcError, isObject, paramsTextOf, PARSE_ERROR } from "./jsonrpc.ts";
 
 test("requests, notifications and responses are told apart", () => {
   expect(classifyLine('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}')).toMatchObject({
@@ -59,4 +61,24 @@ test("paramsTextOf: a notification spelled as JSON.stringify spells it gives its
   const parsed = JSON.parse(dup);
   const text = paramsTextOf(dup, parsed)!;
   expect(JSON.parse(`{"params":${text}}`).params).toEqual(parsed.params);
+});
+
+test("the one object guard: a JSON object is not null and not an array; an error object has a numeric code and a message", () => {
+  expect([{}, { a: 1 }, [], null, "x", 1, undefined].map(isObject)).toEqual([true, true, false, false, false, false, false]);
+  expect([{ code: 1, message: "m" }, { code: 1, message: "m", data: [1] }, { code: "1", message: "m" }, { code: 1 }, null].map(isJsonRpcError)).toEqual([true, true, false, false, false]);
+});
+
+test("one owner of the object guard and the ACP versions: no other module of cli/ or core/ writes its own", () => {
+  const root = join(import.meta.dir, "..", "..");
+  const own: string[] = [];
+  for (const dir of ["cli", "core"]) {
+    for (const e of readdirSync(join(root, dir), { recursive: true, withFileTypes: true })) {
+      const rel = join(e.parentPath, e.name).slice(root.length + 1);
+      if (!e.isFile() || !e.name.endsWith(".ts") || e.name.endsWith(".test.ts") || rel === join("core", "wire", "jsonrpc.ts")) continue;
+      const text = readFileSync(join(root, rel), "utf8");
+      if (/typeof (\w+(?:\.\w+)*) === "object" && \1 !== null/.test(text)) own.push(`${rel}: an object guard`);
+      if (/export const ACP_V\w* =|protocolVersion === [12]\b|Version === [12]\b/.test(text)) own.push(`${rel}: an ACP version`);
+    }
+  }
+  expect(own).toEqual([]);
 });

@@ -15,6 +15,11 @@ export interface JsonRpcError {
   data?: unknown;
 }
 
+/** A JSON-RPC error object: a numeric code and a message (data, when present, is anything). */
+export function isJsonRpcError(v: unknown): v is JsonRpcError {
+  return isObject(v) && typeof v.code === "number" && typeof v.message === "string";
+}
+
 export type Classified =
   | { kind: "request"; id: JsonRpcId; method: string; params: unknown; message: Record<string, unknown> }
   | { kind: "notification"; method: string; params: unknown; message: Record<string, unknown> }
@@ -35,8 +40,10 @@ export const SESSION_NOT_FOUND = -32002;
 /** The two ends speak different ACP protocol versions (no standard code; in the server-error range). */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
-/** The ACP protocol version (wire `protocolVersion`) every end in this codebase speaks. */
-export const ACP_PROTOCOL_VERSION = 1;
+/** The ACP protocol versions (wire `protocolVersion`) this codebase speaks: v1 everywhere, v2 where an
+ *  end offers or answers it (the agent, `tendril prompt`'s client). */
+export const ACP_V1 = 1;
+export const ACP_V2 = 2;
 
 function isId(v: unknown): v is JsonRpcId {
   return typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
@@ -98,11 +105,9 @@ export function classifyMessage(value: unknown): Classified {
   const hasError = Object.hasOwn(m, "error");
   if (hasResult === hasError) return invalid(id, "a response needs exactly one of result or error");
   if (hasError) {
-    const e = m.error as Record<string, unknown> | null;
-    if (typeof e !== "object" || e === null || typeof e.code !== "number" || typeof e.message !== "string") {
-      return invalid(id, "error must have a numeric code and a message");
-    }
-    return { kind: "response", id, error: e as unknown as JsonRpcError, message: m };
+    const e = m.error;
+    if (!isJsonRpcError(e)) return invalid(id, "error must have a numeric code and a message");
+    return { kind: "response", id, error: e, message: m };
   }
   return { kind: "response", id, result: m.result, message: m };
 }

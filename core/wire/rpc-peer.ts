@@ -5,6 +5,7 @@
 // update kind this end does not know still reaches its handler.
 import { Link, type LinkEnd, type LinkIo } from "./link.ts";
 import { type Classified, errorResponse, INTERNAL_ERROR, type JsonRpcError, type JsonRpcId } from "./jsonrpc.ts";
+import { PendingRequests } from "./pending.ts";
 
 /** The other end answered a request with a JSON-RPC error. */
 export class RpcError extends Error {
@@ -72,11 +73,10 @@ export class RpcPeer {
   readonly ended: Promise<LinkEnd>;
   readonly #link: Link;
   /** Our requests waiting for an answer, by id: told the outcome, or why none will come. */
-  readonly #pending = new Map<JsonRpcId, (answer: Outcome | { closed: string }) => void>();
+  readonly #pending = new PendingRequests<(answer: Outcome | { closed: string }) => void>();
   /** Requests of the other end being answered, by its id: what `$/cancel_request` aborts, and where the
    *  answer goes (the link, or the batch it came in). */
   readonly #serving = new Map<JsonRpcId, { cancellation: Cancellation; reply: (answer: Record<string, unknown>) => void }>();
-  #nextId = 0;
   #closed: string | undefined;
 
   constructor(private readonly opts: RpcPeerOptions) {
@@ -99,7 +99,7 @@ export class RpcPeer {
     if (signal?.aborted) return Promise.reject(new Error("cancelled"));
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => {
-        if (!this.#pending.delete(id)) return;
+        if (!this.#pending.take(id)) return;
         this.cancel(id);
         reject(new Error("cancelled"));
       };
@@ -118,12 +118,12 @@ export class RpcPeer {
    * (before the next message), or why none will come. A closed connection settles it at once.
    */
   send(method: string, params: unknown, settle: (answer: Outcome | { closed: string }) => void): JsonRpcId {
-    const id = this.#nextId++;
+    const id = this.#pending.add(settle);
     if (this.#closed !== undefined) {
+      this.#pending.take(id);
       settle({ closed: this.#closed });
       return id;
     }
-    this.#pending.set(id, settle);
     this.#link.send(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
     return id;
   }
@@ -193,9 +193,8 @@ export class RpcPeer {
   }
 
   #answer(id: JsonRpcId | null, error: JsonRpcError | undefined, result: unknown): void {
-    const settle = id === null ? undefined : this.#pending.get(id);
+    const settle = this.#pending.take(id);
     if (!settle) return;
-    this.#pending.delete(id!);
     settle(error ? { error } : { result });
   }
 
@@ -224,9 +223,7 @@ export class RpcPeer {
 
   #fail(why: string): void {
     this.#closed ??= why;
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const settle of pending) settle({ closed: why });
+    for (const settle of this.#pending.takeAll()) settle({ closed: why });
     for (const { cancellation } of this.#serving.values()) cancellation.cancel();
   }
 }

@@ -10,6 +10,7 @@ import { randomId } from "../../ids.ts";
 import type { Elicitor, PermissionAsk } from "../../agent/tool-calls.ts";
 import { clientElicitor } from "../elicitation.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
+import { ACP_V2 } from "../../wire/jsonrpc.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
 import { type ClientSessionCaps, Params, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
 import { type SessionManager, sessionRequest } from "../session.ts";
@@ -18,8 +19,6 @@ import type { AgentAuth } from "../auth.ts";
 import { answerOf, permissionOptions } from "../permission-options.ts";
 import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
-
-export const ACP_V2 = 2;
 
 export interface V2Options {
   version: string;
