@@ -4,7 +4,7 @@
 // start-up alone (`tendril --version`). The first search also runs with -j1, beside the default threads.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compareCommands, which } from "./harness.ts";
+import { compareCommands, type CommandCase, type Row, which } from "./harness.ts";
 
 const ROOT = "/tmp/tendril-bench-tree";
 const SMALL_ROOT = "/tmp/tendril-bench-small";
@@ -70,14 +70,32 @@ export function ensureTree(root = ROOT, files = FILES): void {
   writeFileSync(stamp, "");
 }
 
+/** The built binary, else `bun main.ts`, with the shims' output caps lifted and the built-in rg forced. */
+function tendrilCommand() {
+  const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
+  const cmd = binary ? { cmd: binary, pre: [] as string[] } : { cmd: process.execPath, pre: [join(process.cwd(), "main.ts")] };
+  const env = { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" };
+  return { ...cmd, label: binary ? "dist/tendril" : "bun main.ts", env };
+}
+
+/** `tendril tree` (line counts) over the 20,000-file tree against `find | xargs wc -l` (and, unless
+ *  `quick`, `tree` + the same), interleaved `runs` times. */
+export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Row } {
+  ensureTree();
+  const t = tendrilCommand();
+  const findWc = "find . -type f -print0 | xargs -0 wc -l >/dev/null";
+  const cases: CommandCase[] = [{ name: "find | xargs wc -l", cmd: "sh", args: ["-c", findWc], options: { cwd: ROOT } }];
+  if (!quick && which("tree")) cases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", `tree >/dev/null; ${findWc}`], options: { cwd: ROOT } });
+  cases.push({ name: `tendril tree (${t.label})`, cmd: t.cmd, args: [...t.pre, "tree"], options: { cwd: ROOT, env: t.env } });
+  const rows = compareCommands(`tree shim over ${FILES} files (ratio against find | xargs wc -l)`, cases, runs);
+  return { findWc: rows[0]!, tendril: rows.at(-1)! };
+}
+
 export async function run(): Promise<void> {
   ensureTree();
   ensureTree(SMALL_ROOT, SMALL_FILES);
-  const self = process.execPath;
-  const builtin = { cwd: ROOT, env: { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" } };
-  const main = join(process.cwd(), "main.ts");
-  const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
-  const tendril = binary ? { cmd: binary, pre: [] as string[] } : { cmd: self, pre: [main] };
+  const tendril = tendrilCommand();
+  const builtin = { cwd: ROOT, env: tendril.env };
   const rg = which("rg");
   const SINGLE_THREAD_ROW = "literal `needle_value`";
   for (const [label, args, ...rest] of [
@@ -94,7 +112,7 @@ export async function run(): Promise<void> {
     const cwd = (rest[0] as string | undefined) ?? ROOT;
     const cases = [];
     if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd } });
-    cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
+    cases.push({ name: `built-in rg (${tendril.label})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
     // The first search also runs on one thread, to show what the worker threads add.
     if (label === SINGLE_THREAD_ROW) cases.push({ name: "built-in rg -j1 (one thread)", cmd: tendril.cmd, args: [...tendril.pre, "rg", "-j1", ...args], options: { ...builtin, cwd } });
     // On the small tree the binary's start-up is most of the cost: the floor the built-in is measured against.
@@ -102,12 +120,7 @@ export async function run(): Promise<void> {
     const files = cwd === ROOT ? FILES : SMALL_FILES;
     compareCommands(`rg shim: ${label} over ${files} files (ratio against ripgrep)`, cases, 7);
   }
-  const treeCases = [];
-  if (which("tree")) {
-    treeCases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", "tree >/dev/null; find . -type f -print0 | xargs -0 wc -l >/dev/null"], options: { cwd: ROOT } });
-  }
-  treeCases.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: builtin });
-  compareCommands(`tree shim over ${FILES} files (ratio against tree + wc -l)`, treeCases, 7);
+  measureTree(7);
   const smallTree = [];
   if (which("tree")) smallTree.push({ name: "tree", cmd: "tree", args: [], options: { cwd: SMALL_ROOT } });
   smallTree.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: { ...builtin, cwd: SMALL_ROOT } });
