@@ -2,6 +2,8 @@
 // 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository),
 // and rg and tree on a small tree (200 files) where start-up and the walk are the whole cost, beside the
 // start-up alone (`tendril --version`). The first search also runs with -j1, beside the default threads.
+// TENDRIL_BENCH_BEFORE=path adds another build's rows (before/after in one run); TENDRIL_BENCH_RG=text
+// keeps only the rg rows whose label contains it.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareCommands, type CommandCase, type Row, which } from "./harness.ts";
@@ -11,6 +13,10 @@ const SMALL_ROOT = "/tmp/tendril-bench-small";
 const SMALL_FILES = 200;
 const FILES = 20_000;
 const FILE_BYTES = 10_000;
+/** Another build to run beside dist/tendril (e.g. the binary before a change), for before/after in one run. */
+const BEFORE = process.env.TENDRIL_BENCH_BEFORE;
+/** Only the rg rows whose label contains this text (all when unset). */
+const ONLY_RG = process.env.TENDRIL_BENCH_RG;
 
 const WORDS = ("the of and to in is it that for on with as was at by be this have from or one had not but what all " +
   "were when we there can an your which their said if do will each about how up out them then she many some so " +
@@ -86,9 +92,11 @@ export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Ro
   const findWc = "find . -type f -print0 | xargs -0 wc -l >/dev/null";
   const cases: CommandCase[] = [{ name: "find | xargs wc -l", cmd: "sh", args: ["-c", findWc], options: { cwd: ROOT } }];
   if (!quick && which("tree")) cases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", `tree >/dev/null; ${findWc}`], options: { cwd: ROOT } });
+  const at = cases.length;
   cases.push({ name: `tendril tree (${t.label})`, cmd: t.cmd, args: [...t.pre, "tree"], options: { cwd: ROOT, env: t.env } });
+  if (BEFORE) cases.push({ name: "tendril tree (TENDRIL_BENCH_BEFORE)", cmd: BEFORE, args: ["tree"], options: { cwd: ROOT, env: t.env } });
   const rows = compareCommands(`tree shim over ${FILES} files (ratio against find | xargs wc -l)`, cases, runs);
-  return { findWc: rows[0]!, tendril: rows.at(-1)! };
+  return { findWc: rows[0]!, tendril: rows[at]! };
 }
 
 export async function run(): Promise<void> {
@@ -109,10 +117,12 @@ export async function run(): Promise<void> {
     ["`--files` (the walk alone)", ["--files"]],
     ["small tree: `-n needle_value`", ["-n", "needle_value"], SMALL_ROOT],
   ] as const) {
+    if (ONLY_RG !== undefined && !label.includes(ONLY_RG)) continue;
     const cwd = (rest[0] as string | undefined) ?? ROOT;
     const cases = [];
     if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd } });
     cases.push({ name: `built-in rg (${tendril.label})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
+    if (BEFORE) cases.push({ name: "built-in rg (TENDRIL_BENCH_BEFORE)", cmd: BEFORE, args: ["rg", ...args], options: { ...builtin, cwd } });
     // The first search also runs on one thread, to show what the worker threads add.
     if (label === SINGLE_THREAD_ROW) cases.push({ name: "built-in rg -j1 (one thread)", cmd: tendril.cmd, args: [...tendril.pre, "rg", "-j1", ...args], options: { ...builtin, cwd } });
     // On the small tree the binary's start-up is most of the cost: the floor the built-in is measured against.
