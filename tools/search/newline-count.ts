@@ -55,27 +55,29 @@ function uleb(n: number): number[] {
 const PAGE = 65536;
 
 export interface NewlineCounter {
-  /** Read into this; `count(n)` counts its first n bytes. */
+  /** Read into this; `count(n)` counts its first n bytes (and may overwrite the 16 after them). */
   readonly buf: Buffer;
   /** Whether the WebAssembly loop counts (else the string search). */
   readonly simd: boolean;
   count(n: number): number;
 }
 
-/** A counter whose buffer holds `bytes` (rounded up to 64 KiB); `simd: false` forces the string search. */
+/** A counter whose buffer holds at least `bytes`; `simd: false` forces the string search. */
 export function newlineCounter(bytes: number, simd = true): NewlineCounter {
-  const pages = Math.ceil(bytes / PAGE);
+  const pages = Math.ceil((bytes + 16) / PAGE);
   if (simd && typeof WebAssembly === "object") {
     try {
       const wasm = new WebAssembly.Instance(new WebAssembly.Module(moduleBytes(pages))).exports as { memory: WebAssembly.Memory; count: (p: number, n: number) => number };
-      const buf = Buffer.from(wasm.memory.buffer, 0, pages * PAGE); // the memory never grows: the view stays valid
+      // The memory never grows, so the views stay valid; its last 16 bytes lie beyond `buf`, so the bytes
+      // after any count can be zeroed and the loop run to the next multiple of 16 (a zero is no newline).
+      const whole = Buffer.from(wasm.memory.buffer);
+      const buf = whole.subarray(0, pages * PAGE - 16);
       return {
         buf,
         simd: true,
         count(n) {
-          let lines = wasm.count(0, n);
-          for (let i = n & ~15; i < n; i++) if (buf[i] === 10) lines++;
-          return lines;
+          whole.fill(0, n, n + 16);
+          return wasm.count(0, n + 15);
         },
       };
     } catch {
