@@ -87,11 +87,14 @@ export interface InitializeFigures {
 /** Spawn → initialize answer of the agent, the published peer (when installed), the SDK floor and
  *  `tendril --version` (spawned and read the same way), interleaved `runs` times. */
 export async function measureInitialize(runs = 10): Promise<InitializeFigures> {
-  const cases: Spawnable[] = [{ name: "dist/tendril agent", cmd: BIN, args: ["agent"] }];
+  // --version right after the agent: a heavier process just before it (the floor, the peer) would slow it.
+  const cases: Spawnable[] = [
+    { name: "dist/tendril agent", cmd: BIN, args: ["agent"] },
+    { name: "dist/tendril --version (its output)", cmd: BIN, args: ["--version"], done: /\n/ },
+  ];
   const peer = peerAgent();
   if (peer) cases.push(peer);
   cases.push({ name: "minimal SDK agent (bun -e, floor)", cmd: process.execPath, args: ["-e", FLOOR_AGENT] });
-  cases.push({ name: "dist/tendril --version (its output)", cmd: BIN, args: ["--version"], done: /\n/ });
   const times: number[][] = cases.map(() => []);
   const rss: number[][] = cases.map(() => []);
   for (let i = 0; i <= runs; i++) {
@@ -103,11 +106,11 @@ export async function measureInitialize(runs = 10): Promise<InitializeFigures> {
   const timeRows = cases.map((c, j) => ({ name: c.name, medianMs: median(times[j]!), minMs: Math.min(...times[j]!) }));
   const rssRows = cases.map((c, j) => ({ name: c.name, medianMs: median(rss[j]!) / 1024, minMs: Math.min(...rss[j]!) / 1024 }));
   report("agent start-up: spawn → initialize answer", timeRows);
-  report("agent RSS right after initialize", rssRows.slice(0, -1), "MiB");
-  const beyond = timeRows[0]!.medianMs - timeRows.at(-1)!.medianMs;
+  report("agent RSS right after initialize", rssRows.filter((_, j) => j !== 1), "MiB");
+  const beyond = timeRows[0]!.medianMs - timeRows[1]!.medianMs;
   note(`  the initialize answer beyond start-up (--version): ${beyond.toFixed(2)} ms`);
   if (!peer) note("  (no published ACP agent installed; set TENDRIL_BENCH_PEER_ACP or add @agentclientprotocol/claude-agent-acp)");
-  return { tendril: timeRows[0]!, tendrilRss: rssRows[0]!, version: timeRows.at(-1)!, ...(peer ? { peer: timeRows[1]!, peerRss: rssRows[1]! } : {}) };
+  return { tendril: timeRows[0]!, tendrilRss: rssRows[0]!, version: timeRows[1]!, ...(peer ? { peer: timeRows[2]!, peerRss: rssRows[2]! } : {}) };
 }
 
 /** User + system CPU time a process has used so far, from /proc (Linux). */
