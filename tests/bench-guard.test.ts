@@ -28,3 +28,10 @@ test("a figure above its goal is marked OVER; one at the goal or below is not", 
   expect(guardLine({ what: "initialize", goal: 2, unit: "ms" }, 1.4)).toMatch(/\+1\.4 ms +goal ≤ \+2\.0 ms$/);
   expect(guardLine({ what: "idle", goal: 44, unit: "MiB" }, 50.3)).toMatch(/50\.3 MiB +goal ≤ 44\.0 MiB +OVER$/);
 });
+
+test("bench floor that fails to run fails its benchmark instead of being timed (session load's node read + parse)", async () => {
+  const { runFloor } = await import("../scripts/bench/lifecycle.ts");
+  expect(() => runFloor("tendril-no-such-command", ["-e", "0"])).toThrow("tendril-no-such-command -e:");
+  expect(() => runFloor("sh", ["-c", "exit 3"])).toThrow("sh -c: exit 3");
+  expect(() => runFloor("sh", ["-c", "exit 0"])).not.toThrow();
+});

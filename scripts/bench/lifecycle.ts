@@ -61,6 +61,12 @@ function loadOnce(env: NodeJS.ProcessEnv, cwd: string, method = "session/load"):
 const NODE_READ_PARSE = `const fs = require("node:fs");
 for (const line of fs.readFileSync(process.argv[1], "utf8").split("\\n")) if (line) JSON.parse(line);`;
 
+/** Runs a floor command to its end; a failed one fails the benchmark (it would measure nothing). */
+export function runFloor(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { stdio: "ignore" });
+  if (r.error || r.status !== 0) throw new Error(`${cmd} ${args[0]}: ${r.error?.message ?? `exit ${r.status}`}`);
+}
+
 interface LoadBench {
   home: string;
   file: string;
@@ -84,13 +90,13 @@ async function compareLoads(b: LoadBench, runs: number, quick: boolean): Promise
   const floors = quick
     ? []
     : [
-        { name: "wc -l SESSION.jsonl (floor of reading it)", fn: () => void spawnSync("wc", ["-l", file], { stdio: "ignore" }) },
+        { name: "wc -l SESSION.jsonl (floor of reading it)", fn: () => runFloor("wc", ["-l", file]) },
         { name: "tendril agent: spawn + initialize + session/new", fn: async () => void (await loadOnce(env, home, "session/new")) },
       ];
   const rows = await compareFns(
     `lifecycle: session/load of a ${TURNS}-turn session (ratio against node reading and parsing the file)`,
     [
-      { name: "node: read + JSON.parse every line", fn: () => void spawnSync("node", ["-e", NODE_READ_PARSE, file], { stdio: "ignore" }) },
+      { name: "node: read + JSON.parse every line", fn: () => runFloor("node", ["-e", NODE_READ_PARSE, file]) },
       { name: "tendril agent: spawn + initialize + session/load", fn: async () => void loads.push(await loadOnce(env, home)) },
       ...floors,
     ],
