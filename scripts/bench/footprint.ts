@@ -36,7 +36,8 @@ function tree(root: number): number[] {
   return out;
 }
 
-function measure(root: number): { processes: number; rssMiB: number; pssMiB: number } {
+/** The process tree under `root`: its process count, summed RSS and PSS. */
+export function measureProcessTree(root: number): { processes: number; rssMiB: number; pssMiB: number } {
   const pids = tree(root);
   const rss = pids.reduce((n, p) => n + field(p, "status", "VmRSS"), 0);
   const pss = pids.reduce((n, p) => n + field(p, "smaps_rollup", "Pss"), 0);
@@ -66,6 +67,19 @@ export async function openIdleAgent(home: string, extra: Record<string, string> 
   return { agent, send, answered };
 }
 
+/** The agent's process tree idle after initialize and one session/new (a fresh agent each time). */
+export async function measureIdleAgent(): Promise<{ processes: number; rssMiB: number; pssMiB: number }> {
+  const home = mkdtempSync(join(tmpdir(), "tendril-bench-footprint-"));
+  const { agent } = await openIdleAgent(home);
+  try {
+    return measureProcessTree(agent.pid!);
+  } finally {
+    agent.stdin.end();
+    await new Promise((r) => agent.once("exit", r));
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## footprint: skipped (run `npm run build` first)");
@@ -74,14 +88,14 @@ export async function run(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "tendril-bench-footprint-"));
   const { agent, send, answered } = await openIdleAgent(home);
   try {
-    const one = measure(agent.pid!);
+    const one = measureProcessTree(agent.pid!);
     const servers = ["a", "b", "c"].map((n) => ({ name: n, command: process.execPath, args: [FAKE_MCP], env: [{ name: "FAKE_MCP_NAME", value: n }] }));
     for (let i = 0; i < 16; i++) {
       send({ jsonrpc: "2.0", id: 10 + i, method: "session/new", params: { cwd: home, mcpServers: servers } });
     }
     for (let i = 0; i < 16; i++) await answered(10 + i);
     await new Promise((r) => setTimeout(r, 500));
-    const many = measure(agent.pid!);
+    const many = measureProcessTree(agent.pid!);
     const version = field(agent.pid!, "status", "VmRSS");
     console.log("\n## footprint: the agent's process tree, idle");
     console.log(`  after initialize + 1 session/new          ${one.processes} process(es), RSS ${one.rssMiB.toFixed(1)} MiB, PSS ${one.pssMiB.toFixed(1)} MiB`);

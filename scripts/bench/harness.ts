@@ -1,5 +1,6 @@
 // Owns the side-by-side benchmark harness: run commands (or async functions) alternately in one run,
 // report medians and ratios against the first case. Benchmarks print figures; they never assert.
+// The measuring functions of each area are shared by `npm run bench` and `npm run bench:guard`.
 import { spawnSync, type SpawnSyncOptions } from "node:child_process";
 
 export interface CommandCase {
@@ -22,7 +23,15 @@ export interface Row {
   minMs: number;
 }
 
-function median(xs: number[]): number {
+/** `quiet`: the tables are not printed (the guard prints one line per goal instead). */
+export const benchOutput = { quiet: false };
+
+/** A line beside a table (skipped when quiet, as the tables are). */
+export function note(text: string): void {
+  if (!benchOutput.quiet) console.log(text);
+}
+
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
@@ -30,6 +39,7 @@ function median(xs: number[]): number {
 
 /** Prints a table: each row's median, min and ratio to the first row. */
 export function report(title: string, rows: Row[], unit = "ms"): void {
+  if (benchOutput.quiet) return;
   const base = rows[0]?.medianMs ?? 1;
   console.log(`\n## ${title}`);
   for (const r of rows) {

@@ -1,5 +1,5 @@
 // Benchmark: persisted sessions. `session/load` of a 1,000-turn session with tool calls through the
-// built agent (time to the answer, peak RSS) against reading the same file with `wc -l` (the floor);
+// built agent (time to the answer, peak RSS) against node reading and parsing the same file (and `wc -l`);
 // and the cost per turn of persistence: an in-memory turn with the session file against one without.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SessionStore } from "../../core/agent/session-store.ts";
 import { memoryAgent } from "../../tests/memory-agent.ts";
-import { compareFns, report } from "./harness.ts";
+import { compareFns, median, note, report, type Row } from "./harness.ts";
 
 const BIN = resolve("dist/tendril");
 const TURNS = 1000;
@@ -57,29 +57,74 @@ function loadOnce(env: NodeJS.ProcessEnv, cwd: string, method = "session/load"):
   });
 }
 
+/** Node reading the session file and parsing every line: the floor a load is compared with. */
+const NODE_READ_PARSE = `const fs = require("node:fs");
+for (const line of fs.readFileSync(process.argv[1], "utf8").split("\\n")) if (line) JSON.parse(line);`;
+
+/** Runs a floor command to its end; a failed one fails the benchmark (it would measure nothing). */
+export function runFloor(cmd: string, args: string[]): void {
+  const r = spawnSync(cmd, args, { stdio: "ignore" });
+  if (r.error || r.status !== 0) throw new Error(`${cmd} ${args[0]}: ${r.error?.message ?? `exit ${r.status}`}`);
+}
+
+interface LoadBench {
+  home: string;
+  file: string;
+  env: NodeJS.ProcessEnv;
+}
+
+function prepareLoad(): LoadBench {
+  const home = mkdtempSync(join(tmpdir(), "tendril-bench-lifecycle-"));
+  const state = join(home, "state");
+  const file = writeSession(join(state, "tendril"), home);
+  const env = { ...process.env, HOME: home, XDG_STATE_HOME: state, XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error" };
+  return { home, file, env };
+}
+
+/** `session/load` of a TURNS-turn session (spawn + initialize + load) against node's read+parse of the
+ *  file, `wc -l` and spawn + initialize + session/new; `runs` interleaved rounds. */
+async function compareLoads(b: LoadBench, runs: number, quick: boolean): Promise<{ nodeParse: Row; load: Row; peakRssMiB: number }> {
+  const { home, file, env } = b;
+  note(`\n(session file: ${TURNS} turns, ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB)`);
+  const loads: { ms: number; rssKiB: number }[] = [];
+  const floors = quick
+    ? []
+    : [
+        { name: "wc -l SESSION.jsonl (floor of reading it)", fn: () => runFloor("wc", ["-l", file]) },
+        { name: "tendril agent: spawn + initialize + session/new", fn: async () => void (await loadOnce(env, home, "session/new")) },
+      ];
+  const rows = await compareFns(
+    `lifecycle: session/load of a ${TURNS}-turn session (ratio against node reading and parsing the file)`,
+    [
+      { name: "node: read + JSON.parse every line", fn: () => runFloor("node", ["-e", NODE_READ_PARSE, file]) },
+      { name: "tendril agent: spawn + initialize + session/load", fn: async () => void loads.push(await loadOnce(env, home)) },
+      ...floors,
+    ],
+    runs,
+  );
+  const peakRssMiB = median(loads.map((l) => l.rssKiB)) / 1024;
+  note(`  peak RSS of the agent during the load: median ${peakRssMiB.toFixed(1)} MiB`);
+  return { nodeParse: rows[0]!, load: rows[1]!, peakRssMiB };
+}
+
+export async function measureSessionLoad(runs = 7, quick = false): Promise<{ nodeParse: Row; load: Row; peakRssMiB: number }> {
+  const b = prepareLoad();
+  try {
+    return await compareLoads(b, runs, quick);
+  } finally {
+    rmSync(b.home, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## lifecycle: skipped (run `npm run build` first)");
     return;
   }
-  const home = mkdtempSync(join(tmpdir(), "tendril-bench-lifecycle-"));
-  const state = join(home, "state");
-  const file = writeSession(join(state, "tendril"), home);
-  const env = { ...process.env, HOME: home, XDG_STATE_HOME: state, XDG_CONFIG_HOME: join(home, "config"), XDG_CACHE_HOME: join(home, "cache"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error" };
+  const b = prepareLoad();
+  const { home } = b;
   try {
-    console.log(`\n(session file: ${TURNS} turns, ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB)`);
-    const loads: { ms: number; rssKiB: number }[] = [];
-    await compareFns(
-      `lifecycle: session/load of a ${TURNS}-turn session (ratio against reading the file with wc -l)`,
-      [
-        { name: "wc -l SESSION.jsonl (floor)", fn: () => void spawnSync("wc", ["-l", file], { stdio: "ignore" }) },
-        { name: "tendril agent: spawn + initialize + session/new", fn: async () => void (await loadOnce(env, home, "session/new")) },
-        { name: "tendril agent: spawn + initialize + session/load", fn: async () => void loads.push(await loadOnce(env, home)) },
-      ],
-      7,
-    );
-    const rss = loads.map((l) => l.rssKiB).sort((a, b) => a - b)[Math.floor(loads.length / 2)]!;
-    console.log(`  peak RSS of the agent during the load: median ${(rss / 1024).toFixed(1)} MiB`);
+    await compareLoads(b, 7, false);
 
     const withFile = memoryAgent({ store: new SessionStore(join(home, "mem-state")) });
     const without = memoryAgent();

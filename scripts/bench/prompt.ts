@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startFakeLlm } from "../../tests/fake-llm.ts";
 import { agentEnv } from "../../tests/agent-env.ts";
-import { compareFns } from "./harness.ts";
+import { compareFns, type FnCase, type Row } from "./harness.ts";
 
 const BIN = resolve("dist/tendril");
 const ECHO_AGENT = resolve("tests/fixtures/echo-agent.ts");
@@ -23,36 +23,37 @@ function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   });
 }
 
+/** `tendril --version` against one text-only `tendril prompt` with its agent in-process, interleaved
+ *  `runs` times; unless `quick`, also the client driving a bun agent and a spawned `tendril agent`. */
+export async function measurePrompt(runs = 15, quick = false): Promise<{ version: Row; inProcess: Row }> {
+  const fake = await startFakeLlm();
+  fake.respond(() => ({ text: "ok", usage: { input: 10, output: 1 } }));
+  const home = mkdtempSync(join(tmpdir(), "tendril-bench-prompt-"));
+  const env = { ...process.env, HOME: home, ...agentEnv(fake, home), TENDRIL_LOG: "error" };
+  const version: FnCase = { name: "dist/tendril --version (process floor)", fn: () => runOnce(["--version"], env) };
+  const inProcess: FnCase = { name: "prompt, its agent in-process + fake LLM", fn: () => runOnce(["prompt", "--cwd", home, "say ok"], env) };
+  const peers: FnCase[] = [
+    {
+      name: "prompt --agent echo-agent.ts (client + bun agent)",
+      fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${process.execPath}' '${ECHO_AGENT}'`, "say ok"], env),
+    },
+    { name: "prompt --agent 'tendril agent' (spawned)", fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${BIN}' agent`, "say ok"], env) },
+  ];
+  try {
+    const rows = await compareFns("prompt: one CI step end to end (ratio against the process floor)", [version, inProcess, ...(quick ? [] : peers)], runs);
+    return { version: rows[0]!, inProcess: rows[1]! };
+  } finally {
+    await fake.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## prompt: skipped (run `npm run build` first)");
     return;
   }
-  const fake = await startFakeLlm();
-  fake.respond(() => ({ text: "ok", usage: { input: 10, output: 1 } }));
-  const home = mkdtempSync(join(tmpdir(), "tendril-bench-prompt-"));
-  const env = { ...process.env, HOME: home, ...agentEnv(fake, home), TENDRIL_LOG: "error" };
-  try {
-    await compareFns(
-      "prompt: one CI step end to end (ratio against the process floor)",
-      [
-        { name: "dist/tendril --version (process floor)", fn: () => runOnce(["--version"], env) },
-        {
-          name: "prompt --agent echo-agent.ts (client + bun agent)",
-          fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${process.execPath}' '${ECHO_AGENT}'`, "say ok"], env),
-        },
-        { name: "prompt, its agent in-process + fake LLM", fn: () => runOnce(["prompt", "--cwd", home, "say ok"], env) },
-        {
-          name: "prompt --agent 'tendril agent' (spawned)",
-          fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${BIN}' agent`, "say ok"], env),
-        },
-      ],
-      15,
-    );
-  } finally {
-    await fake.close();
-    rmSync(home, { recursive: true, force: true });
-  }
+  await measurePrompt();
 }
 
 if (import.meta.main) await run();

@@ -2,15 +2,21 @@
 // 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository),
 // and rg and tree on a small tree (200 files) where start-up and the walk are the whole cost, beside the
 // start-up alone (`tendril --version`). The first search also runs with -j1, beside the default threads.
+// TENDRIL_BENCH_BEFORE=path adds another build's rows (before/after in one run); TENDRIL_BENCH_RG=text
+// keeps only the rg rows whose label contains it.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compareCommands, which } from "./harness.ts";
+import { compareCommands, type CommandCase, type Row, which } from "./harness.ts";
 
 const ROOT = "/tmp/tendril-bench-tree";
 const SMALL_ROOT = "/tmp/tendril-bench-small";
 const SMALL_FILES = 200;
 const FILES = 20_000;
 const FILE_BYTES = 10_000;
+/** Another build to run beside dist/tendril (e.g. the binary before a change), for before/after in one run. */
+const BEFORE = process.env.TENDRIL_BENCH_BEFORE;
+/** Only the rg rows whose label contains this text (all when unset). */
+const ONLY_RG = process.env.TENDRIL_BENCH_RG;
 
 const WORDS = ("the of and to in is it that for on with as was at by be this have from or one had not but what all " +
   "were when we there can an your which their said if do will each about how up out them then she many some so " +
@@ -70,14 +76,34 @@ export function ensureTree(root = ROOT, files = FILES): void {
   writeFileSync(stamp, "");
 }
 
+/** The built binary, else `bun main.ts`, with the shims' output caps lifted and the built-in rg forced. */
+function tendrilCommand() {
+  const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
+  const cmd = binary ? { cmd: binary, pre: [] as string[] } : { cmd: process.execPath, pre: [join(process.cwd(), "main.ts")] };
+  const env = { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" };
+  return { ...cmd, label: binary ? "dist/tendril" : "bun main.ts", env };
+}
+
+/** `tendril tree` (line counts) over the 20,000-file tree against `find | xargs wc -l` (and, unless
+ *  `quick`, `tree` + the same), interleaved `runs` times. */
+export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Row } {
+  ensureTree();
+  const t = tendrilCommand();
+  const findWc = "find . -type f -print0 | xargs -0 wc -l >/dev/null";
+  const cases: CommandCase[] = [{ name: "find | xargs wc -l", cmd: "sh", args: ["-c", findWc], options: { cwd: ROOT } }];
+  if (!quick && which("tree")) cases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", `tree >/dev/null; ${findWc}`], options: { cwd: ROOT } });
+  const at = cases.length;
+  cases.push({ name: `tendril tree (${t.label})`, cmd: t.cmd, args: [...t.pre, "tree"], options: { cwd: ROOT, env: t.env } });
+  if (BEFORE) cases.push({ name: "tendril tree (TENDRIL_BENCH_BEFORE)", cmd: BEFORE, args: ["tree"], options: { cwd: ROOT, env: t.env } });
+  const rows = compareCommands(`tree shim over ${FILES} files (ratio against find | xargs wc -l)`, cases, runs);
+  return { findWc: rows[0]!, tendril: rows[at]! };
+}
+
 export async function run(): Promise<void> {
   ensureTree();
   ensureTree(SMALL_ROOT, SMALL_FILES);
-  const self = process.execPath;
-  const builtin = { cwd: ROOT, env: { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" } };
-  const main = join(process.cwd(), "main.ts");
-  const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
-  const tendril = binary ? { cmd: binary, pre: [] as string[] } : { cmd: self, pre: [main] };
+  const tendril = tendrilCommand();
+  const builtin = { cwd: ROOT, env: tendril.env };
   const rg = which("rg");
   const SINGLE_THREAD_ROW = "literal `needle_value`";
   for (const [label, args, ...rest] of [
@@ -91,10 +117,12 @@ export async function run(): Promise<void> {
     ["`--files` (the walk alone)", ["--files"]],
     ["small tree: `-n needle_value`", ["-n", "needle_value"], SMALL_ROOT],
   ] as const) {
+    if (ONLY_RG !== undefined && !label.includes(ONLY_RG)) continue;
     const cwd = (rest[0] as string | undefined) ?? ROOT;
     const cases = [];
     if (rg) cases.push({ name: "ripgrep", cmd: rg, args: [...args], options: { cwd } });
-    cases.push({ name: `built-in rg (${binary ? "dist/tendril" : "bun main.ts"})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
+    cases.push({ name: `built-in rg (${tendril.label})`, cmd: tendril.cmd, args: [...tendril.pre, "rg", ...args], options: { ...builtin, cwd } });
+    if (BEFORE) cases.push({ name: "built-in rg (TENDRIL_BENCH_BEFORE)", cmd: BEFORE, args: ["rg", ...args], options: { ...builtin, cwd } });
     // The first search also runs on one thread, to show what the worker threads add.
     if (label === SINGLE_THREAD_ROW) cases.push({ name: "built-in rg -j1 (one thread)", cmd: tendril.cmd, args: [...tendril.pre, "rg", "-j1", ...args], options: { ...builtin, cwd } });
     // On the small tree the binary's start-up is most of the cost: the floor the built-in is measured against.
@@ -102,12 +130,7 @@ export async function run(): Promise<void> {
     const files = cwd === ROOT ? FILES : SMALL_FILES;
     compareCommands(`rg shim: ${label} over ${files} files (ratio against ripgrep)`, cases, 7);
   }
-  const treeCases = [];
-  if (which("tree")) {
-    treeCases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", "tree >/dev/null; find . -type f -print0 | xargs -0 wc -l >/dev/null"], options: { cwd: ROOT } });
-  }
-  treeCases.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: builtin });
-  compareCommands(`tree shim over ${FILES} files (ratio against tree + wc -l)`, treeCases, 7);
+  measureTree(7);
   const smallTree = [];
   if (which("tree")) smallTree.push({ name: "tree", cmd: "tree", args: [], options: { cwd: SMALL_ROOT } });
   smallTree.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: { ...builtin, cwd: SMALL_ROOT } });

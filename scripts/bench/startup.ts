@@ -1,13 +1,10 @@
 // Benchmark: start-up of the compiled binary against `bun main.ts` and the floor (`node -e 0`).
 import { existsSync } from "node:fs";
-import { compareCommands } from "./harness.ts";
+import { compareCommands, type Row } from "./harness.ts";
 
-export async function run(): Promise<void> {
-  if (!existsSync("dist/tendril")) {
-    console.log("\n## start-up: skipped (run `npm run build` first)");
-    return;
-  }
-  compareCommands(
+/** `--version` of the binary, `bun main.ts`, `node -e 0` and `/bin/true`, interleaved `runs` times. */
+export function measureStartup(runs = 30): { tendril: Row; node: Row } {
+  const [tendril, , node] = compareCommands(
     "start-up: `--version` (ratio against the compiled binary)",
     [
       { name: "dist/tendril --version", cmd: "dist/tendril", args: ["--version"] },
@@ -15,6 +12,15 @@ export async function run(): Promise<void> {
       { name: "node -e 0 (floor of a JS process)", cmd: "node", args: ["-e", "0"] },
       { name: "/bin/true (floor of any process)", cmd: "/bin/true" },
     ],
-    30,
+    runs,
   );
+  return { tendril: tendril!, node: node! };
+}
+
+export async function run(): Promise<void> {
+  if (!existsSync("dist/tendril")) {
+    console.log("\n## start-up: skipped (run `npm run build` first)");
+    return;
+  }
+  measureStartup();
 }

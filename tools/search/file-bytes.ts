@@ -1,6 +1,7 @@
 // Owns reading files for the shims with one reused buffer (no allocation per file): whole files for
 // rg, and newline counting in chunks for tree. Returns error text instead of throwing.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { newlineCounter, type NewlineCounter } from "./newline-count.ts";
 
 const CHUNK = 1 << 20;
 /** The numeric flag: a string ("r") is parsed again on every open. */
@@ -25,6 +26,8 @@ export function shortReadEnds(path: string): boolean {
 
 export class FileReader {
   private buf = Buffer.allocUnsafe(CHUNK);
+  /** countLines reads into the counter's own buffer (in WebAssembly memory), made at its first call. */
+  private counter: NewlineCounter | undefined;
 
   /**
    * The whole file as a view that stays valid until the next call, or why it could not be read.
@@ -84,6 +87,8 @@ export class FileReader {
       return errorText(err);
     }
     try {
+      const counter = (this.counter ??= newlineCounter(CHUNK));
+      const buf = counter.buf;
       let lines = 0;
       let bytes = 0;
       let last = 10;
@@ -93,14 +98,12 @@ export class FileReader {
           partial = true;
           break;
         }
-        const r = readSync(fd, this.buf, 0, CHUNK, null);
+        const r = readSync(fd, buf, 0, CHUNK, null);
         if (r === 0) break;
-        if (bytes === 0 && this.buf.subarray(0, Math.min(r, 8192)).indexOf(0) >= 0) return "binary";
+        if (bytes === 0 && buf.subarray(0, Math.min(r, 8192)).indexOf(0) >= 0) return "binary";
         bytes += r;
-        // latin1 keeps one char per byte, and string search beats a byte loop here.
-        const s = this.buf.toString("latin1", 0, r);
-        for (let p = s.indexOf("\n"); p >= 0; p = s.indexOf("\n", p + 1)) lines++;
-        last = this.buf[r - 1]!;
+        lines += counter.count(r);
+        last = buf[r - 1]!;
         if (regular && r < CHUNK) break;
       }
       // A last line without its newline still counts, as an editor shows it.
