@@ -74,8 +74,8 @@ export class SubagentView {
     if (owner) return this.subagents ? [{ sessionId: owner, update: u }] : this.#progress(owner, u);
     const kind: string = u.sessionUpdate;
     if (kind === "subagent_update") {
-      const { sessionId, title } = u as unknown as { sessionId: string; title?: string | null };
-      if (title) this.#progressOf(sessionId).title = title;
+      const fields: Record<string, unknown> = u;
+      if (typeof fields.sessionId === "string" && typeof fields.title === "string" && fields.title) this.#progressOf(fields.sessionId).title = fields.title;
     }
     const named = namedChild(u);
     if (named) this.#progressOf(named).parentCall = (u as { toolCallId: string }).toolCallId;
