@@ -388,17 +388,6 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(readFileSync(join(repo, "file.txt"), "utf8")).toBe("ok\n");
   });
 
-  test("a workspace that is HOME itself is writable, and its ~/.ssh still unreadable and unwritable", async () => {
-    const { client } = await startDevMcp(base, base, { TENDRIL_SANDBOX: "workspace-write" });
-    const r = await sh(client, "echo home > home-note.txt && cat .ssh/id_rsa");
-    expect(exitOf(r)).not.toBe(0);
-    expect(readFileSync(join(base, "home-note.txt"), "utf8")).toBe("home\n");
-    expect(String(r.structuredContent?.stdout)).not.toContain("PRIVATE KEY");
-    const w = await sh(client, "echo planted > .ssh/authorized_keys");
-    expect(exitOf(w)).not.toBe(0);
-    expect(existsSync(join(base, ".ssh", "authorized_keys"))).toBe(false);
-  });
-
   test("fail closed: no bwrap on PATH makes each command a tool error saying why and how to fix it", async () => {
     const bin = join(base, "bin-no-bwrap");
     mkdirSync(bin, { recursive: true });

@@ -164,6 +164,98 @@ if __name__ == "__main__":
   });
 });
 
+describe.skipIf(!BWRAP)("A5: HOME in the sandbox", () => {
+  // HOME outside /tmp (private inside), so only the HOME view keeps its files from the command.
+  const outside = !existsSync("/var/tmp") || realpathSync("/var/tmp") !== "/var/tmp" ? undefined : "/var/tmp";
+  const files: Record<string, [string, boolean]> = {
+    ".gitconfig": ["[user]\n\tname = t", true],
+    ".config/git/ignore": ["*.swp", true],
+    ".npmrc": ["registry=https://registry.npmjs.org/", true],
+    ".cargo/bin/cargo-x": ["toolchain-cargo", true],
+    ".rustup/settings.toml": ["toolchain-rustup", true],
+    ".cache/pip/entry": ["cached", true],
+    ".local/bin/my-tool": ["local-bin", true],
+    ".mytoolchain/lib/runtime": ["toolchain-on-path", true],
+    ".cargo/credentials.toml": ["TOKEN-cargo", false],
+    ".local/state/tendril/sessions/s.jsonl": ["TRANSCRIPT-other-workspace", false],
+    ".config/tendril/credentials.toml": ["TOKEN-tendril", false],
+    ".config/gh/hosts.yml": ["TOKEN-gh", false],
+    ".bashrc": ["export SECRET=BASHRC", false],
+    "Documents/notes.txt": ["PRIVATE-notes", false],
+  };
+  const readAll = `for f in ${Object.keys(files).join(" ")}; do cat "$HOME/$f" 2>/dev/null && echo; done; true`;
+  const makeHome = (parent: string) => {
+    const home = mkdtempSync(join(parent, "tendril-a5-home-"));
+    for (const [rel, [text]] of Object.entries(files)) {
+      mkdirSync(join(home, rel, ".."), { recursive: true });
+      writeFileSync(join(home, rel), text);
+    }
+    mkdirSync(join(home, ".mytoolchain", "bin"), { recursive: true });
+    return home;
+  };
+
+  test.skipIf(!outside)("A5: HOME is hidden but for tools' configuration and toolchains (read-only); Tendril's state and config, token stores and everything else are unreadable; `off` reads them all", async () => {
+    const home = makeHome(outside!);
+    try {
+      const ws = join(base, "a5-ws");
+      mkdirSync(ws, { recursive: true });
+      const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), PATH: `${join(home, ".mytoolchain", "bin")}:${process.env.PATH ?? "/usr/bin:/bin"}` };
+      const shown = Object.values(files).filter(([, v]) => v).map(([t]) => `${t}\n`).join("");
+      for (const mode of ["read-only", "workspace-write"] as const) {
+        const { client } = await startDevMcp(ws, base, { ...env, TENDRIL_SANDBOX: mode });
+        expect({ mode, seen: stdoutOf(await sh(client, readAll)) }).toEqual({ mode, seen: shown });
+        const write = await sh(client, 'echo x >> "$HOME/.gitconfig"; echo x > "$HOME/.cargo/bin/planted"; echo private > "$HOME/scratch" && cat "$HOME/scratch"');
+        expect({ mode, out: stdoutOf(write) }).toEqual({ mode, out: "private\n" }); // HOME itself is a private scratch folder
+        expect(readFileSync(join(home, ".gitconfig"), "utf8")).toBe("[user]\n\tname = t");
+        expect(existsSync(join(home, ".cargo", "bin", "planted")) || existsSync(join(home, "scratch"))).toBe(false);
+      }
+      const { client: off } = await startDevMcp(ws, base, { ...env, TENDRIL_SANDBOX: "off" });
+      expect(stdoutOf(await sh(off, readAll))).toBe(Object.values(files).map(([t]) => `${t}\n`).join(""));
+      // Tendril's state dir in force, wherever XDG_STATE_HOME puts it, is unreadable too
+      const state = join(home, "..", `${home.split("/").pop()}-state`);
+      mkdirSync(join(state, "tendril"), { recursive: true });
+      writeFileSync(join(state, "tendril", "approvals.json"), "APPROVALS");
+      try {
+        const read = `cat ${join(state, "tendril", "approvals.json")}`;
+        const { client: confined } = await startDevMcp(ws, base, { ...env, XDG_STATE_HOME: state, TENDRIL_SANDBOX: "read-only" });
+        expect(stdoutOf(await sh(confined, read))).toBe("");
+        const { client: plain } = await startDevMcp(ws, base, { ...env, XDG_STATE_HOME: state, TENDRIL_SANDBOX: "off" });
+        expect(stdoutOf(await sh(plain, read))).toBe("APPROVALS");
+      } finally {
+        rmSync(state, { recursive: true, force: true });
+      }
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test.skipIf(!outside)("A5: / and HOME are refused as writable roots with a clear error; under a root that holds HOME its dotfiles, ~/.config and ~/.local/bin stay read-only, the rest writable", async () => {
+    const parent = mkdtempSync(join(outside!, "tendril-a5-parent-"));
+    try {
+      const home = makeHome(parent);
+      for (const root of [home, "/"]) {
+        const { client } = await startDevMcp(root, base, { HOME: home, TENDRIL_SANDBOX: "workspace-write" });
+        const r = await sh(client, `touch ${join(home, "ran")}`);
+        expect({ root, error: r.isError, text: textOf(r) }).toEqual({ root, error: true, text: expect.stringContaining(`sandbox = "workspace-write" does not make ${root} writable`) });
+      }
+      expect(existsSync(join(home, "ran"))).toBe(false);
+      const { client: ro } = await startDevMcp(home, base, { HOME: home, TENDRIL_SANDBOX: "read-only" });
+      expect(exitOf(await sh(ro, "cat .gitconfig >/dev/null"))).toBe(0); // read-only there is fine
+      const { client } = await startDevMcp(parent, base, { HOME: home, TENDRIL_SANDBOX: "workspace-write" });
+      const rel = home.slice(parent.length + 1);
+      for (const command of [`echo x >> ${rel}/.bashrc`, `echo x > ${rel}/.profile`, `echo x > ${rel}/.config/autostart`, `echo x > ${rel}/.local/bin/ls`, `rm ${rel}/.gitconfig`, `cat ${rel}/.config/tendril/credentials.toml`]) {
+        expect({ command, failed: exitOf(await sh(client, command)) !== 0 }).toEqual({ command, failed: true });
+      }
+      expect(exitOf(await sh(client, `echo kept > ${rel}/Documents/new.txt`))).toBe(0);
+      expect(readFileSync(join(home, "Documents", "new.txt"), "utf8")).toBe("kept\n");
+      expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("export SECRET=BASHRC");
+      expect(existsSync(join(home, ".profile"))).toBe(false);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
 describe.skipIf(!BWRAP)("what else stays out of reach", () => {
   const ws = join(base, "reach");
   const config = (name: string, toml: string) => {

@@ -11,6 +11,7 @@ import type { ConfineRequest, SandboxSettings } from "./sandbox-context.ts";
 import { findGitEntries, type GitEntries, gitGuards } from "./sandbox-git.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { isDir, isRealDir } from "./sandbox-paths.ts";
+import { homeInRootGuard, type HomeView } from "./sandbox-home.ts";
 import { sandboxFilter } from "./seccomp.ts";
 import { STATUS_FD } from "./exec.ts";
 
@@ -34,6 +35,8 @@ export interface BwrapPlan {
   sockets?: readonly string[];
   /** Under workspace-write: the `.git` entries under the roots (found now when not given). */
   git?: GitEntries;
+  /** HOME hidden but for what tools need (sandbox-home.ts). */
+  home?: HomeView;
   /** bwrap takes `--disable-userns` (0.8 and later). */
   disableUserns?: boolean;
   /** bwrap reports the sandbox's first pid and the command's exit on STATUS_FD (exec.ts). */
@@ -83,12 +86,15 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     // The outer bwrap leads our process group: SIGTERM to the group kills it, and this takes the rest.
     "--die-with-parent",
   ];
-  // The workspace, read-only or writable (below), whatever the private /tmp and /run hid of it.
+  // HOME: an empty private folder with what tools need shown again, read-only (before the roots, which may lie in it).
+  if (plan.home) args.push("--tmpfs", plan.home.home, ...plan.home.shown.flatMap((p) => ["--ro-bind", p, p]));
+  // The workspace, read-only or writable (below), whatever the private /tmp, /run and HOME hid of it.
   const roots = [plan.root, ...(plan.extraRoots ?? [])];
   if (settings.mode !== "workspace-write") for (const root of roots) args.push("--ro-bind", root, root);
   if (settings.mode === "workspace-write") {
     // Every root first: a guard below may lie in another root (a hooks link into it), and must not be covered.
     for (const root of roots) args.push("--bind", root, root);
+    args.push(...homeInRootGuard(roots, plan.home?.home));
     args.push(...gitGuards(plan.git ?? findGitEntries(roots, DEFAULT_LIMITS.SANDBOX_GIT_WALK_DIRS), roots));
   }
   args.push("--bind", plan.tmp, plan.tmp);
@@ -156,8 +162,9 @@ export function underPrivateDir(p: string): boolean {
  * folders there (the rg and tree shims) and what their links lead to, the program and files its argv
  * names by absolute path (an MCP server's script), and this binary (the allow-domains forwarder).
  */
-export function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; args: string[] } | undefined): string[] {
-  const dirs = (req.env.PATH ?? "").split(":").filter((d) => underPrivateDir(d) && isRealDir(d));
+export function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; args: string[] } | undefined, home?: string): string[] {
+  const covered = (p: string) => underPrivateDir(p) || (home !== undefined && isInside(home, p));
+  const dirs = (req.env.PATH ?? "").split(":").filter((d) => covered(d) && isRealDir(d));
   const linked = dirs.flatMap((d) =>
     readdirSync(d).flatMap((name) => {
       try {
@@ -168,7 +175,7 @@ export function neededFromPrivateDirs(req: ConfineRequest, self: { command: stri
     }),
   );
   const files = [...req.argv, ...(self ? [self.command, ...self.args.slice(0, 1)] : [])];
-  return [...new Set([...dirs, ...linked, ...files].filter((p) => underPrivateDir(p) && existsSync(p)))];
+  return [...new Set([...dirs, ...linked, ...files].filter((p) => covered(p) && existsSync(p)))];
 }
 
 /** /etc/resolv.conf's real path when it lies under `dir` (systemd-resolved's stub), else nothing. */

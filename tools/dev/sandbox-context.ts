@@ -26,8 +26,12 @@ export interface SandboxContext {
   home: string | undefined;
   /** Tendril's config dir (credentials). */
   configDir: string;
+  /** Tendril's state dir (every session's transcript, remembered approvals). */
+  stateDir?: string;
   /** How to run this binary (`tendril sandbox-forward` under sandbox_allow_domains). */
   self?: { command: string; args: string[] };
+  /** More paths shown read-only where HOME is hidden, when they exist (the shell's artifact folder). */
+  alsoShown?: readonly string[];
   /** SANDBOX_GIT_WALK_DIRS in force (default: its default). */
   gitWalkDirs?: number;
 }

@@ -3,7 +3,7 @@
 // own failure, the proxy's refusals).
 import { isInside } from "../../core/path-inside.ts";
 import type { SandboxContext } from "./sandbox-context.ts";
-import { hiddenPaths } from "./sandbox-home.ts";
+import { HOME_TOOLS, hiddenPaths } from "./sandbox-home.ts";
 
 /** The line a command's result gets when the proxy refused hosts for it. */
 export function proxyNote(hosts: readonly string[], patterns: readonly string[]): string {
@@ -17,12 +17,13 @@ function rulesText(ctx: SandboxContext, hidden: readonly string[]): string {
   const writable = ctx.settings.mode === "workspace-write" ? "the workspace (except git's hooks, config and pointers; a git dir cannot be moved or replaced), $TMPDIR, /tmp and /dev/shm" : "only $TMPDIR, /tmp and /dev/shm";
   const domains = ctx.settings.allowDomains;
   const net = ctx.settings.network ? "network allowed, but no unix sockets (socketpair works)" : domains.length > 0 ? `network only to ${domains.join(", ")} through the HTTP(S)_PROXY given` : "no network";
-  return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
+  const homeSeen = home ? `; HOME is empty but for ${HOME_TOOLS.map((p) => `~/${p}`).join(", ")} and the toolchains on PATH, read-only` : "";
+  return `sandbox = "${ctx.settings.mode}": writable: ${writable}; ${net}${homeSeen}; unreadable: ${hidden.map(show).join(", ") || "nothing"}`;
 }
 
 /** One sentence for the tool server's instructions: the model knows the rules before it runs anything. */
 export function describeSandbox(ctx: SandboxContext): string {
-  return `Shell commands run in a sandbox (${rulesText(ctx, hiddenPaths(ctx.settings, ctx.home, ctx.configDir))}; no new user namespaces, ptrace, keyring, io_uring, bpf or perf events); $TMPDIR, /tmp and /dev/shm are private to each command. What the sandbox refuses fails with the system's own error (Read-only file system, Permission denied, Operation not permitted): say so to the user rather than working around it.`;
+  return `Shell commands run in a sandbox (${rulesText(ctx, hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir))}; no new user namespaces, ptrace, keyring, io_uring, bpf or perf events); $TMPDIR, /tmp and /dev/shm are private to each command. What the sandbox refuses fails with the system's own error (Read-only file system, Permission denied, Operation not permitted): say so to the user rather than working around it.`;
 }
 
 /**

@@ -89,3 +89,22 @@ test("hostUnixSockets lists a listening socket bound to a path, resolved, and fo
   }
   expect(hostUnixSockets()).not.toContain(sock);
 });
+
+test("A5: an additional directory that is HOME or / is refused as a writable root, as the workspace is; read-only may show them", async () => {
+  const { prepareSandbox } = await import("./sandbox.ts");
+  const home = mkdtempSync(join(tmpdir(), "tendril-a5-extra-"));
+  const ws = join(home, "project");
+  mkdirSync(ws);
+  const ctxFor = (mode: "workspace-write" | "read-only", extraRoots: string[]): SandboxContext => ({ ...ctx, settings: { ...ctx.settings, mode }, root: ws, extraRoots, home, pathVar: "/nonexistent" });
+  try {
+    for (const extra of [home, "/"]) {
+      const err = await prepareSandbox(ctxFor("workspace-write", [extra])).then(() => undefined, (e: Error) => e.message);
+      expect({ extra, err }).toEqual({ extra, err: expect.stringContaining(`sandbox = "workspace-write" does not make ${extra} writable`) });
+      // read-only gets past that check (and fails here only for the missing bwrap)
+      const ro = await prepareSandbox(ctxFor("read-only", [extra])).then(() => undefined, (e: Error) => e.message);
+      expect({ extra, ro }).toEqual({ extra, ro: expect.stringContaining("bwrap (bubblewrap) is not on PATH") });
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});

@@ -19,7 +19,7 @@ import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
 import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs } from "./sandbox-args.ts";
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
 import { findGitEntries, gitReport } from "./sandbox-git.ts";
-import { hiddenPaths } from "./sandbox-home.ts";
+import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
 import { proxyNote, setupFailedNote } from "./sandbox-notes.ts";
 import { BwrapStatus } from "./sandbox-status.ts";
 
@@ -79,13 +79,14 @@ function runProbe(command: string, args: string[], env: Record<string, string>):
 
 /** Finds bwrap and checks that it works for this setting: its path, or a SandboxError saying why not and how to fix it. */
 export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
+  if (ctx.settings.mode === "workspace-write") checkWritableRoots([ctx.root, ...(ctx.extraRoots ?? [])], ctx.home);
   const bwrap = findBwrap(ctx.pathVar, ctx.root, ctx.settings.mode);
   if (!seccompSupported()) {
     throw new SandboxError(`the sandbox's seccomp filter is made for ${SECCOMP_HOSTS.join(" and ")} only (this is ${process.arch}); set sandbox = "off" to run commands unconfined`);
   }
   const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
   try {
-    const plan = { root: ctx.root, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), sockets: hostUnixSockets(), disableUserns: bwrapDisablesUserns(bwrap) };
+    const plan = { root: ctx.root, extraRoots: ctx.extraRoots, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), sockets: hostUnixSockets(), home: homeView(ctx.home, ctx.pathVar), disableUserns: bwrapDisablesUserns(bwrap) };
     const complaint = await probeBwrap(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan), tmp);
     if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
   } finally {
@@ -118,15 +119,16 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
       throw err;
     }
     const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
-    const shown = neededFromPrivateDirs(req, ctx.self);
+    const home = homeView(ctx.home, req.env.PATH);
+    const shown = [...neededFromPrivateDirs(req, ctx.self, home?.home), ...(ctx.alsoShown ?? []).filter((p) => existsSync(p))];
     const sockets = hostUnixSockets();
     const walk = ctx.gitWalkDirs ?? DEFAULT_LIMITS.SANDBOX_GIT_WALK_DIRS;
     const roots = [ctx.root, ...(ctx.extraRoots ?? [])];
     const git = ctx.settings.mode === "workspace-write" ? findGitEntries(roots, walk) : undefined;
     const status = req.status ? new BwrapStatus() : undefined;
     const plan = (extra: string[] = []) => ({
-      root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir), shown: [...shown, ...extra], sockets,
-      git, disableUserns: bwrapDisablesUserns(bwrap), status: status !== undefined,
+      root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), shown: [...shown, ...extra], sockets,
+      git, home, disableUserns: bwrapDisablesUserns(bwrap), status: status !== undefined,
     });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     const gitNote = git ? gitReport(ctx, git, walk) : () => undefined;
