@@ -60,11 +60,11 @@ export interface Launch {
   command: string;
   args: string[];
   env: Record<string, string>;
-  /** The program writes status to STATUS_FD: each chunk goes here as it arrives. */
-  onStatus?: (chunk: Buffer) => void;
-  /** Called whenever the command's group is killed (timeout, cancellation, stopAll): processes of the
-   *  launch that may have left the group (a sandbox's namespace) are killed too. */
-  onKill?: () => void;
+  /** The program writes status to STATUS_FD: each chunk goes here as it arrives, then null at its end. */
+  onStatus?: (chunk: Buffer | null) => void;
+  /** Before the command's group is killed (timeout, cancellation, stopAll): kills what of the launch may
+   *  have left the group (a sandbox's namespace), waiting (boundedly) until it knows what that is. */
+  beforeKill?: () => Promise<void>;
   /** Read after the command ended: a note for its result, and whether the launcher stopped it. */
   report?: (end: RunEnd) => { note?: string; stopped?: string };
   cleanup?: () => Promise<void>;
@@ -97,7 +97,10 @@ export class GroupExecutor implements Executor {
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.live].map(([pgid, launch]) => (launch.onKill?.(), killGroup(pgid))));
+    await Promise.all([...this.live].map(async ([pgid, launch]) => {
+      await launch.beforeKill?.();
+      await killGroup(pgid);
+    }));
   }
 
   async run(req: ExecRequest): Promise<ExecOutcome> {
@@ -121,13 +124,11 @@ export class GroupExecutor implements Executor {
     this.live.set(pgid, launch);
     const status = launch.onStatus ? (child.stdio[STATUS_FD] as Readable | null) : null;
     status?.on("data", (b: Buffer) => launch.onStatus!(b));
+    status?.once("close", () => launch.onStatus!(null));
     status?.on("error", () => {});
     let timedOut = false;
     let cancelled = false;
-    const kill = () => {
-      launch.onKill?.();
-      void killGroup(pgid);
-    };
+    const kill = () => void (launch.beforeKill?.() ?? Promise.resolve()).then(() => killGroup(pgid));
     const timer = setTimeout(() => {
       timedOut = true;
       kill();

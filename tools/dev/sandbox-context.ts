@@ -32,6 +32,8 @@ export interface SandboxContext {
   self?: { command: string; args: string[] };
   /** More paths shown read-only where HOME is hidden, when they exist (the shell's artifact folder). */
   alsoShown?: readonly string[];
+  /** SANDBOX_KILL_HOLD_MS in force (default: its default). */
+  killHoldMs?: number;
   /** SANDBOX_GIT_WALK_DIRS in force (default: its default). */
   gitWalkDirs?: number;
 }

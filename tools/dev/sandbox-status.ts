@@ -16,25 +16,39 @@ export class BwrapStatus {
   private childPid?: number;
   /** The child's start time (/proc/PID/stat), so a kill never reaches a later process given the same pid. */
   private childStart?: string;
-  private killWanted = false;
   private exitReported = false;
+  private settle!: () => void;
+  /** Resolves once the child's pid is known or will never be (bwrap's report ended). */
+  private readonly settled = new Promise<void>((resolve) => (this.settle = resolve));
 
-  onData(chunk: Buffer): void {
+  /** A chunk of bwrap's report, or null at its end (bwrap exited). */
+  onData(chunk: Buffer | null): void {
+    if (chunk === null) {
+      this.settle();
+      return;
+    }
     if (this.text.length < MAX_STATUS_CHARS) this.text += chunk.toString("utf8");
     if (this.childPid === undefined) {
       const m = /"child-pid"\s*:\s*(\d+)/.exec(this.text);
       if (m) {
         this.childPid = Number(m[1]);
         this.childStart = startTime(this.childPid);
-        if (this.killWanted) this.killChild();
+        this.settle();
       }
     }
     if (/"exit-code"\s*:/.test(this.text)) this.exitReported = true;
   }
 
-  /** The command is being killed: so is the sandbox's first process, now or as soon as bwrap names it. */
-  kill(): void {
-    this.killWanted = true;
+  /**
+   * The command is to be killed: first the sandbox's first process (its PID namespace, and so every
+   * process inside, goes with it; with --new-session it is not in our process group). Until bwrap has
+   * named it (at most `holdMs`; or its report ended) the kill waits: a group kill in the middle of
+   * bwrap's set-up could leave it running, reparented to init.
+   */
+  async kill(holdMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, holdMs)))]);
+    clearTimeout(timer);
     this.killChild();
   }
 

@@ -132,7 +132,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     const gitNote = git ? gitReport(ctx, git, walk) : () => undefined;
-    const watch = status && { onStatus: (b: Buffer) => status.onData(b), onKill: () => status.kill() };
+    const watch = status && { onStatus: (b: Buffer | null) => status.onData(b), beforeKill: () => status.kill(ctx.killHoldMs ?? DEFAULT_LIMITS.SANDBOX_KILL_HOLD_MS) };
     const stoppedBy = (end: RunEnd, refused: readonly string[]) =>
       refused.length > 0 ? proxyNote(refused, ctx.settings.allowDomains) : !end.killed && status?.setupFailed(end.exitCode) ? setupFailedNote(ctx.settings.mode) : undefined;
     const report = (refused: readonly string[]) => (end: RunEnd) => ({ note: gitNote(), stopped: stoppedBy(end, refused) });
