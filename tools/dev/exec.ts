@@ -3,7 +3,7 @@
 // command (plain `bash -c`, or bash inside the sandbox of sandbox.ts). Timeouts, cancellation and
 // the kill ladder are the same for every launcher. Does not format results or decide the environment.
 import { constants as osConstants } from "node:os";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { killGroup, spawnGroup } from "../../core/process-group.ts";
 
 /** The exit code `timeout(1)` uses. */
@@ -47,6 +47,8 @@ export interface Executor {
 
 /** The descriptor a launched program may report its status on (process-group.ts's gate is 3). */
 export const STATUS_FD = 4;
+/** The descriptor a launched program may read Launch.input from (the sandbox's seccomp filter). */
+export const INPUT_FD = 5;
 
 /** How a launched program's run ended, for its launcher's report. */
 export interface RunEnd {
@@ -60,6 +62,8 @@ export interface Launch {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** Bytes the program reads on INPUT_FD, written (and the pipe closed) as it starts. */
+  input?: Uint8Array;
   /** The program writes status to STATUS_FD: each chunk goes here as it arrives, then null at its end. */
   onStatus?: (chunk: Buffer | null) => void;
   /** Before the command's group is killed (timeout, cancellation, stopAll): kills what of the launch may
@@ -116,12 +120,17 @@ export class GroupExecutor implements Executor {
 
   private runLaunch(req: ExecRequest, launch: Launch): Promise<ExecOutcome> {
     const { signal } = req;
-    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: "ignore", extraPipes: launch.onStatus ? 1 : 0 });
+    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: "ignore", extraPipes: launch.onStatus || launch.input ? 2 : 0 });
     const pgid = child.pid;
     if (pgid === undefined) {
       return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start ${launch.command}: ${err.message}`))));
     }
     this.live.set(pgid, launch);
+    if (launch.input) {
+      const input = (child.stdio as unknown as (Writable | null)[])[INPUT_FD];
+      input?.on("error", () => {}); // the program exited without reading it: its outcome says why
+      input?.end(launch.input);
+    }
     const status = launch.onStatus ? (child.stdio[STATUS_FD] as Readable | null) : null;
     status?.on("data", (b: Buffer) => launch.onStatus!(b));
     status?.once("close", () => launch.onStatus!(null));

@@ -41,6 +41,9 @@ export interface BwrapPlan {
   disableUserns?: boolean;
   /** bwrap reports the sandbox's first pid and the command's exit on STATUS_FD (exec.ts). */
   status?: boolean;
+  /** Where bwrap reads the seccomp filter: SECCOMP_FD (bwrapCommand's /bin/sh opens it there), or the
+   *  caller's pipe (exec.ts's INPUT_FD). */
+  seccompFd?: number;
 }
 
 /**
@@ -76,7 +79,7 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     // The baseline filter (seccomp.ts); the host's network shares its abstract unix sockets, which no mount
     // hides, so under sandbox_network none can be made either.
     ...(settings.network ? ["--share-net"] : []),
-    "--seccomp", String(SECCOMP_FD),
+    "--seccomp", String(plan.seccompFd ?? SECCOMP_FD),
     "--cap-drop", "ALL",
     // No controlling terminal to push input into (TIOCSTI) when the agent runs in one.
     "--new-session",
@@ -99,7 +102,11 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
   }
   args.push("--bind", plan.tmp, plan.tmp);
   for (const p of plan.shown ?? []) args.push("--ro-bind", p, p);
+  // What lies in the hidden HOME, outside what is shown there again and outside the roots, is gone already.
+  const home = plan.home;
+  const unseen = (p: string) => home !== undefined && isInside(home.home, p) && ![...home.shown, ...roots, ...(plan.shown ?? [])].some((v) => isInside(v, p));
   for (const p of plan.hidden) {
+    if (unseen(p)) continue;
     if (isDir(p)) args.push("--tmpfs", p, "--remount-ro", p);
     else args.push("--ro-bind", "/dev/null", p);
   }
@@ -159,12 +166,14 @@ export function underPrivateDir(p: string): boolean {
 
 /**
  * What a confined command needs from under the private /tmp and /run, shown read-only: its PATH's
- * folders there (the rg and tree shims) and what their links lead to, the program and files its argv
- * names by absolute path (an MCP server's script), and this binary (the allow-domains forwarder).
+ * folders there (the rg and tree shims) and what their links lead to; and from there or from the hidden
+ * `home`: the program and files its argv names by absolute path (an MCP server's script), and this
+ * binary (the allow-domains forwarder).
  */
 export function neededFromPrivateDirs(req: ConfineRequest, self: { command: string; args: string[] } | undefined, home?: string): string[] {
+  // PATH folders in HOME are homeView's (the HOME folder each lies in is shown whole).
   const covered = (p: string) => underPrivateDir(p) || (home !== undefined && isInside(home, p));
-  const dirs = (req.env.PATH ?? "").split(":").filter((d) => covered(d) && isRealDir(d));
+  const dirs = (req.env.PATH ?? "").split(":").filter((d) => underPrivateDir(d) && isRealDir(d));
   const linked = dirs.flatMap((d) =>
     readdirSync(d).flatMap((name) => {
       try {
@@ -194,8 +203,13 @@ function resolvConfUnder(dir: string): string[] {
  */
 export async function bwrapCommand(settings: SandboxSettings, bwrap: string, args: string[], tmp: string): Promise<{ command: string; args: string[] }> {
   const filter = join(tmp, SECCOMP_FILE);
-  await writeFile(filter, sandboxFilter({ unixSockets: settings.network }), { mode: 0o444 });
+  await writeFile(filter, seccompFilter(settings), { mode: 0o444 });
   return { command: "/bin/sh", args: ["-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, bwrap, ...args] };
+}
+
+/** The filter bwrap reads on its --seccomp descriptor for this setting. */
+export function seccompFilter(settings: SandboxSettings): Uint8Array {
+  return sandboxFilter({ unixSockets: settings.network });
 }
 
 /** Whether this bwrap takes `--disable-userns` (asked once per bwrap; its --help lists the flag). */

@@ -12,11 +12,11 @@ import { findCommand } from "../../core/process-group.ts";
 import { log } from "../../core/log.ts";
 import { isInside } from "../../core/path-inside.ts";
 import type { SandboxMode } from "../../core/sandbox-modes.ts";
-import type { Launch, Launcher, RunEnd } from "./exec.ts";
+import { INPUT_FD, type Launch, type Launcher, type RunEnd } from "./exec.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
-import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs } from "./sandbox-args.ts";
+import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs, seccompFilter } from "./sandbox-args.ts";
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
 import { findGitEntries, gitReport } from "./sandbox-git.ts";
 import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
@@ -129,6 +129,8 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     const plan = (extra: string[] = []) => ({
       root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), shown: [...shown, ...extra], sockets,
       git, home, disableUserns: bwrapDisablesUserns(bwrap), status: status !== undefined,
+      // The shell's executor pipes the filter in (no /bin/sh in between); an MCP server's start opens the file.
+      ...(status && { seccompFd: INPUT_FD }),
     });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     const gitNote = git ? gitReport(ctx, git, walk) : () => undefined;
@@ -137,12 +139,13 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
       refused.length > 0 ? proxyNote(refused, ctx.settings.allowDomains) : !end.killed && status?.setupFailed(end.exitCode) ? setupFailedNote(ctx.settings.mode) : undefined;
     const report = (refused: readonly string[]) => (end: RunEnd) => ({ note: gitNote(), stopped: stoppedBy(end, refused) });
     const removeTmp = () => rm(tmp, { recursive: true, force: true });
+    const start = (args: string[]) => (status ? Promise.resolve({ command: bwrap, args, input: seccompFilter(ctx.settings) }) : bwrapCommand(ctx.settings, bwrap, args, tmp));
     if (!proxied) {
-      const start = await bwrapCommand(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan()), tmp).catch(async (err) => {
+      const started = await start(bwrapArgs(ctx.settings, plan())).catch(async (err) => {
         await removeTmp();
         throw err;
       });
-      return { command: start.command, args: [...start.args, "--", ...req.argv], env, ...watch, report: report([]), cleanup: removeTmp };
+      return { ...started, args: [...started.args, "--", ...req.argv], env, ...watch, report: report([]), cleanup: removeTmp };
     }
     // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
     const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
@@ -154,14 +157,14 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     const url = `http://127.0.0.1:${PROXY_PORT}`;
     for (const k of ["NO_PROXY", "no_proxy"]) delete env[k];
     Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url });
-    const start = await bwrapCommand(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan([dir])), tmp).catch(async (err) => {
+    const started = await start(bwrapArgs(ctx.settings, plan([dir]))).catch(async (err) => {
       await proxy.close();
       await removeBoth();
       throw err;
     });
     return {
-      command: start.command,
-      args: [...start.args, "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
+      ...started,
+      args: [...started.args, "--", ctx.self!.command, ...ctx.self!.args, "sandbox-forward", String(PROXY_PORT), join(dir, "proxy.sock"), "--", ...req.argv],
       env,
       ...watch,
       report: (end) => report(proxy.refused)(end),
