@@ -104,6 +104,7 @@ export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
 export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: ConfineRequest) => Promise<Launch> {
   let ready: Promise<string> | undefined = prepared === undefined ? undefined : Promise.resolve(prepared);
   let warned = false;
+  let walkWarned = false;
   const prepare = () => prepareSandbox(ctx);
   const proxied = !ctx.settings.network && ctx.settings.allowDomains.length > 0;
   if (proxied && !ctx.self) throw new SandboxError("sandbox_allow_domains needs the tendril binary to forward to its proxy inside the sandbox");
@@ -125,6 +126,10 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     const walk = ctx.gitWalkDirs ?? DEFAULT_LIMITS.SANDBOX_GIT_WALK_DIRS;
     const roots = [ctx.root, ...(ctx.extraRoots ?? [])];
     const git = ctx.settings.mode === "workspace-write" ? findGitEntries(roots, walk) : undefined;
+    if (git && !git.complete && !walkWarned) {
+      walkWarned = true;
+      log.warn("the workspace has more folders than SANDBOX_GIT_WALK_DIRS: a .git deeper than that is neither guarded nor reported", { limit: walk });
+    }
     const status = req.status ? new BwrapStatus() : undefined;
     const plan = (extra: string[] = []) => ({
       root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), shown: [...shown, ...extra], sockets,
