@@ -146,6 +146,19 @@ describe.skipIf(!BWRAP)("A6 and A7: inside every confined setting", () => {
     expect(stdoutOf(await sh(off, "unshare -Ur true && echo unshared"))).toBe("unshared\n");
   });
 
+  test("A7: where bwrap's --disable-userns cannot work (a setuid bwrap, unprivileged user namespaces off), commands still run and the filter alone refuses a new user namespace", async () => {
+    const ws = join(base, "a7-fallback");
+    const bin = join(base, "bin-a7");
+    mkdirSync(ws, { recursive: true });
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "bwrap"), `#!/bin/sh\nfor a in "$@"; do [ "$a" = --disable-userns ] && { echo 'bwrap: Creating new namespace failed: Operation not permitted' >&2; exit 1; }; done\nexec ${BWRAP} "$@"\n`);
+    chmodSync(join(bin, "bwrap"), 0o755);
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write", PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` });
+    const r = await sh(client, "unshare -Ur true && echo unshared; echo ran");
+    expect({ error: r.isError ?? false, out: stdoutOf(r) }).toEqual({ error: false, out: "ran\n" });
+    expect(stdoutOf(await sh(client, addKey))).toBe("refused: Operation not permitted\n");
+  });
+
   test("A6: /tmp and /dev/shm are writable and private to each command (mktemp, Python's multiprocessing); nothing reaches the host's /tmp", async () => {
     const ws = join(base, "a6");
     mkdirSync(ws, { recursive: true });

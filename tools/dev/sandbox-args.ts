@@ -72,10 +72,10 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
     // Own user, PID, IPC, UTS, cgroup and network namespaces; no capabilities even when run as root
     // (no remounting the read-only root, no unmounting a hidden path).
     "--unshare-all",
-    "--unshare-user",
     // No user namespace inside (where a command would be root again, and reach kernel code unprivileged
-    // users otherwise cannot); the filter refuses them too, for a bwrap without this flag.
-    ...(plan.disableUserns ? ["--disable-userns"] : []),
+    // users otherwise cannot); the filter refuses them too, for a bwrap without this flag or a host where
+    // it cannot work (a setuid bwrap with unprivileged user namespaces off: prepareSandbox tries both).
+    ...(plan.disableUserns ? ["--unshare-user", "--disable-userns"] : []),
     // The baseline filter (seccomp.ts); the host's network shares its abstract unix sockets, which no mount
     // hides, so under sandbox_network none can be made either.
     ...(settings.network ? ["--share-net"] : []),
@@ -212,7 +212,8 @@ export function seccompFilter(settings: SandboxSettings): Uint8Array {
   return sandboxFilter({ unixSockets: settings.network });
 }
 
-/** Whether this bwrap takes `--disable-userns` (asked once per bwrap; its --help lists the flag). */
+/** Whether this bwrap takes `--disable-userns` (asked once per bwrap; its --help lists the flag, and
+ *  prepareSandbox's probe says whether it works here). */
 export function bwrapDisablesUserns(bwrap: string): boolean {
   let known = usernsFlag.get(bwrap);
   if (known === undefined) {
@@ -223,3 +224,8 @@ export function bwrapDisablesUserns(bwrap: string): boolean {
   return known;
 }
 const usernsFlag = new Map<string, boolean>();
+
+/** This bwrap's `--disable-userns` does not work here (its probe failed, and without the flag it works). */
+export function noUsernsFlag(bwrap: string): void {
+  usernsFlag.set(bwrap, false);
+}

@@ -16,7 +16,7 @@ import { INPUT_FD, type Launch, type Launcher, type RunEnd } from "./exec.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
-import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs, seccompFilter } from "./sandbox-args.ts";
+import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs, noUsernsFlag, seccompFilter } from "./sandbox-args.ts";
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
 import { findGitEntries, gitReport } from "./sandbox-git.ts";
 import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
@@ -87,7 +87,14 @@ export async function prepareSandbox(ctx: SandboxContext): Promise<string> {
   const tmp = await mkdtemp(join(tmpdir(), "tendril-sandbox-"));
   try {
     const plan = { root: ctx.root, extraRoots: ctx.extraRoots, cwd: ctx.root, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), sockets: hostUnixSockets(), home: homeView(ctx.home, ctx.pathVar), disableUserns: bwrapDisablesUserns(bwrap) };
-    const complaint = await probeBwrap(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan), tmp);
+    let complaint = await probeBwrap(ctx.settings, bwrap, bwrapArgs(ctx.settings, plan), tmp);
+    // A setuid bwrap where unprivileged user namespaces are off cannot make the nested one
+    // --disable-userns needs; the seccomp filter still refuses new user namespaces.
+    if (complaint !== undefined && plan.disableUserns && (await probeBwrap(ctx.settings, bwrap, bwrapArgs(ctx.settings, { ...plan, disableUserns: false }), tmp)) === undefined) {
+      log.debug("bwrap --disable-userns does not work here: the seccomp filter alone refuses new user namespaces", { bwrap, complaint });
+      noUsernsFlag(bwrap);
+      complaint = undefined;
+    }
     if (complaint !== undefined) throw new SandboxError(`the sandbox cannot start: ${complaint}. ${fixHint(ctx.settings.mode)}`);
   } finally {
     await rm(tmp, { recursive: true, force: true });
