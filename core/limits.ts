@@ -96,6 +96,8 @@ export const LIMIT_SPECS = {
   RG_MAX_WORKERS: { value: 8, unit: "count", why: "worker threads of one built-in rg search (-j N asks for fewer)" },
   RG_BATCH_FILES: { value: 128, unit: "count", why: "files sent to a built-in rg worker at a time" },
   RG_WORKER_QUEUE: { value: 2, unit: "count", why: "batches a built-in rg worker holds at once: one it searches, the rest waiting" },
+  SANDBOX_KILL_HOLD_MS: { value: 1000, unit: "ms", why: "a kill of a confined command waits at most this for bwrap to name the sandbox's first process, killed with it" },
+  SANDBOX_GIT_WALK_DIRS: { value: 10_000, unit: "count", why: "folders of the writable roots searched for `.git` before and after each confined command (~15 µs each)" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;

@@ -18,6 +18,9 @@ export interface GroupSpawn {
   cwd?: string;
   /** stdin of the command: a pipe (protocol peers) or nothing (shell commands). */
   stdin: "pipe" | "ignore";
+  /** More pipes the command gets, on descriptors 4 onward (3 is the gate's): the sandbox's bwrap
+   *  reports on one. The caller reads them from `child.stdio`. */
+  extraPipes?: number;
 }
 
 export class SpawnError extends Error {
@@ -102,7 +105,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     cwd,
     env: spec.env,
     detached: true, // setsid: a new session and group, no controlling terminal, no terminal Ctrl-C
-    stdio: [spec.stdin, "pipe", "pipe", "pipe"],
+    stdio: [spec.stdin, "pipe", "pipe", "pipe", ...Array<"pipe">(spec.extraPipes ?? 0).fill("pipe")],
   });
   // Callers need not wait for a `spawn` event (Bun does not always emit one): a pid means it runs.
   const refused = () => new SpawnError(`cannot start ${spec.label}: the system refused to start a process (too many processes or open files?)`);

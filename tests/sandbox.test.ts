@@ -11,15 +11,17 @@ import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./d
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { agentEnv } from "./agent-env.ts";
 import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
+import { BWRAP, requireBwrapUnderCi } from "./bwrap.ts";
 
-const BWRAP = ["/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"].find((p) => existsSync(p));
-if (!BWRAP) console.warn("tests/sandbox.test.ts: bwrap (Debian package bubblewrap) is not installed: the sandbox tests are skipped");
+requireBwrapUnderCi("tests/sandbox.test.ts");
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-sandbox-e2e-")));
 const ws = join(base, "ws");
 const secret = join(base, ".ssh", "id_rsa");
 const credentials = join(base, "config", "tendril", "credentials.toml");
 const extraSecret = join(base, "private", "token");
+// Outside the writable roots and outside /tmp (private and writable inside, so a write there reaches nothing).
+const outsideDir = realpathSync(mkdtempSync(join(existsSync("/var/tmp") ? "/var/tmp" : base, "tendril-sandbox-outside-")));
 let server: Server;
 let port = 0;
 
@@ -40,6 +42,7 @@ afterEach(stopDevMcps);
 afterAll(() => {
   server?.close();
   rmSync(base, { recursive: true, force: true });
+  rmSync(outsideDir, { recursive: true, force: true });
 });
 
 const start = (sandbox: string, env: Record<string, string> = {}) => startDevMcp(ws, base, { TENDRIL_SANDBOX: sandbox, ...env });
@@ -49,7 +52,7 @@ const exitOf = (r: ToolResult) => r.structuredContent?.exit_code as number;
 
 /** The escape attempts, each one command; under `off` every one succeeds. */
 const attempts = () => ({
-  writeOutside: `echo x > ${join(base, "outside.txt")}`,
+  writeOutside: `echo x > ${join(outsideDir, "outside.txt")}`,
   readSecret: `cat ${secret}`,
   readCredentials: `cat ${credentials}`,
   readHidden: `cat ${extraSecret}`,
@@ -78,11 +81,11 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(readFileSync(join(ws, ".git", "hooks", "pre-commit"), "utf8")).toContain("pwned");
     rmSync(join(ws, ".git", "hooks", "pre-commit"));
     writeFileSync(join(ws, ".git", "config"), "[core]\n");
-    rmSync(join(base, "outside.txt"));
+    rmSync(join(outsideDir, "outside.txt"));
   });
 
   test("workspace-write: the workspace and TMPDIR are writable; each escape attempt fails and changes nothing", async () => {
-    rmSync(join(base, "outside.txt"), { force: true });
+    rmSync(join(outsideDir, "outside.txt"), { force: true });
     rmSync(join(ws, ".git", "hooks", "pre-commit"), { force: true });
     writeFileSync(join(ws, ".git", "config"), "[core]\n");
     const { client } = await start("workspace-write", configWithHide());
@@ -100,22 +103,19 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(String(nested.structuredContent?.stdout)).not.toContain("PRIVATE KEY");
     const privs = await sh(client, "grep -E '^(NoNewPrivs|CapEff)' /proc/self/status");
     expect(privs.structuredContent?.stdout).toBe("CapEff:\t0000000000000000\nNoNewPrivs:\t1\n");
-    expect(existsSync(join(base, "outside.txt"))).toBe(false);
+    expect(existsSync(join(outsideDir, "outside.txt"))).toBe(false);
     expect(existsSync(join(ws, ".git", "hooks", "pre-commit"))).toBe(false);
     expect(readFileSync(join(ws, ".git", "config"), "utf8")).toBe("[core]\n");
     expect(readFileSync(secret, "utf8")).toBe("PRIVATE KEY\n");
   });
 
-  test("a command the sandbox stopped says it ran confined, naming the setting", async () => {
+  test("the model is told the rules up front; a write the sandbox refuses fails with the system's own error and no sandbox line (A3: no retry on output text)", async () => {
     const { client } = await start("workspace-write");
     expect(client.getInstructions()).toContain('Shell commands run in a sandbox (sandbox = "workspace-write": writable: the workspace');
-    const r = await sh(client, `echo x > ${join(base, "outside.txt")}`);
+    expect(client.getInstructions()).toContain("~/.ssh");
+    const r = await sh(client, `echo x > ${join(outsideDir, "outside.txt")}`);
     expect(textOf(r)).toContain("Read-only file system");
-    expect(textOf(r)).toContain('sandbox: this command ran confined (sandbox = "workspace-write"');
-    expect(r.structuredContent?.sandbox_note).toContain("~/.ssh");
-    const net = await sh(client, attempts().network);
-    expect(textOf(net)).toContain("no network");
-    // A plain failure that is not the sandbox's gets no such line.
+    expect(r.structuredContent?.sandbox_note).toBeUndefined();
     const plain = await sh(client, "exit 3");
     expect(exitOf(plain)).toBe(3);
     expect(textOf(plain)).not.toContain("sandbox:");
@@ -307,7 +307,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
       const r = await sh(client, probe);
       expect({ failed: exitOf(r) !== 0, out: r.structuredContent?.stdout }).toEqual({ failed: true, out: "" });
       expect(r.structuredContent?.stderr).toContain("connect: Operation not permitted");
-      expect(textOf(r)).toContain("no unix sockets");
+      expect(client.getInstructions()).toContain("no unix sockets");
       const p = await sh(client, pair);
       expect({ exit: exitOf(p), out: p.structuredContent?.stdout }).toEqual({ exit: 0, out: "paired\n" });
       const tcp = await sh(client, attempts().network);
@@ -388,17 +388,6 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
     expect(readFileSync(join(repo, "file.txt"), "utf8")).toBe("ok\n");
   });
 
-  test("a workspace that is HOME itself is writable, and its ~/.ssh still unreadable and unwritable", async () => {
-    const { client } = await startDevMcp(base, base, { TENDRIL_SANDBOX: "workspace-write" });
-    const r = await sh(client, "echo home > home-note.txt && cat .ssh/id_rsa");
-    expect(exitOf(r)).not.toBe(0);
-    expect(readFileSync(join(base, "home-note.txt"), "utf8")).toBe("home\n");
-    expect(String(r.structuredContent?.stdout)).not.toContain("PRIVATE KEY");
-    const w = await sh(client, "echo planted > .ssh/authorized_keys");
-    expect(exitOf(w)).not.toBe(0);
-    expect(existsSync(join(base, ".ssh", "authorized_keys"))).toBe(false);
-  });
-
   test("fail closed: no bwrap on PATH makes each command a tool error saying why and how to fix it", async () => {
     const bin = join(base, "bin-no-bwrap");
     mkdirSync(bin, { recursive: true });
@@ -451,16 +440,17 @@ describe.skipIf(!BWRAP)("tendril agent --sandbox", () => {
     return a;
   };
 
-  test("the flag confines the agent's shell: the model reads why a command failed, and cancel kills a sleep inside", async () => {
+  test("the flag confines the agent's shell: the model is told the rules and reads the system's refusal, and cancel kills a sleep inside", async () => {
     const a = agent(["--sandbox", "workspace-write"]);
     await a.initialize();
     const { sessionId } = await a.newSession(ws);
-    fake.script([{ toolCalls: [{ id: "e1", name: "dev__shell", input: { command: `cat ${secret}; echo x > ${join(base, "agent-outside.txt")}` } }] }, { text: "blocked" }]);
+    fake.script([{ toolCalls: [{ id: "e1", name: "dev__shell", input: { command: `cat ${secret}; echo x > ${join(outsideDir, "agent-outside.txt")}` } }] }, { text: "blocked" }]);
     const before = fake.requests.length;
     expect((await a.prompt(sessionId, "try")).stopReason).toBe("end_turn");
-    expect(existsSync(join(base, "agent-outside.txt"))).toBe(false);
+    expect(existsSync(join(outsideDir, "agent-outside.txt"))).toBe(false);
+    expect(JSON.stringify(fake.requests[before]!.body)).toContain('Shell commands run in a sandbox (sandbox = \\"workspace-write\\"');
     const seen = JSON.stringify(fake.requests[before + 1]!.body.messages);
-    expect(seen).toContain('sandbox: this command ran confined (sandbox = \\"workspace-write\\"');
+    expect(seen).toContain("Read-only file system");
     expect(seen).not.toContain("PRIVATE KEY");
 
     // a duration no other run of this test on the machine uses: the search below looks at every process

@@ -5,7 +5,7 @@
 // pool's local-server spec. `tendril dev-mcp` serves the same tools.
 import { realpathSync } from "node:fs";
 import { shellEnv } from "../../core/child-env.ts";
-import type { SandboxConfig } from "../../core/config.ts";
+import { resolvePaths, type SandboxConfig } from "../../core/config.ts";
 import type { SandboxMode } from "../../core/sandbox-modes.ts";
 import type { Limits } from "../../core/limits.ts";
 import type { McpServerSpec, StdioConfine } from "../../core/mcp/types.ts";
@@ -74,11 +74,12 @@ export async function sandboxProblem(s: { settings: SandboxConfig; configDir: st
 
 /**
  * The sandbox of shell commands as tools/dev/sandbox.ts needs it: bwrap is looked up on the agent's own
- * PATH, and the agent's ssh-agent socket is hidden too (the read-only root would show it, and through
+ * PATH, Tendril's state dir (every session's transcript, remembered approvals) is hidden wherever XDG
+ * puts it, and the agent's ssh-agent socket is hidden too (the read-only root would show it, and through
  * it a command could sign as the user).
  */
 export function sandboxContext(s: { settings: SandboxConfig; configDir: string }) {
   const sock = process.env.SSH_AUTH_SOCK;
   const settings = sock?.startsWith("/") ? { ...s.settings, hide: [...s.settings.hide, sock] } : s.settings;
-  return { settings, configDir: s.configDir, pathVar: process.env.PATH, home: process.env.HOME, self: selfCommand() };
+  return { settings, configDir: s.configDir, stateDir: resolvePaths(process.env).stateDir, pathVar: process.env.PATH, home: process.env.HOME, self: selfCommand() };
 }

@@ -11,6 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupExecutor } from "../../tools/dev/exec.ts";
 import { bwrapArgs, findBwrap, hiddenPaths, sandboxLauncher, type SandboxSettings } from "../../tools/dev/sandbox.ts";
+import { homeView } from "../../tools/dev/sandbox-home.ts";
+import { bwrapDisablesUserns } from "../../tools/dev/sandbox-args.ts";
 import { ShellTool } from "../../tools/dev/shell.ts";
 import { startEgressProxy } from "../../tools/dev/egress-proxy.ts";
 import { openIdleAgent } from "./footprint.ts";
@@ -79,7 +81,11 @@ export async function run(): Promise<void> {
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/" };
   const plain = new ShellTool({ root, env, artifactDir: join(scratch, "a1"), limits: LIMITS });
   const boxed = new ShellTool({ root, env, artifactDir: join(scratch, "a2"), limits: LIMITS, executor: new GroupExecutor(sandboxLauncher(ctx)) });
-  const floorArgs = [...bwrapArgs(settings, { root, cwd: root, tmp, hidden: hiddenPaths(settings, ctx.home, ctx.configDir) }), "--", "true"];
+  // The floor has the same mounts and namespaces but no seccomp filter (which needs the /bin/sh that opens
+  // it on a descriptor): the filter's cost is part of what the sandbox adds.
+  const confinedArgs = bwrapArgs(settings, { root, cwd: root, tmp, hidden: hiddenPaths(settings, ctx.home, ctx.configDir), home: homeView(ctx.home, env.PATH), disableUserns: bwrapDisablesUserns(bwrap) });
+  const seccompAt = confinedArgs.indexOf("--seccomp");
+  const floorArgs = [...confinedArgs.filter((_, i) => i !== seccompAt && i !== seccompAt + 1), "--", "true"];
   const signal = new AbortController().signal;
   const call = async (tool: ShellTool) => {
     const r = await tool.call({ command: "true" }, signal);

@@ -3,7 +3,7 @@
 // command (plain `bash -c`, or bash inside the sandbox of sandbox.ts). Timeouts, cancellation and
 // the kill ladder are the same for every launcher. Does not format results or decide the environment.
 import { constants as osConstants } from "node:os";
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { killGroup, spawnGroup } from "../../core/process-group.ts";
 
 /** The exit code `timeout(1)` uses. */
@@ -29,8 +29,11 @@ export interface ExecOutcome {
   exitCode: number;
   timedOut: boolean;
   cancelled: boolean;
-  /** What the launcher has to say about the run (the sandbox's proxy refused a host), if anything. */
+  /** What the launcher has to say about the run (a `.git` the command made), if anything. */
   note?: string;
+  /** Set when the launcher knows its confinement stopped the command (bwrap could not set it up, the
+   *  proxy refused a host): what stopped it. Never guessed from the command's output. */
+  stopped?: string;
 }
 
 /** Runs commands; `shell` sees nothing else. */
@@ -42,13 +45,32 @@ export interface Executor {
   readonly running: number;
 }
 
+/** The descriptor a launched program may report its status on (process-group.ts's gate is 3). */
+export const STATUS_FD = 4;
+/** The descriptor a launched program may read Launch.input from (the sandbox's seccomp filter). */
+export const INPUT_FD = 5;
+
+/** How a launched program's run ended, for its launcher's report. */
+export interface RunEnd {
+  exitCode: number;
+  /** Killed by a timeout, a cancellation or stopAll. */
+  killed: boolean;
+}
+
 /** What actually starts: the program, its arguments, its environment, and what to undo afterwards. */
 export interface Launch {
   command: string;
   args: string[];
   env: Record<string, string>;
-  /** Read after the command ended: a line for its result, or nothing. */
-  report?: () => string | undefined;
+  /** Bytes the program reads on INPUT_FD, written (and the pipe closed) as it starts. */
+  input?: Uint8Array;
+  /** The program writes status to STATUS_FD: each chunk goes here as it arrives, then null at its end. */
+  onStatus?: (chunk: Buffer | null) => void;
+  /** Before the command's group is killed (timeout, cancellation, stopAll): kills what of the launch may
+   *  have left the group (a sandbox's namespace), waiting (boundedly) until it knows what that is. */
+  beforeKill?: () => Promise<void>;
+  /** Read after the command ended: a note for its result, and whether the launcher stopped it. */
+  report?: (end: RunEnd) => { note?: string; stopped?: string };
   cleanup?: () => Promise<void>;
 }
 
@@ -69,7 +91,8 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
  * kills it even when this process is SIGKILLed); a call resolves once the whole group is gone.
  */
 export class GroupExecutor implements Executor {
-  private readonly live = new Set<number>();
+  /** Running groups and their launches. */
+  private readonly live = new Map<number, Launch>();
 
   constructor(private readonly launcher: Launcher = plainLauncher) {}
 
@@ -78,15 +101,18 @@ export class GroupExecutor implements Executor {
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all([...this.live].map((pgid) => killGroup(pgid)));
+    await Promise.all([...this.live].map(async ([pgid, launch]) => {
+      await launch.beforeKill?.();
+      await killGroup(pgid);
+    }));
   }
 
   async run(req: ExecRequest): Promise<ExecOutcome> {
     const launch = await this.launcher(req);
     try {
       const outcome = await this.runLaunch(req, launch);
-      const note = launch.report?.();
-      return note === undefined ? outcome : { ...outcome, note };
+      const said = launch.report?.({ exitCode: outcome.exitCode, killed: outcome.timedOut || outcome.cancelled });
+      return { ...outcome, ...(said?.note !== undefined && { note: said.note }), ...(said?.stopped !== undefined && { stopped: said.stopped }) };
     } finally {
       await launch.cleanup?.();
     }
@@ -94,21 +120,31 @@ export class GroupExecutor implements Executor {
 
   private runLaunch(req: ExecRequest, launch: Launch): Promise<ExecOutcome> {
     const { signal } = req;
-    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: "ignore" });
+    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: "ignore", extraPipes: launch.onStatus || launch.input ? 2 : 0 });
     const pgid = child.pid;
     if (pgid === undefined) {
       return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start ${launch.command}: ${err.message}`))));
     }
-    this.live.add(pgid);
+    this.live.set(pgid, launch);
+    if (launch.input) {
+      const input = (child.stdio as unknown as (Writable | null)[])[INPUT_FD];
+      input?.on("error", () => {}); // the program exited without reading it: its outcome says why
+      input?.end(launch.input);
+    }
+    const status = launch.onStatus ? (child.stdio[STATUS_FD] as Readable | null) : null;
+    status?.on("data", (b: Buffer) => launch.onStatus!(b));
+    status?.once("close", () => launch.onStatus!(null));
+    status?.on("error", () => {});
     let timedOut = false;
     let cancelled = false;
+    const kill = () => void (launch.beforeKill?.() ?? Promise.resolve()).then(() => killGroup(pgid));
     const timer = setTimeout(() => {
       timedOut = true;
-      void killGroup(pgid);
+      kill();
     }, Math.min(req.timeoutMs, MAX_TIMER_MS));
     const onAbort = () => {
       cancelled = true;
-      void killGroup(pgid);
+      kill();
     };
     if (signal?.aborted) onAbort();
     else signal?.addEventListener("abort", onAbort, { once: true });
@@ -123,7 +159,7 @@ export class GroupExecutor implements Executor {
         const code = await exited;
         // Background jobs must neither outlive the call nor keep the pipes (and this call) open.
         await killGroup(pgid);
-        await drainPipes(child.stdout!, child.stderr!);
+        await drainPipes(child.stdout!, child.stderr!, ...(status ? [status] : []));
         return { exitCode: timedOut ? TIMEOUT_EXIT_CODE : code, timedOut, cancelled };
       } finally {
         clearTimeout(timer);

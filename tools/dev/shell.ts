@@ -32,16 +32,16 @@ export interface ShellOptions {
   limits: CaptureLimits & { defaultTimeoutS: number; maxTimeoutS: number; artifacts: number; maxRunning: number };
   /** How commands run (default: plain process groups). */
   executor?: Executor;
-  /** For a confined executor: a line telling the model a failed command ran sandboxed, or nothing. */
-  explainFailure?: (outcome: ShellOutcome) => string | undefined;
 }
 
 export interface ShellOutcome {
   exitCode: number;
   timedOut: boolean;
   cancelled: boolean;
-  /** The executor's line about the run (the sandbox proxy refused a host). */
+  /** The executor's line about the run (a `.git` the command made). */
   note?: string;
+  /** What stopped the command, when the executor knows its confinement did (exec.ts). */
+  stopped?: string;
   capture: CaptureResult;
 }
 
@@ -76,12 +76,10 @@ export class ShellTool {
       const executor = unconfined && this.opts.executor ? (this.plain ??= new GroupExecutor()) : this.executor;
       const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env, executor);
       const reply = formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
-      const confined = executor === this.executor;
-      const why = outcome.note ?? (confined && outcome.exitCode !== 0 && !outcome.cancelled ? this.opts.explainFailure?.(outcome) : undefined);
-      if (why !== undefined) {
-        reply.text += `${why}\n`;
-        reply.structured!.sandbox_note = why;
-      }
+      // `sandbox_note` (the agent offers an unsandboxed retry on it) only when the executor knows its
+      // confinement stopped the command; other notes are said in the text alone.
+      for (const line of [outcome.stopped, outcome.note]) if (line !== undefined) reply.text += `${line}\n`;
+      if (outcome.stopped !== undefined) reply.structured!.sandbox_note = outcome.stopped;
       return reply;
     } catch (err) {
       return { text: (err as Error).message, isError: true };

@@ -55,31 +55,24 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
   const base = opts.sandbox;
   const current = opts.sandboxMode ?? (() => base?.settings.mode ?? "off");
-  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root, extraRoots: opts.extraRoots ?? [] });
+  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root, extraRoots: opts.extraRoots ?? [], gitWalkDirs: limits.SANDBOX_GIT_WALK_DIRS, killHoldMs: limits.SANDBOX_KILL_HOLD_MS, alsoShown: [artifactDir] });
   // Confinement can apply: the setting is confined now, or a session may switch it on.
   const sandbox = base !== undefined && (opts.sandboxMode !== undefined || base.settings.mode !== "off");
   // Loaded only for a confined setting: `off` (the default) costs nothing.
   const load = () => import("./sandbox.ts");
   const sb = sandbox && current() !== "off" ? await load() : undefined;
-  let sbLoaded = sb;
   const launchers = new Map<SandboxMode, Promise<Launcher>>();
   const launcher: Launcher = async (req) => {
     const mode = current();
     if (mode === "off") return plainLauncher(req);
     let l = launchers.get(mode);
-    if (!l) launchers.set(mode, (l = load().then((m) => ((sbLoaded = m), m.sandboxLauncher(ctxFor(mode))))));
+    if (!l) launchers.set(mode, (l = load().then((m) => m.sandboxLauncher(ctxFor(mode)))));
     return (await l)(req);
   };
   const shell = new ShellTool({
     root,
     env: opts.env,
-    ...(sandbox && {
-      executor: new GroupExecutor(launcher),
-      explainFailure: (o) => {
-        const mode = current();
-        return mode === "off" || !sbLoaded ? undefined : sbLoaded.explainSandboxFailure(ctxFor(mode), `${o.capture.stdout}\n${o.capture.stderr}`);
-      },
-    }),
+    ...(sandbox && { executor: new GroupExecutor(launcher) }),
     artifactDir,
     limits: {
       inlineBytes: limits.SHIM_OUTPUT_BYTES,
