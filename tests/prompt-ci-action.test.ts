@@ -213,9 +213,9 @@ describe("A9: the action holds its boundary", () => {
     );
   });
 
-  test("A9: README's workflows check out the code with persist-credentials: false", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const checkouts = [...readme.matchAll(/- uses: actions\/checkout@\S+\n((?:\s{8,}.*\n)*)/g)];
+  test("A9: the documented workflows (docs/prompt.md) check out the code with persist-credentials: false", () => {
+    const page = readFileSync(join(ROOT, "docs", "prompt.md"), "utf8");
+    const checkouts = [...page.matchAll(/- uses: actions\/checkout@\S+\n((?:\s{8,}.*\n)*)/g)];
     expect(checkouts.length).toBeGreaterThanOrEqual(2);
     for (const [, withBlock] of checkouts) expect(withBlock).toMatch(/persist-credentials: false/);
   });
