@@ -18,6 +18,11 @@ test("every limit is in the limits table of docs/configuration.md with its defau
   for (const name of names) expect(table).toContain(`| \`${name}\` | ${formatLimit(name)} |`);
 });
 
+test("README is a front door: at most 400 lines, linking the limits table", () => {
+  expect(readme.split("\n").length).toBeLessThanOrEqual(400);
+  expect(readme).toContain("](docs/configuration.md#limits)");
+});
+
 test("README names the build-and-run command and the test command that CI runs", () => {
   expect(readme).toContain("npm ci && npm run build && npm run demo");
   expect(readme).toContain("npm ci && npm run check && npm run check:release");
