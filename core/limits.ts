@@ -170,7 +170,7 @@ export function loadLimits(env: Readonly<Record<string, string | undefined>>): L
   return out as Limits;
 }
 
-/** Human form of a limit's value, as README's table shows it. */
+/** Human form of a limit's value, as the limits table in docs/configuration.md shows it. */
 export function formatLimit(name: LimitName, value: number = DEFAULT_LIMITS[name]): string {
   const unit = LIMIT_SPECS[name].unit;
   if (unit === "bytes") return formatBytes(value);

@@ -72,7 +72,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-/** The chain exactly as README's Zed entry runs it (tendril found on PATH), with a trace. */
+/** The chain exactly as docs/crate-fetch.md's Zed entry runs it (tendril found on PATH), with a trace. */
 function chain(name: string, env: Record<string, string> = {}): { a: TestAgent; dir: string; trace: () => any[] } {
   const dir = join(work, name);
   mkdirSync(dir, { recursive: true });

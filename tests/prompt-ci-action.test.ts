@@ -213,11 +213,13 @@ describe("A9: the action holds its boundary", () => {
     );
   });
 
-  test("A9: README's workflows check out the code with persist-credentials: false", () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const checkouts = [...readme.matchAll(/- uses: actions\/checkout@\S+\n((?:\s{8,}.*\n)*)/g)];
-    expect(checkouts.length).toBeGreaterThanOrEqual(2);
-    for (const [, withBlock] of checkouts) expect(withBlock).toMatch(/persist-credentials: false/);
+  test("A9: the documented workflows (README, docs/prompt.md) check out the code with persist-credentials: false", () => {
+    const checkoutsOf = (...path: string[]) => [...readFileSync(join(ROOT, ...path), "utf8").matchAll(/- uses: actions\/checkout@\S+\n((?:\s{8,}.*\n)*)/g)];
+    const readme = checkoutsOf("README.md");
+    const page = checkoutsOf("docs", "prompt.md");
+    expect(readme.length).toBeGreaterThanOrEqual(1);
+    expect(page.length).toBeGreaterThanOrEqual(2);
+    for (const [, withBlock] of [...readme, ...page]) expect(withBlock).toMatch(/persist-credentials: false/);
   });
 });
 

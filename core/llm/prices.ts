@@ -1,4 +1,4 @@
-// Owns what a model's tokens cost: the built-in price table (dated; README lists it), the lookup with
+// Owns what a model's tokens cost: the built-in price table (dated; docs/cost.md lists it), the lookup with
 // config overrides (`[prices."MODEL"]`), and the arithmetic of one response's cost and a session's
 // running totals. An unknown price is undefined, never a guess. Does not read config files or usage
 // off the wire (config.ts, the provider adapters do).

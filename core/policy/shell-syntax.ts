@@ -434,7 +434,7 @@ export function commandForms(command: string): string[] {
 /**
  * Commands that may be remembered by their first words alone, because no arguments make them run
  * other code or write files; `refuse` names the arguments that do (then the command is remembered
- * whole). README's approval section lists them.
+ * whole). docs/permissions.md lists them.
  */
 export const REMEMBERED_ALONE: readonly { words: readonly string[]; refuse?: (arg: string) => boolean }[] = [
   { words: ["ls"] },
