@@ -127,6 +127,7 @@ export class GroupExecutor implements Executor {
     }
     this.live.set(pgid, launch);
     if (launch.input) {
+      // node types `stdio` as a fixed tuple of the first three fds; the extra input pipe is past them
       const input = (child.stdio as unknown as (Writable | null)[])[INPUT_FD];
       input?.on("error", () => {}); // the program exited without reading it: its outcome says why
       input?.end(launch.input);
