@@ -74,6 +74,7 @@ export class SubagentView {
     if (owner) return this.subagents ? [{ sessionId: owner, update: u }] : this.#progress(owner, u);
     const kind: string = u.sessionUpdate;
     if (kind === "subagent_update") {
+      // subagent_update is of the unstable schema: the SDK's SessionUpdate union does not know its fields.
       const { sessionId, title } = u as unknown as { sessionId: string; title?: string | null };
       if (title) this.#progressOf(sessionId).title = title;
     }

@@ -273,5 +273,5 @@ async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskReque
 /** An update of the unstable schema's kinds (subagent_update, session_message…), which the SDK's
  *  stable types do not list. */
 function loose(u: Record<string, unknown>): SessionUpdate {
-  return u as unknown as SessionUpdate;
+  return u as unknown as SessionUpdate; // the unstable kinds are not in the SDK's union (see above)
 }
