@@ -23,13 +23,13 @@ interface Run {
 // workers cut the wall time to well under half on a 2-core machine; every wall-clock bound in the
 // tests leaves room for that load (and each file still runs in a fresh global: --parallel isolates).
 const runs: Run[] = [];
-if (release) runs.push({ label: "release", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), RELEASE_TEST, ...rest], binary: false });
-else if (filtered) runs.push({ label: "chosen", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), "--parallel=4", `--path-ignore-patterns=${RELEASE_TEST}`, ...rest], binary: true });
+if (release) runs.push({ label: "release test", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), RELEASE_TEST, ...rest], binary: false });
+else if (filtered) runs.push({ label: "chosen files", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), "--parallel=4", `--path-ignore-patterns=${RELEASE_TEST}`, ...rest], binary: true });
 else {
   const files = testFiles();
   const logic = files.filter((f) => tierOf(f) === "logic").map((f) => `./${f}`);
-  runs.push({ label: "logic", args: ["--timeout", String(LOGIC_TEST_TIMEOUT_MS), "--parallel=4", "--preload", "./scripts/logic-tier-guard.ts", ...rest, ...logic], binary: false });
-  if (all) runs.push({ label: "end-to-end", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), "--parallel=4", ...rest, ...END_TO_END.map((f) => `./${f}`)], binary: true });
+  runs.push({ label: "logic tier", args: ["--timeout", String(LOGIC_TEST_TIMEOUT_MS), "--parallel=4", "--preload", "./scripts/logic-tier-guard.ts", ...rest, ...logic], binary: false });
+  if (all) runs.push({ label: "end-to-end tier", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), "--parallel=4", ...rest, ...END_TO_END.map((f) => `./${f}`)], binary: true });
 }
 
 // End-to-end tests run the compiled binary: build it first so they never test a stale one
@@ -72,8 +72,8 @@ function runTier(run: Run): Promise<Outcome> {
     child.on("close", (code, signal) => {
       const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0);
       const seconds = (performance.now() - started) / 1000;
-      const goal = run.label === "logic" ? ` (goal ≤ ${LOGIC_TIER_GOAL_S} s)` : "";
-      process.stdout.write(`tests: ${run.label} tier took ${seconds.toFixed(1)} s${goal}\n`);
+      const goal = run.label === "logic tier" ? ` (goal ≤ ${LOGIC_TIER_GOAL_S} s)` : "";
+      process.stdout.write(`tests: the ${run.label} took ${seconds.toFixed(1)} s${goal}\n`);
       resolve({ passed: num(/^\s*(\d+) pass\b/m), failed: num(/^\s*(\d+) fail\b/m), skipped: num(/^\s*(\d+) skip\b/m), status: code ?? (signal ? 1 : 0) });
     });
   });
