@@ -1,16 +1,40 @@
-// Runs the tests (`bun test`, unit tests beside modules and end-to-end tests in tests/) and ends with
-// one plain summary line, `tests: N passed, N failed`, that CI logs can be read by. Two suites:
-// the default one is every test but the release build's; `--release` runs only that one
-// (tests/release.test.ts: a full cross-platform release from a fresh clone, ~35 s of both cores).
+// Runs the tests (`bun test`, unit tests beside modules and end-to-end tests in tests/) in tiers
+// (scripts/test-tiers.ts) and ends with one plain summary line, `tests: N passed, N failed`, that CI
+// logs can be read by. Default (`npm test`): the logic tier, in memory, no process started and no build.
+// `--all` (`npm run check`): the logic tier, then the end-to-end tier against a fresh build. `--release`:
+// only the release build's test (a full cross-platform release from a fresh clone, ~35 s of both cores).
+// Paths or filters given (`npm test -- tests/foo.test.ts`) run just those, after a build.
 import { spawn, spawnSync } from "node:child_process";
+import { END_TO_END, END_TO_END_TEST_TIMEOUT_MS, LOGIC_TEST_TIMEOUT_MS, LOGIC_TIER_GOAL_S, RELEASE_TEST, testFiles, tierOf } from "./test-tiers.ts";
 
-const RELEASE_TEST = "tests/release.test.ts";
 const release = process.argv.includes("--release");
-const rest = process.argv.slice(2).filter((a) => a !== "--release");
+const all = process.argv.includes("--all");
+const rest = process.argv.slice(2).filter((a) => a !== "--release" && a !== "--all");
+const filtered = rest.some((a) => !a.startsWith("-"));
+
+interface Run {
+  label: string;
+  args: string[];
+  /** Needs the compiled binary (end-to-end tests drive it). */
+  binary: boolean;
+}
+
+// Four files at a time: most end-to-end tests wait on processes they started, not on a core, so four
+// workers cut the wall time to well under half on a 2-core machine; every wall-clock bound in the
+// tests leaves room for that load (and each file still runs in a fresh global: --parallel isolates).
+const runs: Run[] = [];
+if (release) runs.push({ label: "release test", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), RELEASE_TEST, ...rest], binary: false });
+else if (filtered) runs.push({ label: "chosen files", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), "--parallel=4", `--path-ignore-patterns=${RELEASE_TEST}`, ...rest], binary: true });
+else {
+  const files = testFiles();
+  const logic = files.filter((f) => tierOf(f) === "logic").map((f) => `./${f}`);
+  runs.push({ label: "logic tier", args: ["--timeout", String(LOGIC_TEST_TIMEOUT_MS), "--parallel=4", "--preload", "./scripts/logic-tier-guard.ts", ...rest, ...logic], binary: false });
+  if (all) runs.push({ label: "end-to-end tier", args: ["--timeout", String(END_TO_END_TEST_TIMEOUT_MS), "--parallel=4", ...rest, ...END_TO_END.map((f) => `./${f}`)], binary: true });
+}
 
 // End-to-end tests run the compiled binary: build it first so they never test a stale one
 // (the release test builds its own, in its clone).
-if (!process.env.TENDRIL_TEST_NO_BUILD && !release) {
+if (!process.env.TENDRIL_TEST_NO_BUILD && runs.some((r) => r.binary)) {
   const build = spawnSync(process.execPath, ["scripts/build.ts"], { stdio: ["ignore", "ignore", "inherit"] });
   if (build.status !== 0) {
     process.stderr.write("tests: the build failed, see above\n");
@@ -29,23 +53,43 @@ if (release) {
   }
 }
 
-// Four files at a time: most tests wait on processes they started, not on a core, so four workers
-// cut the wall time to well under half on a 2-core machine; every wall-clock bound in the tests
-// leaves room for that load (and each file still runs in a fresh global: --parallel isolates).
-const args = ["test", "--timeout", "60000", "--parallel=4", ...(release ? [RELEASE_TEST] : [`--path-ignore-patterns=${RELEASE_TEST}`]), ...rest];
-const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "pipe"], env: process.env });
-let tail = "";
-child.stderr.on("data", (chunk: Buffer) => {
-  process.stderr.write(chunk);
-  tail = (tail + chunk.toString("utf8")).slice(-4096);
-});
-child.on("close", (code, signal) => {
-  const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0);
-  const passed = num(/^\s*(\d+) pass\b/m);
-  const failed = num(/^\s*(\d+) fail\b/m);
-  const skipped = num(/^\s*(\d+) skip\b/m);
-  process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
-  if (passed === 0 && failed === 0) process.stdout.write("tests: no test ran\n");
-  const status = code ?? (signal ? 1 : 0);
-  process.exit(status !== 0 ? status : passed === 0 ? 1 : 0);
-});
+interface Outcome {
+  passed: number;
+  failed: number;
+  skipped: number;
+  status: number;
+}
+
+function runTier(run: Run): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ["test", ...run.args], { stdio: ["ignore", "inherit", "pipe"], env: process.env });
+    let tail = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      tail = (tail + chunk.toString("utf8")).slice(-4096);
+    });
+    child.on("close", (code, signal) => {
+      const num = (re: RegExp) => Number(re.exec(tail)?.[1] ?? 0);
+      const seconds = (performance.now() - started) / 1000;
+      const goal = run.label === "logic tier" ? ` (goal ≤ ${LOGIC_TIER_GOAL_S} s)` : "";
+      process.stdout.write(`tests: the ${run.label} took ${seconds.toFixed(1)} s${goal}\n`);
+      resolve({ passed: num(/^\s*(\d+) pass\b/m), failed: num(/^\s*(\d+) fail\b/m), skipped: num(/^\s*(\d+) skip\b/m), status: code ?? (signal ? 1 : 0) });
+    });
+  });
+}
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let status = 0;
+for (const run of runs) {
+  const o = await runTier(run);
+  passed += o.passed;
+  failed += o.failed;
+  skipped += o.skipped;
+  if (o.status !== 0 && status === 0) status = o.status;
+}
+process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
+if (passed === 0 && failed === 0) process.stdout.write("tests: no test ran\n");
+process.exit(status !== 0 ? status : passed === 0 ? 1 : 0);

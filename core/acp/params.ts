@@ -33,7 +33,7 @@ function kindOf(v: unknown): string {
 
 
 /** One object of a request's params (the params, or an object inside them), read field by field. */
-export class Params {
+export class ParamReader {
   private constructor(
     readonly method: string,
     readonly fields: Fields,
@@ -42,9 +42,9 @@ export class Params {
 
   /** The request's params: an object, else -32602. Every request's params may carry `_meta`
    *  (an object or null); one of another type is named here, whatever the method. */
-  static of(method: string, raw: unknown): Params {
+  static of(method: string, raw: unknown): ParamReader {
     if (!isObject(raw)) throw new AcpError(INVALID_PARAMS, `${method} needs params (an object), got ${kindOf(raw)}`, { param: "params" });
-    const p = new Params(method, raw, "");
+    const p = new ParamReader(method, raw, "");
     p.object("_meta", "nullable");
     return p;
   }
@@ -91,16 +91,16 @@ export class Params {
   }
 
   /** Element `i` of array field `key`, an object read the same way (its fields: `key[i].field`). */
-  element(key: string, i: number): Params {
+  element(key: string, i: number): ParamReader {
     const v = (this.fields[key] as unknown[])[i];
     if (!isObject(v)) throw this.fail(`${key}[${i}]`, `must be an object, got ${kindOf(v)}`);
-    return new Params(this.method, v, `${this.path}${key}[${i}].`);
+    return new ParamReader(this.method, v, `${this.path}${key}[${i}].`);
   }
 
   /** An object field, read the same way (its fields are named `key.field`). */
-  object(key: string, presence: Presence = "optional"): Params | undefined {
+  object(key: string, presence: Presence = "optional"): ParamReader | undefined {
     const v = this.check(key, "an object", isObject, presence);
-    return v && new Params(this.method, v, `${this.path}${key}.`);
+    return v && new ParamReader(this.method, v, `${this.path}${key}.`);
   }
 }
 
@@ -110,7 +110,7 @@ export class Params {
  * `text`, a link's or resource's `uri`, the `resource` itself) are checked where it reads them
  * (convert.ts), as is a block of a type the agent does not take (`unsupported content block: audio`).
  */
-export function parsePrompt(p: Params): ContentBlock[] {
+export function parsePrompt(p: ParamReader): ContentBlock[] {
   const blocks = p.array("prompt")!;
   for (let i = 0; i < blocks.length; i++) {
     if (!isObject(blocks[i])) throw invalidParam(p.method, `prompt[${i}]`, `must be a content block (an object with a type), got ${kindOf(blocks[i])}`);
@@ -156,7 +156,7 @@ export interface ClientSessionCaps {
  *  `session.compaction`; a wrong type elsewhere is a client bug it should hear about, not one silently
  *  read as "no capability"). */
 export function parseInitialize(raw: unknown): { protocolVersion: number; terminalAuth: boolean; session: ClientSessionCaps } {
-  const p = Params.of("initialize", raw);
+  const p = ParamReader.of("initialize", raw);
   const protocolVersion = p.integer("protocolVersion", 0, 65535);
   const caps = p.object("clientCapabilities");
   let terminalAuth = false;
@@ -228,7 +228,7 @@ export interface NewSessionParams {
  * `{append: string}`. The server validator loads only when the request declares servers.
  */
 export async function parseNewSession(raw: unknown, method = "session/new"): Promise<NewSessionParams> {
-  const p = Params.of(method, raw);
+  const p = ParamReader.of(method, raw);
   const cwd = checkCwd(p.get("cwd"), method);
   const extra = p.check("additionalDirectories", "an array of absolute paths", Array.isArray, "nullable") ?? [];
   const additionalDirectories = [...new Set(extra.map((d, i) => checkCwd(d, method, `additionalDirectories[${i}]`)))];
@@ -248,6 +248,6 @@ export async function parseNewSession(raw: unknown, method = "session/new"): Pro
 
 /** session/load and session/resume params: a session id plus what session/new takes. */
 export async function parseLoadSession(raw: unknown, method: "session/load" | "session/resume" | "session/fork"): Promise<NewSessionParams & { sessionId: string }> {
-  const sessionId = Params.of(method, raw).id("sessionId");
+  const sessionId = ParamReader.of(method, raw).id("sessionId");
   return { ...(await parseNewSession(raw, method)), sessionId };
 }

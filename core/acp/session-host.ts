@@ -15,7 +15,7 @@ import type { ApprovalStore } from "../policy/approvals.ts";
 import type { PermissionMode } from "../policy/modes.ts";
 import type { SandboxMode } from "../sandbox-modes.ts";
 import type { ClientSessionCaps } from "./params.ts";
-import type { McpPoolLike } from "./session-open.ts";
+import type { McpPoolLike } from "./tool-server-starts.ts";
 
 export interface SessionHost {
   pool: McpPoolLike;

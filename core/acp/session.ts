@@ -2,7 +2,7 @@
 // server, system prompt, policy, history), one prompt at a time per session, cancellation, listing,
 // closing and deleting, and recording each live session to its file. Does not speak JSON-RPC
 // (agent-server.ts), open a turn (session-turn.ts), run slash commands (session-commands.ts), apply
-// config options (session-config.ts), start servers (session-open.ts) or word notices (notices.ts).
+// config options (session-config.ts), start tool servers (tool-server-starts.ts) or word notices (notices.ts).
 import type { AvailableCommand, ContentBlock, McpServer, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionMode } from "../policy/modes.ts";
 import type { SandboxMode } from "../sandbox-modes.ts";
@@ -17,7 +17,7 @@ import { withTurnContext } from "../agent/turn-context.ts";
 import { isSessionId } from "../agent/session-store.ts";
 import { emptySessionUsage, type SessionUsage } from "../llm/prices.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
-import { SessionOpener } from "./session-open.ts";
+import { ToolServerStarts } from "./tool-server-starts.ts";
 import { checkCwd, type NewSessionParams } from "./params.ts";
 import { SessionRecorder, titleOf } from "./session-recorder.ts";
 import { commandOf, initPrompt, promptCommandOf } from "./commands.ts";
@@ -77,14 +77,14 @@ export class SessionManager {
   readonly #sessions = new Map<string, LiveSession>();
   /** Loads and resumes in flight, by session id: what was asked and its answer (one open per id). */
   readonly #opening = new Map<string, { ask: string; answer: Promise<LoadAnswer> }>();
-  readonly #opener: SessionOpener;
+  readonly #starts: ToolServerStarts;
   readonly #config: SessionConfig;
   /** What turns and commands reach of the manager: the host, and set_mode / set_config_option by id. */
   readonly #context: CommandContext;
   #closed = false;
 
   constructor(private readonly host: SessionHost) {
-    this.#opener = new SessionOpener(host.pool, host.limits);
+    this.#starts = new ToolServerStarts(host.pool, host.limits);
     const models = new ModelChoices(host.models ?? [], host.provider, host.limits.MODEL_LIST_TIMEOUT_S, host.modelList ?? "eager");
     this.#config = new SessionConfig(host, models, (s) => this.#isLive(s));
     const subagents = subagentHost(host, models, this.#sessions);
@@ -226,7 +226,7 @@ export class SessionManager {
     const sandbox = this.host.sandbox && { mode: o.sandboxMode ?? this.host.sandbox.mode, noticed: false };
     const additionalDirectories = o.additionalDirectories ?? [];
     if (this.host.devServer) specs.unshift(this.host.devServer(o.cwd, { additionalDirectories, ...(sandbox ? { sandboxMode: () => sandbox.mode } : {}) }));
-    const tools = await this.#opener.open(specs, o.cwd);
+    const tools = await this.#starts.start(specs, o.cwd);
     // `_meta.systemPrompt`: a string replaces the system prompt, `{append: "…"}` adds to it.
     const asked = o.meta?.systemPrompt;
     const append = typeof (asked as { append?: unknown } | undefined)?.append === "string" ? (asked as { append: string }).append : undefined;

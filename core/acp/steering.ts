@@ -6,7 +6,7 @@ import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message, UserPart } from "../llm/types.ts";
 import { randomId } from "../ids.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
-import { Params, parsePrompt } from "./params.ts";
+import { ParamReader, parsePrompt } from "./params.ts";
 
 export const STEERING_METHOD = "_session/steering";
 
@@ -15,7 +15,7 @@ export const STEERING_CAPABILITY = { steering: { supported: true } };
 
 /** `_session/steering`'s params: a session id and a prompt (an array of content blocks), else -32602. */
 export function parseSteering(raw: unknown): { sessionId: string; prompt: ContentBlock[] } {
-  const p = Params.of(STEERING_METHOD, raw);
+  const p = ParamReader.of(STEERING_METHOD, raw);
   const sessionId = p.id("sessionId");
   const prompt = parsePrompt(p);
   if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");

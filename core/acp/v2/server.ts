@@ -1,35 +1,20 @@
 // Owns the agent's ACP v2 method surface on one connection: initialize, auth/login|logout, session/new|
-// list|delete|resume|close|prompt|set_config_option, tool_call/cancel, and the v2 turn around the one
-// turn engine (session.ts): the prompt is acknowledged with its messageId, and progress and the stop
-// reason arrive as `state_update`. Params are read through params.ts after v2's own fields are put in
-// the session manager's terms. Does not own sessions (session.ts), update shapes (v2/updates.ts) or the
-// wire (agent-server.ts chooses this table when `initialize` asks for protocolVersion 2).
-import type { ContentBlock, RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+// list|delete|resume|close|prompt|set_config_option, steering and tool_call/cancel, each a mapping of
+// v2's params and answers onto the connection's session engine (session-engine.ts): updates are
+// translated (v2/updates.ts), the prompt is acknowledged with its messageId, and progress, questions and
+// the stop reason arrive as `state_update`. Does not own sessions (session.ts), update shapes
+// (v2/updates.ts) or the wire (agent-server.ts chooses this table when `initialize` asks for version 2).
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { log } from "../../log.ts";
 import { randomId } from "../../ids.ts";
-import type { Elicitor, PermissionAsk } from "../../agent/tool-calls.ts";
-import { clientElicitor } from "../elicitation.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { ACP_V2 } from "../../wire/jsonrpc.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
-import { type ClientSessionCaps, Params, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
-import { type SessionManager, sessionRequest } from "../session.ts";
-import type { ClientLink, PromptIo } from "../session-host.ts";
-import type { AgentAuth } from "../auth.ts";
-import { answerOf, permissionOptions } from "../permission-options.ts";
-import { parseSteering, STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
+import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
+import type { SessionManager } from "../session.ts";
+import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
+import { STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
-
-export interface V2Options {
-  version: string;
-  sessions: SessionManager;
-  /** `acp`: MCP-over-ACP servers (`{type:"acp"}`), through the connection's relay (unstable in v2 too). */
-  mcpCapabilities: { http: boolean; sse: boolean; acp?: boolean };
-  persistent: boolean;
-  auth?: AgentAuth;
-}
-
-type Handler = (params: unknown, signal: AbortSignal) => unknown;
 
 /** What this connection keeps per session it opened: the update translation, the running turn and
  *  each of its tool calls' cancel switches. */
@@ -56,7 +41,7 @@ function serversV1(method: string, raw: unknown, acp: boolean): unknown {
 }
 
 /** session/resume's `replayFrom`: whether to replay; a cursor this agent does not know is -32602. */
-function replayOf(p: Params): boolean {
+function replayOf(p: ParamReader): boolean {
   const cursor = p.object("replayFrom", "nullable");
   if (!cursor) return false;
   const type = cursor.string("type");
@@ -66,81 +51,44 @@ function replayOf(p: Params): boolean {
   return true;
 }
 
-/** The v2 method table of one connection. */
-export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): Record<string, Handler> {
+/** The v2 method table of one connection. `acp` MCP servers (`{type:"acp"}`) go through the
+ *  connection's relay, when offered (unstable in v2 too). */
+export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal): Record<string, Handler> {
   const { sessions, auth } = opts;
   const open = new Map<string, V2Session>();
-  let terminalAuth = false;
   const send = (sessionId: string, u: V2Update) => peer.notify("session/update", { sessionId, update: u });
   const stateOf = (sessionId: string): V2Session => {
     let s = open.get(sessionId);
     if (!s) open.set(sessionId, (s = { updates: new V2SessionUpdates(), calls: new Map() }));
     return s;
   };
-  const emit = (sessionId: string, u: SessionUpdate) => {
-    for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
+  /** Tool call `id`'s cancel switch (tool_call/cancel throws it). */
+  const callSwitch = (sessionId: string, id: string): AbortController => {
+    const calls = stateOf(sessionId).calls;
+    let c = calls.get(id);
+    if (!c) calls.set(id, (c = new AbortController()));
+    return c;
+  };
+  const mapping: SessionMapping = {
+    emit: (sessionId, u) => {
+      for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
+    },
+    permissionParams: (sessionId, toolCall, options) => ({ sessionId, title: toolCall.title, subject: { type: "tool_call", toolCall }, options }),
+    // The foreground work waits on the user while any question (permission, elicitation) is open.
+    waiting: (sessionId, waits, turn) => {
+      if (waits) send(sessionId, stateUpdate("requires_action"));
+      else if (!turn.aborted) send(sessionId, stateUpdate("running"));
+    },
+    toolCallSignal: (sessionId, id) => callSwitch(sessionId, id).signal,
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
   // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
-  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [], subagents: true }, notify: emit };
-  const requireAuth = () => auth?.require(terminalAuth);
+  const engine = new SessionEngine(sessions, peer, mapping, auth, { notices: true, compaction: true, elicitation: [], subagents: true });
+  const client = engine.client;
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
     availableCommands: commandsV2(sessions.availableCommands(sessionId)),
   });
-
-  function promptIo(sessionId: string, s: V2Session, signal: AbortSignal): PromptIo {
-    // The foreground work waits on the user while any question (permission, elicitation) is open.
-    let waiting = 0;
-    const asking = async <T>(turn: AbortSignal, ask: () => Promise<T>): Promise<T> => {
-      if (waiting++ === 0) send(sessionId, stateUpdate("requires_action"));
-      try {
-        return await ask();
-      } finally {
-        if (--waiting === 0 && !turn.aborted) send(sessionId, stateUpdate("running"));
-      }
-    };
-    const callSignal = (id: string) => {
-      let c = s.calls.get(id);
-      if (!c) s.calls.set(id, (c = new AbortController()));
-      return c.signal;
-    };
-    // v2's elicitation/create and elicitation/complete carry v1's fields (session and tool call scope).
-    const elicitor = clientElicitor(peer, sessionId, client.caps.elicitation);
-    const elicit: Elicitor | undefined = elicitor && {
-      modes: elicitor.modes,
-      ask: (toolCallId, e, turn) => asking(turn, () => elicitor.ask(toolCallId, e, AbortSignal.any([turn, callSignal(toolCallId)]))),
-    };
-    return {
-      signal,
-      caps: client.caps,
-      forSession: (other) => promptIo(other, stateOf(other), signal),
-      toolCallSignal: callSignal,
-      ...(elicit ? { elicit } : {}),
-      emit: (u) => {
-        for (const v of s.updates.translate(u)) send(sessionId, v);
-      },
-      askPermission({ allowAlways, options: own, ...ask }: PermissionAsk, turn: AbortSignal) {
-        const cancel = AbortSignal.any([turn, callSignal(ask.toolCallId)]);
-        if (cancel.aborted) return Promise.resolve("cancelled");
-        const options = own ?? permissionOptions(allowAlways);
-        return asking(turn, async () => {
-          try {
-            const toolCall = { ...ask, status: "pending" };
-            const res = await peer.request<RequestPermissionResponse>(
-              "session/request_permission",
-              { sessionId, title: ask.title, subject: { type: "tool_call", toolCall }, options },
-              cancel,
-            );
-            return cancel.aborted ? "cancelled" : answerOf(res, options);
-          } catch (err) {
-            if (!cancel.aborted) log.warn("permission request failed; treating as cancelled", { error: err });
-            return "cancelled";
-          }
-        });
-      },
-    };
-  }
 
   /** The turn after its acknowledgement: idle with its stop reason (or its error) when it ends. */
   function finishTurn(sessionId: string, s: V2Session, turn: ReturnType<SessionManager["prompt"]>): Promise<void> {
@@ -170,13 +118,13 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
 
   return {
     initialize: (raw) => {
-      const p = Params.of("initialize", raw);
+      const p = ParamReader.of("initialize", raw);
       p.integer("protocolVersion", 0, 65535);
       const info = p.object("info", "nullable");
       info?.string("name");
       info?.string("version");
       const caps = p.object("capabilities", "nullable");
-      terminalAuth = caps?.object("auth", "nullable")?.object("terminal", "nullable") !== undefined;
+      engine.terminalAuth = caps?.object("auth", "nullable")?.object("terminal", "nullable") !== undefined;
       const elicitation = caps?.object("elicitation", "nullable");
       client.caps.elicitation = (["form", "url"] as const).filter((mode) => elicitation?.object(mode, "nullable") !== undefined);
       const mcp = { stdio: {}, ...(opts.mcpCapabilities.http ? { http: {} } : {}), ...(opts.mcpCapabilities.acp ? { acp: {} } : {}) };
@@ -195,106 +143,82 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
           ...(auth ? { auth: {} } : {}),
           _meta: STEERING_CAPABILITY,
         },
-        authMethods: (auth?.methods(terminalAuth) ?? []).map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
+        authMethods: engine.authMethods().map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
       };
     },
-    "auth/login": (raw) => {
-      const methodId = Params.of("auth/login", raw).id("methodId");
-      return auth ? auth.authenticate(methodId) : {};
-    },
+    "auth/login": (raw) => engine.authenticate(ParamReader.of("auth/login", raw).id("methodId")),
     "auth/logout": (raw) => {
-      Params.of("auth/logout", raw ?? {});
-      return auth?.logout() ?? {};
+      ParamReader.of("auth/logout", raw ?? {});
+      return engine.logout();
     },
     "session/new": async (raw) => {
-      const p = await parseNewSession(serversV1("session/new", raw, opts.mcpCapabilities.acp === true));
-      requireAuth();
-      const answer = await sessions.newSession(sessionRequest(p, client));
+      const answer = await engine.newSession(await parseNewSession(serversV1("session/new", raw, opts.mcpCapabilities.acp === true)));
       stateOf(answer.sessionId);
       return { sessionId: answer.sessionId, ...(await describe(answer.sessionId, answer)) };
     },
     "session/resume": async (raw) => {
-      const replay = replayOf(Params.of("session/resume", raw));
+      const replay = replayOf(ParamReader.of("session/resume", raw));
       const p = await parseLoadSession(serversV1("session/resume", raw, opts.mcpCapabilities.acp === true), "session/resume");
-      requireAuth();
       // A fresh translation (the replay tells it the session's tool calls again), put in place only once
       // the load succeeded: a refused resume (a busy session) leaves the running turn's state, which
       // session/close and tool_call/cancel need. A child's replayed updates go under its own id.
       const fresh: V2Session = { updates: new V2SessionUpdates(), calls: new Map() };
       const replayed = (u: SessionUpdate, sessionId = p.sessionId) => {
-        if (sessionId !== p.sessionId) return emit(sessionId, u);
+        if (sessionId !== p.sessionId) return mapping.emit(sessionId, u);
         for (const v of fresh.updates.translate(u)) send(p.sessionId, v);
       };
-      const answer = await sessions.loadSession({ ...sessionRequest(p, client), id: p.sessionId, replay: replay ? replayed : undefined });
+      const answer = await engine.loadSession(p, replay ? replayed : undefined);
       open.set(p.sessionId, fresh);
       // The current-state snapshot after the replay and before the answer: the replay is complete.
       send(p.sessionId, stateUpdate("idle"));
       return describe(p.sessionId, answer);
     },
-    "session/list": (raw) => {
-      const p = Params.of("session/list", raw ?? {});
-      return sessions.listSessions(p.string("cwd", "nullable"), p.string("cursor", "nullable"));
-    },
+    "session/list": (raw) => engine.list(raw),
     "session/delete": async (raw) => {
-      const sessionId = Params.of("session/delete", raw).id("sessionId");
-      await sessions.deleteSession(sessionId);
-      open.delete(sessionId);
+      open.delete(await engine.delete(raw));
       return {};
     },
     // A running turn is cancelled and its last updates (idle, cancelled) sent before the answer.
     "session/close": async (raw) => {
-      const sessionId = Params.of("session/close", raw).id("sessionId");
+      const sessionId = ParamReader.of("session/close", raw).id("sessionId");
       const s = open.get(sessionId);
       if (s?.turn) {
         sessions.cancel(sessionId);
         await s.turn;
       }
-      await sessions.closeSession(sessionId);
+      await engine.close(sessionId);
       open.delete(sessionId);
       return {};
     },
     // Acknowledged once its turn has opened. A prompt refused before that (an unknown or busy session,
     // a block the agent cannot take) is an error answer and changes no state.
     "session/prompt": async (raw) => {
-      const p = Params.of("session/prompt", raw);
+      const p = ParamReader.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
       const prompt = parsePrompt(p);
       if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");
       if (sessions.isBusy(sessionId)) throw new AcpError(INVALID_PARAMS, `session ${sessionId} is busy with another prompt; wait for idle or send session/cancel`);
-      const s: V2Session = open.get(sessionId) ?? { updates: new V2SessionUpdates(), calls: new Map() };
       // Saved with the prompt: a replay shows the message under the id this answer gives.
       const messageId = randomId();
-      const turn = sessions.prompt(sessionId, prompt, { ...promptIo(sessionId, s, ended), userMessageId: messageId });
+      const turn = engine.prompt(sessionId, prompt, { ...engine.promptIo(sessionId, ended), userMessageId: messageId });
       if (!opened(sessionId)) {
         await turn; // throws why it was refused
         throw new AcpError(INTERNAL_ERROR, "the prompt ended before its turn began");
       }
-      open.set(sessionId, s);
+      const s = stateOf(sessionId);
       // Before any of the turn's own updates: those come after its first await.
       send(sessionId, stateUpdate("running"));
       send(sessionId, v2Update("user_message", { messageId, content: prompt }));
       s.turn = finishTurn(sessionId, s, turn);
       return { messageId };
     },
-    // As on v1: answered at once, heard at the turn's next LLM request.
-    [STEERING_METHOD]: (raw) => {
-      const { sessionId, prompt } = parseSteering(raw);
-      sessions.steer(sessionId, prompt);
-      return {};
-    },
-    "session/set_config_option": async (raw) => {
-      const p = Params.of("session/set_config_option", raw);
-      const sessionId = p.id("sessionId");
-      const configId = p.id("configId");
-      const type = p.string("type");
-      const value = type === "boolean" ? p.boolean("value", "required") : p.check("value", "a value id (a string)", (v): v is string => typeof v === "string");
-      const { configOptions, updates } = await sessions.setConfigOption(sessionId, configId, value);
-      for (const u of updates) emit(sessionId, u);
-      return { configOptions: configOptionsV2(configOptions) };
-    },
+    [STEERING_METHOD]: (raw) => engine.steer(raw),
+    "session/set_config_option": async (raw) => ({
+      configOptions: configOptionsV2(await engine.setConfigOption(ParamReader.of("session/set_config_option", raw), "required")),
+    }),
     // Accepted at once; the call's final update (cancelled, or completed/failed when it finished first) follows.
     "tool_call/cancel": (raw) => {
-      const p = Params.of("tool_call/cancel", raw);
+      const p = ParamReader.of("tool_call/cancel", raw);
       const sessionId = p.id("sessionId");
       const toolCallId = p.id("toolCallId");
       sessions.isBusy(sessionId); // an unknown session is -32002
@@ -303,9 +227,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
       if (state === "unknown") throw p.fail("toolCallId", `${JSON.stringify(toolCallId)} is no tool call of session ${sessionId}`);
       if (state === "final" || !s?.turn) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
       s.updates.requestCancel(toolCallId);
-      let c = s.calls.get(toolCallId);
-      if (!c) s.calls.set(toolCallId, (c = new AbortController()));
-      c.abort();
+      callSwitch(sessionId, toolCallId).abort();
       return {};
     },
   };

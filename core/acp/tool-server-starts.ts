@@ -13,34 +13,34 @@ export interface McpPoolLike {
   openTools(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;
 }
 
-export class SessionOpener {
+export class ToolServerStarts {
   /** Session starts spawn servers: a burst waits in line instead of forking at once. */
-  readonly #starts: Semaphore;
+  readonly #slots: Semaphore;
 
   constructor(
     private readonly pool: McpPoolLike,
     private readonly limits: Limits,
   ) {
-    this.#starts = createSemaphore(limits.MAX_SESSION_STARTS);
+    this.#slots = createSemaphore(limits.MAX_SESSION_STARTS);
   }
 
   /** Opens the servers, waiting its turn; rejects with an AcpError the client can act on. */
-  async open(specs: McpServerSpec[], cwd: string): Promise<McpSessionTools> {
+  async start(specs: McpServerSpec[], cwd: string): Promise<McpSessionTools> {
     const { limits } = this;
     const deadline = AbortSignal.timeout(limits.SESSION_START_TIMEOUT_S * 1000);
-    const held = await this.#starts.acquire(deadline);
+    const held = await this.#slots.acquire(deadline);
     if (!held || deadline.aborted) {
-      if (held) this.#starts.release();
+      if (held) this.#slots.release();
       throw new AcpError(
         INTERNAL_ERROR,
         `session could not start within ${limits.SESSION_START_TIMEOUT_S} s (SESSION_START_TIMEOUT_S): ` +
-          `${this.#starts.held} sessions were starting and ${this.#starts.waiting} more waiting (MAX_SESSION_STARTS is ${limits.MAX_SESSION_STARTS}); try again`,
+          `${this.#slots.held} sessions were starting and ${this.#slots.waiting} more waiting (MAX_SESSION_STARTS is ${limits.MAX_SESSION_STARTS}); try again`,
       );
     }
     // The slot is released when the pool's start settles, even if this request stops waiting first.
     let released = false;
     const release = () => {
-      if (!released) (released = true), this.#starts.release();
+      if (!released) (released = true), this.#slots.release();
     };
     let opening: Promise<McpSessionTools>;
     try {

@@ -1,0 +1,117 @@
+// Owns the agent's ACP v1 method surface on one connection: initialize, authenticate, logout, session/
+// new|load|resume|fork|list|close|delete, prompt, set_mode, set_config_option, set_model and steering,
+// each a mapping of v1's params and answers onto the connection's session engine (session-engine.ts):
+// updates go out as they are, permission is asked with the tool call at the top of the params. Does not
+// own sessions, the wire or what a cancelled request undoes (agent-server.ts).
+import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import { log } from "../../log.ts";
+import { ACP_V1 } from "../../wire/jsonrpc.ts";
+import type { RpcPeer } from "../../wire/rpc-peer.ts";
+import { MODEL_OPTION_ID } from "../model-choice.ts";
+import { ParamReader, parseInitialize, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
+import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
+import { STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
+
+/** The ACP protocol version this table speaks. */
+const PROTOCOL_VERSION = ACP_V1;
+
+/** The v1 method table of one connection. */
+export function v1Handlers(opts: MappingOptions, peer: RpcPeer): Record<string, Handler> {
+  const { auth } = opts;
+  const send = (sessionId: string, update: SessionUpdate) => peer.notify("session/update", { sessionId, update });
+  const mapping: SessionMapping = {
+    emit: send,
+    permissionParams: (sessionId, toolCall, options) => ({ sessionId, toolCall, options }),
+  };
+  // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
+  const engine = new SessionEngine(opts.sessions, peer, mapping, auth, { notices: false, compaction: false, elicitation: [] });
+  // Right after the answer that gave the client the session (its updates must not come first); not
+  // for a request the client cancelled (that session is undone), and a session closed meanwhile has
+  // nothing to announce.
+  const announceCommands = (sessionId: string, signal: AbortSignal) =>
+    void setImmediate(() => {
+      if (signal.aborted) return;
+      try {
+        send(sessionId, { sessionUpdate: "available_commands_update", availableCommands: opts.sessions.availableCommands(sessionId) });
+      } catch (err) {
+        log.debug("commands not announced", { session: sessionId, error: err });
+      }
+    });
+  const announced = <T>(sessionId: string, answer: T, signal: AbortSignal): T => {
+    announceCommands(sessionId, signal);
+    return answer;
+  };
+  return {
+    // Not a gate: requests sent before its answer are served.
+    initialize: (raw) => {
+      const p = parseInitialize(raw);
+      engine.terminalAuth = p.terminalAuth;
+      engine.client.caps = p.session;
+      return {
+        protocolVersion: Math.min(p.protocolVersion, PROTOCOL_VERSION),
+        agentInfo: { name: "tendril", version: opts.version },
+        agentCapabilities: {
+          loadSession: opts.persistent,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: opts.mcpCapabilities,
+          // Listing, resuming and deleting need saved sessions; closing and forking work either way.
+          // additionalDirectories: more workspace roots on new, load, resume and fork.
+          sessionCapabilities: opts.persistent
+            ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
+            : { close: {}, fork: {}, additionalDirectories: {} },
+          ...(auth ? { auth: { logout: {} } } : {}),
+          _meta: STEERING_CAPABILITY,
+        },
+        authMethods: engine.authMethods(),
+      };
+    },
+    authenticate: (raw) => engine.authenticate(ParamReader.of("authenticate", raw).id("methodId")),
+    logout: (raw) => {
+      // Every field is optional; a wrong type is still named.
+      ParamReader.of("logout", raw ?? {}).object("_meta", "nullable");
+      return engine.logout();
+    },
+    "session/new": async (raw, signal) => {
+      const answer = await engine.newSession(await parseNewSession(raw));
+      return announced(answer.sessionId, answer, signal);
+    },
+    "session/load": async (raw, signal) => {
+      const p = await parseLoadSession(raw, "session/load");
+      const answer = await engine.loadSession(p, (update, sessionId = p.sessionId) => send(sessionId, update));
+      return announced(p.sessionId, answer, signal);
+    },
+    "session/resume": async (raw, signal) => {
+      const p = await parseLoadSession(raw, "session/resume");
+      const answer = await engine.loadSession(p);
+      return announced(p.sessionId, answer, signal);
+    },
+    "session/fork": async (raw, signal) => {
+      const answer = await engine.forkSession(await parseLoadSession(raw, "session/fork"));
+      return announced(answer.sessionId, answer, signal);
+    },
+    "session/list": (raw) => engine.list(raw),
+    "session/delete": async (raw) => (await engine.delete(raw), {}),
+    "session/close": async (raw) => (await engine.close(ParamReader.of("session/close", raw).id("sessionId")), {}),
+    // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
+    "session/prompt": (raw, signal) => {
+      const p = ParamReader.of("session/prompt", raw);
+      const sessionId = p.id("sessionId");
+      return engine.prompt(sessionId, parsePrompt(p), engine.promptIo(sessionId, signal));
+    },
+    [STEERING_METHOD]: (raw) => engine.steer(raw),
+    // Whichever path changes the mode or the model, the client hears it (before the answer).
+    "session/set_mode": async (raw) => {
+      const p = ParamReader.of("session/set_mode", raw);
+      await engine.setMode(p.id("sessionId"), p.id("modeId"));
+      return {};
+    },
+    "session/set_config_option": async (raw) => ({ configOptions: await engine.setConfigOption(ParamReader.of("session/set_config_option", raw), "optional") }),
+    // The older (unstable) way some clients switch models; same effect as the `model` config option.
+    "session/set_model": async (raw) => {
+      const p = ParamReader.of("session/set_model", raw);
+      const sessionId = p.id("sessionId");
+      await engine.setOption(sessionId, MODEL_OPTION_ID, p.id("modelId"));
+      return {};
+    },
+  };
+}
