@@ -65,6 +65,8 @@ export const END_TO_END: readonly string[] = [
   "tests/rg.test.ts",
   "tests/sandbox.test.ts",
   "tests/sandbox2.test.ts",
+  "tests/sandbox3.test.ts",
+  "tests/sandbox-kill.test.ts",
   "tests/trace-view.test.ts",
   "tests/tree.test.ts",
   "tools/crates/lock.test.ts",
