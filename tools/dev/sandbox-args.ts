@@ -33,6 +33,9 @@ export interface BwrapPlan {
   /** The host's listening unix sockets (hostUnixSockets): each outside the private directories is
    *  covered, so nothing connects to it from inside. */
   sockets?: readonly string[];
+  /** The sockets of ours the command must reach (the allow-domains proxy's): the only ones left
+   *  uncovered by name. A shown folder exempts nothing else in it. */
+  ownSockets?: readonly string[];
   /** Under workspace-write: the `.git` entries under the roots (found now when not given). */
   git?: GitEntries;
   /** HOME hidden but for what tools need (sandbox-home.ts). */
@@ -112,11 +115,12 @@ export function bwrapArgs(settings: SandboxSettings, plan: BwrapPlan): string[] 
   }
   // A socket elsewhere (~/.docker/run/docker.sock, a user D-Bus or tmux socket moved out of /run) is
   // covered by /dev/null: connecting to it is refused. In the workspace too, which may be HOME; what the
-  // command binds itself, and the allow-domains proxy's socket (shown), stay reachable.
-  const mine = [plan.tmp, ...(plan.shown ?? [])];
+  // command binds itself (in its own TMPDIR) and the allow-domains proxy's socket stay reachable; any
+  // other socket in a folder shown again (the shim folder, the binary's) is covered like the rest.
+  const own = new Set(plan.ownSockets ?? []);
   for (const s of plan.sockets ?? []) {
     const gone = underPrivateDir(s) && !roots.some((r) => isInside(r, s)); // in a private tmpfs, not mounted back
-    if (gone || KERNEL_DIRS.some((d) => isInside(d, s)) || mine.some((d) => isInside(d, s)) || plan.hidden.some((h) => isInside(h, s))) continue;
+    if (gone || own.has(s) || KERNEL_DIRS.some((d) => isInside(d, s)) || isInside(plan.tmp, s) || plan.hidden.some((h) => isInside(h, s))) continue;
     args.push("--ro-bind", "/dev/null", s);
   }
   for (const d of privateDirs) if (!WRITABLE_PRIVATE_DIRS.includes(d)) args.push("--remount-ro", d);

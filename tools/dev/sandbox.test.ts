@@ -54,19 +54,21 @@ test("a session's additional directories are writable under workspace-write (the
   rmSync(base, { recursive: true, force: true });
 });
 
-test("a host socket outside the private directories is covered by /dev/null, in the workspace too; hidden, private, shown and kernel ones are left alone", () => {
+test("a host socket outside the private directories is covered by /dev/null, in the workspace and a shown folder too; hidden, private, kernel ones and the proxy's own are left alone", () => {
   const plan = {
     root: "/nonexistent/ws",
     extraRoots: ["/nonexistent/extra"],
     cwd: "/nonexistent/ws",
     tmp: "/nonexistent/tmp",
     hidden: ["/home/u/.ssh"],
-    shown: ["/nonexistent/proxy"],
-    sockets: ["/tmp/ws/daemon.sock", "/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/nonexistent/proxy/proxy.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"],
+    shown: ["/nonexistent/proxy", "/nonexistent/shims"],
+    ownSockets: ["/nonexistent/proxy/proxy.sock"],
+    sockets: ["/tmp/ws/daemon.sock", "/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/nonexistent/proxy/proxy.sock", "/nonexistent/proxy/planted.sock", "/nonexistent/shims/x.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"],
   };
   const args = bwrapArgs(ctx.settings, plan).join(" ");
   expect(bwrapArgs(ctx.settings, { ...plan, root: "/tmp/ws" }).join(" ")).toContain("--ro-bind /dev/null /tmp/ws/daemon.sock"); // a workspace under /tmp is mounted back
-  for (const covered of ["/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock"]) {
+  // A13: the socket-covering exemption is the proxy's own socket only, not whatever else its (or any shown) folder holds
+  for (const covered of ["/home/u/.docker/run/docker.sock", "/var/lib/app/app.sock", "/nonexistent/ws/tmp/puma.sock", "/nonexistent/extra/s.sock", "/nonexistent/proxy/planted.sock", "/nonexistent/shims/x.sock"]) {
     expect(args).toContain(`--ro-bind /dev/null ${covered}`);
   }
   for (const kept of ["/nonexistent/proxy/proxy.sock", "/run/user/1000/bus", "/tmp/tmux-1000/default", "/home/u/.ssh/agent.sock", "/dev/log"]) {

@@ -138,8 +138,8 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
       log.warn("the workspace has more folders than SANDBOX_GIT_WALK_DIRS: a .git deeper than that is neither guarded nor reported", { limit: walk });
     }
     const status = req.status ? new BwrapStatus() : undefined;
-    const plan = (extra: string[] = []) => ({
-      root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), shown: [...shown, ...extra], sockets,
+    const plan = (extra: string[] = [], ownSockets: string[] = []) => ({
+      root: ctx.root, extraRoots: ctx.extraRoots, cwd: req.cwd, tmp, hidden: hiddenPaths(ctx.settings, ctx.home, ctx.configDir, ctx.stateDir), shown: [...shown, ...extra], sockets, ownSockets,
       git, home, disableUserns: bwrapDisablesUserns(bwrap), status: status !== undefined,
       // The shell's executor pipes the filter in (no /bin/sh in between); an MCP server's start opens the file.
       ...(status && { seccompFd: INPUT_FD }),
@@ -169,7 +169,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     const url = `http://127.0.0.1:${PROXY_PORT}`;
     for (const k of ["NO_PROXY", "no_proxy"]) delete env[k];
     Object.assign(env, { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, ALL_PROXY: url, all_proxy: url });
-    const started = await start(bwrapArgs(ctx.settings, plan([dir]))).catch(async (err) => {
+    const started = await start(bwrapArgs(ctx.settings, plan([dir], [join(dir, "proxy.sock")]))).catch(async (err) => {
       await proxy.close();
       await removeBoth();
       throw err;
