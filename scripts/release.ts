@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { sha256File } from "../core/ids.ts";
 import { pidAlive } from "../core/process-group.ts";
 import { compileArgs } from "./compile-args.ts";
-import { writeArchive } from "./release/archive.ts";
+import { type ArchiveEntry, writeArchive } from "./release/archive.ts";
 import { checkMachoSignature } from "./release/macho-signature.ts";
 import { signAdHoc } from "./release/macho-sign.ts";
 import { packLauncher, packPlatform, type PackageMeta } from "./release/npm-packages.ts";
@@ -32,6 +32,8 @@ const USAGE = `usage: npm run release [-- OPTIONS]
   --cache-runtimes only put the cross-compile runtimes in npm's cache (fetching them), then exit`;
 const BUILD_TIMEOUT_MS = 300_000;
 const ROOT = resolve(import.meta.dir, "..");
+/** The reference pages README links to, shipped beside it in each archive. */
+const DOC_PAGES = readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort();
 const OUT = join(ROOT, "dist", "release");
 const WORK_PREFIX = ".release-work-";
 
@@ -197,7 +199,15 @@ async function writeArtifacts(bins: Map<string, string>, out: string, stage: str
   const archives = PLATFORMS.map(async (p) => {
     const dir = resolve(bins.get(p.id)!, "..");
     for (const f of ["LICENSE", "README.md"]) copyFileSync(join(ROOT, f), join(dir, f));
-    const entries = [{ name: "tendril", mode: 0o755 }, { name: "LICENSE", mode: 0o644 }, { name: "README.md", mode: 0o644 }] as const;
+    // README's reference links lead into docs/: the pages travel with it, so no link in an archive is dead.
+    mkdirSync(join(dir, "docs"), { recursive: true });
+    for (const f of DOC_PAGES) copyFileSync(join(ROOT, "docs", f), join(dir, "docs", f));
+    const entries: ArchiveEntry[] = [
+      { name: "tendril", mode: 0o755 },
+      { name: "LICENSE", mode: 0o644 },
+      { name: "README.md", mode: 0o644 },
+      ...DOC_PAGES.map((f): ArchiveEntry => ({ name: `docs/${f}`, mode: 0o644 })),
+    ];
     await writeArchive(join(out, archiveName(src.version, p)), dir, entries, src.time);
   });
   const packs = [packLauncher(ROOT, stage, out, meta, PLATFORMS), ...PLATFORMS.map((p) => packPlatform(bins.get(p.id)!, ROOT, stage, out, meta, p))];

@@ -183,12 +183,14 @@ describe("a release", () => {
     }
   });
 
-  test("each archive holds tendril, LICENSE and README.md at its top, stamped with the commit's time", async () => {
+  test("each archive holds tendril, LICENSE and README.md at its top and the docs pages README links to, stamped with the commit's time", async () => {
     const commitTime = Number(spawnSync("git", ["log", "-1", "--format=%ct"], { cwd: clone, encoding: "utf8" }).stdout.trim());
     for (const name of archives) {
       const entries: { path: string; mode: number; mtime: number }[] = [];
       await tar.t({ file: join(out, name), onReadEntry: (e) => entries.push({ path: e.path, mode: e.mode ?? 0, mtime: (e.mtime?.getTime() ?? 0) / 1000 }) });
-      expect(entries.map((e) => [e.path, e.mode & 0o777])).toEqual([["tendril", 0o755], ["LICENSE", 0o644], ["README.md", 0o644]]);
+      const docs = readdirSync(join(clone, "docs")).filter((f) => f.endsWith(".md")).sort();
+      expect(docs.length).toBeGreaterThan(0);
+      expect(entries.map((e) => [e.path, e.mode & 0o777])).toEqual([["tendril", 0o755], ["LICENSE", 0o644], ["README.md", 0o644], ...docs.map((f) => [`docs/${f}`, 0o644])]);
       for (const e of entries) expect(e.mtime).toBe(commitTime);
     }
   });

@@ -9,7 +9,7 @@ import { createGzip } from "node:zlib";
 import * as tar from "tar";
 
 export interface ArchiveEntry {
-  /** A file name inside `dir`, stored at the archive's top level. */
+  /** A file's path inside `dir` (`README.md`, `docs/agent.md`), stored under the same path. */
   name: string;
   mode: 0o755 | 0o644;
 }
