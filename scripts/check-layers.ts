@@ -43,7 +43,8 @@ function importsOf(text: string): Imp[] {
 
 /** Modules every agent session (and `tendril prompt`) loads with the default tools, and the packages their static imports must
  *  not reach: the MCP SDK loads only when a session declares an external server or dev-mcp runs,
- *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), zod (~5 ms)
+ *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), node:child_process
+ *  (~4 ms) with the first spawn (core/process-group.ts loads it), zod (~5 ms)
  *  only when something is validated (core/zod-issue.ts loads it), picomatch (~1 ms) with the first
  *  permission rule, the JSON Schema validator only for `tendril prompt --output-schema`. */
 const LEAN_ENTRIES = [
@@ -62,7 +63,7 @@ const LEAN_ENTRIES = [
   "core/config.ts",
   "core/mcp/pool.ts",
 ];
-const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "zod", "picomatch", "@cfworker/json-schema"];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "node:child_process", "zod", "picomatch", "@cfworker/json-schema"];
 
 const problems: string[] = [];
 /** `from spec` of every dynamic import found, against DEFERRED_IMPORTS. */

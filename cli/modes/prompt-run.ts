@@ -4,7 +4,6 @@
 // the process.
 import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { type ApprovalPolicy, decidePermission, parseApprovalPolicy } from "../../core/acp-client/approve.ts";
 import { type AgentSpawn, type McpStdioServer, type ResumeWanted, runPrompt } from "../../core/acp-client/client-runner.ts";
 import type { OutputSchema } from "../../core/acp-client/output-schema.ts";
@@ -21,7 +20,8 @@ import { VERSION } from "../../core/version.ts";
 import { processEnv } from "../process/environment.ts";
 import { installExitPolicy } from "../process/fatal.ts";
 import { readFileOrUndefined } from "../process/optional-file.ts";
-import { FLAGS, flagKey, flagValue, type PromptFlags } from "./prompt-flags.ts";
+import { isTerminal, type TextOut, textOut } from "../process/stdio.ts";
+import { FLAGS, flagKey, flagValue, parsePlain, type PromptFlags } from "./prompt-flags.ts";
 import { type SelfCommand, selfCommand } from "../process/self.ts";
 import { signalExitCode, type StopSignal, watchStopSignals } from "../process/stop-signals.ts";
 
@@ -35,22 +35,7 @@ class UsageError extends Error {}
  * is undefined: the full parser takes it and says what is wrong.
  */
 export async function runPromptFast(args: string[]): Promise<number | undefined> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: Object.fromEntries(
-        FLAGS.map((f) => [
-          f.name,
-          { type: f.arg ? ("string" as const) : ("boolean" as const), ...(f.short ? { short: f.short } : {}), ...(f.repeatable ? { multiple: true } : {}) },
-        ]),
-      ),
-    });
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = parsePlain(args);
   const values = parsed?.values as Record<string, string | string[] | undefined> | undefined;
   const plain =
     parsed !== undefined &&
@@ -300,14 +285,25 @@ async function runPromptMode(promptArg: string, flags: PromptFlags): Promise<num
 }
 
 async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<string, string>): Promise<number> {
+  const [stdout, stderr] = [textOut(1), textOut(2)];
+  try {
+    return await runWithOutput(setup, flags, vars, stdout, stderr);
+  } finally {
+    // whatever ends the run, what was written goes out before the process exits
+    await Promise.all([stdout.drained(), stderr.drained()]);
+  }
+}
+
+async function runWithOutput(setup: Setup, flags: PromptFlags, vars: Record<string, string>, stdout: TextOut, stderr: TextOut): Promise<number> {
+  const errIsTty = isTerminal(2);
   const output = createPromptOutput(
     flags.output,
     {
-      out: (s) => void process.stdout.write(s),
-      err: (s) => void process.stderr.write(s),
-      errIsTty: process.stderr.isTTY === true,
-      outIsTty: process.stdout.isTTY === true,
-      color: process.stderr.isTTY === true && !vars.NO_COLOR,
+      out: (s) => stdout.write(s),
+      err: (s) => stderr.write(s),
+      errIsTty,
+      outIsTty: isTerminal(1),
+      color: errIsTty && !vars.NO_COLOR,
     },
     { timeoutS: setup.timeoutS, schema: setup.schema !== undefined },
   );
@@ -367,7 +363,6 @@ async function runWithSetup(setup: Setup, flags: PromptFlags, vars: Record<strin
     // -o FILE: the answer's text as the agent gave it, whatever the output format (a failed run keeps
     // what was said before it failed); with --output-schema, the document alone, or nothing.
     if (setup.outFd !== undefined && output.answer !== "") writeSync(setup.outFd, output.answer.endsWith("\n") ? output.answer : `${output.answer}\n`);
-    await new Promise<void>((done) => process.stdout.write("", () => done()));
     return result.outcome.kind === "interrupted" && stoppedBy !== undefined ? signalExitCode(stoppedBy) : code;
   } finally {
     signals.dispose();

@@ -1,20 +1,22 @@
 // Owns the protocol modes' stdin and stdout as byte streams. Under Bun they are its native file
 // readers and writers: Node's stream classes cost ~10 ms to load, more than the rest of a start-up.
 // Elsewhere (deno run main.ts) they are process.stdin/stdout through the wire adapters. Also the
-// whole-descriptor reads and writes of the quick paths (`--version`, the rg and tree shims).
+// whole-descriptor reads and writes of the quick paths (`--version`, the rg and tree shims), and the
+// text output of `tendril prompt` (stdout, stderr and whether each is a terminal) without Node's streams.
 // Does not frame lines or own the writer's order (core/wire/).
 import { readSync, writeSync } from "node:fs";
 import { chunksOf } from "../../core/wire/link.ts";
 import { type ByteSink, nodeSink } from "../../core/wire/writer.ts";
 
 interface BunFileSink {
-  write(chunk: Uint8Array): number;
+  write(chunk: Uint8Array | string): number;
   flush(): number | Promise<number>;
 }
 
 interface BunStdio {
   stdin: { stream(): ReadableStream<Uint8Array> };
   stdout: { writer(): BunFileSink };
+  stderr: { writer(): BunFileSink };
 }
 
 const bun = (globalThis as { Bun?: BunStdio }).Bun;
@@ -55,6 +57,59 @@ export function stdoutSink(onBroken: (err: Error) => void = () => {}): ByteSink 
       }
     },
   };
+}
+
+/** Text written to stdout or stderr in order; `drained` resolves once everything written so far is out. */
+export interface TextOut {
+  write(text: string): void;
+  drained(): Promise<void>;
+}
+
+/**
+ * stdout (1) or stderr (2) for text, without Node's streams (process.stdout/stderr cost ~9 ms to
+ * start, a quarter of a one-line `tendril prompt`). Writes never block the event loop; once the reader
+ * is gone (EPIPE) further text is dropped, as nobody can read it.
+ */
+export function textOut(fd: 1 | 2): TextOut {
+  if (!bun) {
+    const stream = fd === 1 ? process.stdout : process.stderr;
+    stream.on("error", () => {});
+    return { write: (text) => void stream.write(text), drained: () => new Promise((done) => stream.write("", () => done())) };
+  }
+  const w = fd === 1 ? bun.stdout.writer() : bun.stderr.writer();
+  let broken = false;
+  // Each text is handed over once the one before it is out: a flush that is still pending when the
+  // next text comes would otherwise not cover it.
+  let last: Promise<void> = Promise.resolve();
+  const put = async (text: string): Promise<void> => {
+    if (broken) return;
+    try {
+      w.write(text);
+      await w.flush();
+    } catch {
+      broken = true;
+    }
+  };
+  return {
+    write(text) {
+      last = last.then(() => put(text));
+    },
+    drained: () => last,
+  };
+}
+
+interface TtyBinding {
+  isTTY(fd: number): boolean;
+}
+
+/** Whether a descriptor is a terminal. Under Bun through its own check (node:tty costs ~8 ms to load). */
+export function isTerminal(fd: 0 | 1 | 2): boolean {
+  const binding = (process as { binding?: (name: string) => unknown }).binding;
+  if (bun && binding) {
+    const tty = binding("tty_wrap") as Partial<TtyBinding> | undefined;
+    if (typeof tty?.isTTY === "function") return tty.isTTY(fd);
+  }
+  return (fd === 0 ? process.stdin : fd === 1 ? process.stdout : process.stderr).isTTY === true;
 }
 
 /** What a descriptor that is not ready waits, a millisecond at a time, as a blocking call would. */

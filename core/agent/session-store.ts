@@ -2,7 +2,7 @@
 // then one line per event: what the client saw, what the LLM history gained, mode changes), written
 // at tool results and turn ends and fsync'd at turn end; reading one back tolerantly (a damaged or
 // half-written line is skipped with a warning) and listing them. Does not run turns or speak ACP.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message } from "../llm/types.ts";
@@ -93,12 +93,12 @@ export class SessionStore {
     return file;
   }
 
-  /** Reopens a session's file for appending (after load); a torn last line is cut first. */
+  /** Reopens a session's file for appending (after load); a torn last line is cut first. Only the
+   *  file's tail is read: a whole file ends with a newline, and a torn line is searched for backwards. */
   reopen(id: string): SessionFile {
     const path = this.path(id);
-    const text = readFileSync(path, "utf8");
-    const end = text.lastIndexOf("\n") + 1;
-    if (end < Buffer.byteLength(text)) truncateSync(path, Buffer.byteLength(text.slice(0, end)));
+    const end = endOfLastLine(path);
+    if (end < statSync(path).size) truncateSync(path, end);
     return new SessionFile(path);
   }
 
@@ -174,6 +174,28 @@ export class SessionStore {
     }
     out.sort((a, b) => b.t - a.t || a.sessionId.localeCompare(b.sessionId));
     return out.map(({ t: _t, ...s }) => s);
+  }
+}
+
+/** Bytes read per step when looking backwards for a session file's last newline. */
+const TAIL_CHUNK = 64 * 1024;
+
+/** The byte offset just past the file's last newline (0 when it has none): where whole lines end. */
+function endOfLastLine(path: string): number {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(TAIL_CHUNK);
+    let pos = fstatSync(fd).size;
+    while (pos > 0) {
+      const len = Math.min(TAIL_CHUNK, pos);
+      pos -= len;
+      const got = readSync(fd, buf, 0, len, pos);
+      const nl = buf.subarray(0, got).lastIndexOf(0x0a);
+      if (nl >= 0) return pos + nl + 1;
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
   }
 }
 
