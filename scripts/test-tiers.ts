@@ -16,6 +16,7 @@ export const RELEASE_TEST = "tests/release.test.ts";
 /** Test files that start processes. */
 export const END_TO_END: readonly string[] = [
   "cli/process/fatal.test.ts",
+  "cli/process/stdio.test.ts",
   "core/acp-client/agent-process.test.ts",
   "core/acp/elicitation.test.ts",
   "core/acp/mcp-prompts.test.ts",
