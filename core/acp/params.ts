@@ -149,6 +149,10 @@ export interface ClientSessionCaps {
   elicitation: ("form" | "url")[];
   /** It shows subagents as child sessions (v1 `clientCapabilities.subagents`; v2's baseline). */
   subagents?: boolean;
+  /** It shows a shell call's output live in a terminal (SPEC §3.3): `snapshot` — v1
+   *  `_meta.terminal_output` (the output so far in each update); `delta` — v1
+   *  `_meta.terminal_output_delta` (only the new bytes; v2's baseline). */
+  terminalOutput?: "snapshot" | "delta";
 }
 
 /** initialize: the protocol version the client asks for; the capabilities and client info it sends
@@ -173,7 +177,10 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
     const elicitation = caps.object("elicitation", "nullable");
     for (const mode of ["form", "url"] as const) if (elicitation?.object(mode, "nullable") !== undefined) session.elicitation.push(mode);
     session.subagents = caps.object("subagents", "nullable") !== undefined;
-    caps.object("_meta", "nullable");
+    const meta = caps.object("_meta", "nullable");
+    // Both set: the deltas, which cost the client less.
+    if (meta?.boolean("terminal_output_delta", "nullable") === true) session.terminalOutput = "delta";
+    else if (meta?.boolean("terminal_output", "nullable") === true) session.terminalOutput = "snapshot";
   }
   const info = p.object("clientInfo", "nullable");
   if (info) {
