@@ -72,12 +72,16 @@ test("live terminal: a client without the flag sees the output as text when the 
 async function flood(mode: "snapshot" | "delta", total: number, ms: number) {
   const sent: SessionUpdate[] = [];
   const t = new LiveTerminal("c", { mode, flushMs: 100, maxBytes: 4096, send: (u) => void sent.push(u), record: () => {} }, "/");
-  const chunk = Buffer.alloc(64 * 1024, "x");
   const ticks = Math.ceil(ms / 10);
-  const perTick = Math.ceil(total / chunk.length / ticks);
+  const perTick = Math.ceil(total / (64 * 1024) / ticks);
   const started = Date.now();
+  let letter = "a";
   for (let i = 0; i < ticks; i++) {
-    for (let j = 0; j < perTick; j++) t.push(chunk);
+    // each chunk its own letter: the kept bytes must be the last ones
+    for (let j = 0; j < perTick; j++) {
+      letter = String.fromCharCode(97 + ((i * perTick + j) % 26));
+      t.push(Buffer.alloc(64 * 1024, letter));
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   t.push(Buffer.from("\nEND-MARK\n"));
@@ -85,16 +89,16 @@ async function flood(mode: "snapshot" | "delta", total: number, ms: number) {
   const elapsed = Date.now() - started;
   const key = mode === "delta" ? "terminal_output_delta" : "terminal_output";
   const data = sent.map((u) => ((u as any)._meta[key].data as string));
-  return { data, elapsed, last };
+  return { data, elapsed, last, letter };
 }
 
 test("live terminal coalescing: a 50 MB flood gives at most one update per TERMINAL_FLUSH_MS, each bounded, the tail kept", async () => {
   for (const mode of ["delta", "snapshot"] as const) {
-    const { data, elapsed } = await flood(mode, 50 * 1024 * 1024, 600);
+    const { data, elapsed, letter } = await flood(mode, 50 * 1024 * 1024, 600);
     expect(data.length).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2);
     expect(data.length).toBeGreaterThanOrEqual(2);
     for (const d of data) expect(Buffer.byteLength(d)).toBeLessThanOrEqual(4096);
-    expect(data.at(-1)!.endsWith("x\nEND-MARK\n")).toBe(true);
+    expect(data.at(-1)!.endsWith(`${letter.repeat(1000)}\nEND-MARK\n`)).toBe(true);
     // what was left out is said, with its size
     expect(data.at(-1)).toMatch(/\[… \d+ bytes of output not shown …\]/);
   }
@@ -109,4 +113,13 @@ test("live terminal: output after the call ended is not sent, and a call that ne
   expect(sent).toEqual([]);
   expect(last.content).toEqual((plain as any).content);
   expect(last._meta.terminal_exit).toEqual({ terminal_id: t.id, exit_code: null, signal: null });
+});
+
+test("live terminal: a terminal_output flag that is not a boolean is refused at initialize, naming it", async () => {
+  const a = memoryAgent({ pool: liveToolPool() });
+  a.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: { _meta: { terminal_output: "yes" } } } });
+  const answer = await a.response(1);
+  expect(answer.error.code).toBe(-32602);
+  expect(answer.error.message).toContain("terminal_output");
+  await a.close();
 });
