@@ -1,7 +1,8 @@
 // Benchmark: `tendril agent` start-up (spawn → initialize answer, RSS) beside a published ACP agent when
 // one is installed (@agentclientprotocol/claude-agent-acp, or TENDRIL_BENCH_PEER_ACP=path/to/index.js)
 // and a minimal SDK agent run by bun (the floor); and the agent's overhead per tool round trip
-// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly.
+// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly;
+// and the cost of live shell output (a 50 MB command, with and without the client's terminal flag).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -216,6 +217,66 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS): Promise<
   }
 }
 
+export interface LiveOutputFigures {
+  /** The agent's CPU per 50 MB shell call, by client flag (medianMs = CPU ms). */
+  cpu: Row[];
+  /** Live output updates a second, by flag (medianMs = updates per second). */
+  rate: Row[];
+  /** Live output updates per call and the turn's wall time, by flag. */
+  count: Row[];
+  wall: Row[];
+}
+
+/**
+ * The cost of live shell output (SPEC §3.3): one `dev__shell` call printing 50 MB, run `runs` times by
+ * a client without the terminal flag, with `_meta.terminal_output` and with `terminal_output_delta`
+ * (three agents, turns interleaved): the agent process's CPU per call and the live updates per second.
+ */
+export async function measureLiveOutput(runs = 5, mb = 50): Promise<LiveOutputFigures> {
+  const { startAgent } = await import("../../tests/acp-client.ts");
+  const acp = await import("@agentclientprotocol/sdk");
+  const work = mkdtempSync(join(tmpdir(), "tendril-bench-live-"));
+  const command = `head -c ${mb * 1000 * 1000} /dev/zero | tr '\\0' x; echo; echo END`;
+  const flags: [string, Record<string, unknown> | undefined][] = [["no flag", undefined], ["_meta.terminal_output", { terminal_output: true }], ["_meta.terminal_output_delta", { terminal_output_delta: true }]];
+  const turn = [{ toolCalls: [{ name: "dev__shell", input: { command, timeout_s: 300 } }] }, { text: "done" }];
+  const llm = await fakeLlmProcess(work, Array.from({ length: (runs + 1) * flags.length }, () => turn).flat());
+  const env = { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, XDG_STATE_HOME: join(work, "state"), XDG_CACHE_HOME: join(work, "cache"), TENDRIL_LOG: "error" };
+  const agents = flags.map(() => startAgent({ env }));
+  const cpu: number[][] = flags.map(() => []);
+  const rate: number[][] = flags.map(() => []);
+  const count: number[][] = flags.map(() => []);
+  const wall: number[][] = flags.map(() => []);
+  try {
+    for (const [j, a] of agents.entries()) {
+      const meta = flags[j]![1];
+      await a.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: meta ? { _meta: meta } : {}, clientInfo: { name: "bench", version: "0" } });
+    }
+    for (let i = 0; i <= runs; i++) {
+      for (const [j, a] of agents.entries()) {
+        const { sessionId } = await a.newSession(work);
+        const from = a.updates.length;
+        const before = cpuTimeMs(a.child.pid!);
+        const t0 = performance.now();
+        await a.prompt(sessionId, "flood");
+        const ms = performance.now() - t0;
+        const live = a.updates.slice(from).filter((n) => Object.keys(n.update._meta ?? {}).some((k) => k.startsWith("terminal_output"))).length;
+        if (i > 0) (cpu[j]!.push(cpuTimeMs(a.child.pid!) - before), rate[j]!.push((live * 1000) / ms), count[j]!.push(live), wall[j]!.push(ms));
+      }
+    }
+  } finally {
+    await Promise.all(agents.map((a) => a.close(3000).catch(() => {})));
+    llm.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  const rows = (xs: number[][]) => flags.map(([name], j) => ({ name, medianMs: median(xs[j]!), minMs: Math.min(...xs[j]!) }));
+  const figures = { cpu: rows(cpu), rate: rows(rate), count: rows(count), wall: rows(wall) };
+  report(`live shell output: the agent's CPU per ${mb} MB shell call, by client flag`, figures.cpu);
+  report("live shell output: output updates sent a second (the whole turn)", figures.rate, "/s");
+  report("live shell output: output updates per call", figures.count, "");
+  report("live shell output: the turn's wall time", figures.wall);
+  return figures;
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## agent: skipped (run `npm run build` first)");
@@ -223,6 +284,7 @@ export async function run(): Promise<void> {
   }
   await measureInitialize();
   await measureRoundTrips();
+  await measureLiveOutput();
 }
 
 if (import.meta.main) await run();
