@@ -1,7 +1,8 @@
-// Live shell output (SPEC §3.3) as a v1 client sees it: with `_meta.terminal_output` (snapshots) or
-// `_meta.terminal_output_delta` (new bytes only) a `liveOutput` call shows a terminal whose output
-// arrives while the command runs and whose exit ends it; without the flag, text as before. Every
-// message validates against the v1 schemas; the coalescing holds a flood to the named bounds.
+// Live shell output (SPEC §3.3) as a v1 client sees it: with `_meta.terminal_output` or
+// `_meta.terminal_output_delta` a `liveOutput` call shows a terminal whose output arrives while the
+// command runs (each update the bytes since the previous, which the client appends) and whose exit
+// ends it; without the flag, text as before. Every message validates against the v1 schemas; the
+// coalescing holds a flood to the named bounds.
 import { expect, test } from "bun:test";
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { LiveTerminal } from "../core/agent/live-terminal.ts";
@@ -31,7 +32,7 @@ async function runOnce(clientMeta: Record<string, unknown> | undefined): Promise
   return { a, calls, asked };
 }
 
-test("live terminal, snapshot: the call shows a terminal, its output so far while it runs, then its exit; v1 valid", async () => {
+test("live terminal, terminal_output: the call shows a terminal, its new output while it runs, then its exit; v1 valid", async () => {
   const { a, calls, asked } = await runOnce({ terminal_output: true });
   const start = calls[0];
   expect(start.sessionUpdate).toBe("tool_call");
@@ -39,15 +40,17 @@ test("live terminal, snapshot: the call shows a terminal, its output so far whil
   expect(typeof terminalId).toBe("string");
   expect(start.content).toEqual([{ type: "terminal", terminalId }]);
   const outputs = calls.filter((u) => u._meta?.terminal_output);
-  // streamed while running: the first output came before the call ended, holding only the first line
+  // streamed while running: the first output came before the call ended, holding only the first line;
+  // each later one only what came since (a client such as Zed appends them to its terminal)
   expect(outputs.length).toBeGreaterThanOrEqual(2);
   expect(outputs[0]._meta.terminal_output).toEqual({ terminal_id: terminalId, data: "one\n" });
-  expect(outputs.at(-1)._meta.terminal_output.data).toBe(CHUNKS.join(""));
+  expect(outputs.map((u) => u._meta.terminal_output.data).join("")).toBe(CHUNKS.join(""));
   const last = calls.at(-1);
   expect(calls.indexOf(outputs[0])).toBeLessThan(calls.indexOf(last));
   expect(last.status).toBe("completed");
   expect(last.content).toEqual([{ type: "terminal", terminalId }]);
   expect(last._meta.terminal_exit).toEqual({ terminal_id: terminalId, exit_code: 0, signal: null });
+  expect(calls.some((u) => u._meta?.terminal_output_delta)).toBe(false);
   expect(schemaFailures(a.out, asked, ["v1", "v1u"])).toEqual([]);
 });
 
@@ -69,9 +72,9 @@ test("live terminal: a client without the flag sees the output as text when the 
 });
 
 /** Pushes `total` bytes of `x` in 64 KiB chunks over about `ms`, ending with END-MARK; the sent updates. */
-async function flood(mode: "snapshot" | "delta", total: number, ms: number) {
+async function flood(key: "terminal_output" | "terminal_output_delta", total: number, ms: number) {
   const sent: SessionUpdate[] = [];
-  const t = new LiveTerminal("c", { mode, flushMs: 100, maxBytes: 4096, send: (u) => void sent.push(u), record: () => {} }, "/");
+  const t = new LiveTerminal("c", { key, flushMs: 100, maxBytes: 4096, send: (u) => void sent.push(u), record: () => {} }, "/");
   const ticks = Math.ceil(ms / 10);
   const perTick = Math.ceil(total / (64 * 1024) / ticks);
   const started = Date.now();
@@ -87,26 +90,25 @@ async function flood(mode: "snapshot" | "delta", total: number, ms: number) {
   t.push(Buffer.from("\nEND-MARK\n"));
   const last = t.finish({ sessionUpdate: "tool_call_update", toolCallId: "c", status: "completed" }, 0);
   const elapsed = Date.now() - started;
-  const key = mode === "delta" ? "terminal_output_delta" : "terminal_output";
   const data = sent.map((u) => ((u as any)._meta[key].data as string));
   return { data, elapsed, last, letter };
 }
 
 test("live terminal coalescing: a 50 MB flood gives at most one update per TERMINAL_FLUSH_MS, each bounded, the tail kept", async () => {
-  for (const mode of ["delta", "snapshot"] as const) {
-    const { data, elapsed, letter } = await flood(mode, 50 * 1024 * 1024, 600);
+  for (const key of ["terminal_output_delta", "terminal_output"] as const) {
+    const { data, elapsed, letter } = await flood(key, 50 * 1024 * 1024, 600);
     expect(data.length).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 2);
     expect(data.length).toBeGreaterThanOrEqual(2);
     for (const d of data) expect(Buffer.byteLength(d)).toBeLessThanOrEqual(4096);
-    expect(data.at(-1)!.endsWith(`${letter.repeat(1000)}\nEND-MARK\n`)).toBe(true);
-    // what was left out is said, with its size
-    expect(data.at(-1)).toMatch(/\[… \d+ bytes of output not shown …\]/);
+    // appended as the client does, the output ends as the pushed bytes did; what was left out is said, with its size
+    expect(data.join("").endsWith(`${letter.repeat(1000)}\nEND-MARK\n`)).toBe(true);
+    expect(data.join("")).toMatch(/\[… \d+ bytes of output not shown …\]/);
   }
 });
 
 test("live terminal: output after the call ended is not sent, and a call that never ran keeps its text", () => {
   const sent: SessionUpdate[] = [];
-  const t = new LiveTerminal("c", { mode: "delta", flushMs: 100, maxBytes: 4096, send: (u) => void sent.push(u), record: () => {} }, "/");
+  const t = new LiveTerminal("c", { key: "terminal_output_delta", flushMs: 100, maxBytes: 4096, send: (u) => void sent.push(u), record: () => {} }, "/");
   const plain = { sessionUpdate: "tool_call_update", toolCallId: "c", status: "failed", content: [{ type: "content", content: { type: "text", text: "cancelled" } }] } as SessionUpdate;
   const last = t.finish(plain, null) as any;
   t.push(Buffer.from("late"));

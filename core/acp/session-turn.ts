@@ -131,9 +131,9 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
 /** Live shell output for a client that shows it, in a session it opened (a subagent's calls are
  *  shown as its parent's progress or as a child session: their output comes as text). */
 function terminalShow(h: SessionHost, s: LiveSession, turn: Turn, io: PromptIo): Pick<TurnDeps, "terminal"> {
-  const mode = io.caps?.terminalOutput;
-  if (!mode || (s.depth ?? 0) > 0) return {};
-  return { terminal: { mode, flushMs: h.limits.TERMINAL_FLUSH_MS, maxBytes: h.limits.TERMINAL_OUTPUT_BYTES, send: turn.send, record: (u) => void turn.record(u) } };
+  const key = io.caps?.terminalOutput;
+  if (!key || (s.depth ?? 0) > 0) return {};
+  return { terminal: { key, flushMs: h.limits.TERMINAL_FLUSH_MS, maxBytes: h.limits.TERMINAL_OUTPUT_BYTES, send: turn.send, record: (u) => void turn.record(u) } };
 }
 
 

@@ -2,17 +2,19 @@
 // forms of the call's updates (`_meta.terminal_info`, `terminal_output` or `terminal_output_delta`,
 // `terminal_exit`, `{type: "terminal"}` content) and the coalescing of its output: one update per
 // flush interval at most, a bounded number of bytes in each, the tail kept when a command floods.
+// Each update carries the bytes since the previous one, under either key: the client appends them
+// (Zed writes `terminal_output` data to its display terminal as it comes).
 // The recorded form of a call (what a reload replays) stays the text one: tool-calls.ts sends both.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { StringDecoder } from "node:string_decoder";
 import { randomId } from "../ids.ts";
 
-/** `snapshot`: each update carries the output so far (its tail); `delta`: only the bytes since the last. */
-export type TerminalMode = "snapshot" | "delta";
+/** The `_meta` key the client asked for (`clientCapabilities._meta.terminal_output` or `…_delta`). */
+export type TerminalKey = "terminal_output" | "terminal_output_delta";
 
 /** How a session shows live terminals (undefined in ToolRunContext: it does not). */
 export interface TerminalShow {
-  mode: TerminalMode;
+  key: TerminalKey;
   /** TERMINAL_FLUSH_MS. */
   flushMs: number;
   /** TERMINAL_OUTPUT_BYTES: output bytes in one update (a marker line names what was left out). */
@@ -89,8 +91,6 @@ function fromCharStart(b: Buffer): Buffer {
 export class LiveTerminal {
   readonly id = `term-${randomId()}`;
   readonly #pending: Tail;
-  /** Snapshot mode: the tail of everything so far. */
-  readonly #whole: Tail;
   #decoder = new StringDecoder("utf8");
   #timer: ReturnType<typeof setTimeout> | undefined;
   #last = -Infinity;
@@ -104,7 +104,6 @@ export class LiveTerminal {
   ) {
     const room = Math.max(1, show.maxBytes - MARKER_ROOM);
     this.#pending = new Tail(room);
-    this.#whole = new Tail(room);
   }
 
   /** The call's live `tool_call`: the terminal announced and shown as its content. */
@@ -116,8 +115,7 @@ export class LiveTerminal {
   /** Output as it arrives (McpCallOptions.onOutput). */
   readonly push = (chunk: Uint8Array): void => {
     if (this.#closed || chunk.length === 0) return;
-    if (this.show.mode === "delta") this.#pending.push(chunk);
-    else this.#whole.push(chunk);
+    this.#pending.push(chunk);
     this.#fresh = true;
     if (this.#timer === undefined) this.#timer = setTimeout(this.#flush, Math.max(0, this.#last + this.show.flushMs - Date.now()));
   };
@@ -127,16 +125,11 @@ export class LiveTerminal {
     if (!this.#fresh || this.#closed) return;
     this.#fresh = false;
     this.#last = Date.now();
-    const key = this.show.mode === "delta" ? "terminal_output_delta" : "terminal_output";
-    this.show.send({ sessionUpdate: "tool_call_update", toolCallId: this.toolCallId, _meta: { [key]: { terminal_id: this.id, data: this.#data() } } });
+    this.show.send({ sessionUpdate: "tool_call_update", toolCallId: this.toolCallId, _meta: { [this.show.key]: { terminal_id: this.id, data: this.#data() } } });
   };
 
+  /** The bytes since the last update as text (a character split across updates is kept whole). */
   #data(): string {
-    if (this.show.mode === "snapshot") {
-      const bytes = this.#whole.take();
-      const dropped = this.#whole.dropped;
-      return dropped > 0 ? marker(dropped) + fromCharStart(bytes).toString("utf8") : bytes.toString("utf8");
-    }
     const bytes = this.#pending.take();
     const dropped = this.#pending.dropped;
     this.#pending.clear();

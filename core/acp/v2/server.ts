@@ -82,7 +82,7 @@ export function v2Handlers(opts: V2Options, peer: RpcPeer, ended: AbortSignal): 
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
   // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
-  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [], subagents: true, terminalOutput: "delta" }, notify: emit };
+  const client: ClientLink & { caps: ClientSessionCaps } = { caps: { notices: true, compaction: true, elicitation: [], subagents: true, terminalOutput: "terminal_output_delta" }, notify: emit };
   const requireAuth = () => auth?.require(terminalAuth);
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),

@@ -119,20 +119,20 @@ export class V2SessionUpdates {
 
   /**
    * A call with a live terminal (v1's `_meta.terminal_*`, live-terminal.ts) in v2: the terminal
-   * announced with `terminal_update` before the call names it, its output as `terminal_output_chunk`s
-   * (or a snapshot `terminal_update`), its exit as `terminal_update.exitStatus` before the call's end.
+   * announced with `terminal_update` before the call names it, its output as `terminal_output_chunk`s,
+   * its exit as `terminal_update.exitStatus` before the call's end.
    */
   #withTerminal(u: Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>): V2Update[] {
     const meta = u._meta;
     if (!meta || !TERMINAL_KEYS.some((k) => k in meta)) return [this.#toolCall(u)];
-    const { terminal_info: info, terminal_output: snapshot, terminal_output_delta: delta, terminal_exit: exit, ...rest } = meta as Record<string, TerminalMeta | undefined>;
+    const { terminal_info: info, terminal_output: output, terminal_output_delta: delta, terminal_exit: exit, ...rest } = meta as Record<string, TerminalMeta | undefined>;
     const out: V2Update[] = [];
     if (info) {
       const command = (u.rawInput as { command?: unknown } | undefined)?.command;
       out.push(v2Update("terminal_update", { terminalId: info.terminal_id, ...(typeof command === "string" ? { command } : {}), ...(info.cwd ? { cwd: info.cwd } : {}) }));
     }
-    if (delta) out.push(v2Update("terminal_output_chunk", { terminalId: delta.terminal_id, data: base64(delta.data) }));
-    if (snapshot) out.push(v2Update("terminal_update", { terminalId: snapshot.terminal_id, output: { data: base64(snapshot.data) } }));
+    // Either key carries the bytes since the previous update (live-terminal.ts): appended, as chunks are.
+    for (const o of [output, delta]) if (o) out.push(v2Update("terminal_output_chunk", { terminalId: o.terminal_id, data: base64(o.data) }));
     if (exit) out.push(v2Update("terminal_update", { terminalId: exit.terminal_id, exitStatus: { exitCode: exit.exit_code ?? null, signal: exit.signal ?? null } }));
     const call = { ...u, _meta: Object.keys(rest).length > 0 ? rest : undefined };
     if (call._meta === undefined) delete call._meta;
