@@ -33,8 +33,9 @@ interface Seen {
   at: number;
 }
 
-function client() {
-  const child = spawn(BIN, ["agent"], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...agentEnv(fake, work) } });
+/** The SDK's client app on `tendril agent` (or what `args` runs: a conductor chain). */
+function client(args = ["agent"]) {
+  const child = spawn(BIN, args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...agentEnv(fake, work) } });
   children.push(child);
   child.stderr.resume();
   child.stdin.on("error", () => {});
@@ -132,5 +133,18 @@ test("without the flag: no terminal, the output as text when the call ends (as b
   const calls = c.of("p1").map((s) => s.update);
   expect(JSON.stringify(calls)).not.toContain("terminal");
   expect(calls.at(-1).content[0].content.text).toContain("tick-3");
+  await c.close();
+}, 30_000);
+
+test("through `tendril conductor`: the client's terminal_output_delta reaches the agent and the live output comes back", async () => {
+  const c = client(["conductor", "agent", `${BIN} agent`]);
+  await init(c, { terminal_output_delta: true });
+  const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: workspace("ws-chain"), mcpServers: [] });
+  fake.script([{ toolCalls: [{ id: "c1", name: "dev__shell", input: { command: TICKS } }] }, { text: "Ticked." }]);
+  await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "tick" }] });
+  const deltas = c.of("c1").filter((s) => s.update._meta?.terminal_output_delta);
+  expect(deltas.length).toBeGreaterThanOrEqual(2);
+  expect(deltas.map((s) => s.update._meta.terminal_output_delta.data).join("")).toBe("tick-1\ntick-2\ntick-3\n");
+  expect(c.of("c1").at(-1)!.update._meta.terminal_exit.exit_code).toBe(0);
   await c.close();
 }, 30_000);
