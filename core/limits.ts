@@ -67,6 +67,8 @@ export const LIMIT_SPECS = {
   EDIT_TEMP_STALE_S: { value: 60, unit: "s", why: "age after which an interrupted edit's temp file is swept" },
   MAX_TOOL_IMAGE_BYTES: { value: 5 * MiB, unit: "bytes", why: "images (base64) one tool result passes to the model" },
   MAX_PROGRESS_UPDATES_PER_S: { value: 10, unit: "count", why: "MCP progress shown to the client per tool call and second" },
+  TERMINAL_FLUSH_MS: { value: 100, unit: "ms", why: "a shell call's live output goes to a terminal-showing client at most once per this" },
+  TERMINAL_OUTPUT_BYTES: { value: 16 * KiB, unit: "bytes", why: "live shell output in one update; a flood keeps its tail" },
   INTERRUPT_REPEAT_S: { value: 2, unit: "s", why: "a second Ctrl-C within this stops the agent (the first cancels turns)" },
   MODEL_LIST_TIMEOUT_S: { value: 2, unit: "s", why: "asking the provider which models it offers (once per agent)" },
   ARTIFACTS_STALE_S: { value: 86_400, unit: "s", why: "age after which another session's shell artifacts are deleted" },

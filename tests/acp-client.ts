@@ -15,6 +15,8 @@ export interface TestAgent {
   readonly agent: acp.ClientContext;
   /** Every session/update, in arrival order. */
   readonly updates: acp.SessionNotification[];
+  /** When each of `updates` arrived (Date.now()), index for index. */
+  readonly arrivals: number[];
   /** Every permission request, in arrival order, with how it was answered. */
   readonly permissions: { request: acp.RequestPermissionRequest; answer: string; at: number }[];
   /** Answers used in order for the next permission requests; "allow_once" once the list is empty. */
@@ -51,6 +53,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
   child.stdin.on("error", () => {});
   const exited = new Promise<number | string>((resolve) => child.on("exit", (code, sig) => resolve(code ?? sig ?? "?")));
   const updates: acp.SessionNotification[] = [];
+  const arrivals: number[] = [];
   const updateWaits = new WaitList();
   const permissions: TestAgent["permissions"] = [];
   const script = [...(opts.script ?? [])];
@@ -59,6 +62,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
     .client({ name: "tendril-test-client" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params); // synchronous: arrival order is preserved
+      arrivals.push(Date.now());
       updateWaits.changed();
     })
     .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
@@ -88,6 +92,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
     child,
     agent,
     updates,
+    arrivals,
     permissions,
     script,
     initialize: () =>

@@ -11,7 +11,7 @@ import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "js
 import v2unstable from "@agentclientprotocol/sdk/schema/v2/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
-import { standInPool, StandInServerEvents } from "./in-memory.ts";
+import { liveToolPool, standInPool, StandInServerEvents } from "./in-memory.ts";
 import { schemaAjv } from "./acp-schema-ajv.ts";
 import { FAKE_MCP_PATH, waitFor } from "./fake-mcp-helpers.ts";
 import { createMcpPool } from "../core/mcp/pool.ts";
@@ -344,6 +344,37 @@ test("notices, a context handoff's compaction updates, and a close during a turn
   const { failures, kinds } = validateAll(a, asked);
   expect(failures).toEqual([]);
   expect(["notice", "compaction_update"].filter((k) => !kinds.has(k))).toEqual([]);
+});
+
+test("a live shell call in v2: the terminal announced by terminal_update, its output as terminal_output_chunks while it runs, its exit before the call ends; all valid", async () => {
+  const asked = new Map<unknown, string>();
+  const a = memoryAgent({ pool: liveToolPool() });
+  await req(a, asked, "initialize", INIT_V2);
+  const { sessionId } = (await req(a, asked, "session/new", { cwd: ws, mcpServers: [] })).result;
+  const chunks = ["one\n", "two\n", "three\n"];
+  a.provider.push({ text: "Running.", calls: [{ id: "r1", name: "t__run", input: { chunks, gapMs: 250 } }] }, { text: "Done." });
+  await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "run it" }] });
+  expect((await untilIdle(a, sessionId, 1)).stopReason).toBe("end_turn");
+  const live = updates(a, sessionId);
+  const announced = live.findIndex((u) => u.sessionUpdate === "terminal_update");
+  const terminalId = live[announced].terminalId;
+  const named = live.findIndex((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "r1" && u.content?.some((c: any) => c.type === "terminal" && c.terminalId === terminalId));
+  expect(announced).toBeGreaterThanOrEqual(0);
+  expect(named).toBeGreaterThan(announced);
+  const outputs = live.filter((u) => u.sessionUpdate === "terminal_output_chunk" && u.terminalId === terminalId);
+  expect(outputs.length).toBeGreaterThanOrEqual(2);
+  expect(outputs.map((u) => Buffer.from(u.data, "base64").toString("utf8")).join("")).toBe(chunks.join(""));
+  const exited = live.findIndex((u) => u.sessionUpdate === "terminal_update" && u.exitStatus);
+  const ended = live.findIndex((u) => u.toolCallId === "r1" && u.status === "completed");
+  expect(live[exited].exitStatus).toEqual({ exitCode: 0, signal: null });
+  expect(live.indexOf(outputs[0])).toBeLessThan(ended);
+  expect(exited).toBeLessThan(ended);
+  // no v1 terminal metadata leaks into v2
+  for (const key of ['"terminal_info"', '"terminal_output"', '"terminal_output_delta"', '"terminal_exit"']) expect(JSON.stringify(live)).not.toContain(key);
+  await a.close();
+  const { failures, kinds } = validateAll(a, asked);
+  expect(failures).toEqual([]);
+  expect(kinds.has("terminal_update") && kinds.has("terminal_output_chunk")).toBe(true);
 });
 
 test("every v2 update kind the v2 mapping makes was validated by the tests above", () => {

@@ -13,7 +13,7 @@ import { agentEnv } from "./agent-env.ts";
 import { BIN } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { waitFor } from "./fake-mcp-helpers.ts";
-import { type SdkV2Client, sdkV2Client, untilStop } from "./sdk-v2-client.ts";
+import { type SdkV2Client, sdkV2Client, terminalText, untilStop } from "./sdk-v2-client.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -73,7 +73,9 @@ test("the SDK's v2 client negotiates v2 and runs a turn with a tool call; its te
   expect(stopReason).toBe("end_turn");
   const s1 = updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "s1") as Extract<acp.SessionUpdate, { sessionUpdate: "tool_call_update" }>[];
   expect(s1.at(-1)!.status).toBe("completed");
-  expect(JSON.stringify(s1.at(-1)!.content)).toContain("v2-shell-ran");
+  // the output is shown in the call's terminal, live (v2's terminal_output_chunk), ending with the exit
+  expect(terminalText(updates, "s1")).toBe("v2-shell-ran\n");
+  expect(updates.some((u) => u.sessionUpdate === "terminal_update" && (u as { exitStatus?: { exitCode?: number } }).exitStatus?.exitCode === 0)).toBe(true);
   const text = updates.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => (u as { content: { text?: string } }).content.text ?? "").join("");
   expect(text).toBe("All done over v2.");
   expect(updates.find((u) => u.sessionUpdate === "user_message")).toMatchObject({ messageId: ack.messageId });

@@ -132,3 +132,32 @@ export function standInPool(opts: { openDelayMs?: number; opened?: McpServerSpec
     },
   };
 }
+
+/**
+ * A pool whose sessions get standInTools plus `t__run`, a `liveOutput` tool standing in for the shell:
+ * it hands `args.chunks` to the call's onOutput `args.gapMs` apart, then answers as the shell does
+ * (`exit_code`, stdout) with everything it printed.
+ */
+export function liveToolPool() {
+  const runInfo: McpToolInfo = { qualifiedName: "t__run", server: "t", tool: "run", description: "run", inputSchema: { type: "object" }, readOnly: false, hook: false, liveOutput: true };
+  return {
+    async openTools(): Promise<McpSessionTools> {
+      const base = standInTools();
+      return {
+        ...base,
+        tools: () => [...base.tools(), runInfo],
+        async call(name, args, opts) {
+          if (name !== "t__run") return base.call(name, args, opts);
+          const chunks = (args.chunks as string[] | undefined) ?? [];
+          for (const c of chunks) {
+            opts?.onOutput?.(Buffer.from(c));
+            await new Promise((r) => setTimeout(r, Number(args.gapMs ?? 0)));
+          }
+          const stdout = chunks.join("");
+          const exit = Number(args.exit ?? 0);
+          return { content: [{ type: "text", text: `exit_code: ${exit}\nstdout:\n${stdout}` }], text: `exit_code: ${exit}\nstdout:\n${stdout}`, isError: false, structured: { exit_code: exit, stdout } };
+        },
+      };
+    },
+  };
+}

@@ -53,3 +53,18 @@ export async function untilStop(session: acp.ActiveSession): Promise<{ updates: 
     updates.push(m.update);
   }
 }
+
+/** What the client shows of tool call `toolCallId`'s terminal (v2 gives every shell call one): the
+ *  output its `terminal_output_chunk`s carry, decoded; "" when the call names no terminal. */
+export function terminalText(updates: acp.SessionUpdate[], toolCallId: string): string {
+  const named = updates
+    .filter((u) => u.sessionUpdate === "tool_call_update" && (u as { toolCallId?: string }).toolCallId === toolCallId)
+    .flatMap((u) => ((u as { content?: { type: string; terminalId?: string }[] | null }).content ?? []).filter((c) => c.type === "terminal"))
+    .map((c) => c.terminalId);
+  const id = named[0];
+  if (id === undefined) return "";
+  return updates
+    .filter((u) => u.sessionUpdate === "terminal_output_chunk" && (u as { terminalId?: string }).terminalId === id)
+    .map((u) => Buffer.from((u as { data: string }).data, "base64").toString("utf8"))
+    .join("");
+}

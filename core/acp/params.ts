@@ -149,6 +149,9 @@ export interface ClientSessionCaps {
   elicitation: ("form" | "url")[];
   /** It shows subagents as child sessions (v1 `clientCapabilities.subagents`; v2's baseline). */
   subagents?: boolean;
+  /** It shows a shell call's output live in a terminal (SPEC §3.3), under this `_meta` key of the
+   *  tool call's updates: the v1 flag of that name it set (v2: a baseline, shown as v2's terminal updates). */
+  terminalOutput?: "terminal_output" | "terminal_output_delta";
 }
 
 /** initialize: the protocol version the client asks for; the capabilities and client info it sends
@@ -173,7 +176,10 @@ export function parseInitialize(raw: unknown): { protocolVersion: number; termin
     const elicitation = caps.object("elicitation", "nullable");
     for (const mode of ["form", "url"] as const) if (elicitation?.object(mode, "nullable") !== undefined) session.elicitation.push(mode);
     session.subagents = caps.object("subagents", "nullable") !== undefined;
-    caps.object("_meta", "nullable");
+    const meta = caps.object("_meta", "nullable");
+    // Both set: the key that says what it carries.
+    if (meta?.boolean("terminal_output_delta", "nullable") === true) session.terminalOutput = "terminal_output_delta";
+    else if (meta?.boolean("terminal_output", "nullable") === true) session.terminalOutput = "terminal_output";
   }
   const info = p.object("clientInfo", "nullable");
   if (info) {

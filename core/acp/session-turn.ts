@@ -35,6 +35,8 @@ export interface Turn {
   /** Records an update without sending it (its sender decides what the client sees); false, and
    *  nothing recorded, once the turn ended. */
   record(u: SessionUpdate): boolean;
+  /** Sends an update without recording it (live shell output); silent once the turn ended. */
+  send(u: SessionUpdate): void;
   /** Shuts the tap, drops what a turn that failed silently recorded (`discard`), makes the rest
    *  durable and frees the session. */
   end(discard?: boolean): void;
@@ -62,6 +64,9 @@ export function openTurn(s: LiveSession, io: PromptIo): Turn {
     record: (u: SessionUpdate) => {
       if (open) s.recorder?.update(u);
       return open;
+    },
+    send: (u: SessionUpdate) => {
+      if (open) io.emit(u);
     },
     end: (discard = false) => {
       open = false;
@@ -119,7 +124,16 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     cacheKey: s.id,
     lifecycle: lifecycle(h, s, io),
     steer: (history) => s.steering?.deliver(history, emit) ?? false,
+    ...terminalShow(h, s, turn, io),
   };
+}
+
+/** Live shell output for a client that shows it, in a session it opened (a subagent's calls are
+ *  shown as its parent's progress or as a child session: their output comes as text). */
+function terminalShow(h: SessionHost, s: LiveSession, turn: Turn, io: PromptIo): Pick<TurnDeps, "terminal"> {
+  const key = io.caps?.terminalOutput;
+  if (!key || (s.depth ?? 0) > 0) return {};
+  return { terminal: { key, flushMs: h.limits.TERMINAL_FLUSH_MS, maxBytes: h.limits.TERMINAL_OUTPUT_BYTES, send: turn.send, record: (u) => void turn.record(u) } };
 }
 
 

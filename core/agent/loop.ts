@@ -7,6 +7,7 @@ import type { McpSessionTools } from "../mcp/types.ts";
 import { randomId } from "../ids.ts";
 import { log, logFailure } from "../log.ts";
 import type { Policy } from "../policy/policy.ts";
+import type { TerminalShow } from "./live-terminal.ts";
 import { type Elicitor, type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
 import { compactNow, type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
@@ -43,6 +44,8 @@ export interface TurnDeps {
   lifecycle?: Lifecycle;
   /** Appends the user's steering messages that wait (SPEC §3.10) to `history`; whether there were any. */
   steer?(history: Message[]): boolean;
+  /** The client shows shell output live (SPEC §3.3); undefined = as text when the call ends. */
+  terminal?: TerminalShow;
 }
 
 export interface Lifecycle {
@@ -304,6 +307,7 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
       emit: deps.emit,
       askPermission: deps.askPermission,
       elicit: deps.elicit,
+      ...(deps.terminal ? { terminal: deps.terminal } : {}),
     });
     history.push({ role: "tool", results });
     if (signal.aborted) return "cancelled";

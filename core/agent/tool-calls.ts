@@ -10,6 +10,7 @@ import { createSemaphore } from "../semaphore.ts";
 import { retryUnsandboxed } from "./sandbox-retry.ts";
 import { middleBytes, utf8Length } from "../text-bounds.ts";
 import { isObject } from "../wire/jsonrpc.ts";
+import { LiveTerminal, type TerminalShow } from "./live-terminal.ts";
 import { type CallView, failedWithText, planFromTodo, resultContent, toolCallStart, toolKind, toolTitle } from "./updates.ts";
 
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
@@ -38,6 +39,28 @@ export interface ToolRunContext {
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
   /** Asks the client a tool server's question; undefined = it shows no elicitation. */
   elicit?: Elicitor;
+  /** The client shows a live terminal for calls of `liveOutput` tools (the shell); undefined = it
+   *  gets the captured output as text only. */
+  terminal?: TerminalShow;
+}
+
+/** One update as recorded, and — for a call with a live terminal — as that client is shown it. */
+interface Shown {
+  plain: SessionUpdate;
+  live?: SessionUpdate;
+}
+
+function show(ctx: ToolRunContext, s: Shown): void {
+  if (s.live && ctx.terminal) {
+    ctx.terminal.record(s.plain);
+    ctx.terminal.send(s.live);
+  } else ctx.emit(s.plain);
+}
+
+/** The exit code a shell result reports, or null when the command never ran. */
+function exitCodeOf(result: McpCallResult): number | null {
+  const code = isObject(result.structured) ? result.structured.exit_code : undefined;
+  return typeof code === "number" ? code : null;
 }
 
 /** A call the turn already refused (per-turn cap): it is announced and failed, never run. */
@@ -74,16 +97,19 @@ function unknownTool(name: string): string {
 export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext): Promise<ToolResult[]> {
   const n = planned.length;
   const results: (ToolResult | undefined)[] = new Array(n);
-  const finals: (SessionUpdate[] | undefined)[] = new Array(n);
+  const finals: (Shown[] | undefined)[] = new Array(n);
+  const terminals: (LiveTerminal | undefined)[] = new Array(n);
   let emitted = 0;
-  const complete = (i: number, result: ToolResult, updates: SessionUpdate[]) => {
+  const complete = (i: number, result: ToolResult, updates: Shown[]) => {
     if (results[i]) return;
     results[i] = result;
     finals[i] = updates;
-    while (emitted < n && finals[emitted]) for (const u of finals[emitted++]!) ctx.emit(u);
+    while (emitted < n && finals[emitted]) for (const u of finals[emitted++]!) show(ctx, u);
   };
-  const fail = (i: number, text: string) =>
-    complete(i, { callId: planned[i]!.call.id, content: text, isError: true }, [failedWithText(planned[i]!.call.id, text)]);
+  const fail = (i: number, text: string) => {
+    const plain = failedWithText(planned[i]!.call.id, text);
+    complete(i, { callId: planned[i]!.call.id, content: text, isError: true }, [{ plain, live: terminals[i]?.finish(plain, null) }]);
+  };
 
   const slots = createSemaphore(ctx.maxParallel);
   const running: Promise<void>[] = [];
@@ -94,7 +120,10 @@ export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext):
     const { call, refusal } = planned[i]!;
     const info = offered.get(call.name);
     const view = viewOf(call, info, ctx.cwd);
-    ctx.emit(toolCallStart(call.id, view));
+    const term = info?.liveOutput && ctx.terminal && !refusal ? new LiveTerminal(call.id, ctx.terminal, ctx.cwd) : undefined;
+    terminals[i] = term;
+    const start = toolCallStart(call.id, view);
+    show(ctx, { plain: start, live: term?.start(start) });
     if (refusal) fail(i, refusal);
     else if (!info) fail(i, unknownTool(call.name));
     else {
@@ -102,7 +131,7 @@ export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext):
       if (verdict === "aborted") break;
       if (verdict !== "run") fail(i, verdict);
       else if (!(await slots.acquire(ctx.signal))) break;
-      else running.push(execute(i, call, view, info, ctx, complete).finally(() => slots.release()));
+      else running.push(execute(i, call, view, info, ctx, complete, term).finally(() => slots.release()));
     }
   }
   await Promise.race([Promise.all(running), stop]);
@@ -207,7 +236,8 @@ async function execute(
   view: CallView,
   info: McpToolInfo | undefined,
   ctx: ToolRunContext,
-  complete: (i: number, r: ToolResult, u: SessionUpdate[]) => void,
+  complete: (i: number, r: ToolResult, u: Shown[]) => void,
+  term: LiveTerminal | undefined,
 ): Promise<void> {
   if (ctx.signal.aborted) return;
   ctx.emit({ sessionUpdate: "tool_call_update", toolCallId: call.id, status: "in_progress" });
@@ -217,6 +247,7 @@ async function execute(
     timeoutMs: ctx.toolTimeoutMs,
     onProgress: progressReporter(call.id, ctx),
     onElicit: (e: McpElicitation) => askOnBehalf(call, e, ctx),
+    ...(term ? { onOutput: term.push } : {}),
   };
   const first = await ctx.tools.call(call.name, call.input, opts);
   const result = view.tool === "shell" && info ? await retryUnsandboxed(call, info.server, first, ctx, opts) : first;
@@ -225,16 +256,15 @@ async function execute(
   const text = trimMiddle(dropped ? `${result.text}\n${dropped}` : result.text, ctx.maxResultBytes);
   const structured = result.structured;
   const small = structured !== undefined && JSON.stringify(structured).length <= ctx.maxResultBytes;
-  const updates: SessionUpdate[] = [
-    {
-      sessionUpdate: "tool_call_update",
-      toolCallId: call.id,
-      status: result.isError ? "failed" : "completed",
-      content: resultContent(view, result, text),
-      rawOutput: small ? structured : { text, isError: result.isError },
-    },
-  ];
+  const last: SessionUpdate = {
+    sessionUpdate: "tool_call_update",
+    toolCallId: call.id,
+    status: result.isError ? "failed" : "completed",
+    content: resultContent(view, result, text),
+    rawOutput: small ? structured : { text, isError: result.isError },
+  };
+  const updates: Shown[] = [{ plain: last, live: term?.finish(last, exitCodeOf(result)) }];
   const plan = result.isError ? undefined : planFromTodo(view);
-  if (plan) updates.push(plan);
+  if (plan) updates.push({ plain: plan });
   complete(i, { callId: call.id, content: text, isError: result.isError, ...(images.length ? { images } : {}) }, updates);
 }

@@ -11,6 +11,8 @@ export interface RawTool {
   description?: string;
   inputSchema: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean; title?: string };
+  /** Set by an in-process server only (never listed over MCP): the tool streams its output (ToolDefinition.liveOutput). */
+  liveOutput?: true;
 }
 
 export function errorResult(text: string): McpCallResult {

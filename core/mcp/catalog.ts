@@ -78,6 +78,7 @@ export function buildCatalog(sources: CatalogSource[], limits: Limits, log: McpL
       };
       const title = tool.title ?? tool.annotations?.title;
       if (typeof title === "string") info.title = title;
+      if (tool.liveOutput === true) info.liveOutput = true;
       infos.push(info);
     }
   });

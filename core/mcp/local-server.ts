@@ -21,7 +21,7 @@ export class LocalServer {
     if (!factory) throw new Error(`MCP server ${spec.name}: a local server needs a factory`);
     this.ready = factory().then(async (local) => {
       this.#local = local;
-      this.#listed = await Promise.all(local.tools.map(listedTool));
+      this.#listed = await Promise.all(local.tools.map(async (t) => ({ ...(await listedTool(t)), ...(t.liveOutput ? { liveOutput: true as const } : {}) })));
       for (const t of local.tools) this.#byName.set(t.name, t);
       if (this.state === "starting") this.state = "live";
     });
@@ -53,7 +53,7 @@ export class LocalServer {
     if (this.state !== "live" || !def) return errorResult(`unknown tool: ${tool}`);
     const signal = opts.signal ?? new AbortController().signal;
     if (signal.aborted) return errorResult("cancelled");
-    const result = await callInProcess(def, args, signal);
+    const result = await callInProcess(def, args, signal, opts.onOutput ? { onOutput: opts.onOutput } : undefined);
     return signal.aborted ? errorResult("cancelled") : result;
   }
 

@@ -28,8 +28,17 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
    *  conversion, nor loading zod. A test holds it equal to the conversion. */
   listedSchema?: Record<string, unknown>;
   annotations?: ToolHints;
-  /** `signal` aborts on cancellation and when the server closes. Throwing is allowed (→ isError). */
-  run(args: z.infer<S>, signal: AbortSignal): Promise<ToolReply>;
+  /** It hands its output to `io.onOutput` while it runs (the shell), so a client can show it live. */
+  liveOutput?: true;
+  /** `signal` aborts on cancellation and when the server closes. Throwing is allowed (→ isError).
+   *  `io`: given only when the tool runs in the agent's own process. */
+  run(args: z.infer<S>, signal: AbortSignal, io?: ToolRunIo): Promise<ToolReply>;
+}
+
+/** What a tool running in the agent's own process may report while it runs. */
+export interface ToolRunIo {
+  /** The raw bytes of its output, as they arrive (a `liveOutput` tool only). */
+  onOutput?: (chunk: Uint8Array) => void;
 }
 
 /**

@@ -6,7 +6,7 @@ import { log } from "../log.ts";
 import { isObject } from "../wire/jsonrpc.ts";
 import { describeToolArgIssues, loadZod } from "../zod-issue.ts";
 import type { RawTool } from "./call-result.ts";
-import { noInput, type ToolDefinition, type ToolReply } from "./tool-definition.ts";
+import { noInput, type ToolDefinition, type ToolReply, type ToolRunIo } from "./tool-definition.ts";
 import type { McpCallResult } from "./types.ts";
 
 /** Schema getters are module constants shared by every session's tools: each is converted once. */
@@ -35,9 +35,9 @@ export async function listedTool(def: ToolDefinition): Promise<RawTool> {
 }
 
 /** Runs a reply-producing tool body: a throw becomes an isError reply naming the tool. */
-export async function replyOf(def: ToolDefinition, args: unknown, signal: AbortSignal): Promise<ToolReply> {
+export async function replyOf(def: ToolDefinition, args: unknown, signal: AbortSignal, io?: ToolRunIo): Promise<ToolReply> {
   try {
-    return await def.run(args as never, signal);
+    return await def.run(args as never, signal, io);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     log.error("tool failed", { tool: def.name, error: message });
@@ -54,10 +54,10 @@ function invalidArguments(tool: string, error: z.ZodError): string {
 }
 
 /** Calls a tool in process: arguments checked against its schema as an MCP server would, never throws. */
-export async function callInProcess(def: ToolDefinition, args: unknown, signal: AbortSignal): Promise<McpCallResult> {
+export async function callInProcess(def: ToolDefinition, args: unknown, signal: AbortSignal, io?: ToolRunIo): Promise<McpCallResult> {
   const input = args ?? {};
   const parsed = def.inputSchema === noInput && isObject(input) ? { success: true as const, data: {} } : (await def.inputSchema()).safeParse(input);
-  const reply: ToolReply = parsed.success ? await replyOf(def, parsed.data, signal) : { text: invalidArguments(def.name, parsed.error), isError: true };
+  const reply: ToolReply = parsed.success ? await replyOf(def, parsed.data, signal, io) : { text: invalidArguments(def.name, parsed.error), isError: true };
   const out: McpCallResult = { content: [{ type: "text", text: reply.text }], text: reply.text, isError: reply.isError === true };
   if (reply.structured) out.structured = reply.structured;
   return out;

@@ -59,6 +59,8 @@ export interface McpToolInfo {
   readOnly: boolean;
   /** Tools whose MCP name starts with `_` (hooks): never offered to the LLM. */
   hook: boolean;
+  /** It hands its output to McpCallOptions.onOutput while it runs (the in-process shell). */
+  liveOutput?: true;
 }
 
 export type McpContent =
@@ -111,6 +113,8 @@ export interface McpCallOptions {
   onProgress?: (p: McpProgress) => void;
   /** Answers the server's questions during this call (elicitation); without it they are declined. */
   onElicit?: (e: McpElicitation) => Promise<McpElicitAnswer>;
+  /** The call's raw output as it arrives, from a `liveOutput` tool (in process: a callback, not MCP). */
+  onOutput?: (chunk: Uint8Array) => void;
 }
 
 /** A change in a running server's life, as one session names the server (for the client's notices). */

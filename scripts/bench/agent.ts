@@ -1,7 +1,8 @@
 // Benchmark: `tendril agent` start-up (spawn → initialize answer, RSS) beside a published ACP agent when
 // one is installed (@agentclientprotocol/claude-agent-acp, or TENDRIL_BENCH_PEER_ACP=path/to/index.js)
 // and a minimal SDK agent run by bun (the floor); and the agent's overhead per tool round trip
-// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly.
+// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly;
+// and the cost of live shell output (a 50 MB command, with and without the client's terminal flag).
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -216,6 +217,71 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS): Promise<
   }
 }
 
+export interface LiveOutputFigures {
+  /** The agent's CPU per 50 MB shell call, by client flag (medianMs = CPU ms). */
+  cpu: Row[];
+  /** The most live output updates within any one second of a call, by flag. */
+  rate: Row[];
+  /** Live output updates per call and the turn's wall time, by flag. */
+  count: Row[];
+  wall: Row[];
+}
+
+/**
+ * The cost of live shell output (SPEC §3.3): one `dev__shell` call printing 50 MB, run `runs` times by
+ * a client without the terminal flag, with `_meta.terminal_output` and with `terminal_output_delta`
+ * (three agents, turns interleaved): the agent process's CPU per call and the live updates per second.
+ * `paced`: the 50 MB in 25 parts 0.1 s apart (a build printing for seconds), else as fast as it goes.
+ */
+export async function measureLiveOutput(runs = 5, mb = 50, paced = false): Promise<LiveOutputFigures> {
+  const { startAgent } = await import("../../tests/acp-client.ts");
+  const acp = await import("@agentclientprotocol/sdk");
+  const work = mkdtempSync(join(tmpdir(), "tendril-bench-live-"));
+  const part = `head -c ${(mb * 1000 * 1000) / 25} /dev/zero | tr '\\0' x`;
+  const command = paced ? `for i in $(seq 25); do ${part}; sleep 0.1; done; echo; echo END` : `head -c ${mb * 1000 * 1000} /dev/zero | tr '\\0' x; echo; echo END`;
+  const how = paced ? `${mb} MB over 25 parts 0.1 s apart` : `${mb} MB at once`;
+  const flags: [string, Record<string, unknown> | undefined][] = [["no flag", undefined], ["_meta.terminal_output", { terminal_output: true }], ["_meta.terminal_output_delta", { terminal_output_delta: true }]];
+  const turn = [{ toolCalls: [{ name: "dev__shell", input: { command, timeout_s: 300 } }] }, { text: "done" }];
+  const llm = await fakeLlmProcess(work, Array.from({ length: (runs + 1) * flags.length }, () => turn).flat());
+  const env = { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, XDG_STATE_HOME: join(work, "state"), XDG_CACHE_HOME: join(work, "cache"), TENDRIL_LOG: "error" };
+  const agents = flags.map(() => startAgent({ env }));
+  const cpu: number[][] = flags.map(() => []);
+  const rate: number[][] = flags.map(() => []);
+  const count: number[][] = flags.map(() => []);
+  const wall: number[][] = flags.map(() => []);
+  try {
+    for (const [j, a] of agents.entries()) {
+      const meta = flags[j]![1];
+      await a.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: meta ? { _meta: meta } : {}, clientInfo: { name: "bench", version: "0" } });
+    }
+    for (let i = 0; i <= runs; i++) {
+      for (const [j, a] of agents.entries()) {
+        const { sessionId } = await a.newSession(work);
+        const from = a.updates.length;
+        const before = cpuTimeMs(a.child.pid!);
+        const t0 = performance.now();
+        await a.prompt(sessionId, "flood");
+        const ms = performance.now() - t0;
+        const times = a.updates.flatMap((n, k) => (k >= from && Object.keys(n.update._meta ?? {}).some((key) => key.startsWith("terminal_output")) ? [a.arrivals[k]!] : []));
+        // the most live updates that arrived within any one second
+        const busiest = times.reduce((most, t, k) => Math.max(most, times.filter((u, m) => m >= k && u - t < 1000).length), 0);
+        if (i > 0) (cpu[j]!.push(cpuTimeMs(a.child.pid!) - before), rate[j]!.push(busiest), count[j]!.push(times.length), wall[j]!.push(ms));
+      }
+    }
+  } finally {
+    await Promise.all(agents.map((a) => a.close(3000).catch(() => {})));
+    llm.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  const rows = (xs: number[][]) => flags.map(([name], j) => ({ name, medianMs: median(xs[j]!), minMs: Math.min(...xs[j]!) }));
+  const figures = { cpu: rows(cpu), rate: rows(rate), count: rows(count), wall: rows(wall) };
+  report(`live shell output (${how}): the agent's CPU per shell call, by client flag`, figures.cpu);
+  report(`live shell output (${how}): the most output updates within one second`, figures.rate, "/s");
+  report(`live shell output (${how}): output updates per call`, figures.count, "");
+  report(`live shell output (${how}): the turn's wall time`, figures.wall);
+  return figures;
+}
+
 export async function run(): Promise<void> {
   if (!existsSync(BIN)) {
     console.log("\n## agent: skipped (run `npm run build` first)");
@@ -223,6 +289,8 @@ export async function run(): Promise<void> {
   }
   await measureInitialize();
   await measureRoundTrips();
+  await measureLiveOutput();
+  await measureLiveOutput(5, 50, true);
 }
 
 if (import.meta.main) await run();

@@ -63,8 +63,9 @@ export class ShellTool {
   }
 
   /** The MCP handler: never throws; bad input and failures are isError replies. `unconfined`: run
-   *  with plain process groups whatever the executor (the user allowed this one command). */
-  async call(args: ShellArgs, signal: AbortSignal, unconfined = false): Promise<ShellReply> {
+   *  with plain process groups whatever the executor (the user allowed this one command). `onOutput`:
+   *  gets stdout and stderr as they arrive (a client shows them live), besides the capture. */
+  async call(args: ShellArgs, signal: AbortSignal, unconfined = false, onOutput?: (chunk: Uint8Array) => void): Promise<ShellReply> {
     try {
       const cwd = await this.workdir(args.workdir);
       if (this.running >= this.opts.limits.maxRunning) {
@@ -74,7 +75,7 @@ export class ShellTool {
       const timeoutS = Math.min(requested, this.opts.limits.maxTimeoutS);
       const env = typeof this.opts.env === "function" ? await this.opts.env() : this.opts.env;
       const executor = unconfined && this.opts.executor ? (this.plain ??= new GroupExecutor()) : this.executor;
-      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env, executor);
+      const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env, executor, onOutput);
       const reply = formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
       // `sandbox_note` (the agent offers an unsandboxed retry on it) only when the executor knows its
       // confinement stopped the command; other notes are said in the text alone.
@@ -107,9 +108,15 @@ export class ShellTool {
   }
 
   /** Runs one command to completion (or its kill); resolves once its whole group is gone. */
-  async run(command: string, cwd: string, timeoutMs: number, signal: AbortSignal | undefined, env: Record<string, string>, executor = this.executor): Promise<ShellOutcome> {
+  async run(command: string, cwd: string, timeoutMs: number, signal: AbortSignal | undefined, env: Record<string, string>, executor = this.executor, onOutput?: (chunk: Uint8Array) => void): Promise<ShellOutcome> {
     const capture = new OutputCapture(this.opts.limits, this.store);
-    const o = await executor.run({ command, cwd, env, timeoutMs, signal, onOutput: (stream, b) => capture.push(stream, b) });
+    const push = onOutput
+      ? (stream: 0 | 1, b: Buffer) => {
+          capture.push(stream, b);
+          onOutput(b);
+        }
+      : (stream: 0 | 1, b: Buffer) => capture.push(stream, b);
+    const o = await executor.run({ command, cwd, env, timeoutMs, signal, onOutput: push });
     return { ...o, capture: capture.finish() };
   }
 }

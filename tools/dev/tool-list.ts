@@ -102,7 +102,8 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       inputSchema: shellInput,
       listedSchema: listed.shell,
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-      run: (args, signal) => shell.call(args, signal),
+      liveOutput: true,
+      run: (args, signal, io) => shell.call(args, signal, false, io?.onOutput),
     }),
     defineTool({
       name: "str_replace",
@@ -133,7 +134,8 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
             inputSchema: shellInput,
             listedSchema: listed.shell,
             annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-            run: (args, signal) => shell.call(args, signal, true),
+            liveOutput: true,
+            run: (args, signal, io) => shell.call(args, signal, true, io?.onOutput),
           }),
         ]
       : []),

@@ -83,7 +83,7 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
   // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
-  const engine = new SessionEngine(sessions, peer, mapping, auth, { notices: true, compaction: true, elicitation: [], subagents: true });
+  const engine = new SessionEngine(sessions, peer, mapping, auth, { notices: true, compaction: true, elicitation: [], subagents: true, terminalOutput: "terminal_output_delta" });
   const client = engine.client;
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),

@@ -19,6 +19,20 @@ export function v2Update(kind: string, fields: Record<string, unknown>): V2Updat
 }
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
+/** The `_meta` keys of a v1 live terminal (live-terminal.ts). */
+const TERMINAL_KEYS = ["terminal_info", "terminal_output", "terminal_output_delta", "terminal_exit"];
+
+interface TerminalMeta {
+  terminal_id: string;
+  data?: string;
+  cwd?: string;
+  exit_code?: number | null;
+  signal?: string | null;
+}
+
+function base64(text: string | undefined): string {
+  return Buffer.from(text ?? "", "utf8").toString("base64");
+}
 const SUBAGENT_KINDS = new Set<string>(["subagent_update", "session_message", "session_message_chunk"]);
 
 /** A subagent call's result says its child was cancelled (the task runner's structured output). */
@@ -36,9 +50,11 @@ export function commandsV2(commands: { name: string; description: string; input?
   return commands.map(({ input, ...c }) => ({ type: "command", ...c, ...(input ? { input: { type: "text", hint: input.hint } } : {}) }));
 }
 
-/** A v1 tool call content item in v2: a diff as one file change; client terminals do not exist in v2. */
+/** A v1 tool call content item in v2: a diff as one file change, a terminal as the agent-owned
+ *  terminal it names (Tendril's terminals are all its own: v2 has no client terminals). */
 function contentV2(c: ToolCallContent): Record<string, unknown> | undefined {
   if (c.type === "content") return c;
+  if (c.type === "terminal") return { type: "terminal", terminalId: c.terminalId };
   if (c.type === "diff") {
     const operation = c.oldText === null || c.oldText === undefined ? "add" : "modify";
     return { type: "diff", changes: [{ operation, path: c.path }], ...(c._meta ? { _meta: c._meta } : {}) };
@@ -79,7 +95,7 @@ export class V2SessionUpdates {
       }
       case "tool_call":
       case "tool_call_update":
-        return [this.#toolCall(u)];
+        return this.#withTerminal(u);
       case "plan":
         return [v2Update("plan_update", { plan: { type: "items", planId: this.planId, entries: u.entries } })];
       case "available_commands_update":
@@ -99,6 +115,31 @@ export class V2SessionUpdates {
         // Subagents: the same shapes in v2 (its unstable schema; the stable one's open update union).
         return SUBAGENT_KINDS.has((u as { sessionUpdate: string }).sessionUpdate) ? [u as V2Update] : [];
     }
+  }
+
+  /**
+   * A call with a live terminal (v1's `_meta.terminal_*`, live-terminal.ts) in v2: the terminal
+   * announced with `terminal_update` before the call names it, its output as `terminal_output_chunk`s,
+   * its exit as `terminal_update.exitStatus` before the call's end.
+   */
+  #withTerminal(u: Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>): V2Update[] {
+    const meta = u._meta;
+    if (!meta || !TERMINAL_KEYS.some((k) => k in meta)) return [this.#toolCall(u)];
+    const { terminal_info: info, terminal_output: output, terminal_output_delta: delta, terminal_exit: exit, ...rest } = meta as Record<string, TerminalMeta | undefined>;
+    const out: V2Update[] = [];
+    if (info) {
+      const command = (u.rawInput as { command?: unknown } | undefined)?.command;
+      out.push(v2Update("terminal_update", { terminalId: info.terminal_id, ...(typeof command === "string" ? { command } : {}), ...(info.cwd ? { cwd: info.cwd } : {}) }));
+    }
+    // Either key carries the bytes since the previous update (live-terminal.ts): appended, as chunks are.
+    for (const o of [output, delta]) if (o) out.push(v2Update("terminal_output_chunk", { terminalId: o.terminal_id, data: base64(o.data) }));
+    if (exit) out.push(v2Update("terminal_update", { terminalId: exit.terminal_id, exitStatus: { exitCode: exit.exit_code ?? null, signal: exit.signal ?? null } }));
+    const call = { ...u, _meta: Object.keys(rest).length > 0 ? rest : undefined };
+    if (call._meta === undefined) delete call._meta;
+    // An output-only update says nothing about the call itself.
+    const onlyOutput = u.sessionUpdate === "tool_call_update" && Object.keys(call).every((k) => k === "sessionUpdate" || k === "toolCallId");
+    if (!onlyOutput) out.push(this.#toolCall(call));
+    return out;
   }
 
   #runId(kind: string): string {
