@@ -50,6 +50,7 @@ export const END_TO_END: readonly string[] = [
   "tests/fake-mcp.test.ts",
   "tests/interop.test.ts",
   "tests/lifecycle.test.ts",
+  "tests/live-terminal-sdk.test.ts",
   "tests/openai-responses.test.ts",
   "tests/prompt-budget.test.ts",
   "tests/prompt-ci-action.test.ts",
