@@ -260,6 +260,15 @@ test("A4: only allow-listed read commands are remembered by their first words; a
   expect(alwaysAllowName(shell("git status -s"))).toBe("Always allow `git status` commands");
 });
 
+test("an always answer to an rg command does not cover rg --hostname-bin, which runs the program it names", () => {
+  const p = createPolicy({ mode: "ask", workspace: "/w", rules: [] });
+  p.remember(shell("rg foo"), "allow");
+  expect(p.decide(shell("rg -n bar src")).decision).toBe("allow");
+  expect(p.decide(shell("rg --hostname-bin=./x --hyperlink-format=default x")).decision).toBe("ask");
+  expect(p.decide(shell("rg --hostname-bin ./x x")).decision).toBe("ask");
+  expect(alwaysAllowName(shell("rg --hostname-bin=./x x"))).toBe("Always allow this exact command");
+});
+
 test("A3: an always answer to running a command without the sandbox covers that exact command only", () => {
   const hook = (command: string): PolicyCall => ({ qualifiedName: "dev___ShellUnsandboxed", tool: "_ShellUnsandboxed", input: { command }, readOnly: false });
   const p = createPolicy({ mode: "ask", workspace: "/w", rules: [] });

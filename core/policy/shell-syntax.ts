@@ -445,8 +445,9 @@ export const REMEMBERED_ALONE: readonly { words: readonly string[]; refuse?: (ar
   { words: ["pwd"] },
   { words: ["echo"] },
   { words: ["grep"] },
-  // ripgrep runs a preprocessor program given with `--pre`.
-  { words: ["rg"], refuse: (arg) => arg.startsWith("--pre") },
+  // ripgrep runs a preprocessor program given with `--pre`, and (14 and later) the program given with
+  // `--hostname-bin` to name the host in hyperlinks.
+  { words: ["rg"], refuse: (arg) => arg.startsWith("--pre") || arg.startsWith("--hostname-bin") },
   { words: ["git", "status"] },
 ];
 
