@@ -95,6 +95,25 @@ describe("--max-budget-usd against tendril agent", () => {
     expect(fake.requests.length).toBe(before);
   });
 
+  test("a subagent's spend counts while it runs: the response that reaches the budget stops it, no request past it", async () => {
+    const dir = freshDir();
+    const before = fake.requests.length;
+    fake.script([
+      { toolCalls: [{ name: "agent__task", input: { description: "touch files", prompt: "touch the files" } }], usage: { input: 1, output: 0 } },
+      { toolCalls: [shell("touch one")], usage: thousand },
+      { toolCalls: [shell("touch two")], usage: thousand },
+      { toolCalls: [shell("touch three")], usage: thousand },
+      { text: "touched", usage: thousand },
+      { text: "Done.", usage: thousand },
+    ]);
+    const r = await prompt(["--cwd", dir, "--approve", "all", "--max-budget-usd", "1.5", "--output", "json", "work"]);
+    expect(r.code).toBe(6);
+    expect(r.stderr).toBe("tendril prompt: spent $2.001 (the session's cost the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
+    expect(fake.requests.length - before).toBe(3);
+    expect(existsSync(join(dir, "one"))).toBe(true);
+    expect(existsSync(join(dir, "three"))).toBe(false);
+  });
+
   for (const bad of ["0", "-1", "abc", "", "Infinity"]) {
     test(`--max-budget-usd ${JSON.stringify(bad)} is a usage error naming it`, async () => {
       const before = fake.requests.length;

@@ -179,9 +179,10 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       const params = raw as acp.SessionNotification;
       if (!params?.update || typeof params.update !== "object") return;
       if (state.replaying !== undefined && params.sessionId === state.replaying) return;
-      if (state.sessionId !== undefined && params.sessionId !== state.sessionId) return;
       // v2's updates in v1's terms (none for what only v2 has); its idle state ends the prompt.
-      for (const u of state.v2 ? state.v2.updates(params.sessionId, params.update as Record<string, unknown>) : [params.update]) onUpdate(u, opts, state);
+      const updates = state.v2 ? state.v2.updates(params.sessionId, params.update as Record<string, unknown>) : [params.update];
+      const own = state.sessionId === undefined || params.sessionId === state.sessionId;
+      for (const u of updates) (own ? onUpdate : onChildUsage)(u, opts, state);
     },
     onRequest(method, raw) {
       if (method !== "session/request_permission") throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method} (this client offers no fs or terminal)`);
@@ -212,6 +213,22 @@ function onUpdate(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState)
   const verdict = u.sessionUpdate === "usage_update" && opts.maxBudgetUsd !== undefined ? budgetVerdict(u, firstUsage, opts.maxBudgetUsd) : undefined;
   if (verdict) {
     // Stopped as at --max-turns: nothing after it is shown, permission questions are answered `cancelled`.
+    state.overLimit = true;
+    state.budget = verdict;
+    state.onBudget(verdict);
+  }
+}
+
+/**
+ * An update of another session on the connection: a subagent's, which a client showing subagents (v2's
+ * baseline) gets under the child's own id. Only its cost is read: a child spends its parent's session,
+ * so the cost it reports is the whole session's, and --max-budget-usd stops the run while the child runs.
+ */
+function onChildUsage(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState): void {
+  if (state.overLimit || u.sessionUpdate !== "usage_update" || !u.cost || !state.lastUsage) return;
+  state.lastUsage = { ...state.lastUsage, cost: u.cost };
+  const verdict = opts.maxBudgetUsd !== undefined ? budgetVerdict(u, false, opts.maxBudgetUsd) : undefined;
+  if (verdict) {
     state.overLimit = true;
     state.budget = verdict;
     state.onBudget(verdict);
