@@ -289,3 +289,18 @@ test("MAX_SUBAGENT_DEPTH: 0 offers no task tool; 2 lets a child start its own su
   expect(schemaFailures(a.out, asked, ["v1u"])).toEqual([]);
   await a.close();
 });
+
+test("v2 tool_call/cancel reaches a subagent's running tool call: it ends cancelled and the child goes on", async () => {
+  const { a, asked, sessionId } = await open({}, V2);
+  a.provider.push({ calls: [task("t1", "sleep")] }, { calls: [{ id: "s1", name: "t__sleep", input: { ms: 20_000 } }] }, { text: "child stopped waiting" }, { text: "parent done" });
+  send(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  const child = await childRunning(a, sessionId, "t1", true);
+  await a.until(() => updates(a, child).some((u) => u.toolCallId === "s1" && u.status === "in_progress"), "the child's call running");
+  const answer = await req(a, asked, "tool_call/cancel", { sessionId: child, toolCallId: "s1" });
+  expect(answer.error).toBeUndefined();
+  await a.until(() => updates(a, sessionId).some((u) => u.sessionUpdate === "state_update" && u.state === "idle"), "the parent idle");
+  expect(updates(a, child).filter((u) => u.toolCallId === "s1").at(-1)!.status).toBe("cancelled");
+  expect(lastResult(a.provider.requests[2]!)).toMatchObject({ callId: "s1", content: "The user cancelled this tool call.", isError: true });
+  expect(lastResult(a.provider.requests[3]!)).toMatchObject({ callId: "t1", content: "child stopped waiting", isError: false });
+  await a.close();
+});

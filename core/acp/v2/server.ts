@@ -221,11 +221,13 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       const p = ParamReader.of("tool_call/cancel", raw);
       const sessionId = p.id("sessionId");
       const toolCallId = p.id("toolCallId");
-      sessions.isBusy(sessionId); // an unknown session is -32002
+      // An unknown session is -32002. A subagent's session runs while its parent's call does: its turn
+      // was not opened by session/prompt here, so whether it runs is the session manager's to say.
+      const running = sessions.isBusy(sessionId);
       const s = open.get(sessionId);
       const state = s?.updates.callState(toolCallId) ?? "unknown";
       if (state === "unknown") throw p.fail("toolCallId", `${JSON.stringify(toolCallId)} is no tool call of session ${sessionId}`);
-      if (state === "final" || !s?.turn) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
+      if (state === "final" || !running) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
       s.updates.requestCancel(toolCallId);
       callSwitch(sessionId, toolCallId).abort();
       return {};
