@@ -198,3 +198,42 @@ test("A8: the ClientHello reader finds the server name of a real TLS hello, even
   const rec = (b: Buffer) => Buffer.concat([Buffer.from([0x16, 3, 1, b.length >> 8, b.length & 255]), b]);
   expect(readClientHelloName(Buffer.concat([rec(body.subarray(0, 40)), rec(body.subarray(40))]))).toEqual({ kind: "hello", name: "registry.npmjs.org" });
 });
+
+test("a large answer reaches a slow reader whole: the host closing after it does not cut what the proxy still holds", async () => {
+  const size = 8 * 1024 * 1024;
+  const big = createServer((s) => {
+    let head = "";
+    s.on("data", (b: Buffer) => {
+      head += b.toString("latin1");
+      if (!head.includes("\r\n\r\n")) return;
+      s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`);
+      s.end(Buffer.alloc(size, 0x61));
+    });
+    s.on("error", () => {});
+  });
+  await new Promise<void>((r) => big.listen(0, "127.0.0.1", r));
+  const proxy = await startEgressProxy(0, ["example.com"], { resolve: async () => PUBLIC, dial: () => netConnect((big.address() as { port: number }).port, "127.0.0.1") });
+  try {
+    const s = netConnect(proxy.port!, "127.0.0.1");
+    let body = -1;
+    let got = "";
+    s.on("data", (b: Buffer) => {
+      if (body < 0) {
+        got += b.toString("latin1");
+        const end = got.indexOf("\r\n\r\n");
+        if (end >= 0) body = got.length - end - 4;
+      } else body += b.length;
+      // A reader slower than the host: the proxy holds what it has not taken yet.
+      s.pause();
+      setTimeout(() => s.resume(), 10);
+    });
+    s.on("error", () => {});
+    const closed = new Promise((r) => s.once("close", r));
+    s.write("GET http://example.com/big HTTP/1.1\r\nHost: example.com\r\n\r\n");
+    await closed;
+    expect(body).toBe(size);
+  } finally {
+    await proxy.close();
+    big.close();
+  }
+});

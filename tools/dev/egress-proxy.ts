@@ -269,7 +269,9 @@ function relay(client: Socket, t: Target, address: string, ctx: ProxyContext): v
   let connected = false;
   upstream.on("close", () => {
     ctx.sockets.delete(upstream);
-    if (connected) client.destroy(); // before that, the 502 answer ends the client
+    // Ended, not destroyed: what the client has not taken yet of the answer still goes out (a slow
+    // reader's last bytes), then the connection closes. Before connecting, the 502 answer ends it.
+    if (connected) client.end();
   });
   client.on("close", () => upstream.destroy());
   upstream.on("error", (err) => {
