@@ -227,7 +227,7 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       const s = open.get(sessionId);
       const state = s?.updates.callState(toolCallId) ?? "unknown";
       if (state === "unknown") throw p.fail("toolCallId", `${JSON.stringify(toolCallId)} is no tool call of session ${sessionId}`);
-      if (state === "final" || !running) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
+      if (state === "final" || !running || !s) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
       s.updates.requestCancel(toolCallId);
       callSwitch(sessionId, toolCallId).abort();
       return {};
