@@ -102,16 +102,32 @@ describe("--max-budget-usd against tendril agent", () => {
       { toolCalls: [{ name: "agent__task", input: { description: "touch files", prompt: "touch the files" } }], usage: { input: 1, output: 0 } },
       { toolCalls: [shell("touch one")], usage: thousand },
       { toolCalls: [shell("touch two")], usage: thousand },
-      { toolCalls: [shell("touch three")], usage: thousand },
-      { text: "touched", usage: thousand },
-      { text: "Done.", usage: thousand },
     ]);
     const r = await prompt(["--cwd", dir, "--approve", "all", "--max-budget-usd", "1.5", "--output", "json", "work"]);
     expect(r.code).toBe(6);
     expect(r.stderr).toBe("tendril prompt: spent $2.001 (the session's cost the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
     expect(fake.requests.length - before).toBe(3);
     expect(existsSync(join(dir, "one"))).toBe(true);
-    expect(existsSync(join(dir, "three"))).toBe(false);
+    expect(existsSync(join(dir, "two"))).toBe(false);
+    expect(fake.remaining()).toBe(0);
+  });
+
+  test("a cost that stops being reported (a subagent on a model without a price) ends the run: exit 2, the budget cannot be kept", async () => {
+    const dir = freshDir();
+    const before = fake.requests.length;
+    fake.script([
+      { toolCalls: [{ name: "agent__task", input: { description: "touch files", prompt: "touch the files", model: "mystery-model" } }], usage: { input: 1, output: 0 } },
+      { toolCalls: [shell("touch one")], usage: thousand },
+    ]);
+    const config = join(work, "config-two-models");
+    mkdirSync(join(config, "tendril"), { recursive: true });
+    writeFileSync(join(config, "tendril", "config.toml"), 'models = ["priced-model", "mystery-model"]\n[prices."priced-model"]\ninput = 1000\noutput = 1000\ncache_write = 1250\ncache_read = 100\n');
+    const r = await prompt(["--cwd", dir, "--approve", "all", "--max-budget-usd", "1.5", "--output", "json", "work"], { XDG_CONFIG_HOME: config });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toEndWith("tendril prompt: --max-budget-usd 1.5 cannot be kept: the agent stopped reporting its cost (usage_update.cost); the turn was cancelled\n");
+    expect(fake.requests.length - before).toBe(2);
+    expect(existsSync(join(dir, "one"))).toBe(false);
+    expect(fake.remaining()).toBe(0);
   });
 
   for (const bad of ["0", "-1", "abc", "", "Infinity"]) {

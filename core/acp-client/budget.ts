@@ -1,6 +1,7 @@
 // Owns what `tendril prompt --max-budget-usd` reads off the agent's usage_updates: the session's cost
-// reached the budget, or the agent's first update carries no cost in USD (so the budget cannot be
-// kept). Does not cancel anything: the client runner does when this says stop.
+// reached the budget, or an update carries no cost in USD (the first, or a later one once the agent
+// can no longer price what it spends: the budget cannot be kept). Does not cancel anything: the
+// client runner does when this says stop.
 import type * as acp from "@agentclientprotocol/sdk";
 
 export type BudgetStop = { kind: "budget" } | { kind: "budget-unknown"; why: string };
@@ -9,8 +10,8 @@ export type BudgetStop = { kind: "budget" } | { kind: "budget-unknown"; why: str
 export function budgetVerdict(u: acp.UsageUpdate, first: boolean, limitUsd: number): BudgetStop | undefined {
   const cost = u.cost;
   if (!cost || typeof cost.amount !== "number" || cost.currency !== "USD") {
-    if (!first) return undefined;
-    return { kind: "budget-unknown", why: cost ? `the agent reports its cost in ${JSON.stringify(cost.currency)}, not USD` : "the agent reports no cost (usage_update.cost)" };
+    if (cost) return { kind: "budget-unknown", why: `the agent reports its cost in ${JSON.stringify(cost.currency)}, not USD` };
+    return { kind: "budget-unknown", why: first ? "the agent reports no cost (usage_update.cost)" : "the agent stopped reporting its cost (usage_update.cost)" };
   }
   return cost.amount >= limitUsd ? { kind: "budget" } : undefined;
 }

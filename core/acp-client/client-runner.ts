@@ -225,8 +225,8 @@ function onUpdate(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState)
  * so the cost it reports is the whole session's, and --max-budget-usd stops the run while the child runs.
  */
 function onChildUsage(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState): void {
-  if (state.overLimit || u.sessionUpdate !== "usage_update" || !u.cost || !state.lastUsage) return;
-  state.lastUsage = { ...state.lastUsage, cost: u.cost };
+  if (state.overLimit || u.sessionUpdate !== "usage_update" || !state.lastUsage) return;
+  if (u.cost) state.lastUsage = { ...state.lastUsage, cost: u.cost };
   const verdict = opts.maxBudgetUsd !== undefined ? budgetVerdict(u, false, opts.maxBudgetUsd) : undefined;
   if (verdict) {
     state.overLimit = true;
