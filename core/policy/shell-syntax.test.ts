@@ -79,6 +79,18 @@ test("A1: deny forms keep finding the commands bash runs, however they are quote
   for (const [command, form] of cases) expect({ command, has: commandForms(command).includes(form) }).toEqual({ command, has: true });
 });
 
+test("deny forms find a command in a case branch inside a substitution: the pattern's `)` does not end the substitution", () => {
+  const cases: [string, string][] = [
+    ["ls $(case x in x) rm -rf /;; esac)", "rm -rf /"],
+    ['echo "$(case x in x) rm -rf /;; esac)"', "rm -rf /"],
+    ["ls $(case x in y) :;; x) rm -rf /;; esac)", "rm -rf /"],
+    ["ls $(case x in (x) rm -rf /;; esac; echo after)", "echo after"],
+    ["ls $(case a in a) case b in b) rm -rf /;; esac;; esac)", "rm -rf /"],
+    ["ls $(case x in x) :;; esac) && rm -rf /", "rm -rf /"],
+  ];
+  for (const [command, form] of cases) expect({ command, has: commandForms(command).includes(form) }).toEqual({ command, has: true });
+});
+
 // ---------------------------------------------------------------------------------------------
 // bash as the oracle, with nothing run. bash runs each string with no PATH in an empty directory of
 // its own, under a DEBUG trap (extdebug) that records every simple command as bash prints it and

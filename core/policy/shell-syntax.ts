@@ -68,6 +68,8 @@ class Reader {
   list(i: number, inner: boolean): number {
     const src = this.src;
     let depth = 0;
+    /** `case` statements open here: a `)` then ends a pattern (`case x in x) …`), not a substitution. */
+    let cases = 0;
     let cmd = { start: -1, end: -1, words: [] as string[], named: false, lastRaw: "", lastEnd: -1 };
     const finish = () => {
       if (cmd.start >= 0) this.found.push({ start: this.base + cmd.start, text: src.slice(cmd.start, cmd.end).trim(), words: cmd.words });
@@ -96,6 +98,12 @@ class Reader {
         continue;
       }
       if (c === ")") {
+        if (depth === 0 && cases > 0) {
+          this.flag(")");
+          finish();
+          i++;
+          continue;
+        }
         if (inner && depth === 0) {
           finish();
           return i + 1;
@@ -149,6 +157,8 @@ class Reader {
       }
       const raw = src.slice(start, w.end);
       if (cmd.words.length === 0 && RESERVED.has(raw)) this.flag(raw);
+      if (cmd.words.length === 0 && raw === "case") cases++;
+      if (cmd.words.length === 0 && raw === "esac" && cases > 0) cases--;
       // Brace expansion makes words bash reads differently (`{rm,-rf,x}`).
       if (/\{[^{}]*(,|\.\.)[^{}]*\}/.test(w.bare)) this.flag("{");
       if (!cmd.named && !ASSIGNMENT.test(w.bare)) {
