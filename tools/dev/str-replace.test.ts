@@ -173,3 +173,25 @@ test("a create through a dangling directory symlink is refused and makes nothing
   expect(r.isError).toBe(true);
   expect(readdirSync(join(base, "outside"))).toEqual(["secret.txt"]);
 });
+
+test("regression: git's own files are never written (a planted hook or core.fsmonitor would run at the user's next git command, sandbox or not); .github is an ordinary folder", async () => {
+  mkdirSync(join(root, ".git", "hooks"), { recursive: true });
+  writeFileSync(join(root, ".git", "config"), "[core]\n\tbare = false\n");
+  mkdirSync(join(root, "vendor", "lib"), { recursive: true });
+  writeFileSync(join(root, "vendor", "lib", ".git"), "gitdir: ../../.git/modules/lib\n");
+  const attempts = [
+    { path: ".git/config", old_str: "bare = false", new_str: "bare = false\n\tfsmonitor = touch /tmp/pwned" },
+    { path: ".git/hooks/pre-commit", old_str: "", new_str: "#!/bin/sh\ntouch /tmp/pwned\n" },
+    { path: "vendor/lib/.git", old_str: "gitdir: ../../.git/modules/lib", new_str: "gitdir: /tmp/evil" },
+    { path: ".GIT/hooks/post-checkout", old_str: "", new_str: "x" },
+  ];
+  for (const a of attempts) {
+    const r = await editor.call(a);
+    expect({ path: a.path, isError: r.isError, said: r.text.includes("git's own files") }).toEqual({ path: a.path, isError: true, said: true });
+  }
+  expect(readFileSync(join(root, ".git", "config"), "utf8")).toBe("[core]\n\tbare = false\n");
+  expect(readdirSync(join(root, ".git", "hooks"))).toEqual([]);
+  expect(read("vendor/lib/.git")).toBe("gitdir: ../../.git/modules/lib\n");
+  const workflow = await editor.call({ path: ".github/workflows/ci.yml", old_str: "", new_str: "on: push\n" });
+  expect(workflow.isError).toBeUndefined();
+});

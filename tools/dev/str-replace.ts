@@ -6,7 +6,7 @@
 import { logFailure } from "../../core/log.ts";
 import { constants as fsc } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
-import { basename, dirname } from "node:path";
+import { basename, dirname, relative, sep } from "node:path";
 import { editPatch } from "./edit-diff.ts";
 import type { z } from "zod";
 import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
@@ -51,6 +51,12 @@ const fail = (message: string): never => {
   throw new EditError(message);
 };
 
+/** Git's own files (a `.git` folder's hooks and config, a `.git` pointer file) run code when git next
+ *  runs there, even with no sandbox; every `.git` path segment counts, nested repositories' too. */
+function gitOwned(root: string, real: string): boolean {
+  return relative(root, real).split(sep).some((part) => part.toLowerCase() === ".git");
+}
+
 function toCrlf(s: string): string {
   return s.replace(/\r?\n/g, "\r\n");
 }
@@ -86,6 +92,9 @@ export class StrReplaceTool {
   private async apply(real: string, exists: boolean, root: string, args: StrReplaceArgs): Promise<EditReply> {
     const shown = displayPath(this.opts.root, real);
     if (real === root) fail(`${shown} is a directory; give a file path`);
+    if (gitOwned(root, real)) {
+      fail(`${shown} is one of git's own files (under .git, or a .git pointer): str_replace does not write there, since a hook or config there runs code the next time anyone runs git; change the repository with git commands in the shell`);
+    }
     if (!exists && args.old_str !== "") {
       fail(`${shown} does not exist; to create it, call str_replace with an empty old_str and the whole file as new_str`);
     }
