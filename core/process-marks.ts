@@ -1,0 +1,103 @@
+// Owns the mark every process group's command carries in its environment (TENDRIL_RUN_MARK) and finding,
+// by it, the processes a command started that left its group (setsid, a double fork, a daemon): from
+// /proc/PID/environ on Linux, from `ps`'s environment column where there is no /proc (macOS). Does not
+// spawn or kill anything; process-group.ts decides when what it finds ends.
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+
+/** The variable: one `OWNER-N;` token per Tendril between the command and the first Tendril above it. */
+export const MARK_VAR = "TENDRIL_RUN_MARK";
+/** This process's part of every mark it hands out: the watchdog finds all of them by it when we die. */
+export const OWNER_MARK = `${process.pid.toString(36)}x${randomBytes(5).toString("hex")}`;
+let seq = 0;
+
+/** A fresh mark for one group (`OWNER-N;`: the `;` keeps `-1;` from matching `-12;`). */
+export function newMark(): string {
+  return `${OWNER_MARK}-${++seq};`;
+}
+
+/** `env` with `mark` added to MARK_VAR (kept: a mark from a Tendril this one runs inside, which ends it all too). */
+export function markEnv(env: Record<string, string>, mark: string): Record<string, string> {
+  return { ...env, [MARK_VAR]: (env[MARK_VAR] ?? "") + mark };
+}
+
+/** Where marks are read: /proc where the system has it, else `ps` (tests use both). */
+export type MarkSource = "proc" | "ps";
+let source: MarkSource = existsSync("/proc/self/environ") ? "proc" : "ps";
+
+/** Chooses where marks are read (tests of the macOS fallback on Linux). */
+export function setMarkSource(s: MarkSource): void {
+  source = s;
+}
+
+export function markSource(): MarkSource {
+  return source;
+}
+
+const ENTRY = `${MARK_VAR}=`;
+
+/** Pids of live processes, ours to read, whose MARK_VAR holds `needle` (a mark, or OWNER_MARK for all of ours). */
+export function findMarked(needle: string): number[] {
+  return source === "proc" ? fromProc(needle) : fromPs(needle);
+}
+
+function fromProc(needle: string): number[] {
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return found;
+  }
+  for (const entry of entries) {
+    const c = entry.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    if (environHas(entry, needle)) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Whether process `pid` (a /proc entry name) lives and its MARK_VAR holds `needle`; a zombie's environment reads empty. */
+function environHas(pid: string, needle: string): boolean {
+  let env: string;
+  try {
+    env = readFileSync(`/proc/${pid}/environ`, "latin1");
+  } catch {
+    return false; // gone, or not ours to read
+  }
+  let at = 0;
+  if (!env.startsWith(ENTRY)) {
+    const i = env.indexOf(`\0${ENTRY}`);
+    if (i === -1) return false;
+    at = i + 1;
+  }
+  const end = env.indexOf("\0", at);
+  return env.slice(at + ENTRY.length, end === -1 ? undefined : end).includes(needle);
+}
+
+/** `ps axwwe` appends each process's environment (ours only) to its command line, on procps and BSD alike. */
+function fromPs(needle: string): number[] {
+  const out = spawnSync("ps", ["axwwe", "-o", "pid=", "-o", "command="], { encoding: "latin1", maxBuffer: 256 * 1024 * 1024 });
+  if (typeof out.stdout !== "string") return [];
+  const found: number[] = [];
+  for (const line of out.stdout.split("\n")) {
+    const at = line.indexOf(` ${ENTRY}`);
+    if (at === -1) continue;
+    const value = line.slice(at + 1 + ENTRY.length).split(" ", 1)[0]!;
+    const pid = Number(line.trim().split(" ", 1)[0]);
+    if (value.includes(needle) && Number.isInteger(pid) && pid !== process.pid) found.push(pid);
+  }
+  return found;
+}
+
+/** Whether `pid` is still a live process carrying `needle` (a zombie does not count: it has ended). */
+export function stillMarked(pid: number, needle: string): boolean {
+  if (source === "proc") return environHas(String(pid), needle);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
