@@ -8,7 +8,7 @@ import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
-import { findMarked, MARK_VAR, markEnv, markSource, newMark, OWNER_MARK, stillMarked } from "./process-marks.ts";
+import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, stillMarked } from "./process-marks.ts";
 
 export interface GroupSpawn {
   /** What the group is, for error messages: `MCP server fs`, `agent`, `shell command`. */
@@ -157,7 +157,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
  */
 function watch(pgid: number, then: (ok: boolean) => void, tries = 1): boolean {
   if (watchdog === undefined || watchdog.exitCode !== null || watchdog.signalCode !== null) {
-    const args = ["-c", WATCHDOG, "watchdog", OWNER_MARK, markSource(), String(strayRounds), MARK_VAR];
+    const args = ["-c", WATCHDOG, "watchdog", ownerMark(), markSource(), String(strayRounds), MARK_VAR];
     const dog = spawn("/bin/sh", args, { detached: true, stdio: ["pipe", "pipe", "ignore"], env: { PATH: "/usr/bin:/bin" } });
     if (dog.pid === undefined) return false;
     dog.once("error", logFailure("the watchdog"));

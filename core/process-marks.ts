@@ -3,18 +3,23 @@
 // /proc/PID/environ on Linux, from `ps`'s environment column where there is no /proc (macOS). Does not
 // spawn or kill anything; process-group.ts decides when what it finds ends.
 import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { randomHex } from "./ids.ts";
 
 /** The variable: one `OWNER-N;` token per Tendril between the command and the first Tendril above it. */
 export const MARK_VAR = "TENDRIL_RUN_MARK";
-/** This process's part of every mark it hands out: the watchdog finds all of them by it when we die. */
-export const OWNER_MARK = `${process.pid.toString(36)}x${randomBytes(5).toString("hex")}`;
+let owner: string | undefined;
 let seq = 0;
+
+/** This process's part of every mark it hands out: the watchdog finds all of them by it when we die. */
+export function ownerMark(): string {
+  owner ??= `${process.pid.toString(36)}x${randomHex(5)}`;
+  return owner;
+}
 
 /** A fresh mark for one group (`OWNER-N;`: the `;` keeps `-1;` from matching `-12;`). */
 export function newMark(): string {
-  return `${OWNER_MARK}-${++seq};`;
+  return `${ownerMark()}-${++seq};`;
 }
 
 /** `env` with `mark` added to MARK_VAR (kept: a mark from a Tendril this one runs inside, which ends it all too). */
@@ -24,7 +29,7 @@ export function markEnv(env: Record<string, string>, mark: string): Record<strin
 
 /** Where marks are read: /proc where the system has it, else `ps` (tests use both). */
 export type MarkSource = "proc" | "ps";
-let source: MarkSource = existsSync("/proc/self/environ") ? "proc" : "ps";
+let source: MarkSource | undefined;
 
 /** Chooses where marks are read (tests of the macOS fallback on Linux). */
 export function setMarkSource(s: MarkSource): void {
@@ -32,14 +37,15 @@ export function setMarkSource(s: MarkSource): void {
 }
 
 export function markSource(): MarkSource {
+  source ??= existsSync("/proc/self/environ") ? "proc" : "ps";
   return source;
 }
 
 const ENTRY = `${MARK_VAR}=`;
 
-/** Pids of live processes, ours to read, whose MARK_VAR holds `needle` (a mark, or OWNER_MARK for all of ours). */
+/** Pids of live processes, ours to read, whose MARK_VAR holds `needle` (a mark, or ownerMark() for all of ours). */
 export function findMarked(needle: string): number[] {
-  return source === "proc" ? fromProc(needle) : fromPs(needle);
+  return markSource() === "proc" ? fromProc(needle) : fromPs(needle);
 }
 
 function fromProc(needle: string): number[] {
@@ -93,7 +99,7 @@ function fromPs(needle: string): number[] {
 
 /** Whether `pid` is still a live process carrying `needle` (a zombie does not count: it has ended). */
 export function stillMarked(pid: number, needle: string): boolean {
-  if (source === "proc") return environHas(String(pid), needle);
+  if (markSource() === "proc") return environHas(String(pid), needle);
   try {
     process.kill(pid, 0);
     return true;
