@@ -8,7 +8,7 @@ import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
-import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, stillMarked } from "./process-marks.ts";
+import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
 
 export interface GroupSpawn {
   /** What the group is, for error messages: `MCP server fs`, `agent`, `shell command`. */
@@ -65,7 +65,7 @@ const GATE = 'read _ <&3 || exit 125; exec 3<&-; exec "$0" "$@"';
 const POLL_MS = 10;
 
 /** Live groups (pgid → label and the mark its processes carry). A group stays here until killGroup has finished with it. */
-const live = new Map<number, { label: string; mark: string }>();
+const live = new Map<number, { label: string; mark: string; since: Since }>();
 let watchdog: ChildProcess | undefined;
 /** Groups told to a watchdog and not yet answered for (pgid → that watchdog, what to do on the answer,
  *  how many watchdogs it has been told to). */
@@ -147,7 +147,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     signalGroup(pgid, "SIGKILL");
     throw refused();
   }
-  live.set(pgid, { label: spec.label, mark });
+  live.set(pgid, { label: spec.label, mark, since: { pid: pgid, at: Date.now() } });
   return child;
 }
 
@@ -255,9 +255,9 @@ function signalEach(pids: readonly number[], sig: NodeJS.Signals): void {
 
 /** SIGKILL, in rounds until a look finds none (a stray may fork between a look and a kill), to every
  *  process that still carries `mark`. */
-function killMarked(mark: string): void {
+function killMarked(mark: string, since: Since): void {
   for (let round = 0; round < strayRounds; round++) {
-    const pids = findMarked(mark);
+    const pids = findMarked(mark, since);
     if (pids.length === 0) return;
     signalEach(pids, "SIGKILL");
   }
@@ -270,10 +270,10 @@ function killMarked(mark: string): void {
  * said; strays are killed until a look finds none.
  */
 export async function killGroup(pgid: number, grace: number = graceMs): Promise<void> {
-  const mark = live.get(pgid)?.mark;
+  const { mark, since } = live.get(pgid) ?? {};
   try {
     const inGroup = signalGroup(pgid, "SIGTERM");
-    const strays = mark === undefined ? [] : findMarked(mark);
+    const strays = mark === undefined ? [] : findMarked(mark, since);
     signalEach(strays, "SIGTERM");
     if (!inGroup && strays.length === 0) return;
     const deadline = Date.now() + grace;
@@ -284,7 +284,7 @@ export async function killGroup(pgid: number, grace: number = graceMs): Promise<
       if (!groupLeft && !strays.some((pid) => stillMarked(pid, mark!))) break;
     }
     if (groupLeft) signalGroup(pgid, "SIGKILL");
-    if (mark !== undefined) killMarked(mark);
+    if (mark !== undefined) killMarked(mark, since!);
   } finally {
     dropWatchdog(pgid);
   }
@@ -297,9 +297,9 @@ export async function killAllGroups(): Promise<void> {
 
 /** SIGKILL to every live group, synchronously: for the exit hook (the exit policy's), where nothing async runs. */
 export function killAllGroupsNow(): void {
-  for (const [pgid, { mark }] of [...live]) {
+  for (const [pgid, { mark, since }] of [...live]) {
     signalGroup(pgid, "SIGKILL");
-    killMarked(mark);
+    killMarked(mark, since);
     dropWatchdog(pgid);
   }
 }

@@ -43,13 +43,52 @@ export function markSource(): MarkSource {
 
 const ENTRY = `${MARK_VAR}=`;
 
-/** Pids of live processes, ours to read, whose MARK_VAR holds `needle` (a mark, or ownerMark() for all of ours). */
-export function findMarked(needle: string): number[] {
-  return markSource() === "proc" ? fromProc(needle) : fromPs(needle);
+/** A group's leader pid and when it started: what its processes were started after. */
+export interface Since {
+  pid: number;
+  at: number;
+}
+/**
+ * Processes started after a leader got pid L have pids from L+1 to the newest pid while the pid counter
+ * has not wrapped since (the newest is still ≥ L): only those are read, not every process on the machine
+ * (listing /proc alone costs ~4 µs a process). A full turn of the counter (pid_max, 32768 at least)
+ * inside one command younger than this is not credible; an older one, or a counter that wrapped, has
+ * every process read.
+ */
+const RANGE_MAX_AGE_MS = 1000;
+/** A range wider than this is read by listing /proc instead (each pid tried costs about one listed entry). */
+const RANGE_MAX_PIDS = 4096;
+
+/** Pids of live processes, ours to read, whose MARK_VAR holds `needle` (a mark, or ownerMark() for all of
+ *  ours); `since`: they descend from that leader, which bounds where they are looked for. */
+export function findMarked(needle: string, since?: Since): number[] {
+  return markSource() === "proc" ? fromProc(needle, since) : fromPs(needle);
 }
 
-function fromProc(needle: string): number[] {
+/** The pid the kernel handed out last in our PID namespace (the last field of /proc/loadavg). */
+function lastPid(): number | undefined {
+  try {
+    const n = Number(readFileSync("/proc/loadavg", "latin1").trim().split(" ").pop());
+    return Number.isInteger(n) ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fromProc(needle: string, since?: Since): number[] {
   const found: number[] = [];
+  let above = 0;
+  if (since !== undefined && Date.now() - since.at < RANGE_MAX_AGE_MS) {
+    const last = lastPid();
+    if (last !== undefined && last >= since.pid) {
+      if (last - since.pid <= RANGE_MAX_PIDS) {
+        // A thread's id names its process here too (and a signal to it reaches the whole process).
+        for (let pid = since.pid + 1; pid <= last; pid++) if (environHas(String(pid), needle)) found.push(pid);
+        return found;
+      }
+      above = since.pid;
+    }
+  }
   let entries: string[];
   try {
     entries = readdirSync("/proc");
@@ -59,7 +98,8 @@ function fromProc(needle: string): number[] {
   for (const entry of entries) {
     const c = entry.charCodeAt(0);
     if (c < 48 || c > 57) continue;
-    if (environHas(entry, needle)) found.push(Number(entry));
+    const pid = Number(entry);
+    if (pid > above && environHas(entry, needle)) found.push(pid);
   }
   return found;
 }

@@ -33,11 +33,12 @@ type Ending = (typeof ENDINGS)[number];
 async function oneCall(ex: Executor, kind: string, ending: Ending, i: number): Promise<number[]> {
   const m = marker();
   const escape = KINDS[kind]!(m);
-  // Half the returns leave no time for the escape: the group kill races it.
+  // Half the returns leave no time for the escape: the group kill races it. A tenth of the timeouts come
+  // after a second, when every process is read (younger commands have only the pids after theirs read).
   const command = `${escape}\n${ending !== "return" ? "sleep 30" : i % 2 === 0 ? "sleep 0.05" : "true"}`;
   const abort = new AbortController();
   if (ending === "cancel") setTimeout(() => abort.abort(), 20 + (i % 5) * 30);
-  const outcome = await ex.run({ command, cwd: root, env, timeoutMs: ending === "timeout" ? 300 : 20_000, signal: abort.signal, onOutput: () => {} });
+  const outcome = await ex.run({ command, cwd: root, env, timeoutMs: ending !== "timeout" ? 20_000 : i % 10 === 0 ? 1200 : 300, signal: abort.signal, onOutput: () => {} });
   expect({ timedOut: outcome.timedOut, cancelled: outcome.cancelled }).toEqual({ timedOut: ending === "timeout", cancelled: ending === "cancel" });
   return survivors(m, 1000);
 }
