@@ -1,7 +1,7 @@
 // Regression tests: a shell command's processes that left its group (setsid, a double fork, nohup and
 // disown, a daemon that closes its fds) end when the call ends, whether it returned, timed out or was
 // cancelled; unconfined, confined, and with the `ps` fallback that macOS uses. Each case runs 50 times,
-// 8 at once, so a race shows. Markers are `sleep 1000.<run><n>` durations, unique to this run.
+// 16 at once, so a race shows. Markers are `sleep 1000.<run><n>` durations, unique to this run.
 import { afterAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
@@ -18,8 +18,8 @@ mkdirSync(root);
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const { run, next: marker } = markers();
 const ROUNDS = 50;
-/** MAX_PARALLEL_TOOLS: calls of one LLM response run at once. */
-const AT_ONCE = 8;
+/** Calls at once: two sessions' worth of parallel tool calls (MAX_PARALLEL_TOOLS each). */
+const AT_ONCE = 16;
 
 afterAll(() => {
   killRun(run);
