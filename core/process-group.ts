@@ -10,6 +10,9 @@ import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
 import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
 
+/** Where the marks are read (/proc, or the `ps` fallback macOS uses): tests run both. */
+export { markSource, setMarkSource } from "./process-marks.ts";
+
 export interface GroupSpawn {
   /** What the group is, for error messages: `MCP server fs`, `agent`, `shell command`. */
   label: string;

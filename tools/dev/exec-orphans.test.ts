@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { markSource, setMarkSource } from "../../core/process-marks.ts";
+import { markSource, setMarkSource } from "../../core/process-group.ts";
 import { KINDS, killRun, markers, survivors } from "../../tests/orphan-kinds.ts";
 import { type Executor, GroupExecutor } from "./exec.ts";
 import { sandboxLauncher } from "./sandbox.ts";
