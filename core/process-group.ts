@@ -38,7 +38,7 @@ export class SpawnError extends Error {
 // `-PGID` when the group is dealt with; when we die, however we die, the kernel closes the pipe, its
 // `read` sees EOF, and it kills every group still on its list. It is not a member of any group, so a
 // group empties (no orphaned zombie) when its command ends. Then it kills, in rounds until none is
-// left, every process that carries one of our marks ($1) and left its group: setsid, a double fork, a
+// left (two looks in a row), every process that carries one of our marks ($1) and left its group: setsid, a double fork, a
 // daemon ($2 says where marks are read, as process-marks.ts does; $3 bounds the rounds).
 const WATCHDOG = [
   'groups=" "',
@@ -49,14 +49,16 @@ const WATCHDOG = [
   "  esac",
   "done",
   'for g in $groups; do kill -9 "-$g" 2>/dev/null; done',
-  "n=0",
+  "n=0; empty=0",
   'while [ "$n" -lt "$3" ]; do',
   '  if [ "$2" = proc ]; then',
   '    pids=$(grep -lsz "^$4=.*$1-" /proc/[0-9]*/environ | sed "s,^/proc/\\([0-9]*\\)/environ\$,\\1,")',
   "  else",
   '    pids=$(ps axwwe -o pid= -o command= | awk -v v="$4" -v o="$1-" -v me="$$" \'$1 != me { i = index($0, " " v "="); if (i && index(substr($0, i), o)) print $1 }\')',
   "  fi",
-  '  [ -n "$pids" ] || break',
+  // Two empty looks in a row end it, as findStrays does.
+  '  if [ -z "$pids" ]; then empty=$((empty + 1)); [ "$empty" -lt 2 ] || break; n=$((n + 1)); continue; fi',
+  "  empty=0",
   "  kill -9 $pids 2>/dev/null",
   "  n=$((n + 1))",
   "done",
@@ -256,11 +258,21 @@ function signalEach(pids: readonly number[], sig: NodeJS.Signals): void {
   }
 }
 
+/**
+ * The processes carrying `mark`, looked for until two looks in a row agree: a process that forks and
+ * exits while one look reads the process list (a double fork's middle process) can hide its child from
+ * that look, never from the next, which starts after the child exists.
+ */
+function findStrays(mark: string, since: Since | undefined): number[] {
+  const pids = findMarked(mark, since);
+  return pids.length > 0 ? pids : findMarked(mark, since);
+}
+
 /** SIGKILL, in rounds until a look finds none (a stray may fork between a look and a kill), to every
  *  process that still carries `mark`. */
 function killMarked(mark: string, since: Since): void {
   for (let round = 0; round < strayRounds; round++) {
-    const pids = findMarked(mark, since);
+    const pids = findStrays(mark, since);
     if (pids.length === 0) return;
     signalEach(pids, "SIGKILL");
   }
@@ -276,7 +288,7 @@ export async function killGroup(pgid: number, grace: number = graceMs): Promise<
   const { mark, since } = live.get(pgid) ?? {};
   try {
     const inGroup = signalGroup(pgid, "SIGTERM");
-    const strays = mark === undefined ? [] : findMarked(mark, since);
+    const strays = mark === undefined ? [] : findStrays(mark, since);
     signalEach(strays, "SIGTERM");
     if (!inGroup && strays.length === 0) return;
     const deadline = Date.now() + grace;
