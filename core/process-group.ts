@@ -37,9 +37,10 @@ export class SpawnError extends Error {
 // `+PGID` when a group starts (it answers the PGID on its stdout once the group is on its list) and
 // `-PGID` when the group is dealt with; when we die, however we die, the kernel closes the pipe, its
 // `read` sees EOF, and it kills every group still on its list. It is not a member of any group, so a
-// group empties (no orphaned zombie) when its command ends. Then it kills, in rounds until none is
-// left (two looks in a row), every process that carries one of our marks ($1) and left its group: setsid, a double fork, a
-// daemon ($2 says where marks are read, as process-marks.ts does; $3 bounds the rounds).
+// group empties (no orphaned zombie) when its command ends. Then it kills, in rounds until two looks
+// in a row find none, every process that carries one of our marks ($1) and left its group: setsid, a
+// double fork, a daemon ($2 says where marks are read, as process-marks.ts does; $3 bounds the rounds;
+// $4 is the variable).
 const WATCHDOG = [
   'groups=" "',
   'while read -r line; do',
@@ -259,17 +260,17 @@ function signalEach(pids: readonly number[], sig: NodeJS.Signals): void {
 }
 
 /**
- * The processes carrying `mark`, looked for until two looks in a row agree: a process that forks and
- * exits while one look reads the process list (a double fork's middle process) can hide its child from
- * that look, never from the next, which starts after the child exists.
+ * The processes carrying `mark`; a look that finds none is made again: a process that forks and exits
+ * while one look reads the process list (a double fork's middle process) can hide its child from that
+ * look, never from the next, which starts after the child exists.
  */
 function findStrays(mark: string, since: Since | undefined): number[] {
   const pids = findMarked(mark, since);
   return pids.length > 0 ? pids : findMarked(mark, since);
 }
 
-/** SIGKILL, in rounds until a look finds none (a stray may fork between a look and a kill), to every
- *  process that still carries `mark`. */
+/** SIGKILL, in rounds until two looks in a row find none (a stray may fork between a look and a kill),
+ *  to every process that still carries `mark`. */
 function killMarked(mark: string, since: Since): void {
   for (let round = 0; round < strayRounds; round++) {
     const pids = findStrays(mark, since);
