@@ -3,7 +3,7 @@
 // their group (setsid, a double fork, a daemon that closed its fds) included. 50 owners each, 5 at once;
 // half are killed once all four escapees run, half at a moment in the middle of the commands' start.
 import { afterAll, afterEach, expect, test } from "bun:test";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,15 +45,25 @@ async function killOwners(start: (i: number, ms: string[]) => Promise<number>): 
   return left;
 }
 
+/** A dev-mcp under `sandbox`, running the four escapes as one call each (then `sleep 30`); its pid. */
+async function devMcpWithEscapes(sandbox: string, i: number, ms: string[]): Promise<number> {
+  const dir = join(base, `mcp-${sandbox}-${i}`);
+  // The workspace is not HOME (which a confined setting refuses to make writable).
+  mkdirSync(join(dir, "ws"), { recursive: true });
+  const { client, pid } = await startDevMcp(join(dir, "ws"), dir, { TENDRIL_SANDBOX: sandbox });
+  Object.values(KINDS).forEach((escape, k) => void callTool(client, "shell", { command: `${escape(ms[k]!)}\nsleep 30`, timeout_s: 60 }).catch(() => {}));
+  return pid;
+}
+
 test("regression: escapees of a dev-mcp's shell commands (setsid, double fork, nohup, fd-closing daemon) outlived its SIGKILL", async () => {
-  const left = await killOwners(async (i, ms) => {
-    const dir = join(base, `mcp-${i}`);
-    mkdirSync(dir);
-    const { client, pid } = await startDevMcp(dir, dir);
-    Object.values(KINDS).forEach((escape, k) => void callTool(client, "shell", { command: `${escape(ms[k]!)}\nsleep 30`, timeout_s: 60 }).catch(() => {}));
-    return pid;
-  });
-  expect(left).toEqual([]);
+  expect(await killOwners((i, ms) => devMcpWithEscapes("off", i, ms))).toEqual([]);
+}, 180_000);
+
+const bwrap = spawnSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).stdout.trim();
+const confinedWorks = bwrap !== "" && spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "true"]).status === 0;
+
+test.if(confinedWorks)("the same confined (sandbox = workspace-write)", async () => {
+  expect(await killOwners((i, ms) => devMcpWithEscapes("workspace-write", i, ms))).toEqual([]);
 }, 180_000);
 
 test("the same for an owner that finds its commands' processes with `ps` (the macOS fallback), its watchdog included", async () => {
