@@ -1,7 +1,7 @@
-// Regression tests: when the process running shell commands is SIGKILLed (a `tendril dev-mcp`; an owner
-// process on the `ps` fallback macOS uses), every process its commands started dies too, those that left
-// their group (setsid, a double fork, a daemon that closed its fds) included. 50 owners each, 5 at once;
-// half are killed once all four escapees run, half at a moment in the middle of the commands' start.
+// Regression tests: when the process running shell commands is SIGKILLed (a `tendril dev-mcp`, unconfined
+// and confined; an owner process on the `ps` fallback macOS uses), every process its commands started
+// dies too, those that left their group (setsid, a double fork, a daemon that closed its fds) included.
+// 50 owners each, 5 at once; half are killed once all four escapees run, half at a random early moment.
 import { afterAll, afterEach, expect, test } from "bun:test";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
