@@ -51,6 +51,7 @@ export const LIMIT_SPECS = {
   MAX_SUBAGENTS_PER_TURN: { value: 8, unit: "count", why: "`agent__task` subagents one turn may start; more get an error result" },
   MAX_PENDING_STEERING: { value: 16, unit: "count", why: "`_session/steering` messages waiting for a turn's next LLM request" },
   KILL_GRACE_MS: { value: 200, unit: "ms", why: "SIGTERM to SIGKILL when a process group is killed" },
+  STRAY_KILL_ROUNDS: { value: 20, unit: "count", why: "rounds of finding and SIGKILLing a command's processes that left its group (each round takes what forked during the last)" },
   SHUTDOWN_DEADLINE_S: { value: 3, unit: "s", why: "an agent's cleanup on exit; its client waits this long" },
   CANCEL_WAIT_S: { value: 2, unit: "s", why: "tendril prompt waits for a cancelled turn before killing the agent" },
   INTERRUPT_WAIT_S: { value: 0.5, unit: "s", why: "the same wait after Ctrl-C" },

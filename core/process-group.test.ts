@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childrenOf, pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
+import { killRun, markers, sleeping, survivors } from "../tests/orphan-kinds.ts";
 import { findCommand, killAllGroupsNow, killGroup, liveGroupCount, SpawnError, spawnGroup } from "./process-group.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
@@ -170,4 +171,25 @@ test("a command that ends on its own leaves an empty group: the ladder returns a
   const t0 = Date.now();
   await killGroup(child.pid!, 5000);
   expect(Date.now() - t0).toBeLessThan(1000);
+});
+
+test("regression: a process that left its group (setsid) outlived killGroup and killAllGroupsNow; one that ignores SIGTERM gets SIGKILL after the grace", async () => {
+  const { run, next } = markers();
+  try {
+    const stubborn = next();
+    const a = spawnGroup({ label: "a", command: "sh", args: ["-c", `setsid sh -c 'trap "" TERM; sleep ${stubborn}' >/dev/null 2>&1 & sleep 30`], env, stdin: "ignore" });
+    expect(await waitFor(() => sleeping(stubborn).length > 0, 5000)).toBe(true);
+    const t0 = Date.now();
+    await killGroup(a.pid!, 100);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(await survivors(stubborn, 500)).toEqual([]);
+    const [m1, m2] = [next(), next()];
+    spawnGroup({ label: "b", command: "sh", args: ["-c", `setsid sleep ${m1} >/dev/null 2>&1 & sleep 30`], env, stdin: "ignore" });
+    spawnGroup({ label: "c", command: "sh", args: ["-c", `(setsid sh -c 'sleep ${m2} & exit 0' >/dev/null 2>&1 &); sleep 30`], env, stdin: "ignore" });
+    expect(await waitFor(() => sleeping(m1).length > 0 && sleeping(m2).length > 0, 5000)).toBe(true);
+    killAllGroupsNow();
+    expect([...(await survivors(m1, 500)), ...(await survivors(m2, 500))]).toEqual([]);
+  } finally {
+    killRun(run);
+  }
 });

@@ -1,12 +1,17 @@
 // Owns every process group Tendril starts: spawning a command as the leader of a new group, the
 // watchdog that kills the group when this process dies (even by SIGKILL), the registry of live
-// groups, and the one kill ladder (SIGTERM, SIGKILL after a grace). Does not read output or speak any
-// protocol; the callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
+// groups, and the one kill ladder (SIGTERM, SIGKILL after a grace), which takes the processes that left
+// the group too (found by process-marks.ts's mark). Does not read output or speak any protocol; the
+// callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
 import type { ChildProcess } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { DEFAULT_LIMITS } from "./limits.ts";
+import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
+import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
+
+/** Where the marks are read (/proc, or the `ps` fallback macOS uses): tests run both. */
+export { markSource, setMarkSource } from "./process-marks.ts";
 
 /** node:child_process, loaded with the first spawn: it costs ~4 ms of an agent's ~9 ms spawn →
  *  `initialize` answer, and a session spawns nothing before its first shell command or stdio server. */
@@ -36,7 +41,10 @@ export class SpawnError extends Error {
 // `+PGID` when a group starts (it answers the PGID on its stdout once the group is on its list) and
 // `-PGID` when the group is dealt with; when we die, however we die, the kernel closes the pipe, its
 // `read` sees EOF, and it kills every group still on its list. It is not a member of any group, so a
-// group empties (no orphaned zombie) when its command ends.
+// group empties (no orphaned zombie) when its command ends. Then it kills, in rounds until two looks
+// in a row find none, every process that carries one of our marks ($1) and left its group: setsid, a
+// double fork, a daemon ($2 says where marks are read, as process-marks.ts does; $3 bounds the rounds;
+// $4 is the variable).
 const WATCHDOG = [
   'groups=" "',
   'while read -r line; do',
@@ -46,6 +54,19 @@ const WATCHDOG = [
   "  esac",
   "done",
   'for g in $groups; do kill -9 "-$g" 2>/dev/null; done',
+  "n=0; empty=0",
+  'while [ "$n" -lt "$3" ]; do',
+  '  if [ "$2" = proc ]; then',
+  '    pids=$(grep -lsz "^$4=.*$1-" /proc/[0-9]*/environ | sed "s,^/proc/\\([0-9]*\\)/environ\$,\\1,")',
+  "  else",
+  '    pids=$(ps axwwe -o pid= -o command= | awk -v v="$4" -v o="$1-" -v me="$$" \'$1 != me { i = index($0, " " v "="); if (i && index(substr($0, i), o)) print $1 }\')',
+  "  fi",
+  // Two empty looks in a row end it, as findStrays does.
+  '  if [ -z "$pids" ]; then empty=$((empty + 1)); [ "$empty" -lt 2 ] || break; n=$((n + 1)); continue; fi',
+  "  empty=0",
+  "  kill -9 $pids 2>/dev/null",
+  "  n=$((n + 1))",
+  "done",
 ].join("\n");
 // The command itself waits for a go on fd 3, sent once the watchdog has answered for its group:
 // there is no moment in which the command runs unwatched. If we die before the go, it exits
@@ -53,8 +74,8 @@ const WATCHDOG = [
 const GATE = 'read _ <&3 || exit 125; exec 3<&-; exec "$0" "$@"';
 const POLL_MS = 10;
 
-/** Live groups (pgid → label). A group stays here until killGroup has finished with it. */
-const live = new Map<number, string>();
+/** Live groups (pgid → label and the mark its processes carry). A group stays here until killGroup has finished with it. */
+const live = new Map<number, { label: string; mark: string; since: Since }>();
 let watchdog: ChildProcess | undefined;
 /** Groups told to a watchdog and not yet answered for (pgid → that watchdog, what to do on the answer,
  *  how many watchdogs it has been told to). */
@@ -62,10 +83,12 @@ const awaiting = new Map<number, { dog: ChildProcess; then: (ok: boolean) => voi
 /** Watchdogs a group may be told to before it is given up: one that died unanswering, and a fresh one. */
 const WATCHDOG_TRIES = 3;
 let graceMs: number = DEFAULT_LIMITS.KILL_GRACE_MS;
+let strayRounds: number = DEFAULT_LIMITS.STRAY_KILL_ROUNDS;
 
-/** Sets the SIGTERM → SIGKILL grace of the ladder (cli/ passes the limits in force). */
-export function setKillGrace(ms: number): void {
-  graceMs = ms;
+/** Sets the SIGTERM → SIGKILL grace of the ladder and the rounds of stray kills (cli/ passes the limits in force). */
+export function setKillLimits(limits: Pick<Limits, "KILL_GRACE_MS" | "STRAY_KILL_ROUNDS">): void {
+  graceMs = limits.KILL_GRACE_MS;
+  strayRounds = limits.STRAY_KILL_ROUNDS;
 }
 
 /** The command's absolute path, looked up on PATH as exec would; undefined when there is none. */
@@ -105,9 +128,10 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     const where = spec.command.includes("/") ? "no such executable file" : "not found on PATH";
     throw new SpawnError(`cannot start ${spec.label}: ${JSON.stringify(spec.command)}: ${where}`);
   }
+  const mark = newMark();
   const child = childProcess().spawn("/bin/sh", ["-c", GATE, file, ...(spec.args ?? [])], {
     cwd,
-    env: spec.env,
+    env: markEnv(spec.env, mark),
     detached: true, // setsid: a new session and group, no controlling terminal, no terminal Ctrl-C
     stdio: [spec.stdin, "pipe", "pipe", "pipe", ...Array<"pipe">(spec.extraPipes ?? 0).fill("pipe")],
   });
@@ -133,7 +157,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     signalGroup(pgid, "SIGKILL");
     throw refused();
   }
-  live.set(pgid, spec.label);
+  live.set(pgid, { label: spec.label, mark, since: { pid: pgid, at: Date.now() } });
   return child;
 }
 
@@ -143,7 +167,8 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
  */
 function watch(pgid: number, then: (ok: boolean) => void, tries = 1): boolean {
   if (watchdog === undefined || watchdog.exitCode !== null || watchdog.signalCode !== null) {
-    const dog = childProcess().spawn("/bin/sh", ["-c", WATCHDOG], { detached: true, stdio: ["pipe", "pipe", "ignore"], env: {} });
+    const args = ["-c", WATCHDOG, "watchdog", ownerMark(), markSource(), String(strayRounds), MARK_VAR];
+    const dog = childProcess().spawn("/bin/sh", args, { detached: true, stdio: ["pipe", "pipe", "ignore"], env: { PATH: "/usr/bin:/bin" } });
     if (dog.pid === undefined) return false;
     dog.once("error", logFailure("the watchdog"));
     dog.stdin?.on("error", logFailure("a write to the watchdog")); // it died: the next group starts another
@@ -227,19 +252,59 @@ export function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
   }
 }
 
+/** Sends `sig` to each of `pids`, ignoring those gone. */
+function signalEach(pids: readonly number[], sig: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // gone already
+    }
+  }
+}
+
 /**
- * The kill ladder: SIGTERM, then SIGKILL once the grace has passed unless the group emptied first.
- * Zombies nobody reaped still count as members, so the last SIGKILL is sent whatever the polls said.
+ * The processes carrying `mark`; a look that finds none is made again: a process that forks and exits
+ * while one look reads the process list (a double fork's middle process) can hide its child from that
+ * look, never from the next, which starts after the child exists.
+ */
+function findStrays(mark: string, since: Since | undefined): number[] {
+  const pids = findMarked(mark, since);
+  return pids.length > 0 ? pids : findMarked(mark, since);
+}
+
+/** SIGKILL, in rounds until two looks in a row find none (a stray may fork between a look and a kill),
+ *  to every process that still carries `mark`. */
+function killMarked(mark: string, since: Since): void {
+  for (let round = 0; round < strayRounds; round++) {
+    const pids = findStrays(mark, since);
+    if (pids.length === 0) return;
+    signalEach(pids, "SIGKILL");
+  }
+}
+
+/**
+ * The kill ladder: SIGTERM to the group and to the processes that left it (strays: they carry the
+ * group's mark), then SIGKILL once the grace has passed unless all of them ended first. Zombies
+ * nobody reaped still count as members, so the last SIGKILL to the group is sent whatever the polls
+ * said; strays are killed until a look finds none.
  */
 export async function killGroup(pgid: number, grace: number = graceMs): Promise<void> {
+  const { mark, since } = live.get(pgid) ?? {};
   try {
-    if (!signalGroup(pgid, "SIGTERM")) return;
+    const inGroup = signalGroup(pgid, "SIGTERM");
+    const strays = mark === undefined ? [] : findStrays(mark, since);
+    signalEach(strays, "SIGTERM");
+    if (!inGroup && strays.length === 0) return;
     const deadline = Date.now() + grace;
+    let groupLeft = inGroup;
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(1, deadline - Date.now()))));
-      if (!signalGroup(pgid, 0)) return;
+      groupLeft = groupLeft && signalGroup(pgid, 0);
+      if (!groupLeft && !strays.some((pid) => stillMarked(pid, mark!))) break;
     }
-    signalGroup(pgid, "SIGKILL");
+    if (groupLeft) signalGroup(pgid, "SIGKILL");
+    if (mark !== undefined) killMarked(mark, since!);
   } finally {
     dropWatchdog(pgid);
   }
@@ -252,8 +317,9 @@ export async function killAllGroups(): Promise<void> {
 
 /** SIGKILL to every live group, synchronously: for the exit hook (the exit policy's), where nothing async runs. */
 export function killAllGroupsNow(): void {
-  for (const pgid of [...live.keys()]) {
+  for (const [pgid, { mark, since }] of [...live]) {
     signalGroup(pgid, "SIGKILL");
+    killMarked(mark, since);
     dropWatchdog(pgid);
   }
 }

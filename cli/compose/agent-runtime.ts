@@ -14,7 +14,7 @@ import { logFailure } from "../../core/log.ts";
 import { AcpMcpRelay } from "../../core/mcp/acp-transport.ts";
 import { createMcpPool } from "../../core/mcp/pool.ts";
 import { ApprovalStore } from "../../core/policy/approvals.ts";
-import { killAllGroupsNow, setKillGrace } from "../../core/process-group.ts";
+import { killAllGroupsNow, setKillLimits } from "../../core/process-group.ts";
 import { VERSION } from "../../core/version.ts";
 import type { LinkEnd } from "../../core/wire/link.ts";
 import { mcpConfine, sandboxProblem, startDevTools } from "./agent-dev-tools.ts";
@@ -52,7 +52,7 @@ export interface OpenOptions {
 }
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
-  setKillGrace(cfg.limits.KILL_GRACE_MS);
+  setKillLimits(cfg.limits);
   const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv, { settings: cfg.sandbox, configDir: cfg.paths.configDir }) : undefined;
   // The shim folder goes first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace
   // later), and at exit; at exit every tool process is killed too (the exit policy, cli/process/fatal.ts).

@@ -7,7 +7,7 @@ import { runChain } from "../../core/conductor/runner.ts";
 import { openTrace } from "../../core/conductor/trace.ts";
 import { LimitError, loadLimits } from "../../core/limits.ts";
 import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
-import { setKillGrace } from "../../core/process-group.ts";
+import { setKillLimits } from "../../core/process-group.ts";
 import { processEnv } from "../process/environment.ts";
 import { installExitPolicy } from "../process/fatal.ts";
 import { selfCommand } from "../process/self.ts";
@@ -59,7 +59,7 @@ export async function runChainMode(mode: "agent" | "proxy", texts: string[], fla
     if (err instanceof LimitError || err instanceof ComponentError) return usage(err.message);
     throw err;
   }
-  setKillGrace(limits.KILL_GRACE_MS);
+  setKillLimits(limits);
   let trace;
   if (flags.trace !== undefined) {
     try {

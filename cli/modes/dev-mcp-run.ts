@@ -8,7 +8,7 @@ import { passEnvNames, shellEnv } from "../../core/child-env.ts";
 import { loadConfig } from "../../core/config.ts";
 import { log, setLogLevel, setLogScope } from "../../core/log.ts";
 import { serveMcp } from "../../core/mcp/server.ts";
-import { killAllGroups, setKillGrace } from "../../core/process-group.ts";
+import { killAllGroups, setKillLimits } from "../../core/process-group.ts";
 import { VERSION } from "../../core/version.ts";
 import { checkHidePaths } from "../../tools/dev/sandbox.ts";
 import { sandboxContext } from "../compose/agent-dev-tools.ts";
@@ -49,7 +49,7 @@ export async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   }
   // A stray rejection must not take the server (and its children's cleanup) down with it.
   installExitPolicy();
-  setKillGrace(cfg.limits.KILL_GRACE_MS);
+  setKillLimits(cfg.limits);
   // The shim folder is made with the first shell command, and goes the moment a stop is decided,
   // before any wait: whoever stops us (the agent's kill ladder) may SIGKILL us a grace period later,
   // while our own ladder still runs.

@@ -14,7 +14,7 @@ import { ConfigError, loadConfig } from "../../core/config.ts";
 import { priceOf } from "../../core/llm/prices.ts";
 import { LimitError, type Limits, loadLimits } from "../../core/limits.ts";
 import { isLogLevel, setLogLevel, setLogScope } from "../../core/log.ts";
-import { setKillGrace } from "../../core/process-group.ts";
+import { setKillLimits } from "../../core/process-group.ts";
 import { formatBytes } from "../../core/text-bounds.ts";
 import { VERSION } from "../../core/version.ts";
 import { processEnv } from "../process/environment.ts";
@@ -244,7 +244,7 @@ function mcpServer(spec: string, vars: Record<string, string>, cl: CommandLineMo
 async function resolveSetup(promptArg: string, flags: PromptFlags, vars: Record<string, string>): Promise<Setup> {
   try {
     const limits = loadLimits(vars);
-    setKillGrace(limits.KILL_GRACE_MS);
+    setKillLimits(limits);
     const timeoutS = parseTimeout(flags.timeout);
     const maxTurns = parseMaxTurns(flags.maxTurns);
     const maxBudgetUsd = parseBudget(flags.maxBudgetUsd);

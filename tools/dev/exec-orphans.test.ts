@@ -1,0 +1,88 @@
+// Regression tests: a shell command's processes that left its group (setsid, a double fork, nohup and
+// disown, a daemon that closes its fds) end when the call ends, whether it returned, timed out or was
+// cancelled; unconfined, confined, and with the `ps` fallback that macOS uses. Each case runs 50 times,
+// 16 at once, so a race shows. Markers are `sleep 1000.<run><n>` durations, unique to this run.
+import { afterAll, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { markSource, setMarkSource } from "../../core/process-group.ts";
+import { KINDS, killRun, markers, survivors } from "../../tests/orphan-kinds.ts";
+import { type Executor, GroupExecutor } from "./exec.ts";
+import { sandboxLauncher } from "./sandbox.ts";
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-orphans-test-")));
+const root = join(base, "root");
+mkdirSync(root);
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+const { run, next: marker } = markers();
+const ROUNDS = 50;
+/** Calls at once: two sessions' worth of parallel tool calls (MAX_PARALLEL_TOOLS each). */
+const AT_ONCE = 16;
+
+afterAll(() => {
+  killRun(run);
+  rmSync(base, { recursive: true, force: true });
+});
+
+const ENDINGS = ["return", "timeout", "cancel"] as const;
+type Ending = (typeof ENDINGS)[number];
+
+/** One call of `kind` ending by `ending`; resolves to the survivors of its escapee 1 s after the call. */
+async function oneCall(ex: Executor, kind: string, ending: Ending, i: number): Promise<number[]> {
+  const m = marker();
+  const escape = KINDS[kind]!(m);
+  // Half the returns leave no time for the escape: the group kill races it. A tenth of the timeouts come
+  // after a second, when every process is read (younger commands have only the pids after theirs read).
+  const command = `${escape}\n${ending !== "return" ? "sleep 30" : i % 2 === 0 ? "sleep 0.05" : "true"}`;
+  const abort = new AbortController();
+  if (ending === "cancel") setTimeout(() => abort.abort(), 20 + (i % 5) * 30);
+  const outcome = await ex.run({ command, cwd: root, env, timeoutMs: ending !== "timeout" ? 20_000 : i % 10 === 0 ? 1200 : 300, signal: abort.signal, onOutput: () => {} });
+  expect({ timedOut: outcome.timedOut, cancelled: outcome.cancelled }).toEqual({ timedOut: ending === "timeout", cancelled: ending === "cancel" });
+  return survivors(m, 1000);
+}
+
+/** ROUNDS calls of each ending, for every kind (`perKind`) or the kinds in turn, AT_ONCE at a time; what survived. */
+async function loop(ex: Executor, perKind: boolean): Promise<string[]> {
+  const kinds = Object.keys(KINDS);
+  const chosen: [string, Ending, number][] = [];
+  for (const ending of ENDINGS) {
+    for (let i = 0; i < ROUNDS; i++) {
+      if (perKind) for (const kind of kinds) chosen.push([kind, ending, i]);
+      else chosen.push([kinds[i % kinds.length]!, ending, i]);
+    }
+  }
+  const left: string[] = [];
+  for (let at = 0; at < chosen.length; at += AT_ONCE) {
+    await Promise.all(
+      chosen.slice(at, at + AT_ONCE).map(async ([kind, ending, i]) => {
+        const pids = await oneCall(ex, kind, ending, i);
+        if (pids.length > 0) left.push(`${kind} after ${ending} #${i}: ${pids.join(",")}`);
+      }),
+    );
+  }
+  return left;
+}
+
+test("regression: a setsid, double-forked, nohup'd or fd-closing daemon outlived its call (unconfined): none survives return, timeout or cancel", async () => {
+  expect(await loop(new GroupExecutor(), true)).toEqual([]);
+}, 240_000);
+
+test("the same with the `ps` fallback macOS uses to find a command's processes", async () => {
+  const was = markSource();
+  setMarkSource("ps");
+  try {
+    expect(await loop(new GroupExecutor(), false)).toEqual([]);
+  } finally {
+    setMarkSource(was);
+  }
+}, 120_000);
+
+const bwrap = spawnSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).stdout.trim();
+const confinedWorks = bwrap !== "" && spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "true"]).status === 0;
+
+test.if(confinedWorks)("confined (the sandbox's PID namespace): none survives return, timeout or cancel", async () => {
+  const ctx = { settings: { mode: "workspace-write" as const, network: false, hide: [], allowDomains: [] }, root, pathVar: env.PATH, home: join(base, "home"), configDir: join(base, "config"), stateDir: join(base, "state") };
+  expect(await loop(new GroupExecutor(sandboxLauncher(ctx)), false)).toEqual([]);
+}, 120_000);
