@@ -223,8 +223,7 @@ function fileLimits(raw: ConfigFile["limits"], where: string): Record<string, st
   return out;
 }
 
-function pickOpenAiApi(raw: string | undefined, what: string): OpenAiApi | undefined {
-  if (raw === undefined || raw === "") return undefined;
+function pickOpenAiApi(raw: string, what: string): OpenAiApi {
   if (isOpenAiApi(raw)) return raw;
   throw new ConfigError(`${what} must be one of ${OPENAI_APIS.join(", ")}, got ${JSON.stringify(raw)}`);
 }
@@ -341,9 +340,10 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
   const systemPrompt = profile?.system_prompt ?? file.system_prompt;
   if (systemPrompt !== undefined) cfg.systemPrompt = systemPrompt;
   if (profile) cfg.profile = profile.file;
-  // An empty TENDRIL_OPENAI_API is unset: the file's openai_api, else the endpoint's default.
-  const openaiApi = pickOpenAiApi(env.TENDRIL_OPENAI_API || file.openai_api, env.TENDRIL_OPENAI_API ? "TENDRIL_OPENAI_API" : `${where}: openai_api`);
-  if (openaiApi) cfg.openaiApi = openaiApi;
+  // An empty TENDRIL_OPENAI_API is unset: the file's openai_api (where an empty value is refused like
+  // any other it does not know), else the endpoint's default.
+  if (env.TENDRIL_OPENAI_API) cfg.openaiApi = pickOpenAiApi(env.TENDRIL_OPENAI_API, "TENDRIL_OPENAI_API");
+  else if (file.openai_api !== undefined) cfg.openaiApi = pickOpenAiApi(file.openai_api, `${where}: openai_api`);
   if (file.prompt_cache_key !== undefined) cfg.promptCacheKey = file.prompt_cache_key;
   if (env.TENDRIL_RECORD) cfg.record = env.TENDRIL_RECORD;
   if (env.TENDRIL_REPLAY) cfg.replay = env.TENDRIL_REPLAY;

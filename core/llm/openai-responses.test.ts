@@ -114,6 +114,9 @@ test("config: a bad TENDRIL_OPENAI_API, openai_api or prompt_cache_key is refuse
   };
   expect(await refused(load({ TENDRIL_OPENAI_API: "soap" }))).toBe('TENDRIL_OPENAI_API must be one of responses, chat, got "soap"');
   expect(await refused(load({}, 'openai_api = "Chat"\n'))).toContain('openai_api must be one of responses, chat, got "Chat"');
+  // an empty value in the file is refused, not taken as unset (an empty variable is unset, as usual)
+  expect(await refused(load({}, 'openai_api = ""\n'))).toContain('openai_api must be one of responses, chat, got ""');
+  expect((await load({ TENDRIL_OPENAI_API: "" }, 'openai_api = "chat"\n')).openaiApi).toBe("chat");
   expect(await refused(load({}, 'prompt_cache_key = "yes"\n'))).toContain("prompt_cache_key");
   expect((await load({ TENDRIL_OPENAI_API: "chat" }, 'openai_api = "responses"\n')).openaiApi).toBe("chat");
 });
