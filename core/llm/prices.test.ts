@@ -14,6 +14,13 @@ test("one response's cost: input, output, cache writes and cache reads each at i
   expect(responseCost({ inputTokens: 3000, outputTokens: 200, cacheReadTokens: 9000 }, priceOf("gpt-5.4")!)).toBeCloseTo(0.01275, 12);
 });
 
+test("regression: TENDRIL_PROMPT_CACHE=1h kept an OpenAI session's cost only until an endpoint reported a cache write; OpenAI's writes cost input, hour or not", () => {
+  // gpt-5.4: 1000×2.5 + 100×15 + 2000×2.5 (a write at the input rate) = 2500 + 1500 + 5000 = $0.009
+  const usage = { inputTokens: 1000, outputTokens: 100, cacheWriteTokens: 2000 };
+  expect(responseCost(usage, priceOf("gpt-5.4")!, true)).toBeCloseTo(0.009, 12);
+  expect(responseCost(usage, priceOf("gpt-5.4")!, false)).toBeCloseTo(0.009, 12);
+});
+
 test("a snapshot id costs what its family does; the config's entry wins; an unknown model has no price", () => {
   expect(priceOf("claude-sonnet-4-5-20250929")).toEqual(priceOf("claude-sonnet-4-5"));
   expect(priceOf("gpt-5.4-mini-2026-03-17")).toEqual(priceOf("gpt-5.4-mini"));

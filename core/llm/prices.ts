@@ -18,7 +18,9 @@ export const PRICES_CHECKED = "2026-11-28";
 
 const anthropic = (input: number, output: number, cacheWrite: number, cacheRead: number, cacheWrite1h: number): Price => ({ input, output, cacheWrite, cacheRead, cacheWrite1h });
 // OpenAI bills no surcharge for writing its automatic cache on these models: a write is plain input.
-const openai = (input: number, output: number, cacheRead: number): Price => ({ input, output, cacheWrite: input, cacheRead });
+// OpenAI's cache is automatic: a write costs what input does, whatever TENDRIL_PROMPT_CACHE asks of
+// Anthropic (its `1h` is never sent to OpenAI), so the hour-long write rate is the input rate too.
+const openai = (input: number, output: number, cacheRead: number): Price => ({ input, output, cacheWrite: input, cacheRead, cacheWrite1h: input });
 
 /** Published list prices (standard tier, short context). Tiered models (Haiku 5.5) are left out. */
 export const BUILTIN_PRICES: Readonly<Record<string, Price>> = {
