@@ -165,6 +165,24 @@ test("a child's usage and cost count to its parent: the parent's usage_update af
   await a.close();
 });
 
+test("regression: a child whose turn threw something unexpected stayed announced as running; now it ends failed and the parent goes on", async () => {
+  const { a, asked, sessionId } = await open({ mode: "yolo" }, V1_SUB);
+  a.provider.push({ calls: [task("t1", "look")] }, { text: "after" });
+  const inner = a.provider.stream.bind(a.provider);
+  let calls = 0;
+  a.provider.stream = (r) => {
+    if (++calls === 2) throw new Error("a provider that broke its promise never to throw");
+    return inner(r);
+  };
+  const answer = await a.response(send(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] }));
+  expect(answer.result.stopReason).toBe("end_turn");
+  const announced = updates(a, sessionId).filter((u) => u.sessionUpdate === "subagent_update");
+  expect(announced[0].state).toEqual({ state: "running" });
+  expect(announced.at(-1).state).toMatchObject({ state: "idle", stopReason: "error", error: { message: "a provider that broke its promise never to throw" } });
+  expect(JSON.stringify(lastResult(a.provider.requests.at(-1)!))).toContain("a provider that broke its promise never to throw");
+  await a.close();
+});
+
 test("a child cancelled while its LLM request hangs stops alone: the parent's call fails with a cancelled result and the parent goes on (v1)", async () => {
   const { a, asked, sessionId } = await open({}, V1_SUB);
   a.provider.push({ calls: [task("t1", "slow")] }, { hang: true }, { text: "parent went on" });

@@ -254,8 +254,10 @@ async function runChild(h: SubagentHost, parent: SubagentParent, task: TaskReque
   try {
     stopReason = await runTurn(childTurnDeps(h, parent, child, voice), child.history, controller.signal);
   } catch (err) {
-    if (!(err instanceof TurnError)) throw err;
-    failure = err.message;
+    // Any failure ends the child as failed (its announcement must not stay "running"); one that is no
+    // TurnError is a fault of ours, logged as such, and still reaches the model as the call's error.
+    if (!(err instanceof TurnError)) log.error("subagent failed unexpectedly", { child: child.id, error: err });
+    failure = err instanceof Error ? err.message : String(err);
     stopReason = "error";
   } finally {
     signal.removeEventListener("abort", onParentAbort);
