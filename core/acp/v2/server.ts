@@ -72,6 +72,9 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   const mapping: SessionMapping = {
     emit: (sessionId, u) => {
       for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
+      // A subagent that ended needs no translation state: a long connection would keep one per child.
+      const ended = u.sessionUpdate === ("subagent_update" as string) && (u as { state?: { state?: string } }).state?.state === "idle";
+      if (ended) open.delete((u as { sessionId?: string }).sessionId ?? "");
     },
     permissionParams: (sessionId, toolCall, options) => ({ sessionId, title: toolCall.title, subject: { type: "tool_call", toolCall }, options }),
     // The foreground work waits on the user while any question (permission, elicitation) is open.
