@@ -256,6 +256,7 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
         ".config/tendril/credentials.toml": "api_key = 'TOKEN-tendril'",
         ".bash_history": "export OPENAI_API_KEY=TOKEN-history",
         ".codex/auth.json": '{"token":"TOKEN-agent-login"}',
+        ".cache/huggingface/token": "TOKEN-hf", // ~/.cache itself is shown read-only for tools' caches
         "private/token": "TOKEN-hidden-by-setting",
       };
       for (const [rel, text] of Object.entries(secrets)) {

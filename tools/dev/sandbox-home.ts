@@ -100,6 +100,11 @@ const HOME_SECRETS = [
   ".cargo/credentials",
   ".claude/.credentials.json",
   ".codex/auth.json",
+  // Tokens kept under folders a confined command is shown for its tools (`~/.cache`, `~/.npm` aside):
+  // the Hugging Face hub's login, Terraform's registry tokens.
+  ".cache/huggingface/token",
+  ".cache/huggingface/stored_tokens",
+  ".terraform.d/credentials.tfrc.json",
   // Tendril's own config and state where XDG puts them by default (the ones in force are added too):
   // credentials, every session's transcript, remembered approvals.
   ".config/tendril",
