@@ -237,3 +237,17 @@ test("a large answer reaches a slow reader whole: the host closing after it does
     big.close();
   }
 });
+
+test("SANDBOX_PROXY_HEAD_BYTES and SANDBOX_PROXY_HEAD_TIMEOUT_S reach the proxy: a head over the bound is refused with 431, a silent client is dropped in time", async () => {
+  const proxy = await startEgressProxy(0, ["example.com"], { resolve: async () => PUBLIC, dial, maxHeadBytes: 512, headTimeoutMs: 200 });
+  try {
+    const big = await exchange(proxy.port!, `GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nX-Pad: ${"a".repeat(1024)}`);
+    expect(big.split("\r\n")[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    const started = Date.now();
+    const silent = await exchange(proxy.port!, "GET http://example.com/ HTTP/1.1\r\n");
+    expect(silent).toBe("");
+    expect(Date.now() - started).toBeLessThan(5_000); // the default would hold it for 30 s
+  } finally {
+    await proxy.close();
+  }
+});

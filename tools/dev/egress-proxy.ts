@@ -6,12 +6,9 @@
 import { lookup } from "node:dns/promises";
 import { BlockList, connect, createServer, isIP, type Server, type Socket } from "node:net";
 import { DEFAULT_PORTS, type HostPattern, matchHost, parseHostPattern } from "../../core/host-patterns.ts";
+import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { readClientHelloName } from "./tls-client-hello.ts";
 
-/** A request head larger than this is refused (no legitimate proxy request comes close). */
-const MAX_HEAD_BYTES = 64 * 1024;
-/** A client that sends no complete request head within this is dropped. */
-const HEAD_TIMEOUT_MS = 30_000;
 /** Hop-by-hop headers the proxy does not pass on to the host. */
 const HOP_HEADERS = new Set(["proxy-connection", "proxy-authorization", "connection", "keep-alive"]);
 
@@ -93,6 +90,10 @@ export interface EgressProxyOptions {
   resolve?: Resolve;
   /** How a checked address is connected to (default: TCP to it). */
   dial?: Dial;
+  /** SANDBOX_PROXY_HEAD_BYTES in force: a request head or TLS hello larger than this is refused. */
+  maxHeadBytes?: number;
+  /** SANDBOX_PROXY_HEAD_TIMEOUT_S in force, in ms: a client that sends no whole head within it is dropped. */
+  headTimeoutMs?: number;
 }
 
 /** What one connection's handling needs. */
@@ -103,6 +104,8 @@ interface ProxyContext {
   readonly onRefused: (host: string) => void;
   readonly resolve: Resolve;
   readonly dial: Dial;
+  readonly maxHeadBytes: number;
+  readonly headTimeoutMs: number;
 }
 
 /** Starts a proxy listening at `target` (a unix socket path, or a TCP port on 127.0.0.1 when a number).
@@ -118,6 +121,8 @@ export async function startEgressProxy(target: string | number, patterns: readon
     },
     resolve: opts.resolve ?? systemResolve,
     dial: opts.dial ?? systemDial,
+    maxHeadBytes: opts.maxHeadBytes ?? DEFAULT_LIMITS.SANDBOX_PROXY_HEAD_BYTES,
+    headTimeoutMs: opts.headTimeoutMs ?? DEFAULT_LIMITS.SANDBOX_PROXY_HEAD_TIMEOUT_S * 1000,
   };
   const server: Server = createServer((client) => {
     ctx.sockets.add(client);
@@ -182,13 +187,13 @@ function authority(target: string): { host: string; port: number } | undefined {
 
 function handle(client: Socket, ctx: ProxyContext): void {
   let buf = Buffer.alloc(0);
-  client.setTimeout(HEAD_TIMEOUT_MS, () => client.destroy());
+  client.setTimeout(ctx.headTimeoutMs, () => client.destroy());
   client.on("error", () => client.destroy());
   const onData = (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk]);
     const end = buf.indexOf("\r\n\r\n");
     if (end < 0) {
-      if (buf.length > MAX_HEAD_BYTES) answer(client, "431 Request Header Fields Too Large", "tendril sandbox proxy: request head too large");
+      if (buf.length > ctx.maxHeadBytes) answer(client, "431 Request Header Fields Too Large", "tendril sandbox proxy: request head too large");
       return;
     }
     client.off("data", onData);
@@ -331,8 +336,8 @@ function checkTunnelName(client: Socket, host: string, early: Buffer, ctx: Proxy
     const judge = (): boolean => {
       const hello = readClientHelloName(buf);
       if (hello.kind === "partial") {
-        if (buf.length > MAX_HEAD_BYTES) finish(false, `${host} (a TLS hello larger than the proxy reads)`);
-        return buf.length > MAX_HEAD_BYTES;
+        if (buf.length > ctx.maxHeadBytes) finish(false, `${host} (a TLS hello larger than the proxy reads)`);
+        return buf.length > ctx.maxHeadBytes;
       }
       client.pause();
       if (hello.kind === "not-tls") finish(!named, `${host} (a tunnel to a name that does not open with TLS)`);
@@ -348,7 +353,7 @@ function checkTunnelName(client: Socket, host: string, early: Buffer, ctx: Proxy
       judge();
     };
     if (judge()) return;
-    client.setTimeout(HEAD_TIMEOUT_MS, () => finish(false));
+    client.setTimeout(ctx.headTimeoutMs, () => finish(false));
     client.on("data", onData);
     client.resume();
   });

@@ -36,6 +36,8 @@ export interface SandboxContext {
   killHoldMs?: number;
   /** SANDBOX_GIT_WALK_DIRS in force (default: its default). */
   gitWalkDirs?: number;
+  /** SANDBOX_PROXY_HEAD_BYTES and SANDBOX_PROXY_HEAD_TIMEOUT_S (in ms) in force (default: theirs). */
+  proxyHead?: { maxBytes: number; timeoutMs: number };
 }
 
 /** A program to start confined: argv, working directory, whole environment. */

@@ -162,7 +162,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
     const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
     const removeBoth = () => Promise.all([rm(dir, { recursive: true, force: true }), removeTmp()]).then(() => undefined);
-    const proxy = await startEgressProxy(join(dir, "proxy.sock"), ctx.settings.allowDomains).catch(async (err) => {
+    const proxy = await startEgressProxy(join(dir, "proxy.sock"), ctx.settings.allowDomains, ctx.proxyHead && { maxHeadBytes: ctx.proxyHead.maxBytes, headTimeoutMs: ctx.proxyHead.timeoutMs }).catch(async (err) => {
       await removeBoth();
       throw err;
     });

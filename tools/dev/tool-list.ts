@@ -55,7 +55,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   void pruneStaleSessions(artifactsParent, limits.ARTIFACTS_STALE_S * 1000).then((n) => n > 0 && log.info("pruned old artifacts", { sessions: n }));
   const base = opts.sandbox;
   const current = opts.sandboxMode ?? (() => base?.settings.mode ?? "off");
-  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root, extraRoots: opts.extraRoots ?? [], gitWalkDirs: limits.SANDBOX_GIT_WALK_DIRS, killHoldMs: limits.SANDBOX_KILL_HOLD_MS, alsoShown: [artifactDir] });
+  const ctxFor = (mode: SandboxMode): SandboxContext => ({ ...base!, settings: { ...base!.settings, mode }, root, extraRoots: opts.extraRoots ?? [], gitWalkDirs: limits.SANDBOX_GIT_WALK_DIRS, killHoldMs: limits.SANDBOX_KILL_HOLD_MS, proxyHead: { maxBytes: limits.SANDBOX_PROXY_HEAD_BYTES, timeoutMs: limits.SANDBOX_PROXY_HEAD_TIMEOUT_S * 1000 }, alsoShown: [artifactDir] });
   // Confinement can apply: the setting is confined now, or a session may switch it on.
   const sandbox = base !== undefined && (opts.sandboxMode !== undefined || base.settings.mode !== "off");
   // Loaded only for a confined setting: `off` (the default) costs nothing.
