@@ -274,7 +274,7 @@ describe("a release", () => {
   const arm = PLATFORMS.find((p) => p.id === "linux-arm64")!;
   const armRunner = runnerFor(arm);
   test.skipIf("skip" in armRunner)("the linux-arm64 binary passes its smoke test under qemu-user-static", () => {
-    expect(release.stdout).toContain("smoke linux-arm64: --version, rg, prompt (demo cassette) ok under qemu-aarch64-static");
+    expect(release.stdout).toContain("smoke linux-arm64: --version, rg, prompt (demo cassette), registry agent check ok under qemu-aarch64-static");
     // And the archive's own binary, as a user gets it, starts under qemu.
     const dir = join(tmp, "arm64");
     mkdirSync(dir);
