@@ -1,7 +1,13 @@
 // Owns the Anthropic Messages adapter: the only product module importing `@anthropic-ai/sdk`.
 // Maps history/tools to the API, streams raw events into LlmEvents, and leaves retries/backoff
 // (retry-after honoured) to the SDK. Does not decide policy: errors are data for the loop.
-import Anthropic from "@anthropic-ai/sdk";
+// It builds the SDK's base client with the one resource each call needs (Messages, Models), not the
+// default export, which builds every resource of the API: a third of the code, loaded and built.
+import type Anthropic from "@anthropic-ai/sdk";
+import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { APIConnectionError, APIError } from "@anthropic-ai/sdk/core/error";
+import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
+import { Models } from "@anthropic-ai/sdk/resources/models";
 import {
   classifyFailure,
   type Endpoint,
@@ -208,9 +214,9 @@ class StreamFold {
 }
 
 function failureOf(err: unknown, ep: Endpoint) {
-  const status = err instanceof Anthropic.APIError ? err.status : undefined;
-  const connection = err instanceof Anthropic.APIConnectionError;
-  const message = err instanceof Anthropic.APIError && err.apiMessage ? err.apiMessage : errorText(err);
+  const status = err instanceof APIError ? err.status : undefined;
+  const connection = err instanceof APIConnectionError;
+  const message = err instanceof APIError && err.apiMessage ? err.apiMessage : errorText(err);
   return classifyFailure({ status, message, connection }, ep);
 }
 
@@ -219,7 +225,7 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
   // Local gateways often need no key; the official endpoint always does.
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
   const router = new RunRouter();
-  let client: Anthropic | undefined; // one for the provider's life, built on first use
+  let messages: Messages | undefined; // one client for the provider's life, built on first use
   return {
     name: "anthropic",
     thoughtLevels: true,
@@ -230,14 +236,14 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
           ? undefined
           : "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)",
         fold: new StreamFold(),
-        open: (run) => (client ??= new Anthropic(sdkClientOptions(apiKey ?? "", ep, opts, router))).messages.create(toAnthropicBody(req), router.requestOptions(run)),
+        open: (run) => (messages ??= new Messages(new BaseAnthropic(sdkClientOptions(apiKey ?? "", ep, opts, router)))).create(toAnthropicBody(req), router.requestOptions(run)),
         failureOf: (err) => failureOf(err, ep),
       });
     },
     async listModels(signal) {
       if (!apiKey) throw new Error("no ANTHROPIC_API_KEY");
-      const client = new Anthropic({ apiKey, baseURL: ep.baseUrl, maxRetries: 0 });
-      const page = await client.models.list({ limit: 100 }, { signal });
+      const models = new Models(new BaseAnthropic({ apiKey, baseURL: ep.baseUrl, maxRetries: 0 }));
+      const page = await models.list({ limit: 100 }, { signal });
       return page.data.map((m) => m.id);
     },
   };
