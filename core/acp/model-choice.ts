@@ -20,7 +20,9 @@ export class ModelChoices {
     when: "eager" | "on-demand" = "eager",
   ) {
     if (configured.length > 0) this.#listed = Promise.resolve([...configured]);
-    else if (when === "eager") this.#listed = fetchList(provider, timeoutS);
+    // Eager: asked one event-loop turn after start-up (resolving the endpoint reads the credentials
+    // file), so an `initialize` already waiting on stdin is answered first.
+    else if (when === "eager") this.#listed = new Promise<void>((r) => setTimeout(r, 0)).then(() => fetchList(provider, timeoutS));
   }
 
   /** The choices, with `current` always among them (first when the list does not have it). */
