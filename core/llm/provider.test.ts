@@ -82,3 +82,25 @@ test("replay without a usable cassette is a ConfigError naming what to set", asy
   expect(err).toBeInstanceOf(ConfigError);
   expect(String(err)).toContain(`${bad}: replay file line 1: not JSON`);
 });
+
+test("the first request loads the adapter and goes out without waiting a timer turn", async () => {
+  await import("./anthropic.ts"); // loaded already: what remains is the provider's own scheduling
+  const cfg = await config({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.anthropicBaseUrl });
+  const p = await createProvider(cfg, readFile);
+  const realFetch = globalThis.fetch;
+  let timerFired = false;
+  let timerFiredAtFetch: boolean | undefined;
+  globalThis.fetch = Object.assign(async (...args: Parameters<typeof fetch>) => {
+    timerFiredAtFetch ??= timerFired;
+    return realFetch(...args);
+  }, realFetch);
+  try {
+    fake.script([{ text: "at once" }]);
+    setTimeout(() => (timerFired = true), 0);
+    const events = await ask(p);
+    expect(events.at(-1)?.type).toBe("done");
+    expect(timerFiredAtFetch).toBe(false);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+});

@@ -41,8 +41,9 @@ async function loadReplay(cfg: Config, readFile: ReadFile): Promise<LlmProvider>
 export type EndpointSource = () => { apiKey?: string; baseUrl?: string };
 
 /**
- * A provider whose SDK adapter loads on first use, one event-loop turn later: loading an SDK costs
- * ~10 ms, which `initialize` (answered before any session asks for a model) should not wait for.
+ * A provider whose SDK adapter loads on first use: loading an SDK costs ~3-10 ms, which `initialize`
+ * (answered before any session asks for a model; the eager model list waits a turn, model-choice.ts)
+ * does not wait for. The first request loads it at once: a timer turn there only delayed the request.
  * The adapter is rebuilt when the endpoint (key, base URL) changes.
  */
 function deferred(name: string, endpoint: EndpointSource, load: (side: { apiKey?: string; baseUrl?: string }) => Promise<LlmProvider>): LlmProvider {
@@ -50,7 +51,7 @@ function deferred(name: string, endpoint: EndpointSource, load: (side: { apiKey?
   const get = () => {
     const side = endpoint();
     const at = JSON.stringify([side.apiKey ?? null, side.baseUrl ?? null]);
-    if (loaded?.at !== at) loaded = { at, p: new Promise<void>((r) => setTimeout(r, 0)).then(() => load(side)) };
+    if (loaded?.at !== at) loaded = { at, p: Promise.resolve(side).then(load) };
     return loaded.p;
   };
   return {
