@@ -46,7 +46,8 @@ function importsOf(text: string): Imp[] {
  *  node:crypto (~4.5 ms to load) only for a digest (core/ids.ts loads it on first use), node:child_process
  *  (~4 ms) with the first spawn (core/process-group.ts loads it), zod (~5 ms)
  *  only when something is validated (core/zod-issue.ts loads it), picomatch (~1 ms) with the first
- *  permission rule, the JSON Schema validator only for `tendril prompt --output-schema`. */
+ *  permission rule, node:os (~0.3 ms) only for a command a signal ended (tools/dev/exec.ts), the JSON
+ *  Schema validator only for `tendril prompt --output-schema`. */
 const LEAN_ENTRIES = [
   "cli/modes/agent.ts",
   "cli/modes/agent-run.ts",
@@ -63,7 +64,7 @@ const LEAN_ENTRIES = [
   "core/config.ts",
   "core/mcp/pool.ts",
 ];
-const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "node:child_process", "zod", "picomatch", "@cfworker/json-schema"];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "node:child_process", "node:os", "zod", "picomatch", "@cfworker/json-schema"];
 
 const problems: string[] = [];
 /** `from spec` of every dynamic import found, against DEFERRED_IMPORTS. */

@@ -46,6 +46,11 @@ test("reports exit code, stdout and stderr separately, as text and structured", 
   expect(r.text).toContain("stderr:\nerr\n");
 });
 
+test("a command a signal ended reports 128 + the signal's number (node:os loaded only then)", async () => {
+  const r = await makeShell().call({ command: "kill -TERM $$" }, new AbortController().signal);
+  expect(r.structured).toMatchObject({ exit_code: 143, timed_out: false });
+});
+
 test("stdin is closed: cat returns at once", async () => {
   const t0 = Date.now();
   const r = await makeShell().call({ command: "cat; echo done", timeout_s: 10 }, new AbortController().signal);
