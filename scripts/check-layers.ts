@@ -47,7 +47,8 @@ function importsOf(text: string): Imp[] {
  *  (~4 ms) with the first spawn (core/process-group.ts loads it), zod (~5 ms)
  *  only when something is validated (core/zod-issue.ts loads it), picomatch (~1 ms) with the first
  *  permission rule, node:os (~0.3 ms) only for a command a signal ended (tools/dev/exec.ts), the JSON
- *  Schema validator only for `tendril prompt --output-schema`. */
+ *  Schema validator only for `tendril prompt --output-schema`; node:string_decoder (~0.3 ms) not at all
+ *  (live terminals decode with the Web TextDecoder). */
 const LEAN_ENTRIES = [
   "cli/modes/agent.ts",
   "cli/modes/agent-run.ts",
@@ -64,7 +65,7 @@ const LEAN_ENTRIES = [
   "core/config.ts",
   "core/mcp/pool.ts",
 ];
-const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "node:child_process", "node:os", "zod", "picomatch", "@cfworker/json-schema"];
+const LAZY_PACKAGES = ["@modelcontextprotocol/sdk", "node:crypto", "node:child_process", "node:os", "node:string_decoder", "zod", "picomatch", "@cfworker/json-schema"];
 
 const problems: string[] = [];
 /** `from spec` of every dynamic import found, against DEFERRED_IMPORTS. */
