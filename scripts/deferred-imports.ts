@@ -44,7 +44,7 @@ export const DEFERRED_IMPORTS: readonly Deferred[] = [
   { from: "tools/dev/tool-list.ts", spec: "./sandbox.ts", why: "the sandbox engine: only for a confined setting" },
   { from: "cli/compose/agent-dev-tools.ts", spec: "../../tools/dev/tool-list.ts", why: "the dev tools (~2 ms): with the first session, after initialize is answered" },
   { from: "cli/compose/lazy-shims.ts", spec: "../process/shim-dir.ts", why: "the rg/tree shim folder: made with the first shell command, never for a session without one" },
-  { from: "core/llm/provider.ts", spec: "./anthropic.ts", why: "the Anthropic SDK (~10 ms): with the first LLM request, after initialize is answered" },
+  { from: "core/llm/provider.ts", spec: "./anthropic.ts", why: "the Anthropic SDK (its base client and Messages, ~2 ms): with the first LLM request, after initialize is answered" },
   { from: "core/llm/provider.ts", spec: "./openai.ts", why: "the OpenAI SDK (~10 ms): with the first LLM request, after initialize is answered" },
   { from: "core/llm/provider.ts", spec: "./replay.ts", why: "replay: only with TENDRIL_PROVIDER=replay" },
   { from: "core/llm/provider.ts", spec: "./record.ts", why: "recording: only with TENDRIL_RECORD" },
