@@ -230,7 +230,10 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
           ? undefined
           : "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)",
         fold: new StreamFold(),
-        open: (run) => (client ??= new Anthropic(sdkClientOptions(apiKey ?? "", ep, opts, router))).messages.create(toAnthropicBody(req), router.requestOptions(run)),
+        // No OpenTelemetry: nothing in Tendril installs a tracer, and the SDK's span per request cost
+        // a few per cent of a tool round trip's CPU.
+        open: (run) =>
+          (client ??= new Anthropic({ ...sdkClientOptions(apiKey ?? "", ep, opts, router), openTelemetry: false })).messages.create(toAnthropicBody(req), router.requestOptions(run)),
         failureOf: (err) => failureOf(err, ep),
       });
     },
