@@ -5,7 +5,7 @@
 // plus the LLM request alone, in wall time and in CPU per trip (the agent's from /proc);
 // and the cost of live shell output (a 50 MB command, with and without the client's terminal flag).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -148,11 +148,27 @@ export interface RoundTripFigures {
    *  per-run ratios (each run measures the three back to back, so load that shifts between runs
    *  shifts all three). */
   wallRatio: number;
-  /** CPU per trip (ms): the agent process's own (user + system from /proc, every thread) over all the
-   *  measured turns, beside this process's own for a direct tools/call and for a request alone
-   *  (the client work a trip cannot do without); cpuRatio = agent ÷ (mcp + llm). */
+  /** CPU per trip (ms, medians over the runs): the agent process's own (every thread's run time from
+   *  /proc), beside this process's own for a direct tools/call and for a request alone (the client
+   *  work a trip cannot do without); cpuRatio: agent ÷ (mcp + llm), median of the per-run ratios. */
   cpu: { agent: number; mcp: number; llm: number };
   cpuRatio: number;
+}
+
+/**
+ * CPU time a process has used so far, in ms: the sum of its threads' run time from
+ * /proc/PID/task/TID/schedstat (nanoseconds; the same time as stat's user + system, whose 10 ms ticks
+ * are too coarse for one burst of trips). A thread that exited is not counted: the agent's live for
+ * its life. Falls back to stat's ticks where schedstat is not kept.
+ */
+export function threadsCpuMs(pid: number): number {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    return ns / 1e6;
+  } catch {
+    return cpuTimeMs(pid);
+  }
 }
 
 /** This process's user + system CPU (every thread), in ms. */
@@ -170,6 +186,10 @@ const selfCpuMs = () => {
  * `bin`: the agent binary (another build, for a before/after run).
  */
 export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN): Promise<RoundTripFigures> {
+  // Two warm-up runs, and before them the direct calls and requests alone 4 bursts more: their code is
+  // compiled by this process's JIT (on threads whose CPU is counted) while the agent's turns warm it.
+  const WARM_UP = 2;
+  const WARM_DIRECT = 4 * trips;
   const { startAgent } = await import("../../tests/acp-client.ts");
   const { createMcpPool } = await import("../../core/mcp/pool.ts");
   const { DEFAULT_LIMITS } = await import("../../core/limits.ts");
@@ -179,7 +199,7 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN
   // The fake LLM answers in order: per run, `trips` requests alone, then a turn of `trips` tool calls and a closing text.
   const alone = Array.from({ length: trips }, () => ({ text: "ok" }));
   const turn = [...Array.from({ length: trips }, () => ({ toolCalls: [{ name: "fk__echo", input: { text: "x" } }] })), { text: "done" }];
-  const llm = await fakeLlmProcess(work, Array.from({ length: runs + 1 }, () => [...alone, ...turn]).flat());
+  const llm = await fakeLlmProcess(work, [...Array.from({ length: WARM_DIRECT }, () => ({ text: "ok" })), ...Array.from({ length: runs + WARM_UP }, () => [...alone, ...turn]).flat()]);
   const agent = startAgent({
     command: bin,
     env: { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, XDG_STATE_HOME: join(work, "state"), XDG_CACHE_HOME: join(work, "cache"), TENDRIL_LOG: "error" },
@@ -192,9 +212,14 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN
     const cfg = await loadConfig({ provider: "anthropic" }, { ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, HOME: work }, () => undefined);
     const provider = await createProvider(cfg, () => undefined);
     const tools = direct.tools().map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
+    const requestAlone = async () => {
+      const messages = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
+      for await (const _ of provider.stream({ model: cfg.model, system: "s", messages, tools, maxTokens: 100, signal: new AbortController().signal })) void _;
+    };
+    for (let k = 0; k < WARM_DIRECT; k++) await direct.call("fk__echo", { text: "x" }), await requestAlone();
     const wall = { mcp: [] as number[], llm: [] as number[], agent: [] as number[], ratio: [] as number[] };
-    const cpu = { mcp: 0, llm: 0, agent: 0 };
-    for (let i = 0; i <= runs; i++) {
+    const cpu = { mcp: [] as number[], llm: [] as number[], agent: [] as number[], ratio: [] as number[] };
+    for (let i = 0; i < runs + WARM_UP; i++) {
       let c0 = selfCpuMs();
       let t0 = performance.now();
       for (let k = 0; k < trips; k++) await direct.call("fk__echo", { text: "x" });
@@ -202,23 +227,20 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN
       const mcpCpu = selfCpuMs() - c0;
       c0 = selfCpuMs();
       t0 = performance.now();
-      for (let k = 0; k < trips; k++) {
-        const messages = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
-        for await (const _ of provider.stream({ model: cfg.model, system: "s", messages, tools, maxTokens: 100, signal: new AbortController().signal })) void _;
-      }
+      for (let k = 0; k < trips; k++) await requestAlone();
       const llmMs = (performance.now() - t0) / trips;
       const llmCpu = selfCpuMs() - c0;
       // A fresh session per turn, opened outside the timing: each turn's history grows from nothing to
       // `trips` calls, as a real turn's does.
       const { sessionId } = await agent.newSession(work, [{ name: "fk", command: process.execPath, args: [FAKE_MCP], env: [] }]);
-      c0 = cpuTimeMs(agent.child.pid!);
+      c0 = threadsCpuMs(agent.child.pid!);
       t0 = performance.now();
       await agent.prompt(sessionId, "loop");
       const agentMs = (performance.now() - t0) / trips;
-      const agentCpu = cpuTimeMs(agent.child.pid!) - c0;
-      if (i === 0) continue; // warm-up
+      const agentCpu = threadsCpuMs(agent.child.pid!) - c0;
+      if (i < WARM_UP) continue;
       wall.mcp.push(mcpMs), wall.llm.push(llmMs), wall.agent.push(agentMs), wall.ratio.push(agentMs / (mcpMs + llmMs));
-      cpu.mcp += mcpCpu, cpu.llm += llmCpu, cpu.agent += agentCpu;
+      cpu.mcp.push(mcpCpu / trips), cpu.llm.push(llmCpu / trips), cpu.agent.push(agentCpu / trips), cpu.ratio.push(agentCpu / (mcpCpu + llmCpu));
     }
     const row = (name: string, xs: number[]) => ({ name, medianMs: median(xs), minMs: Math.min(...xs) });
     const rows = [
@@ -226,18 +248,17 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN
       row(`LLM request alone ×${trips} (provider → fake, per request)`, wall.llm),
       row(`agent turn, ${trips} LLM→tool round trips (per trip)`, wall.agent),
     ] as [Row, Row, Row];
-    const n = runs * trips;
-    const perTrip = { agent: cpu.agent / n, mcp: cpu.mcp / n, llm: cpu.llm / n };
+    const perTrip = { agent: median(cpu.agent), mcp: median(cpu.mcp), llm: median(cpu.llm) };
     const wallRatio = median(wall.ratio);
-    const cpuRatio = perTrip.agent / (perTrip.mcp + perTrip.llm);
+    const cpuRatio = median(cpu.ratio);
     report("tool round trip through the agent vs the tool alone (the fake LLM in its own process), wall", rows);
     report("the same, CPU per call / request / trip (this process for the direct ones; the agent's process)", [
-      { name: "direct MCP tools/call (this process)", medianMs: perTrip.mcp, minMs: perTrip.mcp },
-      { name: "LLM request alone (this process)", medianMs: perTrip.llm, minMs: perTrip.llm },
-      { name: "agent round trip (the agent's process)", medianMs: perTrip.agent, minMs: perTrip.agent },
+      row("direct MCP tools/call (this process)", cpu.mcp),
+      row("LLM request alone (this process)", cpu.llm),
+      row("agent round trip (the agent's process)", cpu.agent),
     ]);
     note(`  agent overhead per round trip beyond the tool and the LLM exchange: ${(rows[2].medianMs - rows[0].medianMs - rows[1].medianMs).toFixed(2)} ms wall, ×${wallRatio.toFixed(2)} (median of ${runs} runs' ratios)`);
-    note(`  CPU: ${perTrip.agent.toFixed(3)} ms per trip in the agent, ×${cpuRatio.toFixed(2)} a direct tools/call + request alone (${(perTrip.mcp + perTrip.llm).toFixed(3)} ms)`);
+    note(`  CPU: ${perTrip.agent.toFixed(3)} ms per trip in the agent, ×${cpuRatio.toFixed(2)} a direct tools/call + request alone (${(perTrip.mcp + perTrip.llm).toFixed(3)} ms; median of ${runs} runs' ratios)`);
     await direct.close();
     return { mcp: rows[0], llm: rows[1], agent: rows[2], wallRatio, cpu: perTrip, cpuRatio };
   } finally {
