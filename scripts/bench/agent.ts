@@ -186,10 +186,11 @@ const selfCpuMs = () => {
  * `bin`: the agent binary (another build, for a before/after run).
  */
 export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN): Promise<RoundTripFigures> {
-  // Two warm-up runs, and before them the direct calls and requests alone 4 bursts more: their code is
-  // compiled by this process's JIT (on threads whose CPU is counted) while the agent's turns warm it.
-  const WARM_UP = 2;
-  const WARM_DIRECT = 4 * trips;
+  // Warm-up runs, and before them the direct calls and requests alone 16 bursts more: both processes'
+  // JITs compile on threads whose CPU is counted, and a fresh bench process (the guard's) otherwise
+  // charged its own compiling to the direct side (0.3-0.5 ms a call + request, not 0.2).
+  const WARM_UP = 4;
+  const WARM_DIRECT = 16 * trips;
   const { startAgent } = await import("../../tests/acp-client.ts");
   const { createMcpPool } = await import("../../core/mcp/pool.ts");
   const { DEFAULT_LIMITS } = await import("../../core/limits.ts");
