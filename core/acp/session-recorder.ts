@@ -25,7 +25,8 @@ export function titleOf(blocks: readonly ContentBlock[]): string | undefined {
 }
 
 export class SessionRecorder {
-  #pending: SessionEvent[] = [];
+  /** Events to write, an update already serialized (a line) where no later chunk can merge into it. */
+  #pending: (SessionEvent | string)[] = [];
   /** History messages already written (or buffered). */
   #historyWritten: number;
   #titled: boolean;
@@ -60,11 +61,15 @@ export class SessionRecorder {
   update(u: SessionUpdate): void {
     if (u.sessionUpdate === "usage_update") return; // about the moment, not the conversation
     const last = this.#pending.at(-1);
-    if (last?.type === "update" && mergeable(last.update, u)) {
+    if (typeof last === "object" && last.type === "update" && mergeable(last.update, u)) {
       const a = last.update as { content: { text: string } };
       a.content = { ...a.content, text: a.content.text + (u as { content: { text: string } }).content.text };
     } else {
-      this.#pending.push({ type: "update", update: structuredClone(u) });
+      // As it is now, whatever its emitter changes later: a chunk as a copy (the next chunk may be
+      // merged into it), any other update as its line, serialized once rather than copied and then
+      // serialized (a few per cent of a tool round trip's CPU).
+      const event: SessionEvent = { type: "update", update: u };
+      this.#pending.push(MERGEABLE.has(u.sessionUpdate) ? { type: "update", update: structuredClone(u) } : JSON.stringify(event));
     }
     if (u.sessionUpdate === "tool_call_update" && u.status !== undefined && u.status !== "pending") this.#write();
   }
@@ -80,7 +85,7 @@ export class SessionRecorder {
   usage(totals: SessionUsage): void {
     const last = this.#pending.at(-1);
     const event: SessionEvent = { type: "usage", usage: { ...totals } };
-    if (last?.type === "usage") this.#pending[this.#pending.length - 1] = event;
+    if (typeof last === "object" && last.type === "usage") this.#pending[this.#pending.length - 1] = event;
     else this.#pending.push(event);
   }
 

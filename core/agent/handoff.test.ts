@@ -25,3 +25,14 @@ test("the size estimate counts the tools' JSON exactly and each message once, ho
   expect(meter.estimate("sys", history, tools)).toBe(want + 1);
   expect(new ContextMeter().estimate("", [], [])).toBe(2 / 4);
 });
+
+// Each tool's description is measured with its schema, once: a tool that changes its description
+// (an MCP server's list changed) while keeping its schema object is measured anew.
+test("the size estimate follows a tool's new description though its schema object is the same", () => {
+  const schema = { type: "object" };
+  const sized = (description: string) => new ContextMeter().estimate("", [], [{ name: "t", description, inputSchema: schema }]);
+  const exact = (description: string) => JSON.stringify([{ name: "t", description, inputSchema: schema }]).length / 4;
+  expect(sized("short")).toBe(exact("short"));
+  expect(sized('a much longer "description"\n')).toBe(exact('a much longer "description"\n'));
+  expect(sized("short")).toBe(exact("short"));
+});

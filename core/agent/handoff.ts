@@ -51,7 +51,7 @@ export class ContextMeter {
 // tool's size is measured once. History messages are never changed once in the history (a handoff
 // replaces them), and a tool's input schema is one object for the session's life.
 const messageChars = new WeakMap<Message, number>();
-const schemaChars = new WeakMap<object, number>();
+const schemaChars = new WeakMap<object, { description: string; chars: number }>();
 
 function sizeOf(messages: Message[]): number {
   let n = 0;
@@ -69,17 +69,18 @@ function sizeOf(messages: Message[]): number {
   return n;
 }
 
-/** JSON.stringify(tools).length, each input schema serialized once. */
+/** JSON.stringify(tools).length, each input schema (and the description beside it) serialized once. */
 function toolsSize(tools: ToolSpec[]): number {
   let n = tools.length > 0 ? tools.length + 1 : 2; // brackets and commas
   for (const t of tools) {
-    let schema = schemaChars.get(t.inputSchema);
-    if (schema === undefined) {
-      schema = JSON.stringify(t.inputSchema).length;
-      schemaChars.set(t.inputSchema, schema);
+    let sized = schemaChars.get(t.inputSchema);
+    if (sized?.description !== t.description) {
+      const schema = sized ? sized.chars - JSON.stringify(sized.description).length : JSON.stringify(t.inputSchema).length;
+      sized = { description: t.description, chars: schema + JSON.stringify(t.description).length };
+      schemaChars.set(t.inputSchema, sized);
     }
     // {"name":…,"description":…,"inputSchema":…}
-    n += 39 + JSON.stringify(t.name).length + JSON.stringify(t.description).length + schema;
+    n += 39 + JSON.stringify(t.name).length + sized.chars;
   }
   return n;
 }

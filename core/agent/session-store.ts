@@ -209,9 +209,10 @@ export class SessionFile {
 
   constructor(readonly path: string) {}
 
-  append(events: (SessionEvent | SessionHeader)[]): void {
+  /** Appends events as lines; a string is an event its caller already serialized (one line). */
+  append(events: (SessionEvent | SessionHeader | string)[]): void {
     if (events.length === 0) return;
-    const text = events.map((e) => JSON.stringify(e)).join("\n") + "\n";
+    const text = events.map((e) => (typeof e === "string" ? e : JSON.stringify(e))).join("\n") + "\n";
     try {
       this.#fd ??= openPrivateFile(this.path, "a");
       writeSync(this.#fd, text);

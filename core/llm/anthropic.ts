@@ -236,7 +236,10 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
           ? undefined
           : "ANTHROPIC_API_KEY is not set: export ANTHROPIC_API_KEY=<your key> (or set ANTHROPIC_BASE_URL to a gateway that needs none)",
         fold: new StreamFold(),
-        open: (run) => (messages ??= new Messages(new BaseAnthropic(sdkClientOptions(apiKey ?? "", ep, opts, router)))).create(toAnthropicBody(req), router.requestOptions(run)),
+        // No OpenTelemetry: nothing in Tendril installs a tracer, and the SDK's span per request cost
+        // a few per cent of a tool round trip's CPU.
+        open: (run) =>
+          (messages ??= new Messages(new BaseAnthropic({ ...sdkClientOptions(apiKey ?? "", ep, opts, router), openTelemetry: false }))).create(toAnthropicBody(req), router.requestOptions(run)),
         failureOf: (err) => failureOf(err, ep),
       });
     },

@@ -1,10 +1,11 @@
 // Benchmark: `tendril agent` start-up (spawn → initialize answer, RSS) beside a published ACP agent when
 // one is installed (@agentclientprotocol/claude-agent-acp, or TENDRIL_BENCH_PEER_ACP=path/to/index.js)
 // and a minimal SDK agent run by bun (the floor); and the agent's overhead per tool round trip
-// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly;
+// (50 sequential calls through a zero-latency fake LLM) beside calling the same tool over MCP directly
+// plus the LLM request alone, in wall time and in CPU per trip (the agent's from /proc);
 // and the cost of live shell output (a 50 MB command, with and without the client's terminal flag).
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -139,26 +140,69 @@ export async function fakeLlmProcess(work: string, turns: object[]): Promise<{ u
 }
 
 export interface RoundTripFigures {
-  /** Per call / request / trip. */
+  /** Wall time per call / request / trip. */
   mcp: Row;
   llm: Row;
   agent: Row;
-  agentCpuMs: number;
+  /** Wall: a trip through the agent ÷ (a direct tools/call + the LLM exchange alone), median of the
+   *  per-run ratios (each run measures the three back to back, so load that shifts between runs
+   *  shifts all three). */
+  wallRatio: number;
+  /** CPU per trip (ms, medians over the runs): the agent process's own (every thread's run time from
+   *  /proc), beside this process's own for a direct tools/call and for a request alone (the client
+   *  work a trip cannot do without); cpuRatio: agent ÷ (mcp + llm), median of the per-run ratios. */
+  cpu: { agent: number; mcp: number; llm: number };
+  cpuRatio: number;
 }
 
-/** A tool call's round trip through the agent against a direct MCP tools/call and the LLM exchange
- *  alone: `runs` repeats of `trips` sequential calls each (per-call medians). */
-export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS): Promise<RoundTripFigures> {
-  const ROUND_TRIPS = trips;
+/**
+ * CPU time a process has used so far, in ms: the sum of its threads' run time from
+ * /proc/PID/task/TID/schedstat (nanoseconds; the same time as stat's user + system, whose 10 ms ticks
+ * are too coarse for one burst of trips). A thread that exited is not counted: the agent's live for
+ * its life. Falls back to stat's ticks where schedstat is not kept.
+ */
+export function threadsCpuMs(pid: number): number {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    return ns / 1e6;
+  } catch {
+    return cpuTimeMs(pid);
+  }
+}
+
+/** This process's user + system CPU (every thread), in ms. */
+const selfCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/**
+ * A tool call's round trip through the agent against what the trip cannot do without: a direct MCP
+ * tools/call of the same tool (same fake server) and the LLM exchange alone (same provider code, same
+ * fake LLM in its own process). `runs` measured runs (after one warm-up), each a burst of `trips`
+ * direct calls, `trips` requests alone and one agent turn of `trips` calls, back to back. Wall time
+ * per trip, and CPU per trip: the agent's from /proc, the direct client's from this process.
+ * `bin`: the agent binary (another build, for a before/after run).
+ */
+export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN): Promise<RoundTripFigures> {
+  // Warm-up runs, and before them the direct calls and requests alone 16 bursts more: both processes'
+  // JITs compile on threads whose CPU is counted, and a fresh bench process (the guard's) otherwise
+  // charged its own compiling to the direct side (0.3-0.5 ms a call + request, not 0.2).
+  const WARM_UP = 4;
+  const WARM_DIRECT = 16 * trips;
   const { startAgent } = await import("../../tests/acp-client.ts");
   const { createMcpPool } = await import("../../core/mcp/pool.ts");
   const { DEFAULT_LIMITS } = await import("../../core/limits.ts");
+  const { loadConfig } = await import("../../core/config.ts");
+  const { createProvider } = await import("../../core/llm/provider.ts");
   const work = mkdtempSync(join(tmpdir(), "tendril-bench-agent-"));
-  // The requests alone first, then every agent turn: ROUND_TRIPS tool calls and a closing text.
-  const alone = Array.from({ length: (runs + 1) * ROUND_TRIPS }, () => ({ text: "ok" }));
-  const turn = [...Array.from({ length: ROUND_TRIPS }, () => ({ toolCalls: [{ name: "fk__echo", input: { text: "x" } }] })), { text: "done" }];
-  const llm = await fakeLlmProcess(work, [...alone, ...Array.from({ length: runs + 1 }, () => turn).flat()]);
+  // The fake LLM answers in order: per run, `trips` requests alone, then a turn of `trips` tool calls and a closing text.
+  const alone = Array.from({ length: trips }, () => ({ text: "ok" }));
+  const turn = [...Array.from({ length: trips }, () => ({ toolCalls: [{ name: "fk__echo", input: { text: "x" } }] })), { text: "done" }];
+  const llm = await fakeLlmProcess(work, [...Array.from({ length: WARM_DIRECT }, () => ({ text: "ok" })), ...Array.from({ length: runs + WARM_UP }, () => [...alone, ...turn]).flat()]);
   const agent = startAgent({
+    command: bin,
     env: { TENDRIL_PROVIDER: "anthropic", ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, TENDRIL_MODE: "yolo", XDG_CONFIG_HOME: work, XDG_STATE_HOME: join(work, "state"), XDG_CACHE_HOME: join(work, "cache"), TENDRIL_LOG: "error" },
   });
   const pool = createMcpPool({ limits: DEFAULT_LIMITS, env: process.env });
@@ -166,49 +210,58 @@ export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS): Promise<
   try {
     await agent.initialize();
     const direct = await pool.openTools([fk], { cwd: work });
-    const rows: Row[] = [];
-    const measure = async (name: string, fn: () => Promise<void>) => {
-      const per: number[] = [];
-      for (let i = 0; i <= runs; i++) {
-        const t0 = performance.now();
-        await fn();
-        if (i > 0) per.push((performance.now() - t0) / ROUND_TRIPS);
-      }
-      per.sort((a, b) => a - b);
-      rows.push({ name, medianMs: per[Math.floor(per.length / 2)]!, minMs: per[0]! });
-    };
-    await measure(`direct MCP tools/call ×${ROUND_TRIPS} (per call)`, async () => {
-      for (let i = 0; i < ROUND_TRIPS; i++) await direct.call("fk__echo", { text: "x" });
-    });
-    const { loadConfig } = await import("../../core/config.ts");
-    const { createProvider } = await import("../../core/llm/provider.ts");
     const cfg = await loadConfig({ provider: "anthropic" }, { ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: llm.url, HOME: work }, () => undefined);
     const provider = await createProvider(cfg, () => undefined);
     const tools = direct.tools().map((t) => ({ name: t.qualifiedName, description: t.description, inputSchema: t.inputSchema }));
-    await measure(`LLM request alone ×${ROUND_TRIPS} (provider → fake, per request)`, async () => {
-      for (let i = 0; i < ROUND_TRIPS; i++) {
-        const signal = new AbortController().signal;
-        const messages = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
-        for await (const _ of provider.stream({ model: cfg.model, system: "s", messages, tools, maxTokens: 100, signal })) void _;
-      }
-    });
-    const cpuMs: number[] = [];
-    // A fresh session per turn: each turn's history grows from nothing to ROUND_TRIPS calls, as a real
-    // turn's does (one session for every run would make each later turn carry all the earlier ones).
-    await measure(`agent turn, ${ROUND_TRIPS} LLM→tool round trips (per trip)`, async () => {
+    const requestAlone = async () => {
+      const messages = [{ role: "user" as const, content: [{ type: "text" as const, text: "hi" }] }];
+      for await (const _ of provider.stream({ model: cfg.model, system: "s", messages, tools, maxTokens: 100, signal: new AbortController().signal })) void _;
+    };
+    for (let k = 0; k < WARM_DIRECT; k++) await direct.call("fk__echo", { text: "x" }), await requestAlone();
+    const wall = { mcp: [] as number[], llm: [] as number[], agent: [] as number[], ratio: [] as number[] };
+    const cpu = { mcp: [] as number[], llm: [] as number[], agent: [] as number[], ratio: [] as number[] };
+    for (let i = 0; i < runs + WARM_UP; i++) {
+      let c0 = selfCpuMs();
+      let t0 = performance.now();
+      for (let k = 0; k < trips; k++) await direct.call("fk__echo", { text: "x" });
+      const mcpMs = (performance.now() - t0) / trips;
+      const mcpCpu = selfCpuMs() - c0;
+      c0 = selfCpuMs();
+      t0 = performance.now();
+      for (let k = 0; k < trips; k++) await requestAlone();
+      const llmMs = (performance.now() - t0) / trips;
+      const llmCpu = selfCpuMs() - c0;
+      // A fresh session per turn, opened outside the timing: each turn's history grows from nothing to
+      // `trips` calls, as a real turn's does.
       const { sessionId } = await agent.newSession(work, [{ name: "fk", command: process.execPath, args: [FAKE_MCP], env: [] }]);
-      const before = cpuTimeMs(agent.child.pid!);
+      c0 = threadsCpuMs(agent.child.pid!);
+      t0 = performance.now();
       await agent.prompt(sessionId, "loop");
-      cpuMs.push((cpuTimeMs(agent.child.pid!) - before) / ROUND_TRIPS);
-    });
-    report("tool round trip through the agent vs the tool alone (the fake LLM in its own process)", rows);
-    const [mcp, exchange, agentRow] = rows as [Row, Row, Row];
-    const overhead = agentRow.medianMs - mcp.medianMs - exchange.medianMs;
-    note(`  agent overhead per round trip beyond the tool and the LLM exchange: ${overhead.toFixed(2)} ms wall, ×${(agentRow.medianMs / (mcp.medianMs + exchange.medianMs)).toFixed(2)}`);
-    const agentCpuMs = median(cpuMs);
-    note(`  the agent process's own CPU time per round trip: ${agentCpuMs.toFixed(2)} ms median`);
+      const agentMs = (performance.now() - t0) / trips;
+      const agentCpu = threadsCpuMs(agent.child.pid!) - c0;
+      if (i < WARM_UP) continue;
+      wall.mcp.push(mcpMs), wall.llm.push(llmMs), wall.agent.push(agentMs), wall.ratio.push(agentMs / (mcpMs + llmMs));
+      cpu.mcp.push(mcpCpu / trips), cpu.llm.push(llmCpu / trips), cpu.agent.push(agentCpu / trips), cpu.ratio.push(agentCpu / (mcpCpu + llmCpu));
+    }
+    const row = (name: string, xs: number[]) => ({ name, medianMs: median(xs), minMs: Math.min(...xs) });
+    const rows = [
+      row(`direct MCP tools/call ×${trips} (per call)`, wall.mcp),
+      row(`LLM request alone ×${trips} (provider → fake, per request)`, wall.llm),
+      row(`agent turn, ${trips} LLM→tool round trips (per trip)`, wall.agent),
+    ] as [Row, Row, Row];
+    const perTrip = { agent: median(cpu.agent), mcp: median(cpu.mcp), llm: median(cpu.llm) };
+    const wallRatio = median(wall.ratio);
+    const cpuRatio = median(cpu.ratio);
+    report("tool round trip through the agent vs the tool alone (the fake LLM in its own process), wall", rows);
+    report("the same, CPU per call / request / trip (this process for the direct ones; the agent's process)", [
+      row("direct MCP tools/call (this process)", cpu.mcp),
+      row("LLM request alone (this process)", cpu.llm),
+      row("agent round trip (the agent's process)", cpu.agent),
+    ]);
+    note(`  agent overhead per round trip beyond the tool and the LLM exchange: ${(rows[2].medianMs - rows[0].medianMs - rows[1].medianMs).toFixed(2)} ms wall, ×${wallRatio.toFixed(2)} (median of ${runs} runs' ratios)`);
+    note(`  CPU: ${perTrip.agent.toFixed(3)} ms per trip in the agent, ×${cpuRatio.toFixed(2)} a direct tools/call + request alone (${(perTrip.mcp + perTrip.llm).toFixed(3)} ms; median of ${runs} runs' ratios)`);
     await direct.close();
-    return { mcp, llm: exchange, agent: agentRow, agentCpuMs };
+    return { mcp: rows[0], llm: rows[1], agent: rows[2], wallRatio, cpu: perTrip, cpuRatio };
   } finally {
     await agent.close(3000).catch(() => {});
     await pool.closeAll().catch(() => {});
