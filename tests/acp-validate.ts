@@ -7,6 +7,7 @@ import v1u from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with {
 import v2 from "@agentclientprotocol/sdk/schema/v2/schema.json" with { type: "json" };
 import v2u from "@agentclientprotocol/sdk/schema/v2/schema.unstable.json" with { type: "json" };
 import { schemaAjv } from "./acp-schema-ajv.ts";
+import type { MemoryAgent } from "./memory-agent.ts";
 
 type Defs = Record<string, Record<string, unknown>>;
 const SCHEMAS = { v1, v1u, v2, v2u } as const;
@@ -45,4 +46,20 @@ export function schemaFailures(out: Record<string, any>[], asked: Map<unknown, s
     }
   }
   return failures;
+}
+
+let nextAskedId = 1;
+
+/** Sends a request to an in-memory agent, noting its method in `asked` (so schemaFailures checks the
+ *  answer as that method's response); its id. */
+export function sendAsked(a: MemoryAgent, asked: Map<unknown, string>, method: string, params: Record<string, unknown>): number {
+  const id = nextAskedId++;
+  asked.set(id, method);
+  a.send({ jsonrpc: "2.0", id, method, params });
+  return id;
+}
+
+/** sendAsked, then the answer. */
+export function requestAsked(a: MemoryAgent, asked: Map<unknown, string>, method: string, params: Record<string, unknown>) {
+  return a.response(sendAsked(a, asked, method, params));
 }

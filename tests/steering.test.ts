@@ -8,18 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionStore } from "../core/agent/session-store.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
-import { schemaFailures, type SchemaName } from "./acp-validate.ts";
+import { requestAsked, schemaFailures, type SchemaName, sendAsked } from "./acp-validate.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-steer-"));
 afterAll(() => rmSync(state, { recursive: true, force: true }));
 
-let nextId = 1;
-async function req(a: MemoryAgent, asked: Map<unknown, string>, method: string, params: Record<string, unknown>) {
-  const id = nextId++;
-  asked.set(id, method);
-  a.send({ jsonrpc: "2.0", id, method, params });
-  return a.response(id);
-}
+const req = requestAsked;
 
 const updates = (a: MemoryAgent, sessionId: string) => a.out.filter((m) => m.method === "session/update" && m.params.sessionId === sessionId).map((m) => m.params.update);
 const steerText = "use the other file instead";
@@ -27,9 +21,7 @@ const steerText = "use the other file instead";
 /** A prompt whose first response calls t__sleep for `ms`; steering is sent once the call runs. */
 async function steerDuringSleep(a: MemoryAgent, asked: Map<unknown, string>, sessionId: string, ms: number) {
   a.provider.push({ calls: [{ id: "slow", name: "t__sleep", input: { ms } }] }, { text: "switched" });
-  const promptId = nextId++;
-  asked.set(promptId, "session/prompt");
-  a.send({ jsonrpc: "2.0", id: promptId, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "read a file" }] } });
+  const promptId = sendAsked(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "read a file" }] });
   await a.until(() => updates(a, sessionId).some((u) => u.toolCallId === "slow" && u.status === "in_progress"), "the slow call running");
   const t0 = Date.now();
   const answer = await req(a, asked, "_session/steering", { sessionId, prompt: [{ type: "text", text: steerText }] });
@@ -80,8 +72,7 @@ test("steering while the model writes its last answer continues the turn instead
     yield* inner(r);
   };
   a.provider.push({ text: "done early" }, { text: "done as steered" });
-  const promptId = nextId++;
-  a.send({ jsonrpc: "2.0", id: promptId, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "go" }] } });
+  const promptId = sendAsked(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
   await a.until(() => calls === 1, "the first LLM request");
   expect((await req(a, asked, "_session/steering", { sessionId, prompt: [{ type: "text", text: steerText }] })).result).toEqual({});
   release();

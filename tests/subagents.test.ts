@@ -11,24 +11,13 @@ import { join } from "node:path";
 import { SessionStore } from "../core/agent/session-store.ts";
 import type { SessionHost } from "../core/acp/session-host.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
-import { schemaFailures } from "./acp-validate.ts";
+import { requestAsked, schemaFailures, sendAsked } from "./acp-validate.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-sub-"));
 afterAll(() => rmSync(state, { recursive: true, force: true }));
 
-let nextId = 1;
-async function req(a: MemoryAgent, asked: Map<unknown, string>, method: string, params: Record<string, unknown>) {
-  const id = nextId++;
-  asked.set(id, method);
-  a.send({ jsonrpc: "2.0", id, method, params });
-  return a.response(id);
-}
-function send(a: MemoryAgent, asked: Map<unknown, string>, method: string, params: Record<string, unknown>): number {
-  const id = nextId++;
-  asked.set(id, method);
-  a.send({ jsonrpc: "2.0", id, method, params });
-  return id;
-}
+const req = requestAsked;
+const send = sendAsked;
 
 const notes = (a: MemoryAgent) => a.out.filter((m) => m.method === "session/update");
 const updates = (a: MemoryAgent, sessionId: string) => notes(a).filter((m) => m.params.sessionId === sessionId).map((m) => m.params.update);
