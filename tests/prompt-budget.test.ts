@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, type RunResult, runBinAsync } from "./binary.ts";
+import { agentEnv } from "./agent-env.ts";
 import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
 
 const ECHO = `'${process.execPath}' '${join(ROOT, "tests", "fixtures", "echo-agent.ts")}'`;
@@ -37,14 +38,8 @@ function prompt(args: string[], env: Record<string, string> = {}): Promise<RunRe
   return runBinAsync(["prompt", ...args], {
     env: {
       ...(process.env as Record<string, string>),
-      XDG_CONFIG_HOME: join(work, "config"),
-      XDG_STATE_HOME: join(work, "state"),
-      XDG_CACHE_HOME: join(work, "cache"),
-      TENDRIL_LOG: "warn",
-      TENDRIL_PROVIDER: "anthropic",
+      ...agentEnv(fake, work),
       TENDRIL_MODEL: "priced-model",
-      ANTHROPIC_API_KEY: "test-key",
-      ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
       SDK_AGENT_STATE: join(work, "sdk-agent-state"),
       ...env,
     },
