@@ -4,6 +4,8 @@
 // crate-sources proxy (the proxy library) spawned and run in-process (`tendril:crate-sources`), each
 // against the conductor with no component: what one process hop costs, and what an in-process one does.
 // Throughput: one session/prompt answered with BURST updates, timed from the request to the response.
+// CPU: the user + system time of the chain's processes (not the agent's) per relayed message over one
+// burst, from /proc, which scheduling on a 2-core machine moves far less than latency.
 // Latency: sequential `_echo` round trips; the goals' comparisons use chains measured interleaved, block
 // by block, so the machine's drift falls on all of them alike. Figures and ratios are printed; nothing
 // is asserted.
@@ -15,6 +17,9 @@ import { Proxy } from "../../core/conductor/proxy.ts";
 import { bytePipe } from "../../core/wire/byte-pipe.ts";
 import { Link } from "../../core/wire/link.ts";
 import { messagePipe } from "../../core/wire/message-pipe.ts";
+import { readFileSync } from "node:fs";
+import { threadsCpuMs } from "./agent.ts";
+import { processTree } from "./footprint.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = join(ROOT, "dist", "tendril");
@@ -89,6 +94,43 @@ async function measure(s: Subject): Promise<{ msgsPerS: number; rttMs: number }>
     await d.lines(BURST + 2);
     const msgsPerS = BURST / ((performance.now() - t1) / 1000);
     return { msgsPerS, rttMs };
+  } finally {
+    d.close();
+  }
+}
+
+/** The chain's processes but the agent at its end (the same burst agent behind every subject). */
+function relayingPids(root: number): number[] {
+  return processTree(root).filter((pid) => {
+    try {
+      // the agent runs the script itself (`bun …/burst-agent.ts`); a relay or conductor only names it
+      return !readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1]?.endsWith("burst-agent.ts");
+    } catch {
+      return false; // gone
+    }
+  });
+}
+
+/**
+ * CPU per relayed message, in µs: the user + system time (every thread's, /proc schedstat) of the
+ * chain's processes — the conductor and its proxies, or the relay — but not the agent, over one burst
+ * of BURST updates, after a warming burst. Unlike latency, this does not move with scheduling on a
+ * 2-core machine where the client, the chain and the agent compete for the cores.
+ */
+async function burstCpuUs(s: Subject): Promise<{ chain: number; own: number }> {
+  const d = new Driver(s.argv);
+  try {
+    d.send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+    await d.lines(1);
+    const burst = async (id: string) => (d.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId: "burst-1", prompt: [] } }), await d.lines(BURST + 2));
+    await burst("warm");
+    const pids = relayingPids(d.child.pid!);
+    const cpu = () => pids.map((pid) => threadsCpuMs(pid));
+    const before = cpu();
+    await burst("p");
+    const used = cpu().map((ms, i) => ((ms - before[i]!) * 1000) / BURST);
+    // `own`: the conductor's (or relay's) process alone, the first of the tree
+    return { chain: used.reduce((a, b) => a + b, 0), own: used[0]! };
   } finally {
     d.close();
   }
@@ -206,7 +248,24 @@ export async function run(): Promise<void> {
   console.log(
     `  in one process (client and agent in memory, CPU time, free of scheduling noise): a round trip costs ${cpu.none.toFixed(4)} ms with no component, ${cpu.proxy.toFixed(4)} ms through an in-process proxy-library component: it adds ${(cpu.proxy - cpu.none).toFixed(4)} ms`,
   );
+  // CPU per relayed message (issue 38's second conductor measure): medians of RUNS bursts, the subjects interleaved.
+  const cpuRows = ["byte relay (floor of one hop)", "byte bounce (floor of a proxy hop)", "tendril conductor, 0 proxies", "tendril conductor, 1 proxy", "tendril conductor, crate-sources spawned"];
+  if (peer) cpuRows.push("@thinkwell/conductor, 0 proxies", "@thinkwell/conductor, 1 proxy");
+  const cpuRuns: { chain: number; own: number }[][] = cpuRows.map(() => []);
+  for (let r = 0; r < RUNS; r++) for (const [k, name] of cpuRows.entries()) cpuRuns[k]!.push(await burstCpuUs(subjects.find((s) => s.name === name)!));
+  const cpuOf = (name: string) => median(cpuRuns[cpuRows.indexOf(name)]!.map((c) => c.chain));
+  const ownOf = (name: string) => median(cpuRuns[cpuRows.indexOf(name)]!.map((c) => c.own));
+  console.log(`  CPU per relayed message (the chain's processes but the agent, /proc, one burst of ${BURST}, median of ${RUNS}; of it the conductor's or relay's own process):`);
+  for (const name of cpuRows) console.log(`    ${name.padEnd(40)} ${cpuOf(name).toFixed(2).padStart(7)} µs  (own ${ownOf(name).toFixed(2)} µs)`);
+  const relayCpu = cpuOf("byte relay (floor of one hop)");
+  const hopCpu = cpuOf("tendril conductor, 1 proxy") - cpuOf("tendril conductor, 0 proxies");
+  const libHopCpu = cpuOf("tendril conductor, crate-sources spawned") - cpuOf("tendril conductor, 0 proxies");
+  const bounceCpu = cpuOf("byte bounce (floor of a proxy hop)");
+  console.log(
+    `  one spawned hop's CPU per message: ${hopCpu.toFixed(2)} µs (raw proxy) / ${libHopCpu.toFixed(2)} µs (proxy library), ×${(hopCpu / relayCpu).toFixed(1)} / ×${(libHopCpu / relayCpu).toFixed(1)} the byte relay's (${relayCpu.toFixed(2)} µs), ×${(hopCpu / bounceCpu).toFixed(1)} / ×${(libHopCpu / bounceCpu).toFixed(1)} the byte bounce's (${bounceCpu.toFixed(2)} µs; neither parses a message)`,
+  );
   if (peer) {
+    console.log(`  CPU per message through one proxy: ×${(cpuOf("tendril conductor, 1 proxy") / cpuOf("@thinkwell/conductor, 1 proxy")).toFixed(2)} @thinkwell/conductor's`);
     const msgsOf = (name: string) => median(results.get(name)!.msgs);
     console.log(`  throughput through one proxy: ×${(msgsOf("tendril conductor, 1 proxy") / msgsOf("@thinkwell/conductor, 1 proxy")).toFixed(2)} @thinkwell/conductor's`);
   }

@@ -20,7 +20,7 @@ function field(pid: number, file: string, name: string): number {
 }
 
 /** Every descendant of `root` (its own process group and the groups it started), by parent links. */
-function tree(root: number): number[] {
+export function processTree(root: number): number[] {
   const parents = new Map<number, number>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -38,7 +38,7 @@ function tree(root: number): number[] {
 
 /** The process tree under `root`: its process count, summed RSS and PSS. */
 export function measureProcessTree(root: number): { processes: number; rssMiB: number; pssMiB: number } {
-  const pids = tree(root);
+  const pids = processTree(root);
   const rss = pids.reduce((n, p) => n + field(p, "status", "VmRSS"), 0);
   const pss = pids.reduce((n, p) => n + field(p, "smaps_rollup", "Pss"), 0);
   return { processes: pids.length, rssMiB: rss / 1024, pssMiB: pss / 1024 };
