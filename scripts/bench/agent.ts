@@ -64,16 +64,19 @@ function initializeOnce(s: Spawnable): Promise<{ ms: number; rssKb: number }> {
   });
 }
 
+/** The published peer: TENDRIL_BENCH_PEER_ACP, else claude-agent-acp as `npm run bench:peers` installs
+ *  it (scripts/bench/peers) or as a dependency of the repository. */
 function peerAgent(): Spawnable | undefined {
   let path = process.env.TENDRIL_BENCH_PEER_ACP;
-  if (!path) {
+  for (const base of [join(ROOT, "scripts", "bench", "peers", "package.json"), join(ROOT, "package.json")]) {
+    if (path) break;
     try {
-      path = createRequire(join(ROOT, "package.json")).resolve("@agentclientprotocol/claude-agent-acp/dist/index.js");
+      path = createRequire(base).resolve("@agentclientprotocol/claude-agent-acp/dist/index.js");
     } catch {
-      return undefined;
+      // not installed there
     }
   }
-  return existsSync(path) ? { name: "claude-agent-acp (node)", cmd: "node", args: [path] } : undefined;
+  return path && existsSync(path) ? { name: "claude-agent-acp (node)", cmd: "node", args: [path] } : undefined;
 }
 
 export interface InitializeFigures {
@@ -111,7 +114,7 @@ export async function measureInitialize(runs = 10): Promise<InitializeFigures> {
   report("agent RSS right after initialize", rssRows.filter((_, j) => j !== 1), "MiB");
   const beyond = timeRows[0]!.medianMs - timeRows[1]!.medianMs;
   note(`  the initialize answer beyond start-up (--version): ${beyond.toFixed(2)} ms`);
-  if (!peer) note("  (no published ACP agent installed; set TENDRIL_BENCH_PEER_ACP or add @agentclientprotocol/claude-agent-acp)");
+  if (!peer) note("  (no published ACP agent installed: `npm run bench:peers` installs claude-agent-acp, or set TENDRIL_BENCH_PEER_ACP)");
   return { tendril: timeRows[0]!, tendrilRss: rssRows[0]!, version: timeRows[1]!, ...(peer ? { peer: timeRows[2]!, peerRss: rssRows[2]! } : {}) };
 }
 
