@@ -23,7 +23,9 @@ export interface MemoryAgent {
   close(): Promise<void>;
 }
 
-export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string, string> = {}, serve: { auth?: AgentAuth } = {}): MemoryAgent {
+/** `lazy`: the sessions are handed over as the agent builds them (once, when it first needs them), and
+ *  `lazy.built()` hears when; else they are there from the start. */
+export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string, string> = {}, serve: { auth?: AgentAuth; lazy?: { built: () => void } } = {}): MemoryAgent {
   const provider = scriptedProvider();
   const input = new PassThrough();
   const out: Record<string, any>[] = [];
@@ -55,7 +57,13 @@ export function memoryAgent(over: Partial<SessionHost> = {}, env: Record<string,
     limits,
     ...over,
   });
-  const conn = serveAgent({ input: chunksOf(input), sink, maxLineBytes: limits.MAX_LINE_BYTES }, { version: "test", sessions, mcpCapabilities: { http: true, sse: true }, persistent: over.store !== undefined, ...serve });
+  const conn = serveAgent({ input: chunksOf(input), sink, maxLineBytes: limits.MAX_LINE_BYTES }, {
+    version: "test",
+    sessions: serve.lazy ? async () => (serve.lazy!.built(), sessions) : sessions,
+    mcpCapabilities: { http: true, sse: true },
+    persistent: over.store !== undefined,
+    ...(serve.auth ? { auth: serve.auth } : {}),
+  });
   return {
     provider: (over.provider as ScriptedProvider | undefined) ?? provider,
     out,

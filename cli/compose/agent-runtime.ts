@@ -1,23 +1,21 @@
-// Owns one running agent over a pair of byte streams: the MCP pool, the in-process `dev` tools, the
-// sessions and the ACP server, and the one close sequence (turns settled, sessions saved, servers
-// and process groups stopped, output flushed). `tendril agent` runs it on stdio; `tendril prompt`
+// Owns one running agent over a pair of byte streams: the in-process `dev` tools, the ACP server, the
+// session layer behind it (agent-sessions.ts, its own chunk, built once the first initialize is
+// answered) and the one close sequence (turns settled, sessions saved, servers and process groups
+// stopped, output flushed). `tendril agent` runs it on stdio; `tendril prompt`
 // runs it in its own process over an in-memory pipe (no second process to start).
 // Reads no flags, catches no signal and never exits (agent.ts, prompt.ts do).
 import { type AgentIo, serveAgent } from "../../core/acp/agent-server.ts";
 import { AgentAuth, type AuthHost } from "../../core/acp/auth.ts";
-import { SessionManager } from "../../core/acp/session.ts";
-import { SessionStore } from "../../core/agent/session-store.ts";
 import type { Config } from "../../core/config.ts";
 import { flushWithin } from "../../core/exit-flush.ts";
 import type { LlmProvider } from "../../core/llm/types.ts";
 import { logFailure } from "../../core/log.ts";
 import { AcpMcpRelay } from "../../core/mcp/acp-transport.ts";
-import { createMcpPool } from "../../core/mcp/pool.ts";
-import { ApprovalStore } from "../../core/policy/approvals.ts";
 import { killAllGroupsNow, setKillLimits } from "../../core/process-group.ts";
 import { VERSION } from "../../core/version.ts";
 import type { LinkEnd } from "../../core/wire/link.ts";
-import { mcpConfine, sandboxProblem, startDevTools } from "./agent-dev-tools.ts";
+import { startDevTools } from "./agent-dev-tools.ts";
+import type { AgentSessions } from "./agent-sessions.ts";
 import { releaseOnStop } from "../process/stop-signals.ts";
 
 /** The client's byte streams (the line bound comes from the config). */
@@ -58,44 +56,30 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
   // later), and at exit; at exit every tool process is killed too (the exit policy, cli/process/fatal.ts).
   if (dev) releaseOnStop(() => dev.dispose());
   const acpRelay = new AcpMcpRelay();
-  const pool = createMcpPool({ limits: cfg.limits, env: process.env, acpRelay, confine: mcpConfine({ settings: cfg.sandbox, configDir: cfg.paths.configDir }) });
-  const sessions = new SessionManager({
-    pool,
-    provider,
-    model: cfg.model,
-    maxTokens: cfg.maxTokens,
-    contextWindow: cfg.contextWindow,
-    mode: cfg.mode,
-    rules: cfg.rules,
-    systemPrompt: cfg.systemPrompt,
-    limits: cfg.limits,
-    devServer: dev?.spec,
-    ...(dev && { sandbox: { mode: cfg.sandbox.mode, problem: (mode, cwd) => sandboxProblem({ settings: cfg.sandbox, configDir: cfg.paths.configDir }, mode, cwd) } }),
-    configServers: cfg.mcp,
-    models: cfg.models,
-    modelList: opts.modelList ?? "eager",
-    hookServers: cfg.hookServers,
-    promptCache: cfg.promptCache,
-    prices: cfg.prices,
-    ...(opts.persist === false ? {} : { store: new SessionStore(cfg.paths.stateDir) }),
-    approvals: new ApprovalStore(cfg.paths.stateDir),
-    home: process.env.HOME,
-  });
+  // The session layer is most of the agent's code: it loads while the client reads the initialize answer.
+  let parts: AgentSessions | undefined;
+  let building: Promise<AgentSessions> | undefined;
+  const build = () =>
+    (building ??= import("./agent-sessions.ts").then(
+      (m) => (parts = m.buildSessions(cfg, provider, { dev, acpRelay, modelList: opts.modelList ?? "eager", persist: opts.persist !== false })),
+    ));
   const mcpCapabilities = { http: true, sse: true, acp: true };
   const auth = opts.auth ? new AgentAuth(opts.auth) : undefined;
-  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions, mcpCapabilities, acpRelay, persistent: true, auth });
+  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions: async () => (await build()).sessions, mcpCapabilities, acpRelay, persistent: true, auth });
   let closing: Promise<void> | undefined;
   return {
     ended: conn.ended,
-    cancelAll: () => sessions.cancelAll(),
+    cancelAll: () => parts?.sessions.cancelAll() ?? 0,
     killAllGroupsNow,
     flush: () => conn.flush(),
     close: (eof) =>
       (closing ??= (async () => {
         if (eof) await Promise.race([conn.settled(), new Promise((r) => setTimeout(r, SETTLE_AFTER_EOF_MS))]);
         conn.close();
-        await sessions.closeAll().catch(logFailure("closing sessions"));
-        await pool.closeAll().catch(logFailure("closing the MCP pool"));
+        // A build still under way finishes first: what it opened is then closed too.
+        const built = parts ?? (building && (await building.catch(() => undefined)));
+        await built?.sessions.closeAll().catch(logFailure("closing sessions"));
+        await built?.pool.closeAll().catch(logFailure("closing the MCP pool"));
         killAllGroupsNow();
         dev?.dispose();
         await flushWithin(conn.flush());

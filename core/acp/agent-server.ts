@@ -3,21 +3,25 @@
 // session-engine.ts), what `$/cancel_request` answers (-32800 for all but a prompt, undoing what the
 // cancelled request opened), a provider's `mcp/message` to the MCP-over-ACP relay, session/cancel, and
 // the mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
-// validating every message. Does not own sessions (session.ts) or bytes (core/wire).
-import { log } from "../log.ts";
+// validating every message. The first initialize is answered (initialize.ts) before the method table
+// and the session layer behind it are loaded, right after. Does not own sessions (session.ts) or bytes
+// (core/wire).
+import { log, logFailure } from "../log.ts";
 import type { LinkEnd } from "../wire/link.ts";
-import { ACP_V2, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
+import { ACP_V1, ACP_V2, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
 import { ParamReader } from "./params.ts";
 import type { SessionManager } from "./session.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
+import { type ClientHello, initializeV1, initializeV2 } from "./initialize.ts";
 import type { Handler, MappingOptions } from "./session-engine.ts";
-import { v1Handlers } from "./v1/server.ts";
-import { v2Handlers } from "./v2/server.ts";
 
-export interface AgentServerOptions extends MappingOptions {
+export interface AgentServerOptions extends Omit<MappingOptions, "sessions"> {
+  /** The sessions, or how to build them: then built once, when the first initialize is answered (or
+   *  the first other request comes first), with the method table. */
+  sessions: SessionManager | (() => Promise<SessionManager>);
   /** Bound to this connection: `acp` MCP servers' messages travel over it. */
   acpRelay?: AcpMcpRelay;
 }
@@ -86,32 +90,69 @@ async function undoOpen(sessions: SessionManager, method: string, params: unknow
 
 /** Serves the agent on a byte stream until the peer goes away. */
 export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnection {
-  let table: Record<string, Handler> = {};
   // The protocol version is chosen once per connection, by its first initialize: 2 asked, v2; else v1.
+  let version = ACP_V1;
   let negotiated = false;
+  let hello: ClientHello | undefined;
+  let sessions = typeof opts.sessions === "function" ? undefined : opts.sessions;
+  const tables = new Map<number, Record<string, Handler>>();
+  const loads = new Map<number, Promise<Record<string, Handler>>>();
   const ended = new AbortController();
-  const peer = new RpcPeer({
+  /** The method table of the version negotiated by now (and the sessions behind it): loaded once. */
+  const tableNow = (): Promise<Record<string, Handler>> => {
+    const v = version;
+    let load = loads.get(v);
+    if (!load) {
+      load = (async () => {
+        sessions ??= await (opts.sessions as () => Promise<SessionManager>)();
+        const mapping = { ...opts, sessions };
+        const t = v === ACP_V2 ? (await import("./v2/server.ts")).v2Handlers(mapping, peer, ended.signal, hello) : (await import("./v1/server.ts")).v1Handlers(mapping, peer, hello);
+        tables.set(v, t);
+        return t;
+      })();
+      loads.set(v, load);
+    }
+    return load;
+  };
+  const peer: RpcPeer = new RpcPeer({
     ...io,
     answerMalformed: true,
     onRequest: (method, params, cancellation) => {
       const signal = cancellation.signal;
       if (method === "initialize" && !negotiated) {
         negotiated = true;
-        if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) table = v2Handlers(opts, peer, ended.signal);
+        if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) version = ACP_V2;
+        if (!loads.has(version)) {
+          // Answered here; the version's table loads in the next turn of the event loop, once the answer
+          // is out. What the client declared is kept at once: a request in the same read builds the table.
+          return guard(method, () => {
+            const first = (version === ACP_V2 ? initializeV2 : initializeV1)(params, opts);
+            hello = first.hello;
+            setImmediate(() => void tableNow().catch(logFailure("loading the session layer")));
+            return first.answer;
+          });
+        }
       }
       // MCP-over-ACP: a provider's MCP server asking our MCP client (roots/list, elicitation, ping…).
       if (method === "mcp/message" && opts.acpRelay) return opts.acpRelay.answer(params, signal);
-      const handler = Object.hasOwn(table, method) ? table[method] : undefined;
-      if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
-      const work = guard(method, () => handler(params, signal));
+      const run = (t: Record<string, Handler>) => {
+        const handler = Object.hasOwn(t, method) ? t[method] : undefined;
+        if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
+        return guard(method, () => handler(params, signal));
+      };
+      const table = tables.get(version);
+      const work = table ? run(table) : tableNow().then(run);
       if (method === "session/prompt") return work;
-      return unlessCancelled(method, work, signal, (result) => undoOpen(opts.sessions, method, params, result));
+      return unlessCancelled(method, work, signal, (result) => undoOpen(sessions!, method, params, result));
     },
     onNotification: (method, params) => {
       if (method === "session/cancel") {
-        // A notification has no answer: a wrong one is logged, naming the field.
+        // A notification has no answer: a wrong one is logged, naming the field. Before the sessions
+        // are built there is none to cancel.
         try {
-          opts.sessions.cancel(ParamReader.of(method, params).id("sessionId"));
+          const id = ParamReader.of(method, params).id("sessionId");
+          if (!sessions) throw new AcpError(INVALID_PARAMS, `unknown session: ${id}`);
+          sessions.cancel(id);
         } catch (err) {
           log.warn("session/cancel ignored", { error: err });
         }
@@ -121,7 +162,6 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
       }
     },
   });
-  table = v1Handlers(opts, peer);
   void peer.ended.then(() => ended.abort());
   opts.acpRelay?.bind({
     request: (method, params) => peer.request(method, params),

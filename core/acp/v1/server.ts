@@ -7,16 +7,15 @@ import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { log } from "../../log.ts";
 import { ACP_V1 } from "../../wire/jsonrpc.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
+import { type ClientHello, initializeV1, silentHello } from "../initialize.ts";
 import { MODEL_OPTION_ID } from "../model-choice.ts";
-import { ParamReader, parseInitialize, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
+import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
 import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
-import { STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
+import { STEERING_METHOD } from "../steering.ts";
 
-/** The ACP protocol version this table speaks. */
-const PROTOCOL_VERSION = ACP_V1;
-
-/** The v1 method table of one connection. */
-export function v1Handlers(opts: MappingOptions, peer: RpcPeer): Record<string, Handler> {
+/** The v1 method table of one connection; `hello`: what its client said in an initialize answered
+ *  before the table was built (agent-server.ts answers the first one). */
+export function v1Handlers(opts: MappingOptions, peer: RpcPeer, hello: ClientHello = silentHello(ACP_V1)): Record<string, Handler> {
   const { auth } = opts;
   const send = (sessionId: string, update: SessionUpdate) => peer.notify("session/update", { sessionId, update });
   const mapping: SessionMapping = {
@@ -24,7 +23,8 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer): Record<string, 
     permissionParams: (sessionId, toolCall, options) => ({ sessionId, toolCall, options }),
   };
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
-  const engine = new SessionEngine(opts.sessions, peer, mapping, auth, { notices: false, compaction: false, elicitation: [] });
+  const engine = new SessionEngine(opts.sessions, peer, mapping, auth, hello.caps);
+  engine.terminalAuth = hello.terminalAuth;
   // Right after the answer that gave the client the session (its updates must not come first); not
   // for a request the client cancelled (that session is undone), and a session closed meanwhile has
   // nothing to announce.
@@ -44,26 +44,10 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer): Record<string, 
   return {
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => {
-      const p = parseInitialize(raw);
-      engine.terminalAuth = p.terminalAuth;
-      engine.client.caps = p.session;
-      return {
-        protocolVersion: Math.min(p.protocolVersion, PROTOCOL_VERSION),
-        agentInfo: { name: "tendril", version: opts.version },
-        agentCapabilities: {
-          loadSession: opts.persistent,
-          promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          mcpCapabilities: opts.mcpCapabilities,
-          // Listing, resuming and deleting need saved sessions; closing and forking work either way.
-          // additionalDirectories: more workspace roots on new, load, resume and fork.
-          sessionCapabilities: opts.persistent
-            ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
-            : { close: {}, fork: {}, additionalDirectories: {} },
-          ...(auth ? { auth: { logout: {} } } : {}),
-          _meta: STEERING_CAPABILITY,
-        },
-        authMethods: engine.authMethods(),
-      };
+      const { answer, hello } = initializeV1(raw, opts);
+      engine.terminalAuth = hello.terminalAuth;
+      engine.client.caps = hello.caps;
+      return answer;
     },
     authenticate: (raw) => engine.authenticate(ParamReader.of("authenticate", raw).id("methodId")),
     logout: (raw) => {

@@ -13,7 +13,8 @@ import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
 import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
 import type { SessionManager } from "../session.ts";
 import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
-import { STEERING_CAPABILITY, STEERING_METHOD } from "../steering.ts";
+import { type ClientHello, initializeV2, silentHello } from "../initialize.ts";
+import { STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
 
 /** What this connection keeps per session it opened: the update translation, the running turn and
@@ -53,7 +54,9 @@ function replayOf(p: ParamReader): boolean {
 
 /** The v2 method table of one connection. `acp` MCP servers (`{type:"acp"}`) go through the
  *  connection's relay, when offered (unstable in v2 too). */
-export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal): Record<string, Handler> {
+/** The v2 method table of one connection; `hello`: what its client said in an initialize answered
+ *  before the table was built (agent-server.ts answers the first one). */
+export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal, hello: ClientHello = silentHello(ACP_V2)): Record<string, Handler> {
   const { sessions, auth } = opts;
   const open = new Map<string, V2Session>();
   const send = (sessionId: string, u: V2Update) => peer.notify("session/update", { sessionId, update: u });
@@ -86,7 +89,8 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   };
   // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
   // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
-  const engine = new SessionEngine(sessions, peer, mapping, auth, { notices: true, compaction: true, elicitation: [], subagents: true, terminalOutput: "terminal_output_delta" });
+  const engine = new SessionEngine(sessions, peer, mapping, auth, hello.caps);
+  engine.terminalAuth = hello.terminalAuth;
   const client = engine.client;
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
@@ -121,33 +125,10 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
 
   return {
     initialize: (raw) => {
-      const p = ParamReader.of("initialize", raw);
-      p.integer("protocolVersion", 0, 65535);
-      const info = p.object("info", "nullable");
-      info?.string("name");
-      info?.string("version");
-      const caps = p.object("capabilities", "nullable");
-      engine.terminalAuth = caps?.object("auth", "nullable")?.object("terminal", "nullable") !== undefined;
-      const elicitation = caps?.object("elicitation", "nullable");
-      client.caps.elicitation = (["form", "url"] as const).filter((mode) => elicitation?.object(mode, "nullable") !== undefined);
-      const mcp = { stdio: {}, ...(opts.mcpCapabilities.http ? { http: {} } : {}), ...(opts.mcpCapabilities.acp ? { acp: {} } : {}) };
-      return {
-        protocolVersion: ACP_V2,
-        info: { name: "tendril", version: opts.version },
-        capabilities: {
-          // `{}`: the baseline (new, list, resume, close, prompt, cancel); list and resume find saved
-          // sessions only when the agent keeps them.
-          session: {
-            prompt: { image: {}, embeddedContext: {} },
-            mcp,
-            ...(opts.persistent ? { delete: {} } : {}),
-            additionalDirectories: {},
-          },
-          ...(auth ? { auth: {} } : {}),
-          _meta: STEERING_CAPABILITY,
-        },
-        authMethods: engine.authMethods().map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
-      };
+      const { answer, hello } = initializeV2(raw, opts);
+      engine.terminalAuth = hello.terminalAuth;
+      client.caps.elicitation = hello.caps.elicitation;
+      return answer;
     },
     "auth/login": (raw) => engine.authenticate(ParamReader.of("auth/login", raw).id("methodId")),
     "auth/logout": (raw) => {
