@@ -1,7 +1,7 @@
 // Owns one shell call's output: kept whole while under the inline cap, otherwise a rolling tail per
 // stream plus the full capture (interleaved, up to a byte cap) in an artifact file; and the per-session
 // artifact directory that keeps only the newest files. Does not run processes.
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../core/log.ts";
@@ -42,6 +42,8 @@ const MAX_SESSIONS_SCANNED = 1000;
  * stays bounded without taking files away from a session that may still page them.
  */
 export async function pruneStaleSessions(parent: string, maxAgeMs: number, now = Date.now()): Promise<number> {
+  // No artifacts yet (most one-shot runs): nothing to list, and no failed listing to pay for.
+  if (!existsSync(parent)) return 0;
   let names: string[];
   try {
     names = (await readdir(parent)).slice(0, MAX_SESSIONS_SCANNED);
