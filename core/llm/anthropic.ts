@@ -101,33 +101,40 @@ export function toAnthropicMessages(messages: Message[], thinking = false): Para
 /** Blocks that take no cache breakpoint of their own (the API refuses one on thinking). */
 const UNMARKABLE = new Set(["thinking", "redacted_thinking"]);
 
-/** Marks the last block of `content` that may carry a breakpoint; false when none may. */
-function markLast(content: Block[], mark: Anthropic.CacheControlEphemeral): boolean {
-  for (let i = content.length - 1; i >= 0; i--) {
-    const b = content[i]!;
-    if (UNMARKABLE.has(b.type)) continue;
-    (b as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
-    return true;
-  }
-  return false;
+/** The index of the last block (by type) that may carry a breakpoint; -1 when none may. */
+function lastMarkable(types: readonly string[]): number {
+  for (let i = types.length - 1; i >= 0; i--) if (!UNMARKABLE.has(types[i]!)) return i;
+  return -1;
 }
 
 /**
- * Prompt-cache breakpoints (SPEC §3.9), at most 4: the end of the tool list, the end of the system
- * prompt, the newest message's last block (what this request writes) and the newest message before
- * it of the same role (what the previous request wrote: a hit there holds however many blocks the
- * model's answer added, past the API's 20-block lookback).
+ * The message breakpoints (SPEC §3.9) as [message, block] pairs: the newest message's last block (what
+ * this request writes) and that of the newest message before it of the same role (what the previous
+ * request wrote: a hit there holds however many blocks the model's answer added, past the API's
+ * 20-block lookback). The one rule for the body as objects and as text.
  */
+function messageMarks(messages: readonly { role: string; types: readonly string[] }[]): [number, number][] {
+  const n = messages.length - 1;
+  const newest = messages[n];
+  const b = newest ? lastMarkable(newest.types) : -1;
+  if (b < 0) return [];
+  for (let i = n - 1; i >= 0; i--) {
+    if (messages[i]!.role !== newest!.role) continue;
+    const c = lastMarkable(messages[i]!.types);
+    return c < 0 ? [[n, b]] : [[n, b], [i, c]];
+  }
+  return [[n, b]];
+}
+
+/** Prompt-cache breakpoints (SPEC §3.9), at most 4: the end of the tool list, the end of the system prompt and the two of `messageMarks`. */
 function markBreakpoints(body: Anthropic.MessageCreateParamsStreaming, cache: "on" | "1h"): void {
   const mark: Anthropic.CacheControlEphemeral = cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   const last = body.tools?.at(-1);
   if (last) (last as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
   if (typeof body.system === "string") body.system = [{ type: "text", text: body.system, cache_control: { ...mark } }];
   const messages = body.messages as Param[];
-  const newest = messages.at(-1);
-  if (!newest || !markLast(newest.content, mark)) return;
-  for (let i = messages.length - 2; i >= 0; i--) {
-    if (messages[i]!.role === newest.role) return void markLast(messages[i]!.content, mark);
+  for (const [m, b] of messageMarks(messages.map((p) => ({ role: p.role, types: p.content.map((x) => x.type) })))) {
+    (messages[m]!.content[b] as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
   }
 }
 
@@ -151,6 +158,106 @@ export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsS
   const cache = req.promptCache ?? "on";
   if (cache !== "off") markBreakpoints(body, cache);
   return body;
+}
+
+/** One history message's API blocks, serialized once: each block's JSON, its type, and the whole
+ *  message's JSON (`{"role":…,"content":[…]}`) for when it goes out alone and unmarked. */
+interface SerializedMessage {
+  thinking: boolean;
+  role: Param["role"];
+  blocks: string[];
+  types: string[];
+  text: string;
+}
+
+/** The part of a body that stays the same from request to request of a session, serialized. */
+interface SerializedFrame {
+  req: Pick<LlmRequest, "model" | "maxTokens" | "system" | "tools" | "thoughtLevel" | "promptCache">;
+  head: string;
+  tail: string;
+}
+
+function sameTools(a: LlmRequest["tools"], b: LlmRequest["tools"]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!, y = b[i]!;
+    if (x.name !== y.name || x.description !== y.description || x.inputSchema !== y.inputSchema) return false;
+  }
+  return true;
+}
+
+/**
+ * The request body as text, byte for byte `JSON.stringify(toAnthropicBody(req))`, serializing only
+ * what is new: a history message is serialized once (messages are not changed once in the history),
+ * and the frame around the messages (model, system prompt, tools, thinking) once while it stays the
+ * same. A cache breakpoint is spliced into its block's text (it is the block's last key).
+ */
+export class AnthropicBodyWriter {
+  readonly #messages = new WeakMap<Message, SerializedMessage>();
+  #frame?: SerializedFrame;
+
+  text(req: LlmRequest): string {
+    const frame = this.#frameOf(req);
+    const cache = req.promptCache ?? "on";
+    const thinking = thinkingFor(req.thoughtLevel, req.maxTokens) !== undefined;
+    // Consecutive same-role messages merge into one API message, as toAnthropicMessages does.
+    const groups: { role: Param["role"]; parts: SerializedMessage[]; types: readonly string[] }[] = [];
+    for (const m of req.messages) {
+      const s = this.#message(m, thinking);
+      const last = groups.at(-1);
+      if (last && last.role === s.role) (last.parts.push(s), (last.types = [...last.types, ...s.types]));
+      else groups.push({ role: s.role, parts: [s], types: s.types });
+    }
+    const marks = cache === "off" ? [] : messageMarks(groups);
+    const mark = `,"cache_control":${JSON.stringify(cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" })}}`;
+    const out: string[] = [];
+    for (let g = 0; g < groups.length; g++) {
+      const { role, parts } = groups[g]!;
+      const marked = marks.find(([m]) => m === g)?.[1];
+      if (parts.length === 1 && marked === undefined) {
+        out.push(parts[0]!.text);
+        continue;
+      }
+      const blocks = parts.length === 1 ? [...parts[0]!.blocks] : parts.flatMap((p) => p.blocks);
+      if (marked !== undefined) blocks[marked] = blocks[marked]!.slice(0, -1) + mark;
+      out.push(`{"role":"${role}","content":[${blocks.join(",")}]}`);
+    }
+    return `${frame.head}${out.join(",")}${frame.tail}`;
+  }
+
+  #message(m: Message, thinking: boolean): SerializedMessage {
+    const known = this.#messages.get(m);
+    // Only an assistant message's blocks depend on thinking (its signed thinking goes back).
+    if (known && (known.thinking === thinking || m.role !== "assistant")) return known;
+    const p = toBlocks(m, thinking);
+    const blocks = p.content.map((b) => JSON.stringify(b));
+    const s: SerializedMessage = { thinking, role: p.role, blocks, types: p.content.map((b) => b.type), text: `{"role":"${p.role}","content":[${blocks.join(",")}]}` };
+    this.#messages.set(m, s);
+    return s;
+  }
+
+  /** The text before and after the messages, from the reference body with none. */
+  #frameOf(req: LlmRequest): SerializedFrame {
+    const f = this.#frame;
+    if (
+      f &&
+      f.req.model === req.model &&
+      f.req.maxTokens === req.maxTokens &&
+      f.req.thoughtLevel === req.thoughtLevel &&
+      f.req.promptCache === req.promptCache &&
+      f.req.system === req.system &&
+      sameTools(f.req.tools, req.tools)
+    ) {
+      return f;
+    }
+    const empty = JSON.stringify(toAnthropicBody({ ...req, messages: [] }));
+    const head = `{"model":${JSON.stringify(req.model)},"max_tokens":${JSON.stringify(req.maxTokens)},"messages":[`;
+    if (!empty.startsWith(`${head}]`)) throw new Error("the Anthropic request body no longer starts with model, max_tokens, messages");
+    const { model, maxTokens, system, tools, thoughtLevel, promptCache } = req;
+    this.#frame = { req: { model, maxTokens, system, tools, thoughtLevel, promptCache }, head, tail: empty.slice(head.length) };
+    return this.#frame;
+  }
 }
 
 /** Folds raw stream events into LlmEvents; remembers usage, stop reason and whether the message completed. */
@@ -226,6 +333,7 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
   const router = new RunRouter();
   let messages: Messages | undefined; // one client for the provider's life, built on first use
+  const bodies = new AnthropicBodyWriter();
   return {
     name: "anthropic",
     thoughtLevels: true,
@@ -238,8 +346,15 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
         fold: new StreamFold(),
         // No OpenTelemetry: nothing in Tendril installs a tracer, and the SDK's span per request cost
         // a few per cent of a tool round trip's CPU.
-        open: (run) =>
-          (messages ??= new Messages(new BaseAnthropic({ ...sdkClientOptions(apiKey ?? "", ep, opts, router), openTelemetry: false }))).create(toAnthropicBody(req), router.requestOptions(run)),
+        open: (run) => {
+          messages ??= new Messages(new BaseAnthropic({ ...sdkClientOptions(apiKey ?? "", ep, opts, router), openTelemetry: false }));
+          // The body goes as text (the SDK sends a string body with a content-type as it is); the
+          // params left for the SDK are what it reads beyond the body: the model, stream, thinking.
+          const routed = router.requestOptions(run);
+          const thinking = thinkingFor(req.thoughtLevel, req.maxTokens);
+          const params: Anthropic.MessageCreateParamsStreaming = { model: req.model, max_tokens: req.maxTokens, messages: [], stream: true, ...(thinking ? { thinking } : {}) };
+          return messages.create(params, { ...routed, body: bodies.text(req), headers: { ...routed.headers, "content-type": "application/json" } });
+        },
         failureOf: (err) => failureOf(err, ep),
       });
     },
