@@ -8,6 +8,7 @@ import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { APIConnectionError, APIError } from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import { Models } from "@anthropic-ai/sdk/resources/models";
+import { FrameCache, ItemCache, joinBody, splitFrame } from "./body-text.ts";
 import {
   classifyFailure,
   type Endpoint,
@@ -163,48 +164,38 @@ export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsS
 /** One history message's API blocks, serialized once: each block's JSON, its type, and the whole
  *  message's JSON (`{"role":…,"content":[…]}`) for when it goes out alone and unmarked. */
 interface SerializedMessage {
-  thinking: boolean;
   role: Param["role"];
   blocks: string[];
   types: string[];
   text: string;
 }
 
-/** The part of a body that stays the same from request to request of a session, serialized. */
-interface SerializedFrame {
-  req: Pick<LlmRequest, "model" | "maxTokens" | "system" | "tools" | "thoughtLevel" | "promptCache">;
-  head: string;
-  tail: string;
-}
-
-function sameTools(a: LlmRequest["tools"], b: LlmRequest["tools"]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!, y = b[i]!;
-    if (x.name !== y.name || x.description !== y.description || x.inputSchema !== y.inputSchema) return false;
-  }
-  return true;
+function serialize(m: Message, thinking: boolean): SerializedMessage {
+  const p = toBlocks(m, thinking);
+  const blocks = p.content.map((b) => JSON.stringify(b));
+  return { role: p.role, blocks, types: p.content.map((b) => b.type), text: `{"role":"${p.role}","content":[${blocks.join(",")}]}` };
 }
 
 /**
  * The request body as text, byte for byte `JSON.stringify(toAnthropicBody(req))`, serializing only
- * what is new: a history message is serialized once (messages are not changed once in the history),
- * and the frame around the messages (model, system prompt, tools, thinking) once while it stays the
- * same. A cache breakpoint is spliced into its block's text (it is the block's last key).
+ * what is new (body-text.ts). A cache breakpoint is spliced into its block's text: it is the block's
+ * last key, so the marked block is its unmarked text with `,"cache_control":…` before the closing brace.
  */
 export class AnthropicBodyWriter {
-  readonly #messages = new WeakMap<Message, SerializedMessage>();
-  #frame?: SerializedFrame;
+  readonly #messages = new ItemCache<SerializedMessage>();
+  readonly #frames = new FrameCache();
 
   text(req: LlmRequest): string {
-    const frame = this.#frameOf(req);
+    const frame = this.#frames.of(req, () =>
+      splitFrame(JSON.stringify(toAnthropicBody({ ...req, messages: [] })), `{"model":${JSON.stringify(req.model)},"max_tokens":${JSON.stringify(req.maxTokens)},"messages":[`),
+    );
     const cache = req.promptCache ?? "on";
     const thinking = thinkingFor(req.thoughtLevel, req.maxTokens) !== undefined;
     // Consecutive same-role messages merge into one API message, as toAnthropicMessages does.
     const groups: { role: Param["role"]; parts: SerializedMessage[]; types: readonly string[] }[] = [];
     for (const m of req.messages) {
-      const s = this.#message(m, thinking);
+      // Only an assistant message's blocks depend on thinking (its signed thinking goes back).
+      const s = this.#messages.of(m, m.role === "assistant" && thinking, (x) => serialize(x, thinking));
       const last = groups.at(-1);
       if (last && last.role === s.role) (last.parts.push(s), (last.types = [...last.types, ...s.types]));
       else groups.push({ role: s.role, parts: [s], types: s.types });
@@ -223,40 +214,7 @@ export class AnthropicBodyWriter {
       if (marked !== undefined) blocks[marked] = blocks[marked]!.slice(0, -1) + mark;
       out.push(`{"role":"${role}","content":[${blocks.join(",")}]}`);
     }
-    return `${frame.head}${out.join(",")}${frame.tail}`;
-  }
-
-  #message(m: Message, thinking: boolean): SerializedMessage {
-    const known = this.#messages.get(m);
-    // Only an assistant message's blocks depend on thinking (its signed thinking goes back).
-    if (known && (known.thinking === thinking || m.role !== "assistant")) return known;
-    const p = toBlocks(m, thinking);
-    const blocks = p.content.map((b) => JSON.stringify(b));
-    const s: SerializedMessage = { thinking, role: p.role, blocks, types: p.content.map((b) => b.type), text: `{"role":"${p.role}","content":[${blocks.join(",")}]}` };
-    this.#messages.set(m, s);
-    return s;
-  }
-
-  /** The text before and after the messages, from the reference body with none. */
-  #frameOf(req: LlmRequest): SerializedFrame {
-    const f = this.#frame;
-    if (
-      f &&
-      f.req.model === req.model &&
-      f.req.maxTokens === req.maxTokens &&
-      f.req.thoughtLevel === req.thoughtLevel &&
-      f.req.promptCache === req.promptCache &&
-      f.req.system === req.system &&
-      sameTools(f.req.tools, req.tools)
-    ) {
-      return f;
-    }
-    const empty = JSON.stringify(toAnthropicBody({ ...req, messages: [] }));
-    const head = `{"model":${JSON.stringify(req.model)},"max_tokens":${JSON.stringify(req.maxTokens)},"messages":[`;
-    if (!empty.startsWith(`${head}]`)) throw new Error("the Anthropic request body no longer starts with model, max_tokens, messages");
-    const { model, maxTokens, system, tools, thoughtLevel, promptCache } = req;
-    this.#frame = { req: { model, maxTokens, system, tools, thoughtLevel, promptCache }, head, tail: empty.slice(head.length) };
-    return this.#frame;
+    return joinBody(frame, out);
   }
 }
 

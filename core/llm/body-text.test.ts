@@ -1,10 +1,12 @@
-// The Anthropic request body serialized incrementally (AnthropicBodyWriter) is, request after request
-// of a session, byte for byte JSON.stringify of the reference body (toAnthropicBody): as the cache
-// breakpoints move from message to message, as messages merge, with thinking, the 1 h TTL, caching off,
-// and when the system prompt, the tools or the thinking level change mid-session.
+// Request bodies serialized incrementally (body-text.ts) are, request after request of a session, byte
+// for byte JSON.stringify of each adapter's reference body: for Anthropic as the cache breakpoints move
+// from message to message, as messages merge, with thinking, the 1 h TTL and caching off; for all three
+// when the system prompt, the tools or the options change mid-session; and as they reach the server.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type FakeLlm, startFakeLlm } from "../../tests/fake-llm.ts";
 import { AnthropicBodyWriter, anthropicProvider, toAnthropicBody } from "./anthropic.ts";
+import { OpenAiBodyWriter, openaiProvider, toOpenAiBody } from "./openai.ts";
+import { ResponsesBodyWriter, toResponsesBody } from "./openai-responses.ts";
 import type { LlmRequest, Message, ToolSpec } from "./types.ts";
 
 const tools: ToolSpec[] = [
@@ -25,7 +27,7 @@ function session(): Message[][] {
   h.push({ role: "tool", results: [{ callId: "c2", content: "", isError: true }] });
   h.push({ role: "user", content: [{ type: "text", text: "also check b" }] });
   steps.push([...h]);
-  h.push({ role: "assistant", text: "", toolCalls: [] });
+  h.push({ role: "assistant", text: "", toolCalls: [], reasoning: [{ encrypted: "enc", summary: ["thought"] }] });
   h.push({ role: "user", content: [{ type: "text", text: "go on" }] });
   steps.push([...h]);
   for (let i = 3; i < 9; i++) {
@@ -55,8 +57,13 @@ test("anthropic body bytes: each request of a session equals JSON.stringify of i
 test("anthropic body bytes: a change of system prompt, tools, thinking or caching mid-session is serialized anew", () => {
   const writer = new AnthropicBodyWriter();
   const steps = session();
+  const schema = { type: "object", properties: {} };
   const changes: Partial<LlmRequest>[] = [
     {},
+    // One tool's one part changed from one request to the next, all else the same.
+    { tools: [tools[0]!, { ...tools[1]!, description: "edit" }] },
+    { tools: [tools[0]!, { ...tools[1]!, description: "edit", inputSchema: schema }] },
+    { tools: [tools[0]!, { name: "dev__edit", description: "edit", inputSchema: schema }] },
     { system: "You are verbose." },
     { tools: tools.slice(0, 1) },
     { tools: [tools[0]!, { ...tools[1]!, description: "edit" }] },
@@ -73,20 +80,73 @@ test("anthropic body bytes: a change of system prompt, tools, thinking or cachin
   });
 });
 
+const openAiChanges: Partial<LlmRequest>[] = [
+  {},
+  { cacheKey: "s1" },
+  { cacheKey: "s1", thoughtLevel: "low" },
+  { cacheKey: "s2", system: "" },
+  { tools: [] },
+  { tools: [tools[0]!, { ...tools[1]!, inputSchema: { type: "object", properties: {} } }] },
+  { maxTokens: 10, model: "gpt-x" },
+  { thoughtLevel: "off" },
+  {},
+];
+
+test("openai chat body bytes: each request of a session equals JSON.stringify of its params, also as the options change", () => {
+  for (const [official, cacheKey] of [[true, true], [false, false], [false, true]] as const) {
+    for (const steady of [true, false]) {
+      const writer = new OpenAiBodyWriter(official, cacheKey);
+      session().forEach((messages, i) => {
+        const req = request(messages, steady ? { cacheKey: "s1" } : openAiChanges[i % openAiChanges.length]);
+        expect(writer.text(req)).toBe(JSON.stringify(toOpenAiBody(req, official, cacheKey)));
+      });
+    }
+  }
+});
+
+test("openai responses body bytes: each request of a session equals JSON.stringify of its params, also as the options change", () => {
+  for (const cacheKey of [true, false]) {
+    for (const steady of [true, false]) {
+      const writer = new ResponsesBodyWriter(cacheKey);
+      session().forEach((messages, i) => {
+        const req = request(messages, steady ? { cacheKey: "s1", thoughtLevel: "high" } : openAiChanges[i % openAiChanges.length]);
+        expect(writer.text(req)).toBe(JSON.stringify(toResponsesBody(req, cacheKey)));
+      });
+    }
+  }
+});
+
 let fake: FakeLlm;
 beforeAll(async () => void (fake = await startFakeLlm()));
 afterAll(() => fake.close());
 
-test("anthropic body bytes: what reaches the server is the reference body, sent as JSON", async () => {
-  const provider = anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 0 });
+const providers = [
+  { name: "anthropic", make: () => anthropicProvider({ apiKey: "k", baseUrl: fake.anthropicBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 0 }), reference: toAnthropicBody },
+  { name: "openai chat", make: () => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 0 }), reference: (r: LlmRequest) => toOpenAiBody(r, false) },
+  {
+    name: "openai responses",
+    make: () => openaiProvider({ apiKey: "k", baseUrl: fake.openaiBaseUrl, maxResponseBytes: 1 << 20, timeoutS: 10, maxRetries: 0 }, { api: "responses" }),
+    reference: (r: LlmRequest) => toResponsesBody(r, false),
+  },
+];
+
+test.each(providers)("$name body bytes: what reaches the server is the reference body, sent as JSON", async ({ make, reference }) => {
+  fake.requests.length = 0;
+  const provider = make();
   const steps = session();
   fake.script(steps.map(() => ({ text: "ok" })));
   const sent: LlmRequest[] = [];
   for (const [i, messages] of steps.entries()) {
     const req = request(messages, i % 2 ? { thoughtLevel: "low" } : {});
     sent.push(req);
-    for await (const ev of provider.stream(req)) if (ev.type === "error") throw new Error(ev.error.message);
+    const events: string[] = [];
+    for await (const ev of provider.stream(req)) {
+      if (ev.type === "error") throw new Error(ev.error.message);
+      if (ev.type === "text") events.push(ev.text);
+    }
+    // Still streamed and parsed by the SDK: the answer arrives.
+    expect(events.join("")).toBe("ok");
   }
-  expect(fake.requests.map((r) => r.text)).toEqual(sent.map((r) => JSON.stringify(toAnthropicBody(r))));
+  expect(fake.requests.map((r) => r.text)).toEqual(sent.map((r) => JSON.stringify(reference(r))));
   expect(fake.requests.map((r) => r.headers["content-type"])).toEqual(sent.map(() => "application/json"));
 });
