@@ -1,6 +1,7 @@
 // Owns the Anthropic Messages adapter: the only product module importing `@anthropic-ai/sdk`.
 // Maps history/tools to the API (the body sent as text, built incrementally: body-text.ts), streams
-// raw events into LlmEvents, and leaves retries/backoff (retry-after honoured) to the SDK. Does not decide policy: errors are data for the loop.
+// raw events into LlmEvents, and leaves retries/backoff (retry-after honoured) to the SDK. Does not
+// decide policy: errors are data for the loop.
 // It builds the SDK's base client with the one resource each call needs (Messages, Models), not the
 // default export, which builds every resource of the API: a third of the code, loaded and built.
 import type Anthropic from "@anthropic-ai/sdk";
