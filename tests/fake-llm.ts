@@ -26,6 +26,8 @@ export interface FakeRequest {
   headers: Record<string, string>;
   /** Parsed JSON body (undefined when it was not JSON). */
   body: any;
+  /** The body as it came, for byte-level checks. */
+  text: string;
   /** Date.now() when the request arrived (retry spacing is observable). */
   at: number;
 }
@@ -137,7 +139,7 @@ class FakeServer {
     } catch {
       body = undefined;
     }
-    const fr: FakeRequest = { method: req.method ?? "GET", path, headers: flatHeaders(req), body, at: Date.now() };
+    const fr: FakeRequest = { method: req.method ?? "GET", path, headers: flatHeaders(req), body, text, at: Date.now() };
     this.requests.push(fr);
     if (!api || req.method !== "POST") {
       sendError(res, "openai", 404, `fake LLM: no route ${req.method} ${path}`, { "x-should-retry": "false" });

@@ -1,6 +1,7 @@
 // Owns the Anthropic Messages adapter: the only product module importing `@anthropic-ai/sdk`.
-// Maps history/tools to the API, streams raw events into LlmEvents, and leaves retries/backoff
-// (retry-after honoured) to the SDK. Does not decide policy: errors are data for the loop.
+// Maps history/tools to the API (the body sent as text, built incrementally: body-text.ts), streams
+// raw events into LlmEvents, and leaves retries/backoff (retry-after honoured) to the SDK. Does not
+// decide policy: errors are data for the loop.
 // It builds the SDK's base client with the one resource each call needs (Messages, Models), not the
 // default export, which builds every resource of the API: a third of the code, loaded and built.
 import type Anthropic from "@anthropic-ai/sdk";
@@ -8,6 +9,7 @@ import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { APIConnectionError, APIError } from "@anthropic-ai/sdk/core/error";
 import { Messages } from "@anthropic-ai/sdk/resources/messages/messages";
 import { Models } from "@anthropic-ai/sdk/resources/models";
+import { FrameCache, ItemCache, joinBody, splitFrame } from "./body-text.ts";
 import {
   classifyFailure,
   type Endpoint,
@@ -101,33 +103,40 @@ export function toAnthropicMessages(messages: Message[], thinking = false): Para
 /** Blocks that take no cache breakpoint of their own (the API refuses one on thinking). */
 const UNMARKABLE = new Set(["thinking", "redacted_thinking"]);
 
-/** Marks the last block of `content` that may carry a breakpoint; false when none may. */
-function markLast(content: Block[], mark: Anthropic.CacheControlEphemeral): boolean {
-  for (let i = content.length - 1; i >= 0; i--) {
-    const b = content[i]!;
-    if (UNMARKABLE.has(b.type)) continue;
-    (b as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
-    return true;
-  }
-  return false;
+/** The index of the last block (by type) that may carry a breakpoint; -1 when none may. */
+function lastMarkable(types: readonly string[]): number {
+  for (let i = types.length - 1; i >= 0; i--) if (!UNMARKABLE.has(types[i]!)) return i;
+  return -1;
 }
 
 /**
- * Prompt-cache breakpoints (SPEC §3.9), at most 4: the end of the tool list, the end of the system
- * prompt, the newest message's last block (what this request writes) and the newest message before
- * it of the same role (what the previous request wrote: a hit there holds however many blocks the
- * model's answer added, past the API's 20-block lookback).
+ * The message breakpoints (SPEC §3.9) as [message, block] pairs: the newest message's last block (what
+ * this request writes) and that of the newest message before it of the same role (what the previous
+ * request wrote: a hit there holds however many blocks the model's answer added, past the API's
+ * 20-block lookback). The one rule for the body as objects and as text.
  */
+function messageMarks(messages: readonly { role: string; types: readonly string[] }[]): [number, number][] {
+  const n = messages.length - 1;
+  const newest = messages[n];
+  const b = newest ? lastMarkable(newest.types) : -1;
+  if (b < 0) return [];
+  for (let i = n - 1; i >= 0; i--) {
+    if (messages[i]!.role !== newest!.role) continue;
+    const c = lastMarkable(messages[i]!.types);
+    return c < 0 ? [[n, b]] : [[n, b], [i, c]];
+  }
+  return [[n, b]];
+}
+
+/** Prompt-cache breakpoints (SPEC §3.9), at most 4: the end of the tool list, the end of the system prompt and the two of `messageMarks`. */
 function markBreakpoints(body: Anthropic.MessageCreateParamsStreaming, cache: "on" | "1h"): void {
   const mark: Anthropic.CacheControlEphemeral = cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   const last = body.tools?.at(-1);
   if (last) (last as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
   if (typeof body.system === "string") body.system = [{ type: "text", text: body.system, cache_control: { ...mark } }];
   const messages = body.messages as Param[];
-  const newest = messages.at(-1);
-  if (!newest || !markLast(newest.content, mark)) return;
-  for (let i = messages.length - 2; i >= 0; i--) {
-    if (messages[i]!.role === newest.role) return void markLast(messages[i]!.content, mark);
+  for (const [m, b] of messageMarks(messages.map((p) => ({ role: p.role, types: p.content.map((x) => x.type) })))) {
+    (messages[m]!.content[b] as { cache_control?: Anthropic.CacheControlEphemeral }).cache_control = { ...mark };
   }
 }
 
@@ -151,6 +160,63 @@ export function toAnthropicBody(req: LlmRequest): Anthropic.MessageCreateParamsS
   const cache = req.promptCache ?? "on";
   if (cache !== "off") markBreakpoints(body, cache);
   return body;
+}
+
+/** One history message's API blocks, serialized once: each block's JSON, its type, and the whole
+ *  message's JSON (`{"role":…,"content":[…]}`) for when it goes out alone and unmarked. */
+interface SerializedMessage {
+  role: Param["role"];
+  blocks: string[];
+  types: string[];
+  text: string;
+}
+
+function serialize(m: Message, thinking: boolean): SerializedMessage {
+  const p = toBlocks(m, thinking);
+  const blocks = p.content.map((b) => JSON.stringify(b));
+  return { role: p.role, blocks, types: p.content.map((b) => b.type), text: `{"role":"${p.role}","content":[${blocks.join(",")}]}` };
+}
+
+/**
+ * The request body as text, byte for byte `JSON.stringify(toAnthropicBody(req))`, serializing only
+ * what is new (body-text.ts). A cache breakpoint is spliced into its block's text: it is the block's
+ * last key, so the marked block is its unmarked text with `,"cache_control":…` before the closing brace.
+ */
+export class AnthropicBodyWriter {
+  readonly #messages = new ItemCache<SerializedMessage>();
+  readonly #frames = new FrameCache();
+
+  text(req: LlmRequest): string {
+    const frame = this.#frames.of(req, () =>
+      splitFrame(JSON.stringify(toAnthropicBody({ ...req, messages: [] })), `{"model":${JSON.stringify(req.model)},"max_tokens":${JSON.stringify(req.maxTokens)},"messages":[`),
+    );
+    const cache = req.promptCache ?? "on";
+    const thinking = thinkingFor(req.thoughtLevel, req.maxTokens) !== undefined;
+    // Consecutive same-role messages merge into one API message, as toAnthropicMessages does.
+    const groups: { role: Param["role"]; parts: SerializedMessage[]; types: readonly string[] }[] = [];
+    for (const m of req.messages) {
+      // Only an assistant message's blocks depend on thinking (its signed thinking goes back).
+      const s = this.#messages.of(m, m.role === "assistant" && thinking, (x) => serialize(x, thinking));
+      const last = groups.at(-1);
+      if (last && last.role === s.role) (last.parts.push(s), (last.types = [...last.types, ...s.types]));
+      else groups.push({ role: s.role, parts: [s], types: s.types });
+    }
+    const marks = cache === "off" ? [] : messageMarks(groups);
+    const mark = `,"cache_control":${JSON.stringify(cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" })}}`;
+    const out: string[] = [];
+    for (let g = 0; g < groups.length; g++) {
+      const { role, parts } = groups[g]!;
+      const marked = marks.find(([m]) => m === g)?.[1];
+      if (parts.length === 1 && marked === undefined) {
+        out.push(parts[0]!.text);
+        continue;
+      }
+      const blocks = parts.length === 1 ? [...parts[0]!.blocks] : parts.flatMap((p) => p.blocks);
+      if (marked !== undefined) blocks[marked] = blocks[marked]!.slice(0, -1) + mark;
+      out.push(`{"role":"${role}","content":[${blocks.join(",")}]}`);
+    }
+    return joinBody(frame, out);
+  }
 }
 
 /** Folds raw stream events into LlmEvents; remembers usage, stop reason and whether the message completed. */
@@ -226,6 +292,7 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
   const apiKey = opts.apiKey || (opts.baseUrl ? "unused" : undefined);
   const router = new RunRouter();
   let messages: Messages | undefined; // one client for the provider's life, built on first use
+  const bodies = new AnthropicBodyWriter();
   return {
     name: "anthropic",
     thoughtLevels: true,
@@ -238,8 +305,15 @@ export function anthropicProvider(opts: SdkProviderOptions): LlmProvider {
         fold: new StreamFold(),
         // No OpenTelemetry: nothing in Tendril installs a tracer, and the SDK's span per request cost
         // a few per cent of a tool round trip's CPU.
-        open: (run) =>
-          (messages ??= new Messages(new BaseAnthropic({ ...sdkClientOptions(apiKey ?? "", ep, opts, router), openTelemetry: false }))).create(toAnthropicBody(req), router.requestOptions(run)),
+        open: (run) => {
+          messages ??= new Messages(new BaseAnthropic({ ...sdkClientOptions(apiKey ?? "", ep, opts, router), openTelemetry: false }));
+          // The body goes as text (the SDK sends a string body with a content-type as it is); the
+          // params left for the SDK are what it reads beyond the body: the model, stream, thinking.
+          const routed = router.requestOptions(run);
+          const thinking = thinkingFor(req.thoughtLevel, req.maxTokens);
+          const params: Anthropic.MessageCreateParamsStreaming = { model: req.model, max_tokens: req.maxTokens, messages: [], stream: true, ...(thinking ? { thinking } : {}) };
+          return messages.create(params, { ...routed, body: bodies.text(req), headers: { ...routed.headers, "content-type": "application/json" } });
+        },
         failureOf: (err) => failureOf(err, ep),
       });
     },

@@ -2,6 +2,7 @@
 // encrypted, `store: false`), and the response event stream → LlmEvents. Imports only the SDK's
 // types: openai.ts is the one module loading the SDK, and drives both its APIs through one client.
 import type OpenAI from "openai";
+import { FrameCache, ItemCache, joinBody, splitFrame } from "./body-text.ts";
 import { parseToolInput } from "./http-edge.ts";
 import type { LlmEvent, LlmRequest, Message, StopReason, ToolResult, Usage } from "./types.ts";
 
@@ -76,6 +77,22 @@ export function toResponsesBody(req: LlmRequest, cacheKey: boolean): Body {
   }
   if (cacheKey && req.cacheKey) body.prompt_cache_key = req.cacheKey;
   return body;
+}
+
+/** The Responses body as text, byte for byte `JSON.stringify(toResponsesBody(req, cacheKey))`,
+ *  serializing only what is new (body-text.ts). */
+export class ResponsesBodyWriter {
+  readonly #items = new ItemCache<string[]>();
+  readonly #frames = new FrameCache();
+
+  constructor(private readonly cacheKey: boolean) {}
+
+  text(req: LlmRequest): string {
+    const frame = this.#frames.of(req, () => splitFrame(JSON.stringify(toResponsesBody({ ...req, messages: [] }, this.cacheKey)), `{"model":${JSON.stringify(req.model)},"input":[`));
+    const items: string[] = [];
+    for (const m of req.messages) for (const i of this.#items.of(m, undefined, (x) => toItems(x).map((q) => JSON.stringify(q)))) items.push(i);
+    return joinBody(frame, items);
+  }
 }
 
 /** OpenAI's token counts (both APIs count cache reads and writes inside the input total) as Usage,

@@ -8,12 +8,14 @@ import {
   type Endpoint,
   errorText,
   parseToolInput,
+  type RequestRun,
   type SdkProviderOptions,
   RunRouter,
   sdkClientOptions,
   streamThroughSdk,
 } from "./http-edge.ts";
-import { dataUrl, openAiUsage, ResponsesFold, toResponsesBody, toolResultText } from "./openai-responses.ts";
+import { FrameCache, ItemCache, joinBody, splitFrame } from "./body-text.ts";
+import { dataUrl, openAiUsage, ResponsesBodyWriter, ResponsesFold, toolResultText } from "./openai-responses.ts";
 import type { OpenAiApi } from "./provider-names.ts";
 import type { LlmEvent, LlmProvider, LlmRequest, Message, StopReason, Usage } from "./types.ts";
 
@@ -121,6 +123,28 @@ export function toOpenAiBody(req: LlmRequest, official: boolean, cacheKey = offi
   return body;
 }
 
+/** The Chat body as text, byte for byte `JSON.stringify(toOpenAiBody(req, official, cacheKey))`,
+ *  serializing only what is new (body-text.ts). */
+export class OpenAiBodyWriter {
+  readonly #items = new ItemCache<string[]>();
+  readonly #frames = new FrameCache();
+
+  constructor(
+    private readonly official: boolean,
+    private readonly cacheKey = official,
+  ) {}
+
+  text(req: LlmRequest): string {
+    const frame = this.#frames.of(req, () => {
+      const system = req.system === "" ? "" : JSON.stringify({ role: "system", content: req.system });
+      return splitFrame(JSON.stringify(toOpenAiBody({ ...req, messages: [] }, this.official, this.cacheKey)), `{"model":${JSON.stringify(req.model)},"messages":[${system}`);
+    });
+    const items: string[] = [];
+    for (const m of req.messages) for (const p of this.#items.of(m, undefined, (x) => toParams(x).map((q) => JSON.stringify(q)))) items.push(p);
+    return joinBody(frame, items);
+  }
+}
+
 function chatUsage(u: OpenAI.CompletionUsage): Usage {
   const details = u.prompt_tokens_details;
   return openAiUsage(u.prompt_tokens ?? 0, u.completion_tokens ?? 0, details?.cached_tokens ?? 0, details?.cache_write_tokens ?? 0);
@@ -205,6 +229,14 @@ export function openaiProvider(opts: SdkProviderOptions, config: OpenAiOptions =
   const router = new RunRouter();
   let client: OpenAI | undefined; // one for the provider's life, built on first use
   const sdk = () => (client ??= new OpenAI(sdkClientOptions(apiKey ?? "", ep, opts, router)));
+  const chatBodies = new OpenAiBodyWriter(official, cacheKey);
+  const responsesBodies = new ResponsesBodyWriter(cacheKey);
+  // The body goes as text (the SDK sends a string body with a content-type as it is); the params
+  // left for the SDK are what it reads beyond the body: the model and stream.
+  const asText = (run: RequestRun, body: string) => {
+    const routed = router.requestOptions(run);
+    return { ...routed, body, headers: { ...routed.headers, "content-type": "application/json" } };
+  };
   const missingKey = apiKey
     ? undefined
     : "OPENAI_API_KEY is not set: export OPENAI_API_KEY=<your key>, or set OPENAI_BASE_URL to a local server (e.g. http://127.0.0.1:11434/v1 for Ollama), or use ANTHROPIC_API_KEY with TENDRIL_PROVIDER=anthropic";
@@ -218,7 +250,7 @@ export function openaiProvider(opts: SdkProviderOptions, config: OpenAiOptions =
           ep,
           missingKey,
           fold: new ResponsesFold(),
-          open: (run) => sdk().responses.create(toResponsesBody(req, cacheKey), router.requestOptions(run)),
+          open: (run) => sdk().responses.create({ model: req.model, input: [], stream: true }, asText(run, responsesBodies.text(req))),
           failureOf: failure,
         });
       }
@@ -226,7 +258,7 @@ export function openaiProvider(opts: SdkProviderOptions, config: OpenAiOptions =
         ep,
         missingKey,
         fold: new ChunkFold(),
-        open: (run) => sdk().chat.completions.create(toOpenAiBody(req, official, cacheKey), router.requestOptions(run)),
+        open: (run) => sdk().chat.completions.create({ model: req.model, messages: [], stream: true }, asText(run, chatBodies.text(req))),
         failureOf: failure,
       });
     },
