@@ -24,6 +24,9 @@ export function shortReadEnds(path: string): boolean {
   return !path.startsWith("/proc/") && !path.startsWith("/sys/");
 }
 
+/** A file's lines, or "binary" (a NUL byte in its first 8 KiB), or why it could not be read. */
+export type LineCount = { lines: number; bytes: number; partial: boolean } | "binary" | string;
+
 export class FileReader {
   private buf = Buffer.allocUnsafe(CHUNK);
   /** countLines reads into the counter's own buffer (in WebAssembly memory), made at its first call. */
@@ -79,7 +82,7 @@ export class FileReader {
    * `stop()` is asked between chunks; a count it cut short is marked partial. `regular`: as for `read`,
    * a short read ends the file (a small file costs one read).
    */
-  countLines(path: string, stop?: () => boolean, regular = false): { lines: number; bytes: number; partial: boolean } | "binary" | string {
+  countLines(path: string, stop?: () => boolean, regular = false): LineCount {
     let fd: number;
     try {
       fd = openSync(path, READ_ONLY);
