@@ -76,6 +76,8 @@ class TreeWalk {
   private shown = 0;
   private shownBytes = 0;
   readonly deadline: number;
+  /** The deadline as `epochNow()` tells time, for workers. */
+  private readonly epochDeadline: number;
   private readonly reader = new FileReader();
   private readonly stack: Frame[] = [];
   readonly root: Node;
@@ -89,6 +91,7 @@ class TreeWalk {
     display: string,
   ) {
     this.deadline = now() + o.budgetMs;
+    this.epochDeadline = epochNow() + o.budgetMs;
     this.root = { name: display, kind: "dir", lines: 0, files: 0, dirs: 0, partial: false };
     this.open(root, this.root);
   }
@@ -159,7 +162,7 @@ class TreeWalk {
   async countShared(first: Found, workers: number, par: TreeParallel): Promise<void> {
     let pending: Found | undefined = first;
     await runBatches<Found[], LineCounts>({
-      init: { type: "count-lines", deadline: epochNow() + (this.deadline - this.now()) },
+      init: { type: "count-lines", deadline: this.epochDeadline },
       workers, workerQueue: par.workerQueue,
       next: () => {
         const batch: Found[] = pending ? [pending] : [];
