@@ -71,7 +71,7 @@ export async function run(args: string[]): Promise<number> {
   // Past TREE_PARALLEL_MIN_FILES files, counts are shared with one worker per further core (node:os loads
   // only then, as in rg).
   const parallel = {
-    minFiles: limits.TREE_PARALLEL_MIN_FILES, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE,
+    minFiles: limits.TREE_PARALLEL_MIN_FILES, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE, preload: 0,
     workers: async () => Math.min((await import("node:os")).availableParallelism() - 1, limits.RG_MAX_WORKERS),
   };
   const tree = await buildTreeParallel(abs, parsed.dir ?? ".", cwd, {

@@ -13,6 +13,8 @@ export type FileRef = [abs: string, display: string, explicit: boolean];
 
 export interface WorkerInit {
   type: "init";
+  /** Answer `{ id: READY }` once started (the pool feeds a worker only then). */
+  announce?: boolean;
   options: RgOptions;
   patterns: string[];
   withFilename: boolean;
@@ -22,6 +24,7 @@ export interface WorkerInit {
 /** The first message of a worker that counts lines (tree): it stops a count between chunks past `deadline`. */
 export interface LineCountInit {
   type: "count-lines";
+  announce?: boolean;
   /** `epochNow()` after which a file's count stops between chunks (and is marked partial). */
   deadline: number;
 }
@@ -143,6 +146,11 @@ export interface BatchPool<B, R extends { id: number }> {
   readonly workers: number;
   /** Batches a worker holds at once, so it never idles while this thread is busy. */
   readonly workerQueue: number;
+  /**
+   * Batches sent to a worker before it has started (at most `workerQueue`); the rest wait for its READY.
+   * A batch sent early waits for the start-up, and so does this thread if the job ends first.
+   */
+  readonly preload: number;
   /** The next batch in order, or undefined once there is none (asked no more after that). */
   readonly next: () => B | undefined;
   /** A batch as the one string posted to a worker: copying one string to a thread is far cheaper. */
@@ -155,9 +163,20 @@ export interface BatchPool<B, R extends { id: number }> {
   readonly failed: (message: string) => Error;
 }
 
+/** The id of a worker's first answer, sent once it has taken its init message when asked to `announce`. */
+export const READY = -1;
+
+interface Slot {
+  readonly w: Worker;
+  queued: number;
+  /** The worker has started (said READY): batches sent before would wait for its start-up. */
+  ready: boolean;
+}
+
 /**
  * Runs the pool's batches on this thread and `workers` worker threads until `next()` has no more and every
- * answer is delivered. Each batch goes to a worker with room in its queue, else is handled here.
+ * answer is delivered. Each batch goes to a worker with room in its queue (`preload` of them before it has
+ * started), else is handled here; a worker that has none when the job ends is stopped, started or not.
  */
 export async function runBatches<B, R extends { id: number }>(pool: BatchPool<B, R>): Promise<void> {
   const results = new Map<number, R>();
@@ -180,9 +199,9 @@ export async function runBatches<B, R extends { id: number }>(pool: BatchPool<B,
     else taken.set(sent, batch);
     return batch;
   };
-  const workers: { w: Worker; queued: number }[] = [];
-  const feed = (slot: { w: Worker; queued: number }) => {
-    while (slot.queued < pool.workerQueue) {
+  const workers: Slot[] = [];
+  const feed = (slot: Slot) => {
+    while (slot.queued < (slot.ready ? pool.workerQueue : pool.preload)) {
       const batch = take();
       if (batch === undefined) return;
       const msg: WorkerBatch = { type: "batch", id: sent++, files: pool.pack(batch) };
@@ -192,10 +211,16 @@ export async function runBatches<B, R extends { id: number }>(pool: BatchPool<B,
     }
   };
   for (let i = 0; i < pool.workers; i++) {
-    const slot = { w: new Worker(workerUrl()), queued: 0 };
+    const slot: Slot = { w: new Worker(workerUrl()), queued: 0, ready: false };
     workers.push(slot);
     slot.w.onmessage = (e: MessageEvent) => {
       const r = e.data as R;
+      if (r.id === READY) {
+        slot.ready = true;
+        feed(slot);
+        wake?.();
+        return;
+      }
       slot.queued--;
       inFlight--;
       results.set(r.id, r);
@@ -207,7 +232,7 @@ export async function runBatches<B, R extends { id: number }>(pool: BatchPool<B,
       failure = pool.failed(e.message);
       wake?.();
     };
-    slot.w.postMessage(pool.init);
+    slot.w.postMessage({ ...pool.init, announce: true });
     feed(slot);
   }
   try {
@@ -254,7 +279,7 @@ export async function searchParallel(job: ParallelJob): Promise<{ matched: boole
     }
   };
   await runBatches<FileRef[], BatchResult>({
-    init, workers: job.workers, workerQueue: job.workerQueue,
+    init, workers: job.workers, workerQueue: job.workerQueue, preload: job.workerQueue,
     next: () => (out.capped ? undefined : job.nextBatch()),
     pack: packFiles,
     local: (id, files) => local.run(id, files),

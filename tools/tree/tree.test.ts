@@ -39,10 +39,13 @@ function draw(t: TreeResult): string {
   return text;
 }
 
-/** Shares counts with two workers after 3 files, 2 files a batch; `asked` counts the workers' start. */
+/**
+ * Shares counts with two workers after 3 files, 2 files a batch, the first batch each sent before its
+ * start-up (so each counts one however quickly this thread walks); `asked` counts the workers' start.
+ */
 function sharing(onStart?: () => void): TreeParallel & { asked: number } {
   const par = {
-    asked: 0, minFiles: 3, batchFiles: 2, workerQueue: 2,
+    asked: 0, minFiles: 3, batchFiles: 2, workerQueue: 2, preload: 1,
     workers: async () => {
       par.asked++;
       onStart?.();
@@ -96,10 +99,11 @@ test("a file gone between the listing and its count is noted unreadable by a wor
   mkdirSync(dir);
   for (let i = 0; i < 12; i++) writeFileSync(join(dir, `g${String(i).padStart(2, "0")}.txt`), "a\nb\n");
   try {
-    // The workers are asked for after 3 files are counted, when the whole listing is already read.
-    const par = sharing(() => unlinkSync(join(dir, "g09.txt")));
+    // The workers are asked for after 3 files are counted, when the whole listing is already read; g04 is
+    // in the first batch a worker gets.
+    const par = sharing(() => unlinkSync(join(dir, "g04.txt")));
     const shared = draw(await buildTreeParallel(dir, "gone", base, ALL, par));
-    expect(shared).toContain("├── g09.txt (unreadable: No such file or directory (os error 2))\n");
+    expect(shared).toContain("├── g04.txt (unreadable: No such file or directory (os error 2))\n");
     expect(shared).toContain("gone (12 files, 22 lines)\n");
   } finally {
     rmSync(dir, { recursive: true, force: true });

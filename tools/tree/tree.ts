@@ -50,6 +50,9 @@ export interface TreeParallel {
   readonly workers: () => Promise<number>;
   readonly batchFiles: number;
   readonly workerQueue: number;
+  /** Batches sent to a worker before it has started (see `BatchPool.preload`); 0 in use, so a walk that ends
+   *  during a worker's start-up never waits for it. */
+  readonly preload: number;
 }
 
 /** A file the walk found, to be counted. */
@@ -163,7 +166,7 @@ class TreeWalk {
     let pending: Found | undefined = first;
     await runBatches<Found[], LineCounts>({
       init: { type: "count-lines", deadline: this.epochDeadline },
-      workers, workerQueue: par.workerQueue,
+      workers, workerQueue: par.workerQueue, preload: par.preload,
       next: () => {
         const batch: Found[] = pending ? [pending] : [];
         pending = undefined;
