@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadLimits } from "../../core/limits.ts";
 import { pinHotPaths } from "../../tools/search/jit-tier.ts";
+import { availableThreads } from "../../tools/search/rg-parallel.ts";
 import { ShimOutput } from "../../tools/search/shim-output.ts";
 import { buildTreeParallel, renderTree } from "../../tools/tree/tree.ts";
 import { writeAll } from "../process/stdio.ts";
@@ -68,11 +69,10 @@ export async function run(args: string[]): Promise<number> {
   };
   const cap = { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES };
   const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
-  // Past TREE_PARALLEL_MIN_FILES files, counts are shared with one worker per further core (node:os loads
-  // only then, as in rg).
+  // Past TREE_PARALLEL_MIN_FILES files, counts are shared with one worker per further processor.
   const parallel = {
     minFiles: limits.TREE_PARALLEL_MIN_FILES, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE, preload: 0,
-    workers: async () => Math.min((await import("node:os")).availableParallelism() - 1, limits.RG_MAX_WORKERS),
+    workers: async () => Math.min((await availableThreads()) - 1, limits.RG_MAX_WORKERS),
   };
   const tree = await buildTreeParallel(abs, parsed.dir ?? ".", cwd, {
     maxDepth: parsed.depth, all: parsed.all, noIgnore: parsed.noIgnore,

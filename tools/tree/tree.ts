@@ -73,8 +73,9 @@ interface Frame {
 /**
  * The walk, one file at a time (`next`), depth first in name order, within the budgets; the count of each
  * file found is given to `settle`, at once or later from a worker, and added to its directories' totals.
+ * Exported for the tier pins (tools/search/jit-tier.ts) only.
  */
-class TreeWalk {
+export class TreeWalk {
   private visited = 0;
   private shown = 0;
   private shownBytes = 0;
