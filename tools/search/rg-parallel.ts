@@ -13,7 +13,7 @@ export type FileRef = [abs: string, display: string, explicit: boolean];
 
 export interface WorkerInit {
   type: "init";
-  /** Answer `{ id: READY }` once started (the pool feeds a worker only then). */
+  /** Answer `{ id: READY }` once started (the pool sends more than `preload` batches only then). */
   announce?: boolean;
   options: RgOptions;
   patterns: string[];
@@ -24,6 +24,7 @@ export interface WorkerInit {
 /** The first message of a worker that counts lines (tree): it stops a count between chunks past `deadline`. */
 export interface LineCountInit {
   type: "count-lines";
+  /** As `WorkerInit`'s. */
   announce?: boolean;
   /** `epochNow()` after which a file's count stops between chunks (and is marked partial). */
   deadline: number;
