@@ -66,6 +66,7 @@ export const LIMIT_SPECS = {
   TREE_MAX_ENTRIES: { value: 100_000, unit: "count", why: "entries tree walks before it stops" },
   TREE_TIME_S: { value: 1.2, unit: "s", why: "time tree walks before it stops" },
   TREE_PARALLEL_MIN_FILES: { value: 2000, unit: "count", why: "files tree counts on one thread before it shares the rest with worker threads" },
+  TREE_WORKER_PRELOAD: { value: 0, unit: "count", zeroOk: true, why: "batches sent to a tree worker before it has started (0: none, so a walk that ends during its start-up never waits for it)" },
   EDIT_TEMP_STALE_S: { value: 60, unit: "s", why: "age after which an interrupted edit's temp file is swept" },
   MAX_TOOL_IMAGE_BYTES: { value: 5 * MiB, unit: "bytes", why: "images (base64) one tool result passes to the model" },
   MAX_PROGRESS_UPDATES_PER_S: { value: 10, unit: "count", why: "MCP progress shown to the client per tool call and second" },

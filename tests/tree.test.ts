@@ -117,10 +117,9 @@ test("the walk stops at TREE_MAX_ENTRIES and at TREE_TIME_S, and says so", () =>
   expect(quick.stdout).toContain("0.0 s");
 });
 
-// Past TREE_PARALLEL_MIN_FILES the walk goes through the batches shared with workers; whether a worker has
-// started in time to take one of these few depends on the machine (tools/tree/tree.test.ts pins that case).
-test("a walk past TREE_PARALLEL_MIN_FILES draws what one thread draws, budgets included", () => {
-  const shared = { TENDRIL_TREE_PARALLEL_MIN_FILES: "1", TENDRIL_RG_BATCH_FILES: "2" };
+// TREE_WORKER_PRELOAD=1: the worker gets its first batch before it has started, however quickly this walk ends.
+test("counts shared with a worker thread in the compiled binary draw what one thread draws, budgets included", () => {
+  const shared = { TENDRIL_TREE_PARALLEL_MIN_FILES: "1", TENDRIL_RG_BATCH_FILES: "2", TENDRIL_TREE_WORKER_PRELOAD: "1" };
   const cases: [string[], Record<string, string>][] = [
     [[], {}], [["-a"], {}], [["-L", "1"], {}], [[], { TENDRIL_TREE_MAX_ENTRIES: "6" }], [[], { TENDRIL_SHIM_OUTPUT_LINES: "5" }],
   ];

@@ -71,7 +71,7 @@ export async function run(args: string[]): Promise<number> {
   const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
   // Past TREE_PARALLEL_MIN_FILES files, counts are shared with one worker per further processor.
   const parallel = {
-    minFiles: limits.TREE_PARALLEL_MIN_FILES, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE, preload: 0,
+    minFiles: limits.TREE_PARALLEL_MIN_FILES, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE, preload: limits.TREE_WORKER_PRELOAD,
     workers: async () => Math.min((await availableThreads()) - 1, limits.RG_MAX_WORKERS),
   };
   const tree = await buildTreeParallel(abs, parsed.dir ?? ".", cwd, {

@@ -156,8 +156,8 @@ export interface BatchPool<B, R extends { id: number }> {
   /** Batches a worker holds at once, so it never idles while this thread is busy. */
   readonly workerQueue: number;
   /**
-   * Batches sent to a worker before it has started (at most `workerQueue`); the rest wait for its READY.
-   * A batch sent early waits for the start-up, and so does this thread if the job ends first.
+   * Batches sent to a worker before it has started; the rest wait for its READY (and then for room in its
+   * queue). A batch sent early waits for the start-up, and so does this thread if the job ends first.
    */
   readonly preload: number;
   /** The next batch in order, or undefined once there is none (asked no more after that). */

@@ -50,8 +50,7 @@ export interface TreeParallel {
   readonly workers: () => Promise<number>;
   readonly batchFiles: number;
   readonly workerQueue: number;
-  /** Batches sent to a worker before it has started (see `BatchPool.preload`); 0 in use, so a walk that ends
-   *  during a worker's start-up never waits for it. */
+  /** Batches sent to a worker before it has started (see `BatchPool.preload`; TREE_WORKER_PRELOAD). */
   readonly preload: number;
 }
 
