@@ -58,6 +58,6 @@ export const DEFERRED_IMPORTS: readonly Deferred[] = [
   { from: "core/policy/rules.ts", spec: "picomatch", why: "globs (~1 ms): with the first permission rule" },
   { from: "tools/search/rg-types.ts", spec: "picomatch", why: "globs: only for a search that names file types" },
   { from: "tools/search/rg-run.ts", spec: "./rg-types.ts", why: "file types (~0.5 ms): only with -t/-T/--type-list" },
-  { from: "tools/search/rg-run.ts", spec: "node:os", why: "node:os (~0.3 ms of a small search): only once a walk is large enough for worker threads" },
+  { from: "tools/search/rg-parallel.ts", spec: "node:os", why: "node:os (~0.3 ms of a small search or tree): only once a walk is large enough for worker threads" },
   { from: "tools/crates/cache.ts", spec: "./verify-extract.ts", why: "tar and the archive checks: only on a cache miss" },
 ];

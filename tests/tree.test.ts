@@ -116,3 +116,19 @@ test("the walk stops at TREE_MAX_ENTRIES and at TREE_TIME_S, and says so", () =>
   expect(quick.code).toBe(0);
   expect(quick.stdout).toContain("0.0 s");
 });
+
+// TREE_WORKER_PRELOAD=1: the worker gets its first batch before it has started, however quickly this walk ends.
+test("counts shared with a worker thread in the compiled binary draw what one thread draws, budgets included", () => {
+  const shared = { TENDRIL_TREE_PARALLEL_MIN_FILES: "1", TENDRIL_RG_BATCH_FILES: "2", TENDRIL_TREE_WORKER_PRELOAD: "1" };
+  const cases: [string[], Record<string, string>][] = [
+    [[], {}], [["-a"], {}], [["-L", "1"], {}], [[], { TENDRIL_TREE_MAX_ENTRIES: "6" }], [[], { TENDRIL_SHIM_OUTPUT_LINES: "5" }],
+  ];
+  for (const [args, env] of cases) {
+    const one = run(args, env);
+    const par = run(args, { ...env, ...shared });
+    expect(par.stdout).toBe(one.stdout);
+    expect(par.stderr).toBe("");
+    expect(par.code).toBe(0);
+  }
+  expect(run([], shared).stdout).toContain("├── bin.dat (binary)\n");
+});

@@ -4,8 +4,9 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadLimits } from "../../core/limits.ts";
 import { pinHotPaths } from "../../tools/search/jit-tier.ts";
+import { availableThreads } from "../../tools/search/rg-parallel.ts";
 import { ShimOutput } from "../../tools/search/shim-output.ts";
-import { buildTree, renderTree } from "../../tools/tree/tree.ts";
+import { buildTreeParallel, renderTree } from "../../tools/tree/tree.ts";
 import { writeAll } from "../process/stdio.ts";
 
 const USAGE = "usage: tree [DIR] [-L N] [-a] [--no-ignore]  (gitignore-aware; line counts per file, totals per directory)";
@@ -68,11 +69,16 @@ export async function run(args: string[]): Promise<number> {
   };
   const cap = { maxBytes: limits.SHIM_OUTPUT_BYTES, maxLines: limits.SHIM_OUTPUT_LINES };
   const out = new ShimOutput(emit, cap, "tree", "use -L N or a subdirectory");
-  const tree = buildTree(abs, parsed.dir ?? ".", cwd, {
+  // Past TREE_PARALLEL_MIN_FILES files, counts are shared with one worker per further processor.
+  const parallel = {
+    minFiles: limits.TREE_PARALLEL_MIN_FILES, batchFiles: limits.RG_BATCH_FILES, workerQueue: limits.RG_WORKER_QUEUE, preload: limits.TREE_WORKER_PRELOAD,
+    workers: async () => Math.min((await availableThreads()) - 1, limits.RG_MAX_WORKERS),
+  };
+  const tree = await buildTreeParallel(abs, parsed.dir ?? ".", cwd, {
     maxDepth: parsed.depth, all: parsed.all, noIgnore: parsed.noIgnore,
     // `tree /` must answer quickly: the walk stops after TREE_MAX_ENTRIES entries or TREE_TIME_S.
     maxEntries: limits.TREE_MAX_ENTRIES, budgetMs: limits.TREE_TIME_S * 1000, maxShown: cap.maxLines, maxShownBytes: cap.maxBytes,
-  });
+  }, parallel);
   renderTree(tree, out);
   out.finish();
   return 0;

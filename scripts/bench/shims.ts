@@ -1,7 +1,7 @@
 // Benchmark: the built-in `rg` and `tree` shims against ripgrep and `tree` + `wc -l` on a generated tree of
 // 20,000 files / ~200 MB (built once, cached under /tmp/tendril-bench-tree; never part of the repository),
 // and rg and tree on a small tree (200 files) where start-up and the walk are the whole cost, beside the
-// start-up alone (`tendril --version`). The first search also runs with -j1, beside the default threads.
+// start-up alone (`tendril --version`). The first search, and tree, also run on one thread beside the default.
 // TENDRIL_BENCH_BEFORE=path adds another build's rows (before/after in one run); TENDRIL_BENCH_RG=text
 // keeps only the rg rows whose label contains it.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -95,6 +95,9 @@ export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Ro
   const at = cases.length;
   cases.push({ name: `tendril tree (${t.label})`, cmd: t.cmd, args: [...t.pre, "tree"], options: { cwd: ROOT, env: t.env } });
   if (BEFORE) cases.push({ name: "tendril tree (TENDRIL_BENCH_BEFORE)", cmd: BEFORE, args: ["tree"], options: { cwd: ROOT, env: t.env } });
+  // What the worker threads add: the same counts on one thread.
+  const oneThread = { ...t.env, TENDRIL_TREE_PARALLEL_MIN_FILES: String(10 * FILES) };
+  if (!quick) cases.push({ name: "tendril tree, one thread", cmd: t.cmd, args: [...t.pre, "tree"], options: { cwd: ROOT, env: oneThread } });
   const rows = compareCommands(`tree shim over ${FILES} files (ratio against find | xargs wc -l)`, cases, runs);
   return { findWc: rows[0]!, tendril: rows[at]! };
 }
@@ -134,6 +137,7 @@ export async function run(): Promise<void> {
   const smallTree = [];
   if (which("tree")) smallTree.push({ name: "tree", cmd: "tree", args: [], options: { cwd: SMALL_ROOT } });
   smallTree.push({ name: "tendril tree", cmd: tendril.cmd, args: [...tendril.pre, "tree"], options: { ...builtin, cwd: SMALL_ROOT } });
+  if (BEFORE) smallTree.push({ name: "tendril tree (TENDRIL_BENCH_BEFORE)", cmd: BEFORE, args: ["tree"], options: { ...builtin, cwd: SMALL_ROOT } });
   smallTree.push({ name: "start-up alone (tendril --version)", cmd: tendril.cmd, args: [...tendril.pre, "--version"], options: { cwd: SMALL_ROOT } });
   compareCommands(`tree shim over ${SMALL_FILES} files (ratio against tree)`, smallTree, 7);
 }

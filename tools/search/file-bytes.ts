@@ -4,6 +4,8 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { newlineCounter, type NewlineCounter } from "./newline-count.ts";
 
 const CHUNK = 1 << 20;
+/** A file with a NUL byte in this many first bytes is binary. */
+const SNIFF_BYTES = 8192;
 /** The numeric flag: a string ("r") is parsed again on every open. */
 const READ_ONLY = constants.O_RDONLY;
 
@@ -24,10 +26,15 @@ export function shortReadEnds(path: string): boolean {
   return !path.startsWith("/proc/") && !path.startsWith("/sys/");
 }
 
+/** A file's lines, or "binary" (a NUL byte in its first 8 KiB), or why it could not be read. */
+export type LineCount = { lines: number; bytes: number; partial: boolean } | "binary" | string;
+
 export class FileReader {
   private buf = Buffer.allocUnsafe(CHUNK);
   /** countLines reads into the counter's own buffer (in WebAssembly memory), made at its first call. */
   private counter: NewlineCounter | undefined;
+  /** The counter buffer's first SNIFF_BYTES: one view searched for a NUL in every file, none made per file. */
+  private head: Buffer | undefined;
 
   /**
    * The whole file as a view that stays valid until the next call, or why it could not be read.
@@ -75,11 +82,11 @@ export class FileReader {
   }
 
   /**
-   * Lines in the file, or "binary" (a NUL byte in the first 8 KiB), or why it could not be read.
+   * Lines in the file, or "binary" (a NUL byte in the first SNIFF_BYTES), or why it could not be read.
    * `stop()` is asked between chunks; a count it cut short is marked partial. `regular`: as for `read`,
    * a short read ends the file (a small file costs one read).
    */
-  countLines(path: string, stop?: () => boolean, regular = false): { lines: number; bytes: number; partial: boolean } | "binary" | string {
+  countLines(path: string, stop?: () => boolean, regular = false): LineCount {
     let fd: number;
     try {
       fd = openSync(path, READ_ONLY);
@@ -89,6 +96,7 @@ export class FileReader {
     try {
       const counter = (this.counter ??= newlineCounter(CHUNK));
       const buf = counter.buf;
+      const head = (this.head ??= buf.subarray(0, SNIFF_BYTES));
       let lines = 0;
       let bytes = 0;
       let last = 10;
@@ -100,7 +108,10 @@ export class FileReader {
         }
         const r = readSync(fd, buf, 0, CHUNK, null);
         if (r === 0) break;
-        if (bytes === 0 && buf.subarray(0, Math.min(r, 8192)).indexOf(0) >= 0) return "binary";
+        if (bytes === 0) {
+          if (r < SNIFF_BYTES) buf.fill(1, r, SNIFF_BYTES); // what an earlier file left there is not this one's
+          if (head.indexOf(0) >= 0) return "binary";
+        }
         bytes += r;
         lines += counter.count(r);
         last = buf[r - 1]!;

@@ -15,6 +15,7 @@ test("the pin list names each pinned function once, grouped by how often it runs
     ignoreRules: ["verdict", "own", "dirIgnored", "ruleVerdict"],
     walk: ["readDir", "kindOf", "keep", "next", "next"],
     file: ["read", "countLines", "file", "bytes", "cannotMatch", "decode", "matchedLines", "countMatchedLines", "plainLines"],
+    tree: ["next", "stop", "settle"],
     batch: ["packFiles", "unpackFiles", "run"],
     line: ["path", "shown", "line", "line"],
   });

@@ -58,3 +58,23 @@ test("a reader counts files of several reads right, each read's count ignoring t
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a reader finds a NUL in a file's first 8 KiB only, never in the bytes an earlier file left in its buffer", async () => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const { FileReader } = await import("./file-bytes.ts");
+  const dir = mkdtempSync(join(tmpdir(), "tendril-sniff-"));
+  try {
+    const reader = new FileReader();
+    const file = (name: string, bytes: Buffer) => (writeFileSync(join(dir, name), bytes), join(dir, name));
+    const nulAt = (size: number, at: number) => Buffer.alloc(size, 10).fill(0, at, at + 1);
+    expect(reader.countLines(file("bin", nulAt(10_000, 5000)), undefined, true)).toBe("binary");
+    expect(reader.countLines(file("small", Buffer.from("a\nb\n")), undefined, true)).toEqual({ lines: 2, bytes: 4, partial: false });
+    expect(reader.countLines(file("edge", nulAt(8192, 8191)), undefined, true)).toBe("binary");
+    expect(reader.countLines(file("past", nulAt(9000, 8192)), undefined, true)).toEqual({ lines: 8999, bytes: 9000, partial: false });
+    expect(reader.countLines(file("empty", Buffer.alloc(0)), undefined, true)).toEqual({ lines: 0, bytes: 0, partial: false });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,7 +1,8 @@
-// Owns the built-in rg's parallel search of a large tree: batches of walked files taken as the walk finds
-// them, shared between this thread and worker threads (rg-worker.ts), their answers printed in walk order
-// through the capped output, the separators ripgrep puts between files, and finding the worker's code
-// inside the compiled binary. Does not walk nor search a file (rg-file.ts).
+// Owns the shims' worker threads (rg-worker.ts): batches of walked files taken as the walk finds them,
+// shared between this thread and workers, answered in walk order; the built-in rg's parallel search on it
+// (printed through the capped output, with the separators ripgrep puts between files) and tree's line
+// counts; finding the worker's code inside the compiled binary. Does not walk nor search a file (rg-file.ts).
+import { shortReadEnds, type FileReader, type LineCount } from "./file-bytes.ts";
 import type { RgOptions } from "./rg-flags.ts";
 import { FileSearch } from "./rg-file.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
@@ -12,11 +13,25 @@ export type FileRef = [abs: string, display: string, explicit: boolean];
 
 export interface WorkerInit {
   type: "init";
+  /** Answer `{ id: READY }` once started (the pool sends more than `preload` batches only then). */
+  announce?: boolean;
   options: RgOptions;
   patterns: string[];
   withFilename: boolean;
   maxFileBytes: number;
 }
+
+/** The first message of a worker that counts lines (tree): it stops a count between chunks past `deadline`. */
+export interface LineCountInit {
+  type: "count-lines";
+  /** As `WorkerInit`'s. */
+  announce?: boolean;
+  /** `epochNow()` after which a file's count stops between chunks (and is marked partial). */
+  deadline: number;
+}
+
+/** A time comparable between threads (each thread's `performance.now()` starts at its own origin). */
+export const epochNow = (): number => performance.timeOrigin + performance.now();
 
 export interface WorkerBatch {
   type: "batch";
@@ -45,6 +60,23 @@ export interface BatchResult {
   warnings: string[];
   matched: boolean;
   errored: boolean;
+}
+
+/** One batch's line counts, in the batch's order: each as `FileReader.countLines` answers. */
+export interface LineCounts {
+  id: number;
+  counts: LineCount[];
+}
+
+/** Paths packed as `abs\0abs\0…` (a worker that counts lines needs nothing else). */
+export const packPaths = (paths: readonly string[]): string => paths.join("\0");
+export const unpackPaths = (packed: string): string[] => packed.split("\0");
+
+/** Counts the lines of each file of a batch the walk found (regular files: a short read ends one). */
+export function countBatch(reader: FileReader, id: number, paths: readonly string[], stop: () => boolean): LineCounts {
+  const counts: LineCount[] = [];
+  for (const p of paths) counts.push(reader.countLines(p, stop, shortReadEnds(p)));
+  return { id, counts };
 }
 
 /** Searches batches of files, each on a fresh printer whose text is kept for printing in walk order. */
@@ -105,60 +137,99 @@ function workerUrl(): string {
   return new URL("./rg-worker.ts", import.meta.url).href;
 }
 
-/** Lets worker replies in (they arrive as events) between two batches this thread searches itself. */
+/**
+ * The processors this process may use, which worker counts are taken from; node:os loads only when a walk
+ * is large enough for workers (~0.3 ms of every small search or tree otherwise).
+ */
+export async function availableThreads(): Promise<number> {
+  return (await import("node:os")).availableParallelism();
+}
+
+/** Lets worker replies in (they arrive as events) between two batches this thread handles itself. */
 const yieldToEvents = () => new Promise<void>((r) => setImmediate(r));
 
+/** A job shared between this thread and worker threads: batches of `B` taken in order, answered with `R`. */
+export interface BatchPool<B, R extends { id: number }> {
+  /** The first message each worker gets (see rg-worker.ts). */
+  readonly init: WorkerInit | LineCountInit;
+  readonly workers: number;
+  /** Batches a worker holds at once, so it never idles while this thread is busy. */
+  readonly workerQueue: number;
+  /**
+   * Batches sent to a worker before it has started; the rest wait for its READY (and then for room in its
+   * queue). A batch sent early waits for the start-up, and so does this thread if the job ends first.
+   */
+  readonly preload: number;
+  /** The next batch in order, or undefined once there is none (asked no more after that). */
+  readonly next: () => B | undefined;
+  /** A batch as the one string posted to a worker: copying one string to a thread is far cheaper. */
+  readonly pack: (batch: B) => string;
+  /** Handles a batch on this thread. */
+  readonly local: (id: number, batch: B) => R;
+  /** Each answer with its batch, in the order the batches were taken. */
+  readonly deliver: (r: R, batch: B) => void;
+  /** The error a worker's failure (an uncaught exception in it) ends the job with. */
+  readonly failed: (message: string) => Error;
+}
+
+/** The id of a worker's first answer, sent once it has taken its init message when asked to `announce`. */
+export const READY = -1;
+
+interface Slot {
+  readonly w: Worker;
+  queued: number;
+  /** The worker has started (said READY): batches sent before would wait for its start-up. */
+  ready: boolean;
+}
+
 /**
- * Searches the walk's batches on this thread and `workers` worker threads; resolves with whether any
- * matched and any failed. Each batch goes to a worker with room in its queue, else is searched here.
+ * Runs the pool's batches on this thread and `workers` worker threads until `next()` has no more and every
+ * answer is delivered. Each batch goes to a worker with room in its queue (`preload` of them before it has
+ * started), else is handled here; a worker that has none when the job ends is stopped, started or not.
  */
-export async function searchParallel(job: ParallelJob): Promise<{ matched: boolean; errored: boolean }> {
-  const { o, out } = job;
-  const local = new BatchSearcher(o, job.pat, job.withFilename, job.maxFileBytes);
-  const init: WorkerInit = { type: "init", options: o, patterns: job.pat.patterns, withFilename: job.withFilename, maxFileBytes: job.maxFileBytes };
-  const results = new Map<number, BatchResult>();
-  let [sent, next, inFlight, matched, errored, printedAny, walked] = [0, 0, 0, false, false, false, false];
+export async function runBatches<B, R extends { id: number }>(pool: BatchPool<B, R>): Promise<void> {
+  const results = new Map<number, R>();
+  const taken = new Map<number, B>();
+  let [sent, next, inFlight, ended] = [0, 0, 0, false];
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
   const flush = () => {
     for (let r = results.get(next); r; r = results.get(next)) {
-      results.delete(next++);
-      matched ||= r.matched;
-      errored ||= r.errored;
-      if (!o.noMessages) for (const line of r.warnings) job.warn(line);
-      if (r.text === "" || out.capped) continue;
-      if (printedAny && o.mode === "lines") separate(job);
-      printedAny = true;
-      const text = r.text;
-      for (let start = 0; start < text.length; ) {
-        const end = text.indexOf("\n", start); // the text ends with a newline
-        if (!out.line(text.slice(start, end))) break;
-        start = end + 1;
-      }
+      const batch = taken.get(next)!;
+      results.delete(next);
+      taken.delete(next++);
+      pool.deliver(r, batch);
     }
   };
-  const take = (): FileRef[] | undefined => {
-    if (walked || out.capped) return undefined;
-    const batch = job.nextBatch();
-    if (!batch) walked = true;
+  const take = (): B | undefined => {
+    if (ended) return undefined;
+    const batch = pool.next();
+    if (batch === undefined) ended = true;
+    else taken.set(sent, batch);
     return batch;
   };
-  const workers: { w: Worker; queued: number }[] = [];
-  const feed = (slot: { w: Worker; queued: number }) => {
-    while (slot.queued < job.workerQueue) {
-      const files = take();
-      if (!files) return;
-      const batch: WorkerBatch = { type: "batch", id: sent++, files: packFiles(files) };
+  const workers: Slot[] = [];
+  const feed = (slot: Slot) => {
+    while (slot.queued < (slot.ready ? pool.workerQueue : pool.preload)) {
+      const batch = take();
+      if (batch === undefined) return;
+      const msg: WorkerBatch = { type: "batch", id: sent++, files: pool.pack(batch) };
       slot.queued++;
       inFlight++;
-      slot.w.postMessage(batch);
+      slot.w.postMessage(msg);
     }
   };
-  for (let i = 0; i < job.workers; i++) {
-    const slot = { w: new Worker(workerUrl()), queued: 0 };
+  for (let i = 0; i < pool.workers; i++) {
+    const slot: Slot = { w: new Worker(workerUrl()), queued: 0, ready: false };
     workers.push(slot);
     slot.w.onmessage = (e: MessageEvent) => {
-      const r = e.data as BatchResult;
+      const r = e.data as R;
+      if (r.id === READY) {
+        slot.ready = true;
+        feed(slot);
+        wake?.();
+        return;
+      }
       slot.queued--;
       inFlight--;
       results.set(r.id, r);
@@ -167,18 +238,18 @@ export async function searchParallel(job: ParallelJob): Promise<{ matched: boole
       wake?.();
     };
     slot.w.onerror = (e: ErrorEvent) => {
-      failure = new Error(`rg: a search worker failed: ${e.message}`);
+      failure = pool.failed(e.message);
       wake?.();
     };
-    slot.w.postMessage(init);
+    slot.w.postMessage({ ...pool.init, announce: true });
     feed(slot);
   }
   try {
     for (;;) {
       if (failure) throw failure;
-      const files = take();
-      if (files) {
-        results.set(sent, local.run(sent, files));
+      const batch = take();
+      if (batch !== undefined) {
+        results.set(sent, pool.local(sent, batch));
         sent++;
         flush();
         await yieldToEvents();
@@ -191,6 +262,39 @@ export async function searchParallel(job: ParallelJob): Promise<{ matched: boole
   } finally {
     for (const { w } of workers) w.terminate();
   }
+}
+
+/**
+ * Searches the walk's batches on this thread and `workers` worker threads; resolves with whether any
+ * matched and any failed. Answers print in walk order through the capped output.
+ */
+export async function searchParallel(job: ParallelJob): Promise<{ matched: boolean; errored: boolean }> {
+  const { o, out } = job;
+  const local = new BatchSearcher(o, job.pat, job.withFilename, job.maxFileBytes);
+  const init: WorkerInit = { type: "init", options: o, patterns: job.pat.patterns, withFilename: job.withFilename, maxFileBytes: job.maxFileBytes };
+  let [matched, errored, printedAny] = [false, false, false];
+  const deliver = (r: BatchResult) => {
+    matched ||= r.matched;
+    errored ||= r.errored;
+    if (!o.noMessages) for (const line of r.warnings) job.warn(line);
+    if (r.text === "" || out.capped) return;
+    if (printedAny && o.mode === "lines") separate(job);
+    printedAny = true;
+    const text = r.text;
+    for (let start = 0; start < text.length; ) {
+      const end = text.indexOf("\n", start); // the text ends with a newline
+      if (!out.line(text.slice(start, end))) break;
+      start = end + 1;
+    }
+  };
+  await runBatches<FileRef[], BatchResult>({
+    init, workers: job.workers, workerQueue: job.workerQueue, preload: job.workerQueue,
+    next: () => (out.capped ? undefined : job.nextBatch()),
+    pack: packFiles,
+    local: (id, files) => local.run(id, files),
+    deliver,
+    failed: (message) => new Error(`rg: a search worker failed: ${message}`),
+  });
   return { matched, errored };
 }
 

@@ -10,7 +10,7 @@ import type { RgOptions } from "./rg-flags.ts";
 import { errorText } from "./file-bytes.ts";
 import { FileSearch, type SearchStats } from "./rg-file.ts";
 import { JsonPrinter } from "./rg-json.ts";
-import { parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
+import { availableThreads, parallelFits, searchParallel, type FileRef, type ParallelJob } from "./rg-parallel.ts";
 import { Printer, printOptionsFor } from "./rg-print.ts";
 import { compilePatterns, type CompiledPattern } from "./rg-regex.ts";
 import type { ShimOutput } from "./shim-output.ts";
@@ -271,7 +271,7 @@ export async function runRg(o: RgOptions, env: RgEnv): Promise<number> {
   const workersFor = (threads: number) => Math.min(threads - 1, env.parallel?.maxWorkers ?? 0);
   if (env.parallel && pat && parallelFits(o) && !paths.includes("-") && (o.threads === undefined || workersFor(o.threads) >= 1)) {
     const job = { pat, withFilename, maxFileBytes: env.maxFileBytes, workerQueue: env.parallel.workerQueue };
-    const workers = async () => workersFor(o.threads ?? (await import("node:os")).availableParallelism());
+    const workers = async () => workersFor(o.threads ?? (await availableThreads()));
     return finish(await searchLarge(list, run, o, env, job, workers));
   }
   return finish(searchInline(list, run, o, env));

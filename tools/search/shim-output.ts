@@ -91,8 +91,13 @@ export class ShimOutput {
 
   private flush(): void {
     if (this.parts.length === 0) return;
-    this.count();
-    this.emit(this.parts.join(""));
+    const text = this.parts.join("");
+    if (this.counted === 0) {
+      // No part is counted yet: the chunk's bytes are the uncounted ones, measured on the one join.
+      this.bytes += Buffer.byteLength(text);
+      this.uncountedMost = 0;
+    } else this.count();
+    this.emit(text);
     this.parts = [];
     this.counted = 0;
     this.pending = 0;
