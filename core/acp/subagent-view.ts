@@ -63,6 +63,13 @@ export class SubagentView {
 
   constructor(private readonly subagents: boolean) {}
 
+  /** Whether `u` is shown as it is, to the parent, with nothing for the view to note: no `_meta` (so
+   *  no child's update and no call naming a child), no child's call seen yet, not a subagent kind.
+   *  Then show(u) is `[{ update: u }]`; a replay sends it without asking (the common case, cheaply). */
+  plain(u: SessionUpdate): boolean {
+    return this.#childCalls.size === 0 && metaOf(u) == null && !SUBAGENT_KINDS.has(u.sessionUpdate);
+  }
+
   show(u: SessionUpdate): Shown[] {
     const child = childOf(u);
     if (child) {
@@ -114,8 +121,11 @@ export class SubagentView {
  */
 export function replayUpdates(updates: SessionUpdate[], caps: ClientSessionCaps | undefined, replay: (u: SessionUpdate, sessionId?: string) => void): void {
   const view = new SubagentView(caps?.subagents === true);
-  for (const u of updates) {
-    const shown = caps?.compaction ? u : withoutCompaction(u);
-    if (shown) for (const s of view.show(shown)) replay(s.update, s.sessionId);
+  const compaction = caps?.compaction === true;
+  for (let i = 0; i < updates.length; i++) {
+    const shown = compaction ? updates[i]! : withoutCompaction(updates[i]!);
+    if (!shown) continue;
+    if (view.plain(shown)) replay(shown);
+    else for (const s of view.show(shown)) replay(s.update, s.sessionId);
   }
 }

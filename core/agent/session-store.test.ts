@@ -1,8 +1,10 @@
-// Tests of reopening a session file: the torn last line is cut, wherever it starts, reading only the tail.
+// Tests of reopening a session file: the torn last line is cut, wherever it starts, reading only the tail;
+// and of loading one with odd lines: what is not an event is skipped, each damaged line reported by number.
 import { expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setLogSink } from "../log.ts";
 import { SessionStore } from "./session-store.ts";
 
 function withStore(fn: (store: SessionStore) => void): void {
@@ -52,5 +54,47 @@ test("reopen of a file with no whole line empties it", () => {
     appendFileSync(path, '{"type":"head');
     store.reopen("s1").close();
     expect(statSync(path).size).toBe(0);
+  });
+});
+
+test("load of a file with odd lines: blank lines skipped quietly, each damaged line reported by its number, the torn last one as such", () => {
+  withStore((store) => {
+    store.create(header).close();
+    const chunk = (t: string) => ({ sessionUpdate: "agent_message_chunk" as const, content: { type: "text" as const, text: t } });
+    const lines = [
+      readFileSync(store.path("s1"), "utf8").trimEnd(), // 1: the header
+      JSON.stringify({ type: "update", update: chunk("one") }),
+      "", // 3: blank
+      "   \t", // 4: blank
+      "42", // 5: not an object
+      '{"no":"type"}', // 6: no type
+      '{"type":"update","update":{"sessionUpdate":"agent_mess', // 7: torn, mid-file
+      '{ "type": "update", "update": {"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"two"}} }',
+      '{"type":"update","update":null}', // an update that is none: skipped by the fold
+      JSON.stringify({ type: "history", message: { role: "user", content: [{ type: "text", text: "hi" }] } }),
+      JSON.stringify({ type: "turn" }),
+      JSON.stringify({ type: "update", update: chunk("retracted") }),
+      JSON.stringify({ type: "retract" }),
+      JSON.stringify({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "t1", title: "ls", status: "pending" } }),
+      '{"type":"history","message":{"role":"assis', // 15: torn, last
+    ];
+    writeFileSync(store.path("s1"), lines.join("\n"));
+    const warned: string[] = [];
+    const prev = setLogSink((line) => void warned.push(line.trim()));
+    let loaded;
+    try {
+      loaded = store.load("s1");
+    } finally {
+      setLogSink(prev);
+    }
+    expect(loaded?.updates).toEqual([
+      chunk("one"),
+      chunk("two"),
+      { sessionUpdate: "tool_call", toolCallId: "t1", title: "ls", status: "pending" },
+      { sessionUpdate: "tool_call_update", toolCallId: "t1", status: "failed", content: [{ type: "content", content: { type: "text", text: "interrupted: the agent stopped before this tool call finished" } }] },
+    ]);
+    expect(loaded?.history).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }]);
+    const warning = (n: number, why = "") => `tendril: warn: skipping a damaged line of a session file${why} file=${store.path("s1")} line=${n}`;
+    expect(warned).toEqual([warning(5), warning(6), warning(7), warning(15, " (a half-written last line: the agent stopped mid-write)")]);
   });
 });

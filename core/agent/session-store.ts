@@ -150,7 +150,7 @@ export class SessionStore {
       log.warn("session file has no header; ignoring it", { file: this.path(id) });
       return undefined;
     }
-    return fold(header, lines.slice(1) as SessionEvent[], mtime.toISOString());
+    return fold(header, lines as SessionEvent[], mtime.toISOString());
   }
 
   /** Every session (newest first), optionally only those of `cwd`. Reads each file's first line only. */
@@ -244,21 +244,26 @@ export class SessionFile {
 }
 
 /** The lines of a session file: each an object with a string `type` is taken as one this store wrote
- *  (fold skips a type it does not know); anything else is reported and skipped. */
+ *  (fold skips a type it does not know); anything else is reported and skipped (a blank line silently). */
 function parseLines(text: string, file: string): (SessionHeader | SessionEvent)[] {
   const out: (SessionHeader | SessionEvent)[] = [];
   const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (line.trim() === "") return;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    let v;
     try {
-      const v = JSON.parse(line);
-      if (v && typeof v === "object" && typeof v.type === "string") return void out.push(v);
+      v = JSON.parse(line);
     } catch {
-      // reported below
+      // A blank line is not JSON either; it is not damage.
+      if (line.trim() === "") continue;
+    }
+    if (v && typeof v === "object" && typeof v.type === "string") {
+      out.push(v);
+      continue;
     }
     const torn = i === lines.length - 1 ? " (a half-written last line: the agent stopped mid-write)" : "";
     log.warn(`skipping a damaged line of a session file${torn}`, { file, line: i + 1 });
-  });
+  }
   return out;
 }
 
@@ -290,9 +295,10 @@ function readHeader(path: string): SessionHeader | undefined {
   }
 }
 
-/** Folds the events into what a load needs: updates to replay, a valid history, the latest mode. */
+/** Folds the events (those after the header, `events[0]`) into what a load needs: updates to replay,
+ *  a valid history, the latest mode. */
 function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string): LoadedSession {
-  let updates: SessionUpdate[] = [];
+  const updates: SessionUpdate[] = [];
   let history: Message[] = [];
   let mode = header.mode;
   let model: string | undefined;
@@ -300,7 +306,8 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
   let title = header.title;
   let usage: SessionUsage | undefined;
   let mark = { updates: 0, history: 0, title };
-  for (const e of events) {
+  for (let i = 1; i < events.length; i++) {
+    const e = events[i]!;
     if (e.type === "turn") mark = { updates: updates.length, history: history.length, title };
     else if (e.type === "retract") {
       updates.length = Math.min(updates.length, mark.updates);
@@ -315,24 +322,21 @@ function fold(header: SessionHeader, events: SessionEvent[], updatedAt: string):
     else if (e.type === "compact" && Array.isArray(e.history)) history = [...e.history];
     else if (e.type === "usage") usage = parseSessionUsage(e.usage) ?? usage;
   }
-  updates = closeOpenToolCalls(updates);
+  closeOpenToolCalls(updates);
   return { header, updates, history: repairHistory(history), mode, model, options, title, updatedAt, ...(usage ? { usage } : {}) };
 }
 
-/** A tool call the client saw start but never end (the agent died mid-call) replays as failed. */
-function closeOpenToolCalls(updates: SessionUpdate[]): SessionUpdate[] {
+/** A tool call the client saw start but never end (the agent died mid-call) replays as failed: its
+ *  closing update is appended to `updates`. */
+function closeOpenToolCalls(updates: SessionUpdate[]): void {
   const open = new Set<string>();
   for (const u of updates) {
     if (u.sessionUpdate === "tool_call") open.add(u.toolCallId);
     if (u.sessionUpdate === "tool_call_update" && (u.status === "completed" || u.status === "failed")) open.delete(u.toolCallId);
   }
-  const closing: SessionUpdate[] = [...open].map((toolCallId) => ({
-    sessionUpdate: "tool_call_update",
-    toolCallId,
-    status: "failed",
-    content: [{ type: "content", content: { type: "text", text: INTERRUPTED } }],
-  }));
-  return [...updates, ...closing];
+  for (const toolCallId of open) {
+    updates.push({ sessionUpdate: "tool_call_update", toolCallId, status: "failed", content: [{ type: "content", content: { type: "text", text: INTERRUPTED } }] });
+  }
 }
 
 /** Every assistant tool call gets a result, so the next LLM request is valid. */
