@@ -160,7 +160,7 @@ export function classifyRelayedNotification(text: string): Classified | undefine
   if (jsonValueEnd(text, start) !== text.length - 1) return undefined;
   const paramsText = text.slice(start, -1);
   const message = new CheckedMessage(text.slice(NOTIFICATION_HEAD.length, methodEnd), paramsText);
-  return new CheckedNotification(message, paramsText) as unknown as Classified;
+  return new CheckedNotification(message, paramsText);
 }
 
 const UNREAD = Symbol("unread");
@@ -168,6 +168,7 @@ const UNREAD = Symbol("unread");
 /** A notification's message whose params are parsed from their (checked) text when first read; as JSON
  *  (trace, a message pipe's size) it is the message the line spells. */
 class CheckedMessage {
+  [key: string]: unknown;
   readonly jsonrpc = "2.0";
   #params: unknown = UNREAD;
   readonly #text: string;
@@ -191,7 +192,7 @@ class CheckedMessage {
 
 /** classifyRelayedNotification's classification: its params are its message's. */
 class CheckedNotification {
-  readonly kind = "notification";
+  readonly kind = "notification" as const;
   readonly method: string;
   constructor(
     readonly message: CheckedMessage,
