@@ -77,14 +77,18 @@ function withoutProxyMeta<P extends Params>(params: P): P {
   return out;
 }
 
+/** The dialect whose successor wrapper `method` is, if it is one. */
+export function successorDialect(method: string): Dialect | undefined {
+  if (method === "proxy/successor") return "proxy";
+  if (method === "_proxy/successor") return "underscore";
+  if (method === "_proxy/successor/request" || method === "_proxy/successor/notification") return "sacp";
+  return undefined;
+}
+
 /** If `method` is a successor wrapper in any dialect, its dialect and the inner message; else undefined. */
 export function unwrapSuccessor(method: string, params: Params): { dialect: Dialect; inner: Inner } | undefined {
-  let dialect: Dialect;
-  if (method === "proxy/successor") dialect = "proxy";
-  else if (method === "_proxy/successor") dialect = "underscore";
-  else if (method === "_proxy/successor/request" || method === "_proxy/successor/notification") dialect = "sacp";
-  else return undefined;
-  if (!isObject(params) || typeof params.method !== "string") return undefined;
+  const dialect = successorDialect(method);
+  if (dialect === undefined || !isObject(params) || typeof params.method !== "string") return undefined;
   const inner: Inner = { method: params.method, params: params.params as Params };
   const meta = dialect === "underscore" ? (params.meta ?? params._meta) : params._meta;
   if (meta !== undefined) inner.meta = meta;
@@ -97,6 +101,28 @@ export function unwrapSuccessor(method: string, params: Params): { dialect: Dial
 export function wrappedNotificationLine(dialect: Dialect, inner: Inner, paramsText: string): string | undefined {
   if (inner.meta !== undefined) return undefined;
   return `{"jsonrpc":"2.0","method":"${successorMethod(dialect, false)}","params":{"method":${JSON.stringify(inner.method)},"params":${paramsText}}}`;
+}
+
+/** The wrapper carrying notification `inner` in `dialect`, as wrappedNotificationLine spells it, and
+ *  its message (as wrapSuccessor describes it), which reads `inner.params` only when its own are read. */
+export function wrappedNotification(dialect: Dialect, inner: Inner, paramsText: string): { line: string; message: Record<string, unknown> } | undefined {
+  const line = wrappedNotificationLine(dialect, inner, paramsText);
+  if (line === undefined) return undefined;
+  return { line, message: { jsonrpc: "2.0", method: successorMethod(dialect, false), params: new WrappedParams(inner) } };
+}
+
+/** A wrapper's params `{method, params}` whose inner params are read from the inner message when read. */
+class WrappedParams {
+  readonly method: string;
+  constructor(readonly inner: Inner) {
+    this.method = inner.method;
+  }
+  get params(): Params {
+    return this.inner.params;
+  }
+  toJSON(): Record<string, unknown> {
+    return { method: this.method, params: this.inner.params };
+  }
 }
 
 /** The wrapper's method in `dialect`; `isRequest` picks the sacp one. */

@@ -33,8 +33,10 @@ export class McpRoutes {
   }
 
   /** A message from a consumer towards a provider; cheap for every other method. */
-  check(method: string, params: Params): McpCheck {
+  check(m: { method: string; params: Params }): McpCheck {
+    const method = m.method;
     if (method.charCodeAt(0) !== 109 /* m */ || !method.startsWith("mcp/")) return undefined;
+    const params = m.params;
     const p = isObject(params) ? params : {};
     if (method === "mcp/connect") {
       const id = p.serverId;

@@ -18,8 +18,9 @@ import {
   type Inner,
   isInitialize,
   type Params,
+  successorDialect,
   unwrapSuccessor,
-  wrappedNotificationLine,
+  wrappedNotification,
   wrapSuccessor,
 } from "./dialect.ts";
 import { describeEnd, Link, type LinkEnd, type LinkIo, type WellFormed } from "../wire/link.ts";
@@ -125,6 +126,9 @@ type Routed = Inner & {
    *  message parsed from it. */
   line?: string;
   read?: Record<string, unknown>;
+  /** The params' text in `line`, when the line was checked rather than parsed: then `params` (and
+   *  `read`'s) are parsed only when a route reads them, and `read` is what would be written. */
+  paramsText?: string;
 };
 
 export class Chain {
@@ -160,6 +164,7 @@ export class Chain {
         onMessage: (m, line) => this.#receive(ep, m, line),
         onBatch: (entries) => this.#receiveBatch(ep, entries),
         onMalformed: hop === "client" ? (bad) => (ep.link.send(errorResponse(bad.id, bad.error)), true) : undefined,
+        relay: true,
         trace: opts.trace ? (dir, message) => opts.trace!(hop, dir, message) : undefined,
       });
       const ep: Endpoint = { hop, isProxy, pending: new PendingRequests(), inbound: new Map(), batches: new Map(), link };
@@ -292,9 +297,10 @@ export class Chain {
 
   #receive(from: Endpoint, m: WellFormed, line?: string): void {
     if (m.kind === "response") return this.#respond(from, m);
-    const params = m.params as Params;
-    if (m.method === "$/cancel_request") return this.#cancel(from, params);
-    const routed: Routed = { method: m.method, params };
+    if (m.method === "$/cancel_request") return this.#cancel(from, m.params as Params);
+    // Params are read where a route needs them: a notification checked rather than parsed (paramsText)
+    // is passed on without them being built.
+    const routed: Routed = m.kind === "notification" && m.paramsText !== undefined ? unread(m, m.paramsText) : { method: m.method, params: m.params as Params };
     if (m.kind === "request") routed.request = { from, id: m.id };
     else if (line !== undefined) (routed.line = line), (routed.read = m.message);
     if (from.hop === "client") {
@@ -302,21 +308,23 @@ export class Chain {
         if (m.kind === "request") from.link.send(errorResponse(m.id, this.#mismatch));
         return;
       }
-      const sessionId = (params as { sessionId?: unknown } | undefined)?.sessionId;
-      if (m.kind === "request" && m.method === "session/prompt" && typeof sessionId === "string") this.#prompts.set(m.id, sessionId);
+      if (m.kind === "request" && m.method === "session/prompt") {
+        const sessionId = (m.params as { sessionId?: unknown } | undefined)?.sessionId;
+        if (typeof sessionId === "string") this.#prompts.set(m.id, sessionId);
+      }
       if (this.#mode === "proxy") {
-        const wrapped = unwrapSuccessor(m.method, params);
+        const wrapped = unwrap(routed);
         if (wrapped) {
           from.dialect = wrapped.dialect;
           if (wrapped.inner.method === "$/cancel_request") return;
           return this.#up(this.#components.length, { ...wrapped.inner, request: routed.request });
         }
-        from.dialect ??= dialectOfInitialize(m.method, params);
+        if (isInitialize(m.method)) from.dialect ??= dialectOfInitialize(m.method, routed.params);
       }
       return this.#down(-1, routed);
     }
     const k = from.hop;
-    const wrapped = unwrapSuccessor(m.method, params);
+    const wrapped = unwrap(routed);
     if (!wrapped) return this.#up(k, routed);
     if (from.isProxy) from.dialect ??= wrapped.dialect;
     // A wrapped $/cancel_request names an id of another hop; only the proxy can translate it.
@@ -341,7 +349,7 @@ export class Chain {
     }
     const target = this.#components[j]!;
     if (!target.isProxy) return this.#toAgent(target, m);
-    if (!isInitialize(m.method)) return this.#send(target, m.method, m.params, m.request, undefined, m.line);
+    if (!isInitialize(m.method)) return void (this.#pass(target, m) || this.#send(target, m.method, m.params, m.request, undefined, m.line));
     const attempt = target.dialect ? DIALECT_ORDER.indexOf(target.dialect) : 0;
     this.#sendInit(target, attempt, m.params, m.request);
   }
@@ -379,24 +387,34 @@ export class Chain {
 
   /** A message from position `k` (components.length = our successor in proxy mode) to its predecessor. */
   #up(k: number, m: Routed): void {
-    const mcp = this.#mcp.check(m.method, m.params);
+    const mcp = this.#mcp.check(m);
     if (mcp && "refuse" in mcp) {
       if (m.request) m.request.from.link.send(errorResponse(m.request.id, mcp.refuse));
       return;
     }
     const hooks = mcp?.answer ? { params: m.params, answer: mcp.answer } : undefined;
     const j = k - 1;
-    if (j < 0) return this.#send(this.#client, m.method, m.params, m.request, undefined, m.line, hooks);
+    if (j < 0) return void (this.#pass(this.#client, m) || this.#send(this.#client, m.method, m.params, m.request, undefined, m.line, hooks));
     this.#wrapTo(this.#components[j]!, m, hooks);
   }
 
   #wrapTo(target: Endpoint, m: Routed, hooks?: EdgeRoute, versionOf?: number): void {
     const dialect = target.dialect ?? "proxy";
+    // A notification relayed unchanged is wrapped around its params' text as read, not serialized again
+    // (nor parsed, when it was checked rather than parsed).
+    const text = m.line === undefined || m.read === undefined || m.request ? undefined : (m.paramsText ?? paramsTextOf(m.line, m.read));
+    const wrapped = text === undefined ? undefined : wrappedNotification(dialect, m, text);
+    if (wrapped) return target.link.send(wrapped.message, wrapped.line);
     const w = wrapSuccessor(dialect, m, m.request !== undefined);
-    // A notification relayed unchanged is wrapped around its params' text as read, not serialized again.
-    const text = m.line === undefined || m.read === undefined || m.request ? undefined : paramsTextOf(m.line, m.read);
-    const line = text === undefined ? undefined : wrappedNotificationLine(dialect, m, text);
-    this.#send(target, w.method, w.params, m.request, undefined, line, hooks, versionOf);
+    this.#send(target, w.method, w.params, m.request, undefined, undefined, hooks, versionOf);
+  }
+
+  /** A notification passed on as read, when it was checked rather than parsed: its line and its
+   *  message as read (what #send would build from it), neither built again. False for anything else. */
+  #pass(target: Endpoint, m: Routed): boolean {
+    if (m.request || m.paramsText === undefined || m.line === undefined || m.read === undefined) return false;
+    target.link.send(m.read, m.line);
+    return true;
   }
 
   #sendInit(target: Endpoint, attempt: number, params: Params, request: Routed["request"]): void {
@@ -497,6 +515,32 @@ export class Chain {
     if ("taken" in to) to.taken.cancel();
     else to.to.link.send({ jsonrpc: "2.0", method: "$/cancel_request", params: { ...params, requestId: to.id } });
   }
+}
+
+/** A notification checked rather than parsed, routed with its params parsed only when first read. */
+function unread(m: { method: string; params: unknown }, paramsText: string): Routed {
+  return new Unread(m, paramsText);
+}
+
+class Unread {
+  readonly method: string;
+  request?: Routed["request"];
+  line?: string;
+  read?: Record<string, unknown>;
+  constructor(
+    readonly m: { method: string; params: unknown },
+    readonly paramsText: string,
+  ) {
+    this.method = m.method;
+  }
+  get params(): Params {
+    return this.m.params as Params;
+  }
+}
+
+/** The successor wrapper `m` is, if it is one (its params read only then). */
+function unwrap(m: Inner): ReturnType<typeof unwrapSuccessor> {
+  return successorDialect(m.method) === undefined ? undefined : unwrapSuccessor(m.method, m.params);
 }
 
 /** The edge's hooks and the MCP routes' on one answer: the routes hear the agent's answer first. */

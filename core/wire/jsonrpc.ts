@@ -1,6 +1,7 @@
 // Owns JSON-RPC 2.0 message classification: request / notification / response / malformed, with
 // the error code and message a malformed line must be answered with; and the one list of error codes
 // (JSON-RPC's and ACP's) and of the ACP protocol version this codebase speaks. Does no I/O.
+import { jsonValueEnd } from "./json-check.ts";
 
 export type JsonRpcId = string | number;
 
@@ -22,7 +23,14 @@ export function isJsonRpcError(v: unknown): v is JsonRpcError {
 
 export type Classified =
   | { kind: "request"; id: JsonRpcId; method: string; params: unknown; message: Record<string, unknown> }
-  | { kind: "notification"; method: string; params: unknown; message: Record<string, unknown> }
+  | {
+      kind: "notification";
+      method: string;
+      params: unknown;
+      message: Record<string, unknown>;
+      /** The params' text as read, when the line was checked rather than parsed (classifyRelayedNotification). */
+      paramsText?: string;
+    }
   | { kind: "response"; id: JsonRpcId | null; result?: unknown; error?: JsonRpcError; message: Record<string, unknown> }
   | { kind: "malformed"; id: JsonRpcId | null; error: JsonRpcError };
 
@@ -126,6 +134,75 @@ export function paramsTextOf(line: string, message: Record<string, unknown>): st
   if (keys !== 3) return undefined;
   const prefix = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`;
   return line.startsWith(prefix) ? line.slice(prefix.length, -1) : undefined;
+}
+
+const NOTIFICATION_HEAD = '{"jsonrpc":"2.0","method":"';
+const PARAMS_KEY = ',"params":';
+
+/**
+ * A notification line spelled as JSON.stringify spells one (`{"jsonrpc":"2.0","method":M,"params":P}`,
+ * M without escapes, P an object or an array), checked as JSON without being parsed: classified as
+ * classifyLine classifies it, with its params' text; the params are parsed when first read (on the
+ * classification or its message alike), so a relay that passes the line on as read never builds them.
+ * Undefined for any other line (classify it instead: a malformed one gets its error from there).
+ */
+export function classifyRelayedNotification(text: string): Classified | undefined {
+  if (!text.startsWith(NOTIFICATION_HEAD)) return undefined;
+  const methodEnd = text.indexOf('"', NOTIFICATION_HEAD.length);
+  if (methodEnd <= NOTIFICATION_HEAD.length || !text.startsWith(PARAMS_KEY, methodEnd + 1)) return undefined;
+  for (let i = NOTIFICATION_HEAD.length; i < methodEnd; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 32 || c === 92 /* \ */) return undefined;
+  }
+  const start = methodEnd + 1 + PARAMS_KEY.length;
+  const open = text.charCodeAt(start);
+  if ((open !== 123 /* { */ && open !== 91) /* [ */ || text.charCodeAt(text.length - 1) !== 125 /* } */) return undefined;
+  if (jsonValueEnd(text, start) !== text.length - 1) return undefined;
+  const paramsText = text.slice(start, -1);
+  const message = new CheckedMessage(text.slice(NOTIFICATION_HEAD.length, methodEnd), paramsText);
+  return new CheckedNotification(message, paramsText);
+}
+
+const UNREAD = Symbol("unread");
+
+/** A notification's message whose params are parsed from their (checked) text when first read; as JSON
+ *  (trace, a message pipe's size) it is the message the line spells. */
+class CheckedMessage {
+  [key: string]: unknown;
+  readonly jsonrpc = "2.0";
+  #params: unknown = UNREAD;
+  readonly #text: string;
+  constructor(
+    readonly method: string,
+    paramsText: string,
+  ) {
+    this.#text = paramsText;
+  }
+  get params(): unknown {
+    if (this.#params === UNREAD) this.#params = JSON.parse(this.#text);
+    return this.#params;
+  }
+  set params(value: unknown) {
+    this.#params = value;
+  }
+  toJSON(): Record<string, unknown> {
+    return { jsonrpc: this.jsonrpc, method: this.method, params: this.params };
+  }
+}
+
+/** classifyRelayedNotification's classification: its params are its message's. */
+class CheckedNotification {
+  readonly kind = "notification" as const;
+  readonly method: string;
+  constructor(
+    readonly message: CheckedMessage,
+    readonly paramsText: string,
+  ) {
+    this.method = message.method;
+  }
+  get params(): unknown {
+    return this.message.params;
+  }
 }
 
 export function errorResponse(id: JsonRpcId | null, error: JsonRpcError): Record<string, unknown> {

@@ -6,7 +6,7 @@
 // Does not route or interpret methods (router.ts) and does not own processes (components.ts).
 import { logFailure } from "../log.ts";
 import { readLineBatches } from "./ndjson.ts";
-import { type Classified, classifyBatchLine, classifyBatchValue, classifyLine, classifyMessage, type JsonRpcError } from "./jsonrpc.ts";
+import { type Classified, classifyBatchLine, classifyBatchValue, classifyLine, classifyMessage, classifyRelayedNotification, type JsonRpcError } from "./jsonrpc.ts";
 import type { MessageEnd, Posted } from "./message-pipe.ts";
 import { type ByteSink, LineWriter } from "./writer.ts";
 
@@ -61,6 +61,9 @@ export type LinkOptions = LinkIo & {
   onBatch?: (entries: Classified[], line: string | undefined) => void;
   /** A malformed line: answer it and go on (true), or end the link with `garbage` (false, the default). */
   onMalformed?: (bad: Extract<Classified, { kind: "malformed" }>, line: string) => boolean;
+  /** A relay's link: a notification spelled as JSON.stringify spells one is checked as JSON, not parsed,
+   *  and its params are parsed when first read (jsonrpc.ts classifyRelayedNotification). */
+  relay?: boolean;
   /** Sees every message read ("in") and written ("out"). */
   trace?: (dir: "in" | "out", message: unknown) => void;
   /** Bytes that may wait for the peer to read them before the link ends as `stalled` (on a message
@@ -182,7 +185,9 @@ async function pump(opts: LinkOptions, input: AsyncIterable<Uint8Array>): Promis
     for await (const batch of readLineBatches(input, opts.maxLineBytes)) {
       for (const event of batch) {
         if (event.type === "oversize") return { reason: "oversize", bytes: event.bytes };
-        const end = take(opts, opts.onBatch !== undefined ? classifyBatchLine(event.text) : classifyLine(event.text), event.text);
+        const text = event.text;
+        const c = (opts.relay && classifyRelayedNotification(text)) || (opts.onBatch !== undefined ? classifyBatchLine(text) : classifyLine(text));
+        const end = take(opts, c, text);
         if (end) return end;
       }
     }

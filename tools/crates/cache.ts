@@ -4,7 +4,7 @@
 // a killed fetch left there. Does not download or resolve.
 import { createHash } from "node:crypto";
 import { randomHex } from "../../core/ids.ts";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import semver from "semver";
 import { HOST, ownerGone } from "./owner.ts";
@@ -131,18 +131,21 @@ export async function installCrate(
   // Loaded here: a cache hit never needs the tar parser.
   const { CrateExtraction } = await import("./verify-extract.ts");
   let current: CrateExtraction | undefined;
+  // The temp folder is the crate's folder itself (the extraction makes it): renamed into place, it leaves
+  // nothing to remove.
   const begin = () => {
     if (current) {
       current.dispose();
       rmSync(tmp, { recursive: true, force: true });
     }
-    mkdirSync(tmp, { recursive: true });
     return (current = new CrateExtraction(tmp, top, limits));
   };
+  let renamed = false;
   try {
     (await fill(begin)).finish();
     try {
-      renameSync(join(tmp, top), final);
+      renameSync(tmp, final);
+      renamed = true;
     } catch (err) {
       // Another writer (without our lock: an older tendril, a copy by hand) finished first: theirs is complete.
       if (!exists(final)) throw err;
@@ -150,7 +153,7 @@ export async function installCrate(
     return final;
   } finally {
     current?.dispose();
-    rmSync(tmp, { recursive: true, force: true });
+    if (!renamed) rmSync(tmp, { recursive: true, force: true });
   }
 }
 

@@ -22,3 +22,14 @@ test("a copy it cannot read counts as none", async () => {
   writeFileSync(join(tmp, "3", "a", "abc"), "not json\nbody");
   expect(await new IndexCache(tmp).read("3/a/abc")).toBeUndefined();
 });
+
+test("fewer calls: a copy's folder is made when a write finds it missing, and a removed folder is made again", async () => {
+  const dir = join(tmp, "on-demand");
+  const cache = new IndexCache(dir);
+  await cache.write("to/ki/tokio", { body: "a\n" });
+  await cache.write("to/ki/tokio-util", { body: "b\n" });
+  rmSync(join(dir, "to"), { recursive: true });
+  await cache.write("to/ki/tokio", { body: "c\n" });
+  expect((await cache.read("to/ki/tokio"))?.body).toBe("c\n");
+  expect(readdirSync(join(dir, "to", "ki"))).toEqual(["tokio"]);
+});

@@ -46,9 +46,16 @@ export class IndexCache {
     const file = join(this.dir, path);
     const tmp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
     const meta = JSON.stringify({ etag: entry.etag, last_modified: entry.lastModified });
+    const text = `${meta}\n${entry.body}`;
     try {
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(tmp, `${meta}\n${entry.body}`);
+      try {
+        writeFileSync(tmp, text);
+      } catch (err) {
+        // The folder is made when a write finds it missing, not asked for before every write.
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(tmp, text);
+      }
       renameSync(tmp, file);
     } catch {
       rmSync(tmp, { force: true });

@@ -73,3 +73,13 @@ test("C8: another host's fresh lock is not judged by its pid, which means nothin
   utimesSync(path, old, old);
   expect(isStale(path, `${dead} ${HOST}-elsewhere feedface`, 30)).toBe(true);
 });
+
+test("fewer calls: the lock's folder is made when a lock finds it missing, also after it was removed", async () => {
+  const dir = join(tmp, "locks-on-demand");
+  const path = join(dir, "x.lock");
+  const opts = { staleS: 30, maxWaitS: 10, pollMs: 5 };
+  expect(await withFileLock(path, opts, async () => undefined, async () => (existsSync(path) ? "held" : "not held"))).toBe("held");
+  rmSync(dir, { recursive: true });
+  expect(await withFileLock(path, opts, async () => undefined, async () => (existsSync(path) ? "held" : "not held"))).toBe("held");
+  expect(existsSync(path)).toBe(false);
+});

@@ -25,7 +25,6 @@ const DEFAULT_POLL_MS = 25;
  * `done()` is asked whether the result already exists; its answer is returned when it is not undefined.
  */
 export async function withFileLock<T>(path: string, opts: LockOptions, done: () => Promise<T | undefined>, work: () => Promise<T>): Promise<T> {
-  mkdirSync(dirname(path), { recursive: true });
   const mine = `${process.pid} ${HOST} ${randomHex(8)}`;
   const giveUpAt = Date.now() + opts.maxWaitS * 1000;
   let told = false;
@@ -68,15 +67,20 @@ function removeIfStill(path: string, content: string): void {
   }
 }
 
+/** The lock's folder is made when a lock finds it missing, not asked for before every lock. */
 function tryCreate(path: string, content: string): boolean {
-  try {
-    const fd = openSync(path, "wx");
-    writeSync(fd, content);
-    closeSync(fd);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw err;
+  for (let madeFolder = false; ; madeFolder = true) {
+    try {
+      const fd = openSync(path, "wx");
+      writeSync(fd, content);
+      closeSync(fd);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") return false;
+      if (code !== "ENOENT" || madeFolder) throw err;
+      mkdirSync(dirname(path), { recursive: true });
+    }
   }
 }
 

@@ -7,7 +7,7 @@ import { linkStaysInside } from "./archive-paths.ts";
 import { fromBytes, installCrate } from "./cache.ts";
 import { CrateError } from "./errors.ts";
 import { verifyChecksum } from "./checksum.ts";
-import { extractCrate } from "./verify-extract.ts";
+import { CrateExtraction, extractCrate } from "./verify-extract.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "tendril-extract-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -67,6 +67,21 @@ test("installCrate renames a complete folder into place and leaves no temp folde
   const path = await installCrate({ root }, "demo", "1.0.0", fromBytes(crateTarball("demo", "1.0.0")), LIMITS);
   expect(path).toBe(join(root, TOP));
   expect(readdirSync(path).sort()).toEqual(["Cargo.toml", "src"]);
+  expect(readdirSync(join(root, ".tmp"))).toEqual([]);
+});
+
+test("fewer calls: an extraction writes the crate's folder as the folder it is given (the temp folder renamed into place whole)", async () => {
+  const into = join(tmp, "as-top", "x@host.1.ab");
+  const x = new CrateExtraction(into, TOP, LIMITS);
+  x.write(rawTarball([{ path: `${TOP}/`, type: "Directory" }, ok("Cargo.toml", "[package]\n"), ok("src/lib.rs"), { path: `${TOP}/lib`, type: "SymbolicLink", linkpath: "src/lib.rs" }]));
+  x.finish();
+  expect(readdirSync(into).sort()).toEqual(["Cargo.toml", "lib", "src"]);
+  expect(readFileSync(join(into, "lib"), "utf8")).toBe("x");
+  // a name that is `top` with a backslash lies beside the crate's folder: never written, never installed
+  const root = join(tmp, "store-backslash");
+  await installCrate({ root }, "demo", "1.0.0", fromBytes(rawTarball([ok("Cargo.toml"), { path: `${TOP}\\x`, body: "x" }])), LIMITS);
+  expect(readdirSync(root).sort()).toEqual([".tmp", TOP]);
+  expect(readdirSync(join(root, TOP))).toEqual(["Cargo.toml"]);
   expect(readdirSync(join(root, ".tmp"))).toEqual([]);
 });
 

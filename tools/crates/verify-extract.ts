@@ -1,5 +1,5 @@
 // Owns turning .crate bytes into files as they arrive: gunzip + tar parse that writes regular files and
-// folders under `dest` and refuses (naming the entry) anything outside the rules of archive-paths.ts or
+// folders of the crate's `NAME-VER/` into a given folder and refuses (naming the entry) anything outside the rules of archive-paths.ts or
 // over the size and file-count caps. Symlinks are created last, after every one has been checked, so
 // nothing is ever written through a link. Does not pick `dest`, check the checksum, or clean up.
 import { closeSync, copyFileSync, mkdirSync, openSync, symlinkSync, writeSync } from "node:fs";
@@ -14,7 +14,8 @@ export interface ExtractLimits {
 }
 
 interface State {
-  dest: string;
+  /** Where the archive's `top/` is written. */
+  topDir: string;
   top: string;
   limits: ExtractLimits;
   entries: number;
@@ -41,8 +42,10 @@ export class CrateExtraction {
   private readonly st: State;
   private readonly parser: Parser;
 
-  constructor(dest: string, top: string, limits: ExtractLimits) {
-    const st: State = { dest, top, limits, entries: 0, bytes: 0, files: new Set(), dirs: new Set(), symlinks: new Map() };
+  /** Writes the archive's `top/` as `topDir`, which it makes at once (parents included). */
+  constructor(topDir: string, top: string, limits: ExtractLimits) {
+    const st: State = { topDir, top, limits, entries: 0, bytes: 0, files: new Set(), dirs: new Set(), symlinks: new Map() };
+    makeDir(st, topDir);
     const parser = new Parser({ strict: true, onReadEntry: (entry) => onEntry(entry, st, parser) });
     parser.on("error", (err: Error) => (st.problem ??= new CrateError("hostile", `not a valid crate archive: ${err.message}`)));
     this.st = st;
@@ -73,7 +76,7 @@ export class CrateExtraction {
 
 /** Extracts a whole gzipped tar held in memory into `dest` (see CrateExtraction). */
 export function extractCrate(gz: Uint8Array, dest: string, top: string, limits: ExtractLimits): void {
-  const x = new CrateExtraction(dest, top, limits);
+  const x = new CrateExtraction(join(dest, top), top, limits);
   x.write(gz);
   x.finish();
 }
@@ -90,8 +93,12 @@ function onEntry(entry: ReadEntry, st: State, parser: Parser): void {
   if (why) return refuse(st, entry, why, parser);
   const rel = normalizeEntry(entry.path);
   try {
-    if (entry.type === "Directory") {
-      makeDir(st, join(st.dest, rel));
+    if (entry.type !== "SymbolicLink" && placed(st, rel) === undefined) {
+      // `top\x`: pathProblem reads it as inside `top/`, but on disk it would lie beside the crate's
+      // folder, which alone is installed: nothing is written (a link to it finds no file).
+      entry.resume();
+    } else if (entry.type === "Directory") {
+      makeDir(st, placed(st, rel)!);
       entry.resume();
     } else if (FILE_TYPES.has(entry.type)) {
       writeFile(entry, st, rel);
@@ -127,8 +134,14 @@ function makeDir(st: State, dir: string): void {
   st.dirs.add(dir);
 }
 
+/** Where archive path `rel` (normalized, under `top`) is written; undefined when it is not `top` or below `top/`. */
+function placed(st: State, rel: string): string | undefined {
+  if (rel === st.top) return st.topDir;
+  return rel.startsWith(`${st.top}/`) ? join(st.topDir, rel.slice(st.top.length + 1)) : undefined;
+}
+
 function writeFile(entry: ReadEntry, st: State, rel: string): void {
-  const path = join(st.dest, rel);
+  const path = placed(st, rel)!;
   makeDir(st, dirname(path));
   const fd = openSync(path, "w", (entry.mode ?? 0o644) & 0o111 ? 0o755 : 0o644);
   st.openFd = fd;
@@ -153,9 +166,9 @@ function copyHardLink(entry: ReadEntry, st: State, rel: string): void {
   if (bad) return refuse(st, entry, `hard link target ${JSON.stringify(raw)} ${bad}`);
   const target = normalizeEntry(raw);
   if (!st.files.has(target)) return refuse(st, entry, `hard link to ${JSON.stringify(raw)}, which is not a file earlier in the archive`);
-  const path = join(st.dest, rel);
+  const path = placed(st, rel)!;
   makeDir(st, dirname(path));
-  copyFileSync(join(st.dest, target), path);
+  copyFileSync(placed(st, target)!, path);
   st.files.add(rel);
   entry.resume();
 }
@@ -167,9 +180,11 @@ function createSymlinks(st: State): void {
     }
   }
   for (const [path, target] of st.symlinks) {
+    const at = placed(st, path);
+    if (at === undefined) continue; // `top\x`: beside the crate's folder, never installed (see onEntry)
     try {
-      makeDir(st, dirname(join(st.dest, path)));
-      symlinkSync(target, join(st.dest, path));
+      makeDir(st, dirname(at));
+      symlinkSync(target, at);
     } catch (err) {
       // e.g. EEXIST: the archive also has a file or folder at this path (or below it)
       throw new CrateError("hostile", `refused archive entry ${JSON.stringify(path)}: ${(err as Error).message}`);
