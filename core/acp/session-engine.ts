@@ -60,11 +60,6 @@ export class SessionEngine {
     this.client = { caps, notify: (sessionId, update) => mapping.emit(sessionId, update) };
   }
 
-  /** The auth methods to offer this client. */
-  authMethods() {
-    return this.auth?.methods(this.terminalAuth) ?? [];
-  }
-
   authenticate(methodId: string) {
     return this.auth ? this.auth.authenticate(methodId) : {};
   }

@@ -87,8 +87,8 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
     },
     toolCallSignal: (sessionId, id) => callSwitch(sessionId, id).signal,
   };
-  // v2 has no capabilities for notices or compaction: they are part of the protocol, shown to all.
-  // Elicitation in the modes initialize names (`capabilities.elicitation.form` / `.url`).
+  // What the client declared (initialize.ts): v2's baseline shows notices, compaction, subagents and
+  // live terminals to all; elicitation in the modes initialize names.
   const engine = new SessionEngine(sessions, peer, mapping, auth, hello.caps);
   engine.terminalAuth = hello.terminalAuth;
   const client = engine.client;
