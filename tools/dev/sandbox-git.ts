@@ -1,12 +1,11 @@
 // Owns the guards of git dirs in a writable workspace (SPEC §3.8): the bounded walk that finds every
 // `.git` under the roots (nested repositories, submodule checkouts, linked worktrees), which parts of
 // each git dir are mounted read-only so no hook, config or pointer git later obeys as the user can be
-// planted, and the after-command check that names a new `.git` and undoes a planted `commondir`.
-// Returns bwrap arguments; sandbox-args.ts places them.
-import { type Dirent, existsSync, readdirSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+// planted. Returns bwrap arguments; sandbox-args.ts places them. What a command changed anyway is
+// git-watch.ts's after-command check.
+import { type Dirent, existsSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { isInside } from "../../core/path-inside.ts";
-import type { SandboxContext } from "./sandbox-context.ts";
 import { entryKind, isDir, isRealDir, isSymlink, readOrEmpty, subdirs } from "./sandbox-paths.ts";
 
 /**
@@ -196,29 +195,4 @@ function pointedGitDir(file: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * What no mount can guard, checked after the command: a `.git` it made anywhere under a root (a mount
- * where there was none would leave one behind on the host), and a `commondir` it wrote into a git dir
- * that had none (git would read config and hooks from where it points). git obeys both as the user, so
- * the new `.git` is named in the result and the planted `commondir` removed and named. `before`: the
- * walk made before the command started.
- */
-export function gitReport(ctx: SandboxContext, before: GitEntries, maxDirs: number): () => string | undefined {
-  if (ctx.settings.mode !== "workspace-write") return () => undefined;
-  const roots = [ctx.root, ...(ctx.extraRoots ?? [])];
-  const known = new Set([...before.dirs, ...before.files, ...before.links]);
-  return () => {
-    const lines: string[] = [];
-    const planted = before.noCommondir.map((d) => join(d, "commondir")).filter((c) => entryKind(c) !== "none");
-    for (const c of planted) rmSync(c, { force: true, recursive: true });
-    if (planted.length > 0) lines.push(`sandbox: this command wrote ${planted.join(" and ")}, which would make git read config and hooks from elsewhere as the user; it was removed. Tell the user.`);
-    const after = findGitEntries(roots, maxDirs);
-    const made = [...after.dirs, ...after.files, ...after.links].filter((p) => !known.has(p));
-    if (made.length > 0) {
-      lines.push(`sandbox: this command created ${made.join(" and ")}; git runs the hooks and config (core.fsmonitor, core.hooksPath …) of a repository as the user, outside the sandbox, whenever git runs there (a git-aware shell prompt does on cd, an editor when it finds the repository). Tell the user, so they check it before running git there.`);
-    }
-    return lines.length > 0 ? lines.join("\n") : undefined;
-  };
 }

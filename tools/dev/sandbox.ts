@@ -18,7 +18,8 @@ import { startEgressProxy } from "./egress-proxy.ts";
 import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
 import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs, noUsernsFlag, seccompFilter } from "./sandbox-args.ts";
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
-import { findGitEntries, gitReport } from "./sandbox-git.ts";
+import { findGitEntries } from "./sandbox-git.ts";
+import { checkGit, snapshotGit } from "./git-watch.ts";
 import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
 import { proxyNote, setupFailedNote } from "./sandbox-notes.ts";
 import { BwrapStatus } from "./sandbox-status.ts";
@@ -145,7 +146,11 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
       ...(status && { seccompFd: INPUT_FD }),
     });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
-    const gitNote = git ? gitReport(ctx, git, walk) : () => undefined;
+    // The check by shape and content (git-watch.ts): the state now, compared after the command.
+    const since = Date.now();
+    const gitBefore = git ? snapshotGit(roots, walk) : undefined;
+    const quarantine = join(ctx.stateDir ?? ctx.configDir, "quarantine");
+    const gitNote = () => (gitBefore ? checkGit(gitBefore, roots, walk, quarantine, since - 1000).note : undefined);
     const watch = status && { onStatus: (b: Buffer | null) => status.onData(b), beforeKill: () => status.kill(ctx.killHoldMs ?? DEFAULT_LIMITS.SANDBOX_KILL_HOLD_MS) };
     const stoppedBy = (end: RunEnd, refused: readonly string[]) =>
       refused.length > 0 ? proxyNote(refused, ctx.settings.allowDomains) : !end.killed && status?.setupFailed(end.exitCode) ? setupFailedNote(ctx.settings.mode) : undefined;

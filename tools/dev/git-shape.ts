@@ -1,0 +1,150 @@
+// Owns what a git directory is, judged by shape and content rather than by name (SPEC §3.8): a folder
+// holding `HEAD` with `objects/` and `refs/` (or a `commondir`), and which git config settings make git
+// run a program as the user. Pure reads; what to do about a planted one is git-watch.ts's.
+import { type Dirent, readdirSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+
+/** Whether a folder's entries make it a git directory git would use (HEAD, and objects/refs or a commondir). */
+export function gitShaped(entries: readonly Pick<Dirent, "name" | "isDirectory" | "isFile" | "isSymbolicLink">[]): boolean {
+  let head = false, objects = false, refs = false, common = false;
+  for (const e of entries) {
+    if (e.name === "HEAD" && (e.isFile() || e.isSymbolicLink())) head = true;
+    else if (e.name === "objects" && (e.isDirectory() || e.isSymbolicLink())) objects = true;
+    else if (e.name === "refs" && (e.isDirectory() || e.isSymbolicLink())) refs = true;
+    else if (e.name === "commondir" && (e.isFile() || e.isSymbolicLink())) common = true;
+  }
+  return head && ((objects && refs) || common);
+}
+
+/** Whether the folder at `dir` is a git directory by shape. */
+export function isGitDir(dir: string): boolean {
+  try {
+    return gitShaped(readdirSync(dir, { withFileTypes: true }));
+  } catch {
+    return false;
+  }
+}
+
+/** Names a git-shaped folder needs: a file or folder of one of these names completes the shape. */
+export const GIT_SHAPE_NAMES: ReadonlySet<string> = new Set(["HEAD", "objects", "refs", "commondir"]);
+
+// Keys (section.key, or section.*.key for any subsection) whose value git runs as a program.
+const PROGRAM_KEYS = [
+  "core.fsmonitor", "core.hookspath", "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.gitproxy",
+  "core.alternaterefscommand", "sequence.editor", "diff.external", "diff.*.textconv", "diff.*.command", "filter.*.clean",
+  "filter.*.smudge", "filter.*.process", "merge.*.driver", "credential.helper", "credential.*.helper", "gpg.program",
+  "gpg.*.program", "gpg.ssh.defaultkeycommand", "uploadpack.packobjectshook", "interactive.difffilter", "pager.*",
+  "difftool.*.cmd", "mergetool.*.cmd", "remote.*.uploadpack", "remote.*.receivepack", "hook.*.command", "hook.*.run",
+  "trailer.*.command", "trailer.*.cmd", "submodule.*.update", "ssh.variant", "web.browser", "browser.*.cmd", "man.*.cmd",
+  "sendemail.sendmailcmd", "sendemail.smtpserver", "sendemail.tocmd", "sendemail.cccmd",
+];
+/** Keys that make git read another file or folder: their targets are checked like the config itself. */
+const POINTER_KEYS = ["include.path", "includeif.*.path", "core.worktree"];
+
+function keyMatches(pattern: string, key: string): boolean {
+  const p = pattern.split(".");
+  const k = key.split(".");
+  if (p.length === 2 && k.length === 2) return p[0] === k[0] && p[1] === k[1];
+  if (p.length === 3 && k.length >= 3) return p[0] === k[0] && p[2] === k[k.length - 1] && (p[1] === "*" || p[1] === k.slice(1, -1).join("."));
+  if (p.length === 2 && p[1] === "*" && k.length >= 2) return p[0] === k[0];
+  return false;
+}
+
+export interface ConfigReading {
+  /** `key=value` of each setting that runs a program (values as written). */
+  programs: string[];
+  /** Files or folders the config makes git read: include targets and core.worktree, resolved. */
+  pointers: string[];
+  /** False when the text is not a config git would accept: git refuses it whole, so nothing in it runs. */
+  valid: boolean;
+}
+
+const SECTION = /^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$/;
+const ENTRY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/;
+
+/**
+ * Reads a git config text as git does, enough to find what runs a program: sections (`[core]`,
+ * `[diff "x"]`, the old `[diff.x]`), case-insensitive keys, continuation lines, comments. An entry it
+ * cannot read with certainty counts as a program (fail closed).
+ */
+export function readGitConfig(text: string, file: string): ConfigReading {
+  const out: ConfigReading = { programs: [], pointers: [], valid: true };
+  let section: string | undefined;
+  // A backslash-newline continues a value only (git refuses one inside a key).
+  const lines: string[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.endsWith("\\") && lines[last]!.includes("=")) lines[last] = lines[last]!.slice(0, -1) + raw;
+    else lines.push(raw);
+  }
+  for (let line of lines) {
+    if (/^\s*([#;].*)?$/.test(line)) continue;
+    const s = SECTION.exec(line);
+    if (s) {
+      const name = s[1]!.toLowerCase();
+      section = s[2] !== undefined ? `${name.split(".")[0]}.${s[2]}` : name.includes(".") ? `${name.split(".")[0]}.${name.slice(name.indexOf(".") + 1)}` : name;
+      line = s[3]!;
+      if (/^\s*([#;].*)?$/.test(line)) continue;
+    }
+    const e = ENTRY.exec(line);
+    if (!e || section === undefined) {
+      out.valid = false;
+      continue;
+    }
+    const dot = section.indexOf(".");
+    const key = dot < 0 ? `${section}.${e[1]!.toLowerCase()}` : `${section.slice(0, dot)}.${section.slice(dot + 1)}.${e[1]!.toLowerCase()}`;
+    const value = unquote(e[2] ?? "");
+    if (key.startsWith("alias.")) {
+      if (value.trimStart().startsWith("!")) out.programs.push(`${key}=${value}`);
+      continue;
+    }
+    if (PROGRAM_KEYS.some((p) => keyMatches(p, key))) {
+      if (key === "core.fsmonitor" && /^(false|no|off|0|)$/i.test(value.trim())) continue;
+      if (key === "submodule." + key.split(".").slice(1, -1).join(".") + ".update" && !value.trimStart().startsWith("!")) continue;
+      out.programs.push(`${key}=${value}`);
+    } else if (POINTER_KEYS.some((p) => keyMatches(p, key)) && value.trim() !== "") {
+      out.pointers.push(resolveConfigPath(value.trim(), file, key));
+    }
+  }
+  return out;
+}
+
+function unquote(raw: string): string {
+  let v = "";
+  let quoted = false;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === '"') quoted = !quoted;
+    else if (!quoted && (c === "#" || c === ";")) break;
+    else if (c === "\\" && i + 1 < raw.length) v += { n: "\n", t: "\t", b: "\b" }[raw[++i]!] ?? raw[i];
+    else v += c;
+  }
+  return v.trim();
+}
+
+/** An include path is relative to the config file's folder; core.worktree to the git dir (the file's folder). */
+function resolveConfigPath(value: string, file: string, _key: string): string {
+  const home = process.env.HOME;
+  if (value.startsWith("~/") && home) return resolve(home, value.slice(2));
+  return resolve(dirname(file), value);
+}
+
+/** Reads a config file (empty when missing or unreadable). */
+export function readGitConfigFile(file: string): ConfigReading {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return { programs: [], pointers: [], valid: true };
+  }
+  return readGitConfig(text, file);
+}
+
+/** The hook files git would run: every entry of `hooks/` but git init's `*.sample` files. */
+export function hookFiles(gitDir: string): string[] {
+  try {
+    return readdirSync(resolve(gitDir, "hooks")).filter((n) => !n.endsWith(".sample")).map((n) => resolve(gitDir, "hooks", n));
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,141 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { readGitConfig } from "./git-shape.ts";
+import { checkGit, snapshotGit } from "./git-watch.ts";
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-git-watch-")));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+const HAS_GIT = spawnSync("git", ["--version"]).status === 0;
+const WALK = 10_000;
+
+function workspace(name: string): { ws: string; quarantine: string; marker: string } {
+  const ws = join(base, name, "ws");
+  mkdirSync(ws, { recursive: true });
+  execFileSync("git", ["init", "-q", "-b", "main", ws]);
+  return { ws, quarantine: join(base, name, "quarantine"), marker: join(base, name, "fsmonitor-ran") };
+}
+
+/** The user's next `git status` in `cwd`, with a clean global config: whether the planted program ran. */
+function userGitStatus(cwd: string, marker: string): boolean {
+  spawnSync("git", ["status"], { cwd, env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: "1" }, stdio: "ignore" });
+  return existsSync(marker);
+}
+
+const fsmonitor = (marker: string) => `[core]\n\tfsmonitor = "touch ${marker}; false"\n`;
+
+/** Runs `change` as a command would, between the state before and the check after. */
+function asCommand(ws: string, quarantine: string, change: () => void, walk = WALK) {
+  const since = Date.now();
+  const before = snapshotGit([ws], walk);
+  change();
+  return checkGit(before, [ws], walk, quarantine, since - 1000);
+}
+
+describe.skipIf(!HAS_GIT)("git directories by shape and content", () => {
+  test("regression: a repository-shaped src/ (HEAD, objects, refs, config with core.worktree and core.fsmonitor) ran at git status below src/; it is moved aside", () => {
+    const { ws, quarantine, marker } = workspace("shape");
+    const src = join(ws, "src");
+    const r = asCommand(ws, quarantine, () => {
+      mkdirSync(join(src, "objects"), { recursive: true });
+      mkdirSync(join(src, "refs", "heads"), { recursive: true });
+      writeFileSync(join(src, "HEAD"), "ref: refs/heads/main\n");
+      writeFileSync(join(src, "config"), `[core]\n\trepositoryformatversion = 0\n\tworktree = ..\n\tfsmonitor = "touch ${marker}; false"\n`);
+    });
+    expect(r.moved.map((m) => m.from)).toEqual([src]);
+    expect(r.note).toContain(`sandbox: this command wrote ${src}`);
+    expect(r.note).toContain("core.fsmonitor");
+    expect(existsSync(r.moved[0]!.to)).toBe(true); // moved, not deleted
+    mkdirSync(join(ws, "src", "x"), { recursive: true });
+    expect(userGitStatus(join(ws, "src", "x"), marker)).toBe(false);
+    expect(userGitStatus(ws, marker)).toBe(false);
+  });
+
+  test("regression: a git dir replaced at the same path (mv vendor/lib aside, git init vendor/lib, a config line) was never reported; it is compared by identity and moved aside", () => {
+    const { ws, quarantine, marker } = workspace("replace");
+    const lib = join(ws, "vendor", "lib");
+    mkdirSync(lib, { recursive: true });
+    execFileSync("git", ["init", "-q", lib]);
+    const r = asCommand(ws, quarantine, () => {
+      renameSync(lib, join(ws, "vendor", ".lib_old"));
+      execFileSync("git", ["init", "-q", lib]);
+      writeFileSync(join(lib, ".git", "config"), fsmonitor(marker), { flag: "a" });
+    });
+    expect(r.moved.map((m) => m.from)).toEqual([join(lib, ".git")]);
+    expect(userGitStatus(lib, marker)).toBe(false);
+  });
+
+  test("regression: a config with include.path = ../.gitconfig, then the command writes .gitconfig: the include target is moved aside", () => {
+    const { ws, quarantine, marker } = workspace("include");
+    writeFileSync(join(ws, ".git", "config"), "[include]\n\tpath = ../.gitconfig\n", { flag: "a" });
+    const r = asCommand(ws, quarantine, () => writeFileSync(join(ws, ".gitconfig"), fsmonitor(marker)));
+    expect(r.moved.map((m) => m.from)).toEqual([join(ws, ".gitconfig")]);
+    expect(userGitStatus(ws, marker)).toBe(false);
+  });
+
+  test("regression: a new hook file in an existing git dir is moved aside", () => {
+    const { ws, quarantine, marker } = workspace("hook");
+    const hook = join(ws, ".git", "hooks", "post-index-change");
+    const r = asCommand(ws, quarantine, () => writeFileSync(hook, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 }));
+    expect(r.moved.map((m) => m.from)).toEqual([hook]);
+  });
+
+  test("regression: the walk pushed past its bound by many folders hid a nested repository; what it could not see and the command changed is moved aside", () => {
+    const { ws, quarantine, marker } = workspace("bound");
+    mkdirSync(join(ws, "old"));
+    const r = asCommand(ws, quarantine, () => {
+      for (let i = 0; i < 30; i++) mkdirSync(join(ws, ".cache", `d${i}`), { recursive: true });
+      const nested = join(ws, ".cache", "d29", "repo");
+      mkdirSync(nested);
+      execFileSync("git", ["init", "-q", nested]);
+      writeFileSync(join(nested, ".git", "config"), fsmonitor(marker), { flag: "a" });
+    }, 10);
+    expect(r.note).toContain("more folders than SANDBOX_GIT_WALK_DIRS");
+    expect(existsSync(join(ws, ".cache", "d29", "repo", ".git"))).toBe(false);
+    expect(existsSync(join(ws, "old"))).toBe(true); // unchanged folders stay
+  });
+
+  test("a plain git init is named, not moved; the user's own program-running settings from before stay", () => {
+    const { ws, quarantine } = workspace("plain");
+    writeFileSync(join(ws, ".git", "config"), "[core]\n\thooksPath = .husky/_\n", { flag: "a" });
+    const r = asCommand(ws, quarantine, () => {
+      mkdirSync(join(ws, "pkg"));
+      execFileSync("git", ["init", "-q", join(ws, "pkg")]);
+    });
+    expect(r.moved).toEqual([]);
+    expect(r.note).toContain(`sandbox: this command created ${join(ws, "pkg", ".git")}`);
+    expect(existsSync(join(ws, "pkg", ".git"))).toBe(true);
+    expect(asCommand(ws, quarantine, () => {}).note).toBeUndefined();
+  });
+});
+
+// The reader against git's own: for each config text, whether git would run something from it.
+const CONFIGS: [string, string, boolean][] = [
+  ["plain section", "[core]\n\tfsmonitor = x\n", true],
+  ["case of section and key", "[CoRe]\n\tFSMONITOR = x\n", true],
+  ["subsection textconv", '[diff "x"]\n\ttextconv = cat\n', true],
+  ["old-style subsection", "[diff.x]\n\ttextconv = cat\n", true],
+  ["continuation line", "[core]\n\tfsmon\\\nitor = x\n", false],
+  ["continued value", "[core]\n\tpager = le\\\nss\n", true],
+  ["alias with !", "[alias]\n\tst = !sh -c x\n", true],
+  ["alias without !", "[alias]\n\tst = status\n", false],
+  ["fsmonitor false", "[core]\n\tfsmonitor = false\n", false],
+  ["comment only", "# [core] fsmonitor = x\n", false],
+  ["section and key on one line", "[core] fsmonitor = x\n", true],
+  ["credential helper under a url", '[credential "https://x"]\n\thelper = !x\n', true],
+];
+
+describe.skipIf(!HAS_GIT)("the config reader agrees with git", () => {
+  for (const [name, text, runs] of CONFIGS) {
+    test(`config: ${name}`, () => {
+      const file = join(base, `cfg-${name.replace(/\W+/g, "-")}`);
+      writeFileSync(file, text);
+      const listed = spawnSync("git", ["config", "--file", file, "--list"], { encoding: "utf8" }).stdout.toLowerCase();
+      const gitSays = /^(core\.(fsmonitor=x|pager=less)|diff\.x\.textconv=|alias\.st=!|credential\.https:\/\/x\.helper=)/m.test(listed);
+      expect({ name, git: gitSays }).toEqual({ name, git: runs });
+      expect({ name, ours: readGitConfig(text, file).programs.length > 0 }).toEqual({ name, ours: runs });
+    });
+  }
+});

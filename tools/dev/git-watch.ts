@@ -1,0 +1,194 @@
+// Owns the after-command git check (SPEC §3.8): a bounded walk of the writable roots that finds every
+// git directory by shape (git-shape.ts) and every `.git` pointer, what each makes git run (config,
+// config.worktree, include targets, commondir's config, hooks) by identity and content, and the
+// comparison with the state before a command: a program that appeared is made inert by moving what
+// holds it aside into Tendril's state (never deleted), and the result and the user are told how to restore it.
+import { type Dirent, type Stats, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { gitShaped, hookFiles, readGitConfigFile } from "./git-shape.ts";
+
+/** What git would run, per file that says it (a config, an include target, a hook). */
+interface Source {
+  /** Identity and content stamp: device, inode, size, change time. */
+  id: string;
+  programs: string[];
+  /** The git dir it belongs to. */
+  gitDir: string;
+  /** The pointer git followed to reach it (a `commondir`): moving the pointer aside undoes it. */
+  via?: string;
+}
+
+export interface GitState {
+  /** Every git directory found by shape, with its identity (device:inode). */
+  dirs: Map<string, string>;
+  /** Every file whose content makes git run a program, and what it runs. */
+  sources: Map<string, Source>;
+  /** `.git` files and links: their identity stamp. */
+  pointers: Map<string, string>;
+  /** Folders past the walk's bound, not looked into. */
+  unseen: string[];
+  complete: boolean;
+}
+
+const stamp = (st: Stats) => `${st.dev}:${st.ino}:${st.size}:${st.ctimeMs}`;
+const idOf = (p: string) => {
+  try {
+    return stamp(lstatSync(p));
+  } catch {
+    return "none";
+  }
+};
+
+/** Finds every git directory and `.git` pointer under the roots, breadth first, reading at most `maxDirs` folders. */
+export function snapshotGit(roots: readonly string[], maxDirs: number): GitState {
+  const state: GitState = { dirs: new Map(), sources: new Map(), pointers: new Map(), unseen: [], complete: true };
+  const queue = [...new Set(roots)];
+  let read = 0;
+  for (let at = 0; at < queue.length; at++) {
+    const dir = queue[at]!;
+    if (read++ >= maxDirs) {
+      state.complete = false;
+      state.unseen.push(...queue.slice(at));
+      break;
+    }
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    if (gitShaped(entries)) {
+      addGitDir(state, dir);
+      // Inside a git dir only submodules' and linked worktrees' git dirs matter.
+      for (const sub of ["modules", "worktrees"]) if (entries.some((e) => e.name === sub && e.isDirectory())) queue.push(join(dir, sub));
+      continue;
+    }
+    for (const e of entries) {
+      const p = join(dir, e.name);
+      if (e.name === ".git" && !e.isDirectory()) {
+        state.pointers.set(p, idOf(p));
+        const target = pointerTarget(p, e.isSymbolicLink());
+        if (target && !state.dirs.has(target)) addGitDir(state, target);
+      } else if (e.isDirectory()) queue.push(p);
+    }
+  }
+  return state;
+}
+
+/** The git dir a `.git` file (`gitdir: …`) or link leads to. */
+function pointerTarget(p: string, link: boolean): string | undefined {
+  try {
+    if (link) return realpathSync(p);
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(p, "utf8").slice(0, 4096));
+    return m ? resolve(dirname(p), m[1]!) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records a git dir and every file of it (or that it points to) that can make git run a program. */
+function addGitDir(state: GitState, dir: string): void {
+  state.dirs.set(dir, idOf(dir).split(":").slice(0, 2).join(":"));
+  const configs = [join(dir, "config"), join(dir, "config.worktree")];
+  const via = new Map<string, string>();
+  try {
+    const common = readFileSync(join(dir, "commondir"), "utf8").trim();
+    if (common) {
+      const pointer = join(dir, "commondir");
+      state.pointers.set(pointer, idOf(pointer));
+      configs.push(join(resolve(dir, common), "config"));
+      via.set(configs[2]!, pointer);
+    }
+  } catch {
+    // no commondir
+  }
+  const seen = new Set<string>();
+  for (let i = 0; i < configs.length && i < 32; i++) {
+    const file = configs[i]!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const reading = readGitConfigFile(file);
+    const programs = reading.valid ? reading.programs : [...reading.programs, "(a line git's reader may take differently)"];
+    state.sources.set(file, { id: idOf(file), programs, gitDir: dir, ...(via.has(file) && { via: via.get(file) }) });
+    for (const target of reading.pointers) configs.push(target);
+  }
+  for (const hook of hookFiles(dir)) state.sources.set(hook, { id: idOf(hook), programs: [`hook ${basename(hook)}`], gitDir: dir });
+}
+
+/** What one check found and did. */
+export interface GitCheck {
+  /** Lines for the model's result (and the user's notice), undefined when nothing happened. */
+  note?: string;
+  /** Each path moved aside and where it is now. */
+  moved: { from: string; to: string }[];
+}
+
+/**
+ * Compares the state now with `before` and makes inert what would run a program that was not there
+ * before: a new or replaced git dir that runs one is moved aside whole; a changed config, include target
+ * or new hook of a git dir that was there before is moved aside alone. `since`: when the command started
+ * (folders past the walk's bound that changed since then are moved aside too: the walk fails closed).
+ */
+export function checkGit(before: GitState, roots: readonly string[], maxDirs: number, quarantine: string, since: number): GitCheck {
+  const after = snapshotGit(roots, maxDirs);
+  const moved: GitCheck["moved"] = [];
+  const made: string[] = [];
+  const replaced = (dir: string) => before.dirs.get(dir) !== after.dirs.get(dir);
+  const targets = new Map<string, string>();
+  for (const [file, src] of after.sources) {
+    const old = before.sources.get(file);
+    if (old?.id === src.id && old.via === src.via) continue;
+    const fresh = src.programs.filter((p) => !(old?.programs ?? []).includes(p) || src.via !== old?.via);
+    if (fresh.length === 0) continue;
+    const pointerMoved = src.via !== undefined && before.pointers.get(src.via) !== after.pointers.get(src.via);
+    const target = pointerMoved ? src.via! : replaced(src.gitDir) && inAny(roots, src.gitDir) ? src.gitDir : file;
+    if (!inAny(roots, target)) continue; // outside the writable roots: not the command's doing
+    targets.set(target, `${targets.has(target) ? `${targets.get(target)}, ` : ""}${fresh.join(", ")}`);
+  }
+  for (const dir of after.dirs.keys()) if (replaced(dir) && inAny(roots, dir) && !targets.has(dir)) made.push(dir);
+  for (const p of after.pointers.keys()) if (!before.pointers.has(p) && basename(p) === ".git") made.push(p);
+  if (!after.complete) {
+    for (const dir of after.unseen) {
+      try {
+        if (lstatSync(dir).ctimeMs >= since) targets.set(dir, "a folder the check could not read");
+      } catch {
+        // gone
+      }
+    }
+  }
+  const lines: string[] = [];
+  for (const t of outermost([...targets.keys()])) {
+    const to = moveAside(t, quarantine);
+    moved.push({ from: t, to });
+    lines.push(`sandbox: this command wrote ${t}, which makes git run a program as the user at their next git command (${targets.get(t)}); it was moved aside to ${to} (nothing was deleted). Tell the user; to restore it after checking it: mv '${to}' '${t}'`);
+  }
+  if (!after.complete) lines.push(`sandbox: the workspace has more folders than SANDBOX_GIT_WALK_DIRS (${maxDirs}); ${after.unseen.length} were not looked into for git directories, and those this command changed were moved aside (named above).`);
+  const shown = made.filter((m) => !moved.some((x) => m === x.from || m.startsWith(`${x.from}/`)));
+  if (shown.length > 0) lines.push(`sandbox: this command created ${shown.join(" and ")} (a git directory or .git pointer; nothing in it makes git run a program now, and later changes to it are checked the same way).`);
+  return { ...(lines.length > 0 && { note: lines.join("\n") }), moved };
+}
+
+function inAny(roots: readonly string[], p: string): boolean {
+  return roots.some((r) => p === r || p.startsWith(r.endsWith("/") ? r : `${r}/`));
+}
+
+/** Drops paths inside another listed path (moving the outer one moves them). */
+function outermost(paths: string[]): string[] {
+  return paths.filter((p) => !paths.some((q) => q !== p && p.startsWith(`${q}/`)));
+}
+
+let moves = 0;
+/** Moves a path into the quarantine folder (a copy then removal across file systems); returns where it is. */
+export function moveAside(path: string, quarantine: string): string {
+  const folder = join(quarantine, `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}-${moves++}`);
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const to = join(folder, basename(path));
+  try {
+    renameSync(path, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+    cpSync(path, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true });
+    rmSync(path, { recursive: true, force: true });
+  }
+  return to;
+}
