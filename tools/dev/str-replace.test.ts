@@ -195,3 +195,27 @@ test("regression: git's own files are never written (a planted hook or core.fsmo
   const workflow = await editor.call({ path: ".github/workflows/ci.yml", old_str: "", new_str: "on: push\n" });
   expect(workflow.isError).toBeUndefined();
 });
+
+test("regression: four creates made src/ a git directory by shape (HEAD, objects/, refs/, a config with core.worktree and core.fsmonitor); the one that completes the shape and any file inside such a folder are refused", async () => {
+  const steps = [
+    { path: "shaped/objects/info/x", old_str: "", new_str: "x" },
+    { path: "shaped/refs/heads/main", old_str: "", new_str: "0000000000000000000000000000000000000000\n" },
+  ];
+  for (const s of steps) expect((await editor.call(s)).isError).toBeUndefined();
+  const head = await editor.call({ path: "shaped/HEAD", old_str: "", new_str: "ref: refs/heads/main\n" });
+  expect({ isError: head.isError, said: head.text.includes("git's own files") }).toEqual({ isError: true, said: true });
+  mkdirSync(join(root, "bare", "objects"), { recursive: true });
+  mkdirSync(join(root, "bare", "refs"), { recursive: true });
+  writeFileSync(join(root, "bare", "HEAD"), "ref: refs/heads/main\n");
+  const config = await editor.call({ path: "bare/config", old_str: "", new_str: "[core]\n\tworktree = ..\n" });
+  expect({ isError: config.isError, said: config.text.includes("git's own files") }).toEqual({ isError: true, said: true });
+  expect(readdirSync(join(root, "shaped")).sort()).toEqual(["objects", "refs"]);
+});
+
+test("regression: a file written as a git config that runs a program (an include.path target) is refused; an ordinary INI file and a config's existing programs are not", async () => {
+  const planted = await editor.call({ path: "dot.gitconfig", old_str: "", new_str: "[core]\n\tfsmonitor = touch /tmp/pwned\n" });
+  expect({ isError: planted.isError, said: planted.text.includes("core.fsmonitor") }).toEqual({ isError: true, said: true });
+  expect((await editor.call({ path: "setup.cfg", old_str: "", new_str: "[metadata]\nname = x\n" })).isError).toBeUndefined();
+  const p = file("aliases.gitconfig", "[alias]\n\tst = !git status\n");
+  expect((await editor.call({ path: p, old_str: "[alias]", new_str: "# mine\n[alias]" })).isError).toBeUndefined();
+});

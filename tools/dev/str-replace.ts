@@ -6,7 +6,9 @@
 import { logFailure } from "../../core/log.ts";
 import { constants as fsc } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
-import { basename, dirname, relative, sep } from "node:path";
+import { readdirSync } from "node:fs";
+import { basename, dirname, join, relative, sep } from "node:path";
+import { GIT_SHAPE_NAMES, gitShaped, readGitConfig } from "./git-shape.ts";
 import { editPatch } from "./edit-diff.ts";
 import type { z } from "zod";
 import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
@@ -52,9 +54,40 @@ const fail = (message: string): never => {
 };
 
 /** Git's own files (a `.git` folder's hooks and config, a `.git` pointer file) run code when git next
- *  runs there, even with no sandbox; every `.git` path segment counts, nested repositories' too. */
+ *  runs there, even with no sandbox; every `.git` path segment counts, nested repositories' too, and
+ *  so does every folder that is a git directory by shape (HEAD with objects/ and refs/, whatever its
+ *  name) or that this write would make one. */
 function gitOwned(root: string, real: string): boolean {
-  return relative(root, real).split(sep).some((part) => part.toLowerCase() === ".git");
+  const parts = relative(root, real).split(sep);
+  if (parts.some((part) => part.toLowerCase() === ".git")) return true;
+  for (let i = 0; i < parts.length; i++) {
+    const folder = join(root, ...parts.slice(0, i));
+    let entries: GitEntry[];
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      entries = []; // made by this write
+    }
+    if (gitShaped(entries)) return true;
+    const name = parts[i]!;
+    if (!GIT_SHAPE_NAMES.has(name) || entries.some((e) => e.name === name)) continue;
+    const last = i === parts.length - 1;
+    const made: GitEntry = { name, isDirectory: () => !last, isFile: () => last, isSymbolicLink: () => false };
+    if (gitShaped([...entries, made])) return true;
+  }
+  return false;
+}
+type GitEntry = Parameters<typeof gitShaped>[0][number];
+
+/** A text git would read as a config that runs a program (an include target anywhere can be one). */
+function plantsGitProgram(text: string, before = ""): string | undefined {
+  const programs = (t: string) => {
+    if (!/^\s*\[/m.test(t)) return [];
+    const reading = readGitConfig(t, "/");
+    return reading.valid ? reading.programs : [];
+  };
+  const had = programs(before);
+  return programs(text).find((p) => !had.includes(p));
 }
 
 function toCrlf(s: string): string {
@@ -93,7 +126,7 @@ export class StrReplaceTool {
     const shown = displayPath(this.opts.root, real);
     if (real === root) fail(`${shown} is a directory; give a file path`);
     if (gitOwned(root, real)) {
-      fail(`${shown} is one of git's own files (under .git, or a .git pointer): str_replace does not write there, since a hook or config there runs code the next time anyone runs git; change the repository with git commands in the shell`);
+      fail(`${shown} is one of git's own files (under .git or a git directory, a .git pointer, or a file that would make its folder a git directory): str_replace does not write there, since a hook or config there runs code the next time anyone runs git; change the repository with git commands in the shell`);
     }
     if (!exists && args.old_str !== "") {
       fail(`${shown} does not exist; to create it, call str_replace with an empty old_str and the whole file as new_str`);
@@ -110,6 +143,7 @@ export class StrReplaceTool {
 
   private async create(dir: PinnedDir, name: string, shown: string, args: StrReplaceArgs): Promise<EditReply> {
     this.checkSize(Buffer.byteLength(args.new_str), shown);
+    this.checkGitProgram(args.new_str, shown);
     const there = await lstat(dir.path(name)).catch(() => undefined);
     if (there?.isSymbolicLink()) fail(`${shown} is a symlink to a missing file; str_replace does not create files through symlinks`);
     if (there) fail(`${shown} appeared while it was being created; read it and retry`);
@@ -135,6 +169,7 @@ export class StrReplaceTool {
     }
     const edit = this.replaced(content, args, shown);
     this.checkSize(Buffer.byteLength(edit.next), shown);
+    this.checkGitProgram(edit.next, shown, content);
     await writeFileAtomic(dir, name, edit.next, mode);
     return { text: this.reply(`edited ${shown}`, editPatch(shown, content, edit.at, edit.oldLen, edit.newStr)) };
   }
@@ -157,6 +192,14 @@ export class StrReplaceTool {
     if (at.length > 1) fail(describeManyMatches(content, at, at.length, shown));
     const i = at[0]!;
     return { next: content.slice(0, i) + newStr + content.slice(i + oldStr.length), at: i, oldLen: oldStr.length, newStr };
+  }
+
+  /** Any file can be a config's include target: one that reads as a git config running a program is refused. */
+  private checkGitProgram(text: string, shown: string, before?: string): void {
+    const program = plantsGitProgram(text, before);
+    if (program !== undefined) {
+      fail(`${shown} would read as a git config that makes git run a program (${program}); git runs such a setting as the user when a repository includes the file, so str_replace does not write it. Ask the user to make this change themselves`);
+    }
   }
 
   private checkSize(bytes: number, shown: string): void {
