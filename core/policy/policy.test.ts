@@ -291,3 +291,18 @@ test("A4: a rejection saved by first word (as earlier versions did) still reject
   expect(p.decide({ qualifiedName: "dev___ShellUnsandboxed", tool: "_ShellUnsandboxed", input: { command: "curl x" }, readOnly: false }).decision).toBe("deny");
   expect(p.decide(shell("ls x")).decision).toBe("ask");
 });
+
+test("regression: a remembered `git status` approval ignored the call's workdir (git in src/ reads another repository's config); it is remembered with its working folder", () => {
+  const p = createPolicy({ mode: "ask", workspace: "/w", rules: [] });
+  const at = (workdir?: string): PolicyCall => ({ ...shell("git status"), input: { command: "git status", ...(workdir !== undefined && { workdir }) } });
+  p.remember(at(), "allow");
+  expect(p.decide(at()).decision).toBe("allow");
+  expect(p.decide(at(".")).decision).toBe("allow");
+  expect(p.decide(at("src")).decision).toBe("ask");
+  p.remember(at("src/"), "allow");
+  expect(p.decide(at("./src")).decision).toBe("allow");
+  expect(p.decide(at("lib")).decision).toBe("ask");
+  // a rejection still holds in every folder
+  p.remember({ ...shell("rm x"), input: { command: "rm x", workdir: "src" } }, "reject");
+  expect(p.decide(shell("rm x")).decision).toBe("deny");
+});

@@ -60,6 +60,22 @@ export function approvalScope(call: PolicyCall): string {
   return `${call.qualifiedName} ${isHookName(call.qualifiedName) ? command : rememberedWords(command).words}`;
 }
 
+/** A shell call's working folder as the model gave it, normalised; undefined for the root. */
+function workdirOf(input: Record<string, unknown>): string | undefined {
+  const wd = input.workdir;
+  if (typeof wd !== "string") return undefined;
+  const norm = wd.replace(/\/+$/, "").replace(/^(\.\/)+/, "");
+  return norm === "" || norm === "." ? undefined : norm;
+}
+
+/** What a remembered allow covers: the approval scope in its working folder (git in another folder
+ *  reads another repository's config, so `git status` allowed at the root is not allowed in src/). */
+function allowScope(call: PolicyCall): string {
+  const scope = approvalScope(call);
+  const wd = shellCommandOf(call.input) === undefined ? undefined : workdirOf(call.input);
+  return wd === undefined ? scope : `${scope} [in ${wd}]`;
+}
+
 /**
  * Every scope a remembered rejection of which denies the call: its own, each command's inside a
  * compound one, and each command's first word (as written and as bash reads it), so a rejection
@@ -108,7 +124,7 @@ export function createPolicy(opts: PolicyOptions): Policy {
     remember(call, answer) {
       // An allow of a compound command is this once only: the client was offered no "always" for it.
       if (answer === "allow" && !mayRememberAllow(call)) return;
-      const scope = approvalScope(call);
+      const scope = answer === "allow" ? allowScope(call) : approvalScope(call);
       remembered.set(scope, answer);
       try {
         opts.approvals?.add({ decision: answer, tool: call.qualifiedName, scope, workspace: opts.workspace });
@@ -130,7 +146,7 @@ export function createPolicy(opts: PolicyOptions): Policy {
         if (opts.approvals?.lookup(opts.workspace, scope) === "reject") return { decision: "deny", why: `rejected always in ${opts.workspace}` };
       }
       if (mayRememberAllow(call)) {
-        const scope = approvalScope(call);
+        const scope = allowScope(call);
         if (remembered.get(scope) === "allow") return { decision: "allow", why: "allowed always for this session" };
         if (opts.approvals?.lookup(opts.workspace, scope) === "allow") return { decision: "allow", why: `allowed always in ${opts.workspace}` };
       }
