@@ -241,6 +241,9 @@ export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: 
   return {
     update(u, call) {
       if (format === "stream-json") sink.out(jsonLine({ type: "session_update", update: u }));
+      // What the agent's git check moved aside is said on stderr too, whatever the format.
+      const raw = u.sessionUpdate === "tool_call_update" ? (u.rawOutput as { user_notice?: unknown } | null | undefined) : undefined;
+      if (raw && typeof raw === "object" && typeof raw.user_notice === "string") err(`tendril prompt: ${raw.user_notice}\n`);
       if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
         text += u.content.text;
         showText(u.content.text);

@@ -305,6 +305,7 @@ export async function runTurn(deps: TurnDeps, history: Message[], signal: AbortS
       toolTimeoutMs: deps.limits.TOOL_TIMEOUT_S * 1000,
       signal,
       emit: deps.emit,
+      ...(deps.notice && { notice: deps.notice }),
       askPermission: deps.askPermission,
       elicit: deps.elicit,
       ...(deps.terminal ? { terminal: deps.terminal } : {}),

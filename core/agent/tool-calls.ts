@@ -36,6 +36,8 @@ export interface ToolRunContext {
   toolTimeoutMs: number;
   signal: AbortSignal;
   emit(update: SessionUpdate): void;
+  /** Tells the user something outside the conversation (a `notice`); undefined = the client shows none. */
+  notice?(n: { severity: "info" | "warning" | "error"; title: string; description?: string }): void;
   askPermission(ask: PermissionAsk, signal: AbortSignal): Promise<PermissionAnswer>;
   /** Asks the client a tool server's question; undefined = it shows no elicitation. */
   elicit?: Elicitor;
@@ -255,6 +257,9 @@ async function execute(
   const { images, dropped } = imagesFor(result, ctx.maxImageBytes);
   const text = trimMiddle(dropped ? `${result.text}\n${dropped}` : result.text, ctx.maxResultBytes);
   const structured = result.structured;
+  // What a tool made inert for the user's sake (the git check's moves) is the user's to know too.
+  const userNotice = isObject(structured) && typeof structured.user_notice === "string" ? structured.user_notice : undefined;
+  if (userNotice !== undefined) ctx.notice?.({ severity: "warning", title: "A planted git setting was moved aside", description: userNotice });
   const small = structured !== undefined && JSON.stringify(structured).length <= ctx.maxResultBytes;
   const last: SessionUpdate = {
     sessionUpdate: "tool_call_update",

@@ -81,6 +81,8 @@ export class ShellTool {
       // confinement stopped the command; other notes are said in the text alone.
       for (const line of [outcome.stopped, outcome.note]) if (line !== undefined) reply.text += `${line}\n`;
       if (outcome.stopped !== undefined) reply.structured!.sandbox_note = outcome.stopped;
+      // The git check moved something aside: the user hears it too (a notice; a stderr line in `tendril prompt`).
+      if (outcome.note?.includes("moved aside")) reply.structured!.user_notice = outcome.note;
       return reply;
     } catch (err) {
       return { text: (err as Error).message, isError: true };
