@@ -92,6 +92,24 @@ describe.skipIf(!BWRAP)("A2: git dirs and pointers under a writable root", () =>
     expect(textOf(again)).not.toContain("sandbox:");
     expect(exitOf(await sh(client, `printf '${plantedConfig("/tmp/x")}' >> deep/down/.git/config`))).not.toBe(0);
   });
+
+  test("regression: trust3 (a)(b)(e): a repository-shaped folder hidden through .git/info/exclude, a git dir replaced by mv and git init, and an include.path target the command writes are moved aside; the user's next git status runs nothing; the result and the notice say how to restore", async () => {
+    const { ws } = workspace("a2-shape");
+    const marker = join(base, "a2-shape-ran");
+    git(ws, "config", "include.path", "../.gitconfig");
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write" });
+    const shaped = await sh(client, `echo src >> .git/info/exclude; mkdir -p src/objects src/refs/heads && echo 'ref: refs/heads/main' > src/HEAD && printf '[core]\\n\\tworktree = ..\\n\\tfsmonitor = "touch ${marker}"\\n' > src/config && echo made`);
+    expect(stdoutOf(shaped)).toBe("made\n");
+    expect(textOf(shaped)).toContain(`sandbox: this command wrote ${join(ws, "src")}`);
+    expect(String(shaped.structuredContent?.user_notice)).toContain("moved aside");
+    expect(existsSync(join(ws, "src"))).toBe(false);
+    const swapped = await sh(client, `mv tools/nested tools/.nested_old && git init -q tools/nested && printf '${plantedConfig(marker)}' >> tools/nested/.git/config && echo swapped`);
+    expect(textOf(swapped)).toContain(`sandbox: this command wrote ${join(ws, "tools", "nested", ".git")}`);
+    const included = await sh(client, `printf '${plantedConfig(marker)}' > .gitconfig && echo wrote`);
+    expect(textOf(included)).toContain(`sandbox: this command wrote ${join(ws, ".gitconfig")}`);
+    for (const d of [ws, join(ws, "tools", "nested")]) if (existsSync(d)) git(d, "status");
+    expect(existsSync(marker)).toBe(false);
+  });
 });
 
 describe.skipIf(!BWRAP)("A3: the sandbox stopped it, from what bwrap and the proxy reported", () => {
