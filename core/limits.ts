@@ -104,7 +104,7 @@ export const LIMIT_SPECS = {
   SANDBOX_KILL_HOLD_MS: { value: 1000, unit: "ms", why: "a kill of a confined command waits at most this for bwrap to name the sandbox's first process, killed with it" },
   SANDBOX_PROXY_HEAD_BYTES: { value: 64 * KiB, unit: "bytes", why: "a request head or TLS hello the allow-domains proxy reads before it decides; larger is refused" },
   SANDBOX_PROXY_HEAD_TIMEOUT_S: { value: 30, unit: "s", why: "a client of the allow-domains proxy that sends no whole request head (or TLS hello) in this is dropped" },
-  SANDBOX_GIT_WALK_DIRS: { value: 10_000, unit: "count", why: "folders of the writable roots searched for `.git` before and after each confined command (~15 µs each)" },
+  SANDBOX_GIT_WALK_DIRS: { value: 10_000, unit: "count", why: "folders of the writable roots walked for git directories (by shape) before and after each confined command; past it the check fails closed (~15 µs each)" },
 } as const satisfies Record<string, LimitSpec>;
 
 export type LimitName = keyof typeof LIMIT_SPECS;
