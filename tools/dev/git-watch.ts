@@ -23,8 +23,10 @@ export interface GitState {
   dirs: Map<string, string>;
   /** Every file whose content makes git run a program, and what it runs. */
   sources: Map<string, Source>;
-  /** `.git` files and links: their identity stamp. */
+  /** `.git` files and links, and `commondir` files: their identity stamp. */
   pointers: Map<string, string>;
+  /** Git dirs found only through a pointer (a `.git` file's or link's target). */
+  pointed: Set<string>;
   /** Folders past the walk's bound, not looked into. */
   unseen: string[];
   complete: boolean;
@@ -41,7 +43,7 @@ const idOf = (p: string) => {
 
 /** Finds every git directory and `.git` pointer under the roots, breadth first, reading at most `maxDirs` folders. */
 export function snapshotGit(roots: readonly string[], maxDirs: number): GitState {
-  const state: GitState = { dirs: new Map(), sources: new Map(), pointers: new Map(), unseen: [], complete: true };
+  const state: GitState = { dirs: new Map(), sources: new Map(), pointers: new Map(), pointed: new Set(), unseen: [], complete: true };
   const queue = [...new Set(roots)];
   let read = 0;
   for (let at = 0; at < queue.length; at++) {
@@ -57,7 +59,9 @@ export function snapshotGit(roots: readonly string[], maxDirs: number): GitState
     } catch {
       continue;
     }
-    if (gitShaped(entries)) {
+    // Any `.git` folder counts, shaped or not yet (git init may fill it later, and its guards must be there first).
+    if (gitShaped(entries) || (at >= roots.length && basename(dir) === ".git")) {
+      state.pointed.delete(dir);
       addGitDir(state, dir);
       // Inside a git dir only submodules' and linked worktrees' git dirs matter.
       for (const sub of ["modules", "worktrees"]) if (entries.some((e) => e.name === sub && e.isDirectory())) queue.push(join(dir, sub));
@@ -68,7 +72,10 @@ export function snapshotGit(roots: readonly string[], maxDirs: number): GitState
       if (e.name === ".git" && !e.isDirectory()) {
         state.pointers.set(p, idOf(p));
         const target = pointerTarget(p, e.isSymbolicLink());
-        if (target && !state.dirs.has(target)) addGitDir(state, target);
+        if (target && !state.dirs.has(target)) {
+          state.pointed.add(target);
+          addGitDir(state, target);
+        }
       } else if (e.isDirectory()) queue.push(p);
     }
   }

@@ -4,7 +4,8 @@
 // planted. Returns bwrap arguments; sandbox-args.ts places them. What a command changed anyway is
 // git-watch.ts's after-command check.
 import { type Dirent, existsSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import type { GitState } from "./git-watch.ts";
 import { isInside } from "../../core/path-inside.ts";
 import { entryKind, isDir, isRealDir, isSymlink, readOrEmpty, subdirs } from "./sandbox-paths.ts";
 
@@ -166,6 +167,21 @@ function gitDirsOf(dir: string, depth = 0): string[] {
   const out = [dir, ...subdirs(join(dir, "worktrees"))];
   if (depth < 8) for (const m of gitDirsUnder(join(dir, "modules"))) out.push(...gitDirsOf(m, depth + 1));
   return out;
+}
+
+/** The `.git` entries of a git check's walk (git-watch.ts), as the mounts need them: one walk serves both. */
+export function gitEntriesOf(state: GitState): GitEntries {
+  const found: GitEntries = { dirs: [], files: [], links: [], noCommondir: [], complete: state.complete };
+  const walked = [...state.dirs.keys()].filter((d) => !state.pointed.has(d));
+  // A submodule's or linked worktree's git dir is guarded with the git dir that holds it.
+  found.dirs = walked.filter((d) => !walked.some((o) => o !== d && d.startsWith(`${o}/`)));
+  for (const p of state.pointers.keys()) {
+    if (basename(p) !== ".git") continue;
+    const kind = entryKind(p);
+    if (kind === "file") found.files.push(p);
+    else if (kind === "link") found.links.push(p);
+  }
+  return found;
 }
 
 /** The guards of every git dir and `.git` pointer the walk found (bwrap arguments, after the roots' binds). */

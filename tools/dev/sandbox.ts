@@ -18,7 +18,7 @@ import { startEgressProxy } from "./egress-proxy.ts";
 import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
 import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs, noUsernsFlag, seccompFilter } from "./sandbox-args.ts";
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
-import { findGitEntries } from "./sandbox-git.ts";
+import { gitEntriesOf } from "./sandbox-git.ts";
 import { checkGit, snapshotGit } from "./git-watch.ts";
 import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
 import { proxyNote, setupFailedNote } from "./sandbox-notes.ts";
@@ -133,7 +133,10 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     const sockets = hostUnixSockets();
     const walk = ctx.gitWalkDirs ?? DEFAULT_LIMITS.SANDBOX_GIT_WALK_DIRS;
     const roots = [ctx.root, ...(ctx.extraRoots ?? [])];
-    const git = ctx.settings.mode === "workspace-write" ? findGitEntries(roots, walk) : undefined;
+    // One walk before the command: the mounts' git dirs and the git check's state to compare with after.
+    const since = Date.now();
+    const gitBefore = ctx.settings.mode === "workspace-write" ? snapshotGit(roots, walk) : undefined;
+    const git = gitBefore && gitEntriesOf(gitBefore);
     if (git && !git.complete && !walkWarned) {
       walkWarned = true;
       log.warn("the workspace has more folders than SANDBOX_GIT_WALK_DIRS: a .git deeper than that is neither guarded nor reported", { limit: walk });
@@ -146,9 +149,6 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
       ...(status && { seccompFd: INPUT_FD }),
     });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
-    // The check by shape and content (git-watch.ts): the state now, compared after the command.
-    const since = Date.now();
-    const gitBefore = git ? snapshotGit(roots, walk) : undefined;
     const quarantine = join(ctx.stateDir ?? ctx.configDir, "quarantine");
     const gitNote = () => (gitBefore ? checkGit(gitBefore, roots, walk, quarantine, since - 1000).note : undefined);
     const watch = status && { onStatus: (b: Buffer | null) => status.onData(b), beforeKill: () => status.kill(ctx.killHoldMs ?? DEFAULT_LIMITS.SANDBOX_KILL_HOLD_MS) };
