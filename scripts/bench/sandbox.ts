@@ -5,7 +5,8 @@
 // HTTP request (in process, and from inside the sandbox with curl), and an idle agent's memory with the
 // sandbox on and off (goal: unchanged).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { checkGit, snapshotGit } from "../../tools/dev/git-watch.ts";
 import { createServer, request, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,6 +64,26 @@ function spawnTrue(cmd: string, args: string[]): Promise<void> {
   });
 }
 
+/** The git check on a 10,000-folder workspace: the walk before and the check after a command, beside the
+ *  floor of reading every folder once (readdir alone). Goal: ≤ 10 ms a call. */
+async function gitCheck(scratch: string): Promise<void> {
+  const ws = join(scratch, "git-ws");
+  for (let i = 0; i < 100; i++) for (let j = 0; j < 100; j++) mkdirSync(join(ws, `d${i}`, `e${j}`), { recursive: true });
+  spawnSync("git", ["init", "-q", ws]);
+  const readAll = () => {
+    const q = [ws];
+    for (let i = 0; i < q.length; i++) for (const e of readdirSync(q[i]!, { withFileTypes: true })) if (e.isDirectory()) q.push(join(q[i]!, e.name));
+  };
+  await compareFns(
+    "sandbox: the git check on a 10,000-folder workspace (goal ≤ 10 ms a call)",
+    [
+      { name: "floor: readdir of every folder once", fn: async () => readAll() },
+      { name: "git check: walk before + check after", fn: async () => void checkGit(snapshotGit([ws], 20_000), [ws], 20_000, join(scratch, "q"), Date.now()) },
+    ],
+    10,
+  );
+}
+
 export async function run(): Promise<void> {
   let bwrap: string;
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), "tendril-bench-sandbox-")));
@@ -71,6 +92,7 @@ export async function run(): Promise<void> {
   mkdirSync(root);
   mkdirSync(tmp);
   const settings: SandboxSettings = { mode: "workspace-write", network: false, hide: [], allowDomains: [] };
+  await gitCheck(scratch);
   try {
     bwrap = findBwrap(process.env.PATH, root, settings.mode);
   } catch (err) {
