@@ -253,6 +253,8 @@ describe.skipIf(!BWRAP)("sandbox (bubblewrap)", () => {
         ".netrc": "machine x login u password TOKEN-netrc",
         ".docker/config.json": '{"auths":{"x":{"auth":"TOKEN-docker"}}}',
         ".cargo/credentials.toml": 'token = "TOKEN-cargo"',
+        ".cargo/credentials": 'token = "TOKEN-cargo-old"',
+        ".config/git/credentials": "https://u:TOKEN-git-xdg@github.com", // regression: git credential-store's second file was readable
         ".config/tendril/credentials.toml": "api_key = 'TOKEN-tendril'",
         ".bash_history": "export OPENAI_API_KEY=TOKEN-history",
         ".codex/auth.json": '{"token":"TOKEN-agent-login"}',

@@ -3,7 +3,7 @@
 // HOME stays read-only, and what may never be read: the usual credentials and histories, Tendril's
 // config and state, `sandbox_hide`. Returns paths and bwrap arguments; sandbox-args.ts places them.
 import { existsSync, readdirSync, realpathSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { isInside } from "../../core/path-inside.ts";
 import { SandboxError, type SandboxSettings } from "./sandbox-context.ts";
 
@@ -88,6 +88,8 @@ const HOME_SECRETS = [
   ".aws",
   ".gnupg",
   ".git-credentials",
+  // git credential-store's second file, inside ~/.config/git which is shown for git's own config.
+  ".config/git/credentials",
   ".netrc",
   ".config/gh",
   ".config/github-copilot",
@@ -119,7 +121,9 @@ const HOME_SECRETS = [
 ];
 /** Paths the command must not read: the usual secrets in HOME, Tendril's config and state dirs, `sandbox_hide`. */
 export function hiddenPaths(settings: SandboxSettings, home: string | undefined, configDir: string, stateDir?: string): string[] {
-  const wanted = [...(home ? HOME_SECRETS.map((d) => join(home, d)) : []), configDir, ...(stateDir ? [stateDir] : []), ...settings.hide];
+  // configDir is $XDG_CONFIG_HOME/tendril: git's credential store reads $XDG_CONFIG_HOME/git/credentials.
+  const xdgGit = join(dirname(configDir), "git", "credentials");
+  const wanted = [...(home ? HOME_SECRETS.map((d) => join(home, d)) : []), xdgGit, configDir, ...(stateDir ? [stateDir] : []), ...settings.hide];
   const out = new Set<string>();
   for (const p of wanted) {
     if (!existsSync(p)) continue;
