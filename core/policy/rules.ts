@@ -5,7 +5,8 @@
 import type Picomatch from "picomatch";
 import { rootOf } from "../path-inside.ts";
 import { describeIssue, lazySchema } from "../zod-issue.ts";
-import { SHELL_COMMAND_ARG, UNREADABLE, commandForms, shellCommandShape } from "./shell-syntax.ts";
+import { SHELL_COMMAND_ARG, shellCommandShape } from "./shell-syntax.ts";
+import { denyForms } from "./deny-forms.ts";
 
 export interface RuleCondition {
   arg: string;
@@ -72,7 +73,9 @@ export function compileRule(spec: RuleSpec, picomatch: GlobCompiler): Permission
     // any command inside it, and each one's words as bash reads them (`'rm' -rf /`, `> f rm -rf /`).
     const shape = shellCommandShape(value);
     if (spec.decision === "allow") return shape.control === undefined && test(value, workspace);
-    return shape.control === UNREADABLE || commandForms(value).some((form) => test(form, workspace));
+    // Deny and ask fail closed (deny-forms.ts): what the reader cannot read with certainty matches.
+    const d = denyForms(value);
+    return d.uncertain !== undefined || d.forms.some((form) => test(form, workspace));
   };
   return { ...spec, matches: (names, input, workspace) => names.some((n) => tool(n)) && holds(input, typeof workspace === "string" ? [workspace] : workspace) };
 }
