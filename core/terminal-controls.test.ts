@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { stripTerminalControls, TerminalTextFilter } from "./terminal-controls.ts";
+import { stripTerminalControls, TerminalTextFilter, screenSafe } from "./terminal-controls.ts";
 
 const ESC = "\x1b";
 const HOSTILE: [string, string, string][] = [
@@ -49,4 +49,10 @@ test("nothing a terminal acts on survives: no control character but LF and TAB i
     for (let j = 0; j < 12; j++) chunk += alphabet[Math.floor(rand() * alphabet.length)];
     expect(f.push(chunk)).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
   }
+});
+
+test("regression: an editor's display terminal got raw OSC 52, OSC 8 and title strings; now they go, colours, cursor moves, CR and clear-screen stay, also split across chunks", () => {
+  const f = screenSafe();
+  const chunks = [`\x1b[32mok\x1b[0m\r\x1b[2Kdone \x1b]52;c;ZXZp`, `bA==\x07\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\ \x1b]0;title\x07\x1b[2J\x1bP1;2q\x1b\\end\x1b[`, `1A\n`];
+  expect(chunks.map((c) => f.push(c)).join("")).toBe(`\x1b[32mok\x1b[0m\r\x1b[2Kdone link \x1b[2Jend\x1b[1A\n`);
 });

@@ -1,7 +1,9 @@
 // Owns what untrusted text (model output, tool titles, an agent's stderr) may send to a terminal: ESC,
 // CSI (cursor moves), OSC (titles, clipboard writes) and DCS/SOS/PM/APC sequences, C0 controls but
 // newline and tab (CR, backspace) and C1 controls (8-bit CSI/OSC too) are removed, even when split
-// across chunks; the rest passes unchanged. Callers decide when (a terminal sink).
+// across chunks; the rest passes unchanged. Callers decide when (a terminal sink). For an editor's display
+// terminal (`keepScreenControls`) CSI sequences (colours, cursor moves), simple ESC sequences, CR and
+// backspace are kept: only the string sequences go (OSC 52 clipboard writes, OSC 8 links, titles, DCS/APC/PM/SOS).
 
 const ESC = 0x1b;
 const BEL = 0x07;
@@ -21,6 +23,10 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 /** A filter over one stream of text: `push` returns what is safe to show of each chunk, in order. */
 export class TerminalTextFilter {
   #state: State = "ground";
+  /** The sequence read so far, shown whole once it ends as a kept one (keepScreenControls). */
+  #seq = "";
+
+  constructor(private readonly keepScreenControls = false) {}
 
   push(chunk: string): string {
     if (this.#state === "ground" && !CONTROL.test(chunk)) return chunk; // the common case: plain text
@@ -30,12 +36,17 @@ export class TerminalTextFilter {
       const c = chunk.charCodeAt(i);
       if (this.#state === "ground") {
         if (c === 0x0a || c === 0x09 || !isControl(c)) continue;
+        if (this.keepScreenControls && (c === 0x0d || c === 0x08)) continue;
         out += chunk.slice(run, i);
         run = i + 1;
         this.#state = c === ESC ? "esc" : c === C1_CSI ? "csi" : C1_STRINGS.has(c) ? "string" : "ground";
+        this.#seq = chunk[i]!;
         continue;
       }
-      if (this.#step(c)) {
+      const before = this.#state;
+      const ended = this.#step(c);
+      if (this.keepScreenControls) this.#keep(before, ended, chunk[i]!, (t) => (out += t));
+      if (ended) {
         run = i; // this character ended the sequence without being part of it: it is shown (or filtered) anew
         i--;
       } else {
@@ -44,6 +55,21 @@ export class TerminalTextFilter {
     }
     if (this.#state === "ground") out += chunk.slice(run);
     return out;
+  }
+
+  /** Keeps a CSI or simple ESC sequence whole once it ends; a string sequence (and its end) is dropped. */
+  #keep(before: State, ended: boolean, ch: string, emit: (text: string) => void): void {
+    const now = this.#state;
+    const inString = (st: State) => st === "string" || st === "string-esc";
+    if (inString(now)) this.#seq = "";
+    else if (inString(before)) this.#seq = now === "ground" ? "" : `\x1b${ch}`; // ended by ST, BEL or a line; or ESC began another
+    else {
+      if (!ended) this.#seq += ch;
+      if (now === "ground") {
+        if (!ended) emit(this.#seq);
+        this.#seq = "";
+      }
+    }
   }
 
   /** One character inside a sequence; true when it is not part of it and must be read in ground. */
@@ -84,6 +110,11 @@ export class TerminalTextFilter {
 
 function isControl(c: number): boolean {
   return c < 0x20 || (c >= 0x7f && c <= 0x9f);
+}
+
+/** `text` for an editor's display terminal: colours and cursor control kept, string sequences removed. */
+export function screenSafe(): TerminalTextFilter {
+  return new TerminalTextFilter(true);
 }
 
 /** `text` with every terminal control sequence and control character but newline and tab removed. */

@@ -7,6 +7,7 @@
 // The recorded form of a call (what a reload replays) stays the text one: tool-calls.ts sends both.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { randomId } from "../ids.ts";
+import { screenSafe } from "../terminal-controls.ts";
 
 /** The `_meta` key the client asked for (`clientCapabilities._meta.terminal_output` or `…_delta`). */
 export type TerminalKey = "terminal_output" | "terminal_output_delta";
@@ -95,6 +96,8 @@ export class LiveTerminal {
   readonly id = `term-${randomId()}`;
   readonly #pending: Tail;
   #decoder = streamDecoder();
+  /** What reaches the editor's terminal: colours and cursor moves, never a clipboard write, link or title. */
+  #screen = screenSafe();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #last = -Infinity;
   #fresh = false;
@@ -136,10 +139,11 @@ export class LiveTerminal {
     const bytes = this.#pending.take();
     const dropped = this.#pending.dropped;
     this.#pending.clear();
-    if (dropped === 0) return this.#decoder.decode(bytes, { stream: true });
-    // A cut: what the decoder held belongs to bytes no longer shown.
+    if (dropped === 0) return this.#screen.push(this.#decoder.decode(bytes, { stream: true }));
+    // A cut: what the decoder and the filter held belongs to bytes no longer shown.
     this.#decoder = streamDecoder();
-    return `\r\n${marker(dropped)}${this.#decoder.decode(fromCharStart(bytes), { stream: true })}`;
+    this.#screen = screenSafe();
+    return `\r\n${marker(dropped)}${this.#screen.push(this.#decoder.decode(fromCharStart(bytes), { stream: true }))}`;
   }
 
   /** The command ended (or never ran): sends what output is still pending, stops the timer, and
