@@ -86,8 +86,20 @@ export function topLevelParent(session: LiveSession, io: PromptIo, record: (u: S
 
 const firstLine = (text: string) => {
   const line = text.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return cutAtCodePoint(line, 200);
 };
+
+/** One line of at most `max` code points: control characters (newlines too) made spaces, cut whole. */
+function cutAtCodePoint(text: string, max: number): string {
+  const points = [...text.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]+/g, " ").trim()];
+  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : points.join("");
+}
+
+/** A child's permission question as its parent's client sees it: the tool's own title first (what
+ *  "Always allow this exact command" is about), then which subagent asks, on one line. */
+export function childAskTitle(toolTitle: string, description: string): string {
+  return `${toolTitle} (subagent: ${cutAtCodePoint(description, 80)})`;
+}
 
 /** The text of the last assistant message of a child's history: its answer. */
 function answerOf(history: LiveSession["history"]): string {
@@ -127,7 +139,7 @@ function voiceOf(parent: SubagentParent, childId: string, callId: string, task: 
   return {
     emit: (u) => parent.emit(markChild(u, childId)),
     ...(io ? { io } : {}),
-    askPermission: io ? (ask, s) => io.askPermission(ask, s) : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: `${task.description}: ${ask.title}` }, s),
+    askPermission: io ? (ask, s) => io.askPermission(ask, s) : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: childAskTitle(ask.title, task.description) }, s),
   };
 }
 
