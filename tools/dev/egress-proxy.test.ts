@@ -131,6 +131,19 @@ describe("A8: the allow-domains proxy", () => {
     });
   });
 
+  test("regression: a duplicate Content-Length, a bare-LF header line and a Transfer-Encoding other than chunked were relayed; each is refused", async () => {
+    await withProxy(["api.allowed.test"], async (port) => {
+      const refused = [
+        "POST http://api.allowed.test/x HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 50\r\n\r\nhello",
+        "GET http://api.allowed.test/x HTTP/1.1\r\nX-A: a\nHost: evil.test\r\n\r\n",
+        "POST http://api.allowed.test/x HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+        "POST http://api.allowed.test/x HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+      ];
+      for (const request of refused) expect({ request, answer: (await exchange(port, request)).slice(0, 24) }).toEqual({ request, answer: "HTTP/1.1 400 Bad Request" });
+      expect(Buffer.concat(received).toString("latin1")).not.toContain("evil.test");
+    });
+  });
+
   test("A8: a CONNECT whose TLS server name is not the CONNECT host is refused; the matching name goes through", async () => {
     await withProxy(["allowed.test"], async (port, refused) => {
       const bad = await tlsThrough(port, "allowed.test:443", "evil.test");

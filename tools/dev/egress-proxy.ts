@@ -163,7 +163,8 @@ function parseHead(buf: Buffer, end: number): Head | undefined {
   const headers: [string, string][] = [];
   for (const line of lines.slice(1)) {
     const i = line.indexOf(":");
-    if (i <= 0) return undefined;
+    // A bare CR or LF inside a line: the host may read it as a line break (a header the check never saw).
+    if (i <= 0 || /[\r\n]/.test(line)) return undefined;
     headers.push([line.slice(0, i).trim(), line.slice(i + 1).trim()]);
   }
   return { method: m[1]!, target: m[2]!, version: m[3]!, headers, rest: buf.subarray(end + 4) };
@@ -233,10 +234,16 @@ function target(head: Head): Target | string {
   // The host reads the Host header, not the URL the check saw: it is set to the URL's host.
   const headers = head.headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()) && k.toLowerCase() !== "host");
   const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`, `Host: ${url.host}`, ...headers.map(([k, v]) => `${k}: ${v}`), "Connection: close", "", ""];
-  const field = (name: string) => head.headers.find(([k]) => k.toLowerCase() === name)?.[1];
-  const length = field("content-length");
+  const fields = (name: string) => head.headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v);
+  // The framing the proxy checked is the framing the host reads: one Content-Length, or chunked alone.
+  const lengths = fields("content-length");
+  const codings = fields("transfer-encoding");
+  if (lengths.length > 1) return "tendril sandbox proxy: more than one Content-Length";
+  const length = lengths[0];
   if (length !== undefined && !/^\d{1,15}$/.test(length)) return `tendril sandbox proxy: Content-Length ${JSON.stringify(length)} is not a length`;
-  const body = field("transfer-encoding") !== undefined ? "stream" : Number(length ?? 0);
+  if (codings.length > 1 || (codings[0] !== undefined && codings[0].toLowerCase() !== "chunked")) return `tendril sandbox proxy: Transfer-Encoding ${JSON.stringify(codings.join(", "))} is refused (only chunked)`;
+  if (codings.length > 0 && length !== undefined) return "tendril sandbox proxy: both Content-Length and Transfer-Encoding";
+  const body = codings.length > 0 ? "stream" : Number(length ?? 0);
   const early = body === "stream" ? head.rest : head.rest.subarray(0, body);
   return {
     host: url.hostname.replace(/^\[|\]$/g, ""),
