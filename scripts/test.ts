@@ -92,4 +92,5 @@ for (const run of runs) {
 }
 process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`);
 if (passed === 0 && failed === 0) process.stdout.write("tests: no test ran\n");
-process.exit(status !== 0 ? status : passed === 0 ? 1 : 0);
+// A failed test fails the run even when the runner itself exited 0 (bun test --parallel can).
+process.exit(status !== 0 ? status : failed > 0 || passed === 0 ? 1 : 0);
