@@ -100,10 +100,10 @@ export function readGitConfig(text: string, file: string): ConfigReading {
     }
     if (PROGRAM_KEYS.some((p) => keyMatches(p, key))) {
       if (key === "core.fsmonitor" && /^(false|no|off|0|)$/i.test(value.trim())) continue;
-      if (key === "submodule." + key.split(".").slice(1, -1).join(".") + ".update" && !value.trimStart().startsWith("!")) continue;
+      if (/^submodule\..+\.update$/.test(key) && !value.trimStart().startsWith("!")) continue; // only `!cmd` runs
       out.programs.push(`${key}=${value}`);
     } else if (POINTER_KEYS.some((p) => keyMatches(p, key)) && value.trim() !== "") {
-      out.pointers.push(resolveConfigPath(value.trim(), file, key));
+      out.pointers.push(resolveConfigPath(value.trim(), file));
     }
   }
   return out;
@@ -123,7 +123,7 @@ function unquote(raw: string): string {
 }
 
 /** An include path is relative to the config file's folder; core.worktree to the git dir (the file's folder). */
-function resolveConfigPath(value: string, file: string, _key: string): string {
+function resolveConfigPath(value: string, file: string): string {
   const home = process.env.HOME;
   if (value.startsWith("~/") && home) return resolve(home, value.slice(2));
   return resolve(dirname(file), value);
