@@ -8,7 +8,7 @@ import { buildDevTools } from "../tools/dev/tool-list.ts";
 import { DEFAULT_LIMITS } from "../core/limits.ts";
 import { inputJsonSchema } from "../core/mcp/tool-serving.ts";
 import { inputSchemasJson } from "../scripts/gen-input-schemas.ts";
-import { ROOT } from "./binary.ts";
+const ROOT = join(import.meta.dir, "..");
 
 const REGENERATE = "tools/dev/input-schemas.json is stale: run `bun scripts/gen-input-schemas.ts`";
 

@@ -3,8 +3,9 @@
 // start in the logic tier fail, naming the call.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { END_TO_END, testFiles, tierOf } from "../scripts/test-tiers.ts";
-import { ROOT } from "./binary.ts";
+const ROOT = join(import.meta.dir, "..");
 
 const PROCESS_START = /\bnode:child_process\b|["']child_process["']|\bBun\.spawn(Sync)?\b/;
 
@@ -19,6 +20,11 @@ test("test tiers: no logic-tier test file starts a process itself (those are end
   const logic = testFiles(ROOT).filter((f) => tierOf(f) === "logic" && f !== "tests/test-tiers.test.ts");
   expect(logic.length).toBeGreaterThan(50);
   expect(logic.filter((f) => PROCESS_START.test(readFileSync(`${ROOT}/${f}`, "utf8")))).toEqual([]);
+});
+
+test("regression: the logic tier failed on a fresh clone with nothing built (two files loaded tests/binary.ts, which needs dist/tendril); no logic-tier file loads it", () => {
+  const logic = testFiles(ROOT).filter((f) => tierOf(f) === "logic");
+  expect(logic.filter((f) => /from ["'](\.\.?\/)+(tests\/)?binary\.ts["']/.test(readFileSync(`${ROOT}/${f}`, "utf8")))).toEqual([]);
 });
 
 test("test tiers: the logic tier's guard refuses every way of starting a process, naming it", async () => {
