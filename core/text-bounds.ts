@@ -1,6 +1,7 @@
 // Owns cutting UTF-8 text at byte bounds — keeping the head, the tail, or both ends around a marker —
-// without ever splitting a character, and the human form of a byte count (`50 KiB`). A leaf module:
-// imports nothing, so every layer may use it. Callers choose the marker's wording.
+// and short text at a count of characters, without ever splitting a character; well-formed text (a
+// lone surrogate made U+FFFD, SPEC §3.10); and the human form of a byte count (`50 KiB`). A leaf
+// module: imports nothing, so every layer may use it. Callers choose the marker's wording.
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -69,4 +70,47 @@ export function formatBytes(n: number): string {
   if (n >= MiB) return n % MiB === 0 ? `${n / MiB} MiB` : `${(n / MiB).toFixed(2)} MiB`;
   if (n >= KiB && n % KiB === 0) return `${n / KiB} KiB`;
   return `${n} bytes`;
+}
+
+/** A lone surrogate: half of a character, which a provider's JSON parser refuses. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const HAS_SURROGATE = /[\uD800-\uDFFF]/;
+
+/** `text` with each lone surrogate made U+FFFD; the same string when it has none. */
+export function wellFormed(text: string): string {
+  return HAS_SURROGATE.test(text) ? text.replace(LONE_SURROGATE, "\uFFFD") : text;
+}
+
+/** A JSON value (strings, arrays, plain objects) with every string, keys too, well-formed; the same
+ *  value, untouched, when nothing in it needed a change. */
+export function wellFormedDeep<T>(value: T): T {
+  if (typeof value === "string") return wellFormed(value) as T;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const w = wellFormedDeep(v);
+      if (w !== v) (out ??= [...value])[i] = w;
+    });
+    return (out ?? value) as T;
+  }
+  if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    let out: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const w = wellFormedDeep(v);
+      const key = wellFormed(k);
+      if (w !== v || key !== k) {
+        out ??= { ...(value as Record<string, unknown>) };
+        if (key !== k) delete out[k];
+        out[key] = w;
+      }
+    }
+    return (out ?? value) as T;
+  }
+  return value;
+}
+
+/** At most `max` characters (code points) of `text`, well-formed, the last one `…` when it was cut. */
+export function cutChars(text: string, max: number): string {
+  const chars = Array.from(wellFormed(text));
+  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join("")}…` : chars.join("");
 }

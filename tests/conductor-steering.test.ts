@@ -58,13 +58,15 @@ test("_session/steering is relayed by the conductor: answered at once, heard by 
   const provider = scriptedProvider([{ calls: [{ id: "slow", name: "t__sleep", input: { ms: 400 } }] }, { text: "steered" }]);
   const { client, seen, answer, close } = chained(provider);
   client.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } });
-  expect((await answer(1)).result.agentCapabilities._meta.steering.supported).toBe(true);
+  const init = (await answer(1)).result;
+  expect(init._meta.steering.supported).toBe(true);
+  expect(init.agentCapabilities._meta.steering.supported).toBe(true);
   client.send({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: tmpdir(), mcpServers: [] } });
   const sessionId = (await answer(2)).result.sessionId;
   client.send({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "go" }] } });
   for (let i = 0; i < 50 && !seen.some((m) => m.params?.update?.status === "in_progress"); i++) seen.push(await client.next(5000));
   client.send({ jsonrpc: "2.0", id: 4, method: "_session/steering", params: { sessionId, prompt: [{ type: "text", text: "steer this way" }] } });
-  expect((await answer(4)).result).toEqual({});
+  expect((await answer(4)).result).toEqual({ outcome: "injected" });
   expect(provider.requests.length).toBe(1);
   expect((await answer(3)).result.stopReason).toBe("end_turn");
   expect(provider.requests[1]!.at(-1)).toEqual({ role: "user", content: [{ type: "text", text: "steer this way" }] });

@@ -311,3 +311,31 @@ test("v2 tool_call/cancel reaches a subagent's running tool call: it ends cancel
   expect(lastResult(a.provider.requests[3]!)).toMatchObject({ callId: "t1", content: "child stopped waiting", isError: false });
   await a.close();
 });
+
+test("v2 child sessions report their state: running at the start, requires_action mirrored on the parent's subagent_update while the child asks, idle at the end", async () => {
+  const { a, asked, sessionId } = await open({ mode: "ask" }, V2);
+  a.provider.push(
+    { calls: [task("t1", "look for X")] },
+    { calls: [{ id: "c1", name: "t__echo", input: { text: "hi" } }] },
+    { text: "found X" },
+    { text: "done" },
+  );
+  send(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  await a.until(() => a.out.some((m) => m.method === "session/request_permission"), "a permission question");
+  const ask = a.out.find((m) => m.method === "session/request_permission")!;
+  const child = ask.params.sessionId as string;
+  expect(child).not.toBe(sessionId);
+  const mirrored = () => updates(a, sessionId).filter((u) => u.sessionUpdate === "subagent_update" && u.sessionId === child).map((u) => u.state.state);
+  expect(mirrored()).toEqual(["running", "requires_action"]);
+  a.send({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } });
+  await a.until(() => updates(a, sessionId).some((u) => u.sessionUpdate === "state_update" && u.state === "idle"), "the parent idle");
+  expect(mirrored()).toEqual(["running", "requires_action", "running", "idle"]);
+  const states = updates(a, child).filter((u) => u.sessionUpdate === "state_update").map((u) => `${u.state}${u.stopReason ? `:${u.stopReason}` : ""}`);
+  expect(states).toEqual(["running", "requires_action", "running", "idle:end_turn"]);
+  // running before any other update of the child's own; idle after its last
+  const mine = updates(a, child);
+  expect(mine[0]).toMatchObject({ sessionUpdate: "state_update", state: "running" });
+  expect(mine.at(-1)).toMatchObject({ sessionUpdate: "state_update", state: "idle" });
+  expect(schemaFailures(a.out, asked, ["v2", "v2u"])).toEqual([]);
+  await a.close();
+});

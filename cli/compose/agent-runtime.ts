@@ -65,7 +65,7 @@ export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientSt
     ));
   const mcpCapabilities = { http: true, sse: true, acp: true };
   const auth = opts.auth ? new AgentAuth(opts.auth) : undefined;
-  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions: async () => (await build()).sessions, mcpCapabilities, acpRelay, persistent: true, auth });
+  const conn = serveAgent({ ...io, maxLineBytes: cfg.limits.MAX_LINE_BYTES }, { version: VERSION, sessions: async () => (await build()).sessions, mcpCapabilities, acpRelay, persistent: opts.persist !== false, auth });
   let closing: Promise<void> | undefined;
   return {
     ended: conn.ended,

@@ -78,3 +78,18 @@ test("an unknown method before the sessions are built is still -32601, naming it
   expect(err.code).toBe(-32601);
   expect(err.message).toContain("no/such");
 });
+
+test("the protocol version is fixed by the initialize that succeeds: a v2 initialize refused for its params, then a v1 fallback, is answered in v1", async () => {
+  const { a } = lazyAgent();
+  a.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: 2, info: "not an object", capabilities: {} } });
+  expect((await a.response(0)).error.code).toBe(-32602);
+  a.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+  const answer = (await a.response(1)).result;
+  expect(answer.protocolVersion).toBe(1);
+  expect(answer.agentCapabilities).toBeObject();
+  // and v1 serves the connection from then on (a later v2 initialize does not switch it)
+  a.send({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: 2, info: { name: "t", version: "1" }, capabilities: {} } });
+  expect((await a.response(2)).result.protocolVersion).toBe(1);
+  a.send({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: process.cwd(), mcpServers: [] } });
+  expect((await a.response(3)).result.modes).toBeObject();
+});

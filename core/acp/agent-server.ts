@@ -88,62 +88,107 @@ async function undoOpen(sessions: SessionManager, method: string, params: unknow
   log.info("a cancelled request's session was undone", { method, session: id });
 }
 
-/** Serves the agent on a byte stream until the peer goes away. */
-export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnection {
-  // The protocol version is chosen once per connection, by its first initialize: 2 asked, v2; else v1.
-  let version = ACP_V1;
-  let negotiated = false;
-  let hello: ClientHello | undefined;
-  let sessions = typeof opts.sessions === "function" ? undefined : opts.sessions;
-  const tables = new Map<number, Record<string, Handler>>();
-  const loads = new Map<number, Promise<Record<string, Handler>>>();
-  const ended = new AbortController();
-  /** The method table of the version negotiated by now (and the sessions behind it): loaded once. */
-  const tableNow = (): Promise<Record<string, Handler>> => {
-    const v = version;
-    let load = loads.get(v);
+/**
+ * The connection's protocol version. Until an initialize succeeds, requests are served in v1 and each
+ * initialize is judged by what it asks (2: v2, else v1); the first that succeeds fixes the version for
+ * good. One that is refused (bad params) fixes nothing: a v2 client that falls back to v1 is answered in v1.
+ */
+class VersionChoice {
+  version: typeof ACP_V1 | typeof ACP_V2 = ACP_V1;
+  fixed = false;
+  /** What the client declared in the initialize that fixed the version. */
+  hello: ClientHello | undefined;
+
+  /** The version an initialize with `params` asks for. */
+  static asked(params: unknown): typeof ACP_V1 | typeof ACP_V2 {
+    return (params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2 ? ACP_V2 : ACP_V1;
+  }
+
+  fix(version: typeof ACP_V1 | typeof ACP_V2, hello?: ClientHello): void {
+    this.version = version;
+    this.fixed = true;
+    if (hello) this.hello = hello;
+  }
+}
+
+/** Each version's method table, and the sessions behind them, loaded once, when first needed. */
+class MethodTables {
+  readonly #loaded = new Map<number, Record<string, Handler>>();
+  readonly #loads = new Map<number, Promise<Record<string, Handler>>>();
+  sessions: SessionManager | undefined;
+
+  constructor(
+    private readonly opts: AgentServerOptions,
+    private readonly peer: () => RpcPeer,
+    private readonly ended: AbortSignal,
+    private readonly hello: () => ClientHello | undefined,
+  ) {
+    this.sessions = typeof opts.sessions === "function" ? undefined : opts.sessions;
+  }
+
+  /** Version `v`'s table if it is loaded already. */
+  loaded(v: number): Record<string, Handler> | undefined {
+    return this.#loaded.get(v);
+  }
+
+  load(v: typeof ACP_V1 | typeof ACP_V2): Promise<Record<string, Handler>> {
+    let load = this.#loads.get(v);
     if (!load) {
       load = (async () => {
-        sessions ??= await (opts.sessions as () => Promise<SessionManager>)();
-        const mapping = { ...opts, sessions };
-        const t = v === ACP_V2 ? (await import("./v2/server.ts")).v2Handlers(mapping, peer, ended.signal, hello) : (await import("./v1/server.ts")).v1Handlers(mapping, peer, hello);
-        tables.set(v, t);
+        this.sessions ??= await (this.opts.sessions as () => Promise<SessionManager>)();
+        const mapping = { ...this.opts, sessions: this.sessions };
+        const t = v === ACP_V2
+          ? (await import("./v2/server.ts")).v2Handlers(mapping, this.peer(), this.ended, this.hello())
+          : (await import("./v1/server.ts")).v1Handlers(mapping, this.peer(), this.ended, this.hello());
+        this.#loaded.set(v, t);
         return t;
       })();
-      loads.set(v, load);
+      this.#loads.set(v, load);
     }
     return load;
+  }
+}
+
+/** Serves the agent on a byte stream until the peer goes away. */
+export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnection {
+  const choice = new VersionChoice();
+  const ended = new AbortController();
+  const tables = new MethodTables(opts, () => peer, ended.signal, () => choice.hello);
+  const run = (t: Record<string, Handler>, method: string, params: unknown, signal: AbortSignal) => {
+    const handler = Object.hasOwn(t, method) ? t[method] : undefined;
+    if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
+    return guard(method, () => handler(params, signal));
+  };
+  /** An initialize before the version is fixed: answered in the version it asks for; fixes it when it succeeds. */
+  const initialize = async (params: unknown, signal: AbortSignal): Promise<unknown> => {
+    const asked = VersionChoice.asked(params);
+    const table = tables.loaded(asked);
+    if (table) {
+      const answer = await run(table, "initialize", params, signal);
+      choice.fix(asked);
+      return answer;
+    }
+    // Answered here; the version's table loads in the next turn of the event loop, once the answer is
+    // out. What the client declared is kept at once: a request in the same read builds the table.
+    return guard("initialize", () => {
+      const first = (asked === ACP_V2 ? initializeV2 : initializeV1)(params, opts);
+      choice.fix(asked, first.hello);
+      setImmediate(() => void tables.load(asked).catch(logFailure("loading the session layer")));
+      return first.answer;
+    });
   };
   const peer: RpcPeer = new RpcPeer({
     ...io,
     answerMalformed: true,
     onRequest: (method, params, cancellation) => {
       const signal = cancellation.signal;
-      if (method === "initialize" && !negotiated) {
-        negotiated = true;
-        if ((params as { protocolVersion?: unknown } | null)?.protocolVersion === ACP_V2) version = ACP_V2;
-        if (!loads.has(version)) {
-          // Answered here; the version's table loads in the next turn of the event loop, once the answer
-          // is out. What the client declared is kept at once: a request in the same read builds the table.
-          return guard(method, () => {
-            const first = (version === ACP_V2 ? initializeV2 : initializeV1)(params, opts);
-            hello = first.hello;
-            setImmediate(() => void tableNow().catch(logFailure("loading the session layer")));
-            return first.answer;
-          });
-        }
-      }
+      if (method === "initialize" && !choice.fixed) return initialize(params, signal);
       // MCP-over-ACP: a provider's MCP server asking our MCP client (roots/list, elicitation, ping…).
       if (method === "mcp/message" && opts.acpRelay) return opts.acpRelay.answer(params, signal);
-      const run = (t: Record<string, Handler>) => {
-        const handler = Object.hasOwn(t, method) ? t[method] : undefined;
-        if (!handler) throw new RpcError(METHOD_NOT_FOUND, `Method not found: ${method}`);
-        return guard(method, () => handler(params, signal));
-      };
-      const table = tables.get(version);
-      const work = table ? run(table) : tableNow().then(run);
+      const table = tables.loaded(choice.version);
+      const work = table ? run(table, method, params, signal) : tables.load(choice.version).then((t) => run(t, method, params, signal));
       if (method === "session/prompt") return work;
-      return unlessCancelled(method, work, signal, (result) => undoOpen(sessions!, method, params, result));
+      return unlessCancelled(method, work, signal, (result) => undoOpen(tables.sessions!, method, params, result));
     },
     onNotification: (method, params) => {
       if (method === "session/cancel") {
@@ -151,8 +196,8 @@ export function serveAgent(io: AgentIo, opts: AgentServerOptions): AgentConnecti
         // are built there is none to cancel.
         try {
           const id = ParamReader.of(method, params).id("sessionId");
-          if (!sessions) throw new AcpError(INVALID_PARAMS, `unknown session: ${id}`);
-          sessions.cancel(id);
+          if (!tables.sessions) throw new AcpError(INVALID_PARAMS, `unknown session: ${id}`);
+          tables.sessions.cancel(id);
         } catch (err) {
           log.warn("session/cancel ignored", { error: err });
         }

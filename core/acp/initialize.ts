@@ -51,9 +51,12 @@ export function initializeV1(raw: unknown, a: AgentTraits): { answer: Record<str
         ? { list: {}, resume: {}, close: {}, delete: {}, fork: {}, additionalDirectories: {} }
         : { close: {}, fork: {}, additionalDirectories: {} },
       ...(a.auth ? { auth: { logout: {} } } : {}),
+      // Kept here too: where this agent first advertised it.
       _meta: STEERING_CAPABILITY,
     },
     authMethods: a.auth?.methods(hello.terminalAuth) ?? [],
+    // Where clients that steer look (as the adapters that ship it advertise it).
+    _meta: STEERING_CAPABILITY,
   };
   return { answer, hello };
 }
@@ -86,6 +89,7 @@ export function initializeV2(raw: unknown, a: AgentTraits): { answer: Record<str
       _meta: STEERING_CAPABILITY,
     },
     authMethods: (a.auth?.methods(terminalAuth) ?? []).map(({ id, ...m }) => ({ type: "type" in m ? m.type : "agent", methodId: id, ...m })),
+    _meta: STEERING_CAPABILITY,
   };
   return { answer, hello };
 }

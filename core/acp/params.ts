@@ -10,6 +10,7 @@ import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { lazySchema } from "../zod-issue.ts";
 import { isObject } from "../wire/jsonrpc.ts";
 import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { wellFormedDeep } from "../text-bounds.ts";
 
 type Fields = Record<string, unknown>;
 
@@ -112,6 +113,7 @@ export class ParamReader {
  */
 export function parsePrompt(p: ParamReader): ContentBlock[] {
   const blocks = p.array("prompt")!;
+  if (blocks.length === 0) throw p.fail("prompt", "must hold at least one content block");
   for (let i = 0; i < blocks.length; i++) {
     if (!isObject(blocks[i])) throw invalidParam(p.method, `prompt[${i}]`, `must be a content block (an object with a type), got ${kindOf(blocks[i])}`);
     const b = p.element("prompt", i);
@@ -137,7 +139,9 @@ export function parsePrompt(p: ParamReader): ContentBlock[] {
       resource.object("_meta", "nullable");
     }
   }
-  return blocks as ContentBlock[];
+  // Well-formed where it enters (SPEC §3.10): a lone surrogate would make every later request of the
+  // session fail at the provider.
+  return wellFormedDeep(blocks) as ContentBlock[];
 }
 
 /** What the client said it can show (initialize's clientCapabilities.session): `notice` updates and

@@ -12,8 +12,11 @@ import { clientElicitor } from "./elicitation.ts";
 import { type ClientSessionCaps, type NewSessionParams, ParamReader } from "./params.ts";
 import { answerOf, permissionOptions } from "./permission-options.ts";
 import { type SessionManager, sessionRequest } from "./session.ts";
-import type { ClientLink, PromptIo } from "./session-host.ts";
+import type { ClientLink, PromptIo, TurnEvent } from "./session-host.ts";
+import type { TurnAnswer } from "./session-turn.ts";
 import { parseSteering } from "./steering.ts";
+import { randomId } from "../ids.ts";
+import { AcpError, INTERNAL_ERROR } from "./convert.ts";
 
 /** What a protocol version puts its own way: update shapes, the permission request, the turn's waits. */
 export interface SessionMapping {
@@ -25,6 +28,9 @@ export interface SessionMapping {
   waiting?(sessionId: string, waits: boolean, turn: AbortSignal): void;
   /** Each tool call's own cancel signal (v2's `tool_call/cancel`); absent: calls end with the turn only. */
   toolCallSignal?(sessionId: string, toolCallId: string): AbortSignal;
+  /** A turn of `sessionId` opened or ended, whoever started it: session/prompt, steering with no turn
+   *  running, a parent's task (a subagent's session). */
+  turn?(sessionId: string, e: TurnEvent): void;
 }
 
 /** What a version's method table is given of the agent (the same for v1 and v2). */
@@ -49,6 +55,8 @@ export class SessionEngine {
   readonly client: ClientLink & { caps: ClientSessionCaps };
   /** Whether the client said it can run a `terminal` auth method (initialize); never assumed. */
   terminalAuth = false;
+  /** Each running turn this engine opened: settles once its end has been reported. */
+  readonly #turns = new Map<string, Promise<void>>();
 
   constructor(
     readonly sessions: SessionManager,
@@ -58,6 +66,12 @@ export class SessionEngine {
     caps: ClientSessionCaps,
   ) {
     this.client = { caps, notify: (sessionId, update) => mapping.emit(sessionId, update) };
+  }
+
+  /** What a client said in an initialize (the first, or a later one): it replaces what the last said. */
+  hello(h: { caps: ClientSessionCaps; terminalAuth: boolean }): void {
+    this.client.caps = h.caps;
+    this.terminalAuth = h.terminalAuth;
   }
 
   authenticate(methodId: string) {
@@ -98,16 +112,82 @@ export class SessionEngine {
     return sessionId;
   }
 
-  /** session/close of an id the mapping has read (it may end the turn its own way first). */
-  close(sessionId: string): Promise<void> {
-    return this.sessions.closeSession(sessionId);
+  /** session/close: a running turn is cancelled and its end reported (its last updates sent) before
+   *  the session's servers stop and the answer goes, in both versions. */
+  async close(sessionId: string): Promise<void> {
+    const running = this.#turns.get(sessionId);
+    if (running && this.#busy(sessionId)) {
+      this.sessions.cancel(sessionId);
+      await running;
+    }
+    await this.sessions.closeSession(sessionId);
   }
 
-  /** `_session/steering`: answered at once; the text reaches the model at the turn's next LLM request. */
-  steer(raw: unknown) {
-    const { sessionId, prompt } = parseSteering(raw);
-    this.sessions.steer(sessionId, prompt);
-    return {};
+  /**
+   * `_session/steering` (SPEC §3.10): during a turn the text joins the turn's next LLM request
+   * (`injected`); with no turn running, a new turn starts with it (`startedNewTurn`), unless the client
+   * asked `_meta.steering.idleBehavior: "promptRequired"` (then nothing changes: `promptRequired`).
+   * `ended`: the connection's end, which ends a turn started here.
+   */
+  async steer(raw: unknown, ended: AbortSignal): Promise<Record<string, unknown>> {
+    const { sessionId, prompt, idleBehavior } = parseSteering(raw);
+    if (this.sessions.steer(sessionId, prompt)) return { outcome: "injected" };
+    if (idleBehavior === "promptRequired") return { outcome: "promptRequired", reason: "noRunningTurn" };
+    // A cancelled turn still winding down: the new one starts once it has ended.
+    await this.#turns.get(sessionId);
+    const { done } = await this.startTurn(sessionId, prompt, ended, true);
+    done.catch((err: unknown) => log.debug("a turn started by steering failed", { session: sessionId, error: err }));
+    return { outcome: "startedNewTurn" };
+  }
+
+  /**
+   * Opens a turn on `sessionId` with `prompt` (session/prompt; steering with no turn running) and
+   * reports its opening and its end through the mapping. Resolves once the turn has opened, with its
+   * user message's id and its end; a prompt refused before that (an unknown or busy session, a block
+   * the agent cannot take) throws and changes nothing. `signal` ends the turn.
+   */
+  async startTurn(sessionId: string, prompt: ContentBlock[], signal: AbortSignal, steered = false): Promise<{ messageId: string; done: Promise<TurnAnswer> }> {
+    // Saved with the prompt: a replay shows the message under the id the client is given.
+    const messageId = randomId();
+    const io = this.promptIo(sessionId, signal);
+    // The session layer says when the turn opens (session-turn.ts): once, with the message that opened
+    // it (an MCP prompt command opens one turn to fetch the prompt and another to run it).
+    let opened = false;
+    const answer = this.sessions.prompt(sessionId, prompt, {
+      ...io,
+      userMessageId: messageId,
+      turn: (e) => {
+        if (e.state !== "running") return io.turn!(e);
+        if (!opened) io.turn!({ state: "running", user: { messageId, prompt, steered } });
+        opened = true;
+      },
+    });
+    if (!opened) {
+      await answer; // throws why it was refused
+      throw new AcpError(INTERNAL_ERROR, "the prompt ended before its turn began");
+    }
+    const done = answer.then(
+      (a) => (io.turn!({ state: "idle", end: a }), a),
+      (err: unknown) => {
+        const code = err instanceof AcpError ? err.code : INTERNAL_ERROR;
+        if (!(err instanceof AcpError)) log.error("a turn failed", { session: sessionId, error: err });
+        io.turn!({ state: "idle", end: { error: { code, message: err instanceof Error ? err.message : String(err) } } });
+        throw err;
+      },
+    );
+    const reported = done.then(() => {}, () => {});
+    this.#turns.set(sessionId, reported);
+    void reported.then(() => void (this.#turns.get(sessionId) === reported && this.#turns.delete(sessionId)));
+    return { messageId, done };
+  }
+
+  /** Whether session `id` is known and runs a turn now. */
+  #busy(id: string): boolean {
+    try {
+      return this.sessions.isBusy(id);
+    } catch {
+      return false;
+    }
   }
 
   /** session/set_mode; the client hears the change before the answer. */
@@ -130,10 +210,6 @@ export class SessionEngine {
     const { configOptions, updates } = await this.sessions.setConfigOption(sessionId, configId, value);
     this.#emitAll(sessionId, updates);
     return configOptions;
-  }
-
-  prompt(sessionId: string, prompt: ContentBlock[], io: PromptIo) {
-    return this.sessions.prompt(sessionId, prompt, io);
   }
 
   /** A prompt's io for session `sessionId`: `signal` aborts with the request (v1) or the connection (v2). */
@@ -160,6 +236,7 @@ export class SessionEngine {
       signal,
       caps: this.client.caps,
       forSession: (other) => this.promptIo(other, signal),
+      turn: (e) => mapping.turn?.(sessionId, e),
       ...(toolCallSignal ? { toolCallSignal } : {}),
       ...(elicit ? { elicit } : {}),
       emit: (update) => mapping.emit(sessionId, update),

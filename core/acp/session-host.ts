@@ -1,7 +1,8 @@
 // Owns the session manager's contract with what surrounds it: what its host gives it (SessionHost:
 // the pool, the provider, settings, stores), what a prompt's connection provides (PromptIo) and what a
 // session's client is (ClientLink). The manager itself is session.ts's.
-import type { SessionUpdate } from "@agentclientprotocol/sdk";
+import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { TurnTotals } from "../agent/loop.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/permission-ask.ts";
 import type { SessionStore } from "../agent/session-store.ts";
 import type { Elicitor } from "../agent/tool-calls.ts";
@@ -70,7 +71,16 @@ export interface PromptIo {
   userMessageId?: string;
   /** The same connection's io for another session of it (a subagent's, under its own id). */
   forSession?(sessionId: string): PromptIo;
+  /** Tells the client this session's turn opened or ended (v2's `state_update`); undefined = not told. */
+  turn?(e: TurnEvent): void;
 }
+
+/** A turn's life as its client hears it: opened (with the user message that opened it, when one did:
+ *  a prompt, or steering with no turn running), or ended with its stop reason or its error. `final`:
+ *  the session ends with the turn (a subagent's). */
+export type TurnEvent =
+  | { state: "running"; user?: { messageId: string; prompt: ContentBlock[]; steered: boolean } }
+  | { state: "idle"; end: { stopReason: string; usage?: TurnTotals } | { error: { code: number; message: string } }; final?: boolean };
 
 /** The connection that opened a session: what its client shows, and a way to tell it something
  *  outside a prompt (a `notice`). */

@@ -8,6 +8,7 @@ import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { SessionEvent, SessionFile } from "../agent/session-store.ts";
 import type { Message } from "../llm/types.ts";
 import type { SessionUsage } from "../llm/prices.ts";
+import { cutChars } from "../text-bounds.ts";
 
 const TITLE_CHARS = 80;
 
@@ -20,8 +21,7 @@ export function titleOf(blocks: readonly ContentBlock[]): string | undefined {
   const text = blocks.find((b) => b.type === "text")?.text;
   const line = text?.split(/\r?\n|\r/).map((l) => l.replace(/\s+/g, " ").trim()).find((l) => l !== "");
   if (!line) return undefined;
-  const chars = Array.from(line);
-  return chars.length > TITLE_CHARS ? chars.slice(0, TITLE_CHARS - 1).join("") + "…" : line;
+  return cutChars(line, TITLE_CHARS);
 }
 
 export class SessionRecorder {

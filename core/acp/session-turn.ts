@@ -54,6 +54,8 @@ export function openTurn(s: LiveSession, io: PromptIo): Turn {
   const onRequestAbort = () => controller.abort();
   io.signal.addEventListener("abort", onRequestAbort, { once: true });
   let open = true;
+  // Before any of the turn's own updates: the client hears that it runs (v2's state_update).
+  io.turn?.({ state: "running" });
   return {
     signal: controller.signal,
     emit: (u: SessionUpdate) => {

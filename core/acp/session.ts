@@ -349,12 +349,14 @@ export class SessionManager {
     }
   }
 
-  /** `_session/steering`: a user message for session `id`'s running turn, heard at its next LLM request. */
-  steer(id: string, blocks: ContentBlock[]): void {
+  /** `_session/steering`: a user message for session `id`'s running turn, heard at its next LLM
+   *  request; false (nothing kept) when no turn runs or the running one was cancelled. */
+  steer(id: string, blocks: ContentBlock[]): boolean {
     const s = this.#own(id);
-    if (!s.turn || s.turn.signal.aborted) throw new AcpError(INVALID_PARAMS, `session ${id} runs no turn to steer; send session/prompt`);
     const parts = convertPrompt(blocks, this.host.limits.MAX_PROMPT_BYTES);
+    if (!s.turn || s.turn.signal.aborted) return false;
     (s.steering ??= new SteeringInbox(this.host.limits.MAX_PENDING_STEERING)).add(blocks, parts);
+    return true;
   }
 
   /** The slash commands session `id` offers now (built-in, then its MCP prompts); from now on a

@@ -10,16 +10,25 @@ import { ParamReader, parsePrompt } from "./params.ts";
 
 export const STEERING_METHOD = "_session/steering";
 
-/** What `initialize` adds to the agent's capabilities (`_meta`), on v1 and v2 alike. */
+/** What `initialize` says of steering, at the top level of its answer (`_meta`, a sibling of the
+ *  capabilities, where clients that steer look), on v1 and v2 alike. */
 export const STEERING_CAPABILITY = { steering: { supported: true } };
 
-/** `_session/steering`'s params: a session id and a prompt (an array of content blocks), else -32602. */
-export function parseSteering(raw: unknown): { sessionId: string; prompt: ContentBlock[] } {
+/** What a client may ask of steering that finds no turn running (`_meta.steering.idleBehavior`):
+ *  absent, a new turn starts with the message. */
+export type IdleBehavior = "promptRequired" | undefined;
+
+/** `_session/steering`'s params: a session id, a prompt (an array of content blocks) and the idle
+ *  behaviour asked for; anything else is -32602. */
+export function parseSteering(raw: unknown): { sessionId: string; prompt: ContentBlock[]; idleBehavior: IdleBehavior } {
   const p = ParamReader.of(STEERING_METHOD, raw);
   const sessionId = p.id("sessionId");
   const prompt = parsePrompt(p);
-  if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");
-  return { sessionId, prompt };
+  const idle = p.object("_meta", "nullable")?.object("steering", "nullable")?.string("idleBehavior", "nullable");
+  if (idle !== undefined && idle !== null && idle !== "promptRequired") {
+    throw p.fail("_meta.steering.idleBehavior", `${JSON.stringify(idle)} is not an idle behaviour this agent has: "promptRequired" (answer promptRequired when no turn runs), or absent (start a new turn)`);
+  }
+  return { sessionId, prompt, idleBehavior: idle ?? undefined };
 }
 
 interface Waiting {

@@ -14,6 +14,7 @@ import type { PromptIo, SessionHost } from "./session-host.ts";
 import { sessionCost } from "./session-spend.ts";
 import { markChild, SUBAGENT_META, SubagentView } from "./subagent-view.ts";
 import { withToolCancel } from "./v2/tool-cancel.ts";
+import { cutChars } from "../text-bounds.ts";
 
 /** What the session manager lends a subagent run. */
 export interface SubagentHost {
@@ -91,8 +92,7 @@ const firstLine = (text: string) => {
 
 /** One line of at most `max` code points: control characters (newlines too) made spaces, cut whole. */
 function cutAtCodePoint(text: string, max: number): string {
-  const points = [...text.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]+/g, " ").trim()];
-  return points.length > max ? `${points.slice(0, max - 1).join("")}…` : points.join("");
+  return cutChars(text.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]+/g, " ").trim(), max);
 }
 
 /** A child's permission question as its parent's client sees it: the tool's own title first (what
@@ -126,20 +126,36 @@ export function subagentRunner(h: SubagentHost, parent: SubagentParent): TaskRun
 }
 
 /** How a child speaks: its updates (marked as its own), its io on the connection when the client
- *  shows subagents, and how it asks permission (as itself, or on the parent's call). */
+ *  shows subagents, and how it asks permission or elicits (as itself, or on the parent's call). */
 interface ChildVoice {
   emit(u: SessionUpdate): void;
   io?: PromptIo;
   askPermission: PromptIo["askPermission"];
+  elicit?: PromptIo["elicit"];
 }
 
 function voiceOf(parent: SubagentParent, childId: string, callId: string, task: TaskRequest): ChildVoice {
   const capable = parent.io.caps?.subagents === true && parent.io.forSession !== undefined;
   const io = capable ? parent.io.forSession!(childId) : undefined;
+  const emit = (u: SessionUpdate) => parent.emit(markChild(u, childId));
+  if (!io) return { emit, askPermission: (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: childAskTitle(ask.title, task.description) }, s) };
+  // While any question of the child's is open, the parent's view of it says so (requires_action),
+  // as the child's own state does.
+  let open = 0;
+  const waiting = async <T>(turn: AbortSignal, ask: () => Promise<T>): Promise<T> => {
+    if (open++ === 0) parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: childId, state: { state: "requires_action" } }));
+    try {
+      return await ask();
+    } finally {
+      if (--open === 0 && !turn.aborted) parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: childId, state: { state: "running" } }));
+    }
+  };
+  const elicit = io.elicit;
   return {
-    emit: (u) => parent.emit(markChild(u, childId)),
-    ...(io ? { io } : {}),
-    askPermission: io ? (ask, s) => io.askPermission(ask, s) : (ask, s) => parent.askPermission({ ...ask, toolCallId: callId, title: childAskTitle(ask.title, task.description) }, s),
+    emit,
+    io,
+    askPermission: (ask, s) => waiting(s, () => io.askPermission(ask, s)),
+    ...(elicit ? { elicit: { modes: elicit.modes, ask: (id, e, s) => waiting(s, () => elicit.ask(id, e, s)) } } : {}),
   };
 }
 
@@ -189,7 +205,7 @@ function childTurnDeps(h: SubagentHost, parent: SubagentParent, child: LiveSessi
     limits: host.limits,
     emit: voice.emit,
     askPermission: voice.askPermission,
-    ...(voice.io?.elicit ? { elicit: voice.io.elicit } : {}),
+    ...(voice.elicit ? { elicit: voice.elicit } : {}),
     totals: parent.totals,
     cost: sessionCost(host, parent.session),
     ...(host.promptCache ? { promptCache: host.promptCache } : {}),
@@ -207,8 +223,8 @@ function childTurnDeps(h: SubagentHost, parent: SubagentParent, child: LiveSessi
   };
 }
 
-/** Before any of the child's traffic: its announcement, the parent's call naming it, and the prompt
- *  sent from the parent's transcript and received in the child's. */
+/** Before any of the child's traffic: its announcement, the parent's call naming it, the prompt sent
+ *  from the parent's transcript, the child's running state and the prompt received in its transcript. */
 function announce(parent: SubagentParent, voice: ChildVoice, child: LiveSession, callId: string, task: TaskRequest): void {
   const p = parent.session.id;
   const prompt: ContentBlock[] = [{ type: "text", text: task.prompt }];
@@ -216,6 +232,8 @@ function announce(parent: SubagentParent, voice: ChildVoice, child: LiveSession,
   parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: child.id, title: task.description, description: firstLine(task.prompt), capabilities: { cancel: {} }, state: { state: "running" } }));
   parent.emit({ sessionUpdate: "tool_call_update", toolCallId: callId, _meta: { [SUBAGENT_META]: child.id } });
   parent.emit(loose({ sessionUpdate: "session_message", messageId: sent, senderSessionId: p, recipientSessionId: child.id, recipientMessageId: received, content: prompt }));
+  // The child's own session: it runs, then receives its prompt.
+  voice.io?.turn?.({ state: "running" });
   voice.emit(loose({ sessionUpdate: "session_message", messageId: received, senderSessionId: p, recipientSessionId: child.id, senderMessageId: sent, content: prompt }));
 }
 
@@ -230,7 +248,10 @@ function reportEnd(parent: SubagentParent, voice: ChildVoice, child: LiveSession
     parent.emit(loose({ sessionUpdate: "session_message", messageId: back, senderSessionId: child.id, recipientSessionId: p, senderMessageId: out }));
     parent.emit(loose({ sessionUpdate: "session_message_chunk", messageId: back, content: text }));
   }
-  const state = failure !== undefined ? { state: "idle", stopReason: "error", error: { code: -32603, message: failure } } : { state: "idle", stopReason };
+  const error = failure !== undefined ? { code: -32603, message: failure } : undefined;
+  // The child's own session ends with its turn; then its parent's view of it.
+  voice.io?.turn?.({ state: "idle", end: error ? { error } : { stopReason }, final: true });
+  const state = error ? { state: "idle", stopReason: "error", error } : { state: "idle", stopReason };
   parent.emit(loose({ sessionUpdate: "subagent_update", sessionId: child.id, state }));
 }
 

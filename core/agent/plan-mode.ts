@@ -6,6 +6,7 @@ import type { PermissionOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionMode } from "../policy/modes.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
+import { cutChars } from "../text-bounds.ts";
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 import description from "./plan-ready.md" with { type: "text" };
 
@@ -52,7 +53,7 @@ function toolInfo(maxSteps: number, maxStepChars: number): McpToolInfo {
 }
 
 const TITLE_CHARS = 200;
-const clip = (text: string) => (text.length > TITLE_CHARS ? `${text.slice(0, TITLE_CHARS - 1)}…` : text);
+const clip = (text: string) => cutChars(text, TITLE_CHARS);
 
 const result = (text: string, isError = false): McpCallResult => ({ content: [{ type: "text", text }], text, isError });
 

@@ -9,6 +9,10 @@ import type { Message } from "../llm/types.ts";
 import { parseSessionUsage, type SessionUsage } from "../llm/prices.ts";
 import { log } from "../log.ts";
 import { openPrivateFile } from "../private-file.ts";
+import { wellFormedDeep } from "../text-bounds.ts";
+
+/** A surrogate as JSON writes it (`\ud83d`): only a file with one may need repairing. */
+const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/;
 
 export interface SessionHeader {
   type: "header";
@@ -150,7 +154,10 @@ export class SessionStore {
       log.warn("session file has no header; ignoring it", { file: this.path(id) });
       return undefined;
     }
-    return fold(header, lines as SessionEvent[], mtime.toISOString());
+    // A file written before text was made well-formed where it enters may hold a lone surrogate (JSON
+    // keeps it as an escape): repaired here, or every request of the session would fail at the provider.
+    const loaded = fold(header, lines as SessionEvent[], mtime.toISOString());
+    return ESCAPED_SURROGATE.test(text) ? wellFormedDeep(loaded) : loaded;
   }
 
   /** Every session (newest first), optionally only those of `cwd`. Reads each file's first line only. */

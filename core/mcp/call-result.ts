@@ -3,6 +3,7 @@
 // Does not clamp or name tools (catalog.ts, naming.ts do).
 import type { McpCallResult, McpContent } from "./types.ts";
 import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
+import { wellFormedDeep } from "../text-bounds.ts";
 
 /** A tool as tools/list returned it (fields Tendril reads; the rest is ignored). */
 export interface RawTool {
@@ -56,7 +57,9 @@ function textOf(c: McpContent): string[] {
 }
 
 /** Maps a tools/call result (current or the 2024-10-07 `toolResult` form) onto McpCallResult. */
-export function toCallResult(res: Record<string, unknown>): McpCallResult {
+export function toCallResult(sent: Record<string, unknown>): McpCallResult {
+  // Well-formed where it enters (SPEC §3.10): a result under its byte bound reaches the request as it is.
+  const res = wellFormedDeep(sent);
   const raw = Array.isArray(res.content) ? res.content : [];
   const content = raw.map(toContent);
   if (content.length === 0 && res.toolResult !== undefined) {

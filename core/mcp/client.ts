@@ -26,6 +26,7 @@ import { toCallResult, errorResult, type RawTool } from "./call-result.ts";
 import { childEnv, StdioTransport } from "./stdio-transport.ts";
 import { type AcpMcpRelay, AcpMcpTransport } from "./acp-transport.ts";
 import { clampDescription } from "./catalog.ts";
+import { wellFormedDeep } from "../text-bounds.ts";
 import {
   McpLinkLost,
   McpStartError,
@@ -166,7 +167,7 @@ async function listAllTools(client: Client, deadline: number, maxTools: number, 
   for (let page = 0; page < maxPages; page++) {
     const timeout = Math.max(1, deadline - Date.now());
     const res = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
-    tools.push(...(res.tools as RawTool[]));
+    tools.push(...wellFormedDeep(res.tools as RawTool[]));
     cursor = res.nextCursor;
     if (cursor === undefined) return tools;
     if (tools.length >= maxTools) break;

@@ -15,12 +15,18 @@ import { STEERING_METHOD } from "../steering.ts";
 
 /** The v1 method table of one connection; `hello`: what its client said in an initialize answered
  *  before the table was built (agent-server.ts answers the first one). */
-export function v1Handlers(opts: MappingOptions, peer: RpcPeer, hello: ClientHello = silentHello(ACP_V1)): Record<string, Handler> {
+export function v1Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal, hello: ClientHello = silentHello(ACP_V1)): Record<string, Handler> {
   const { auth } = opts;
   const send = (sessionId: string, update: SessionUpdate) => peer.notify("session/update", { sessionId, update });
   const mapping: SessionMapping = {
     emit: send,
     permissionParams: (sessionId, toolCall, options) => ({ sessionId, toolCall, options }),
+    // v1 has no turn states. A turn that steering started shows its message as steering into a
+    // running turn does (the client sent it, but not as a prompt it waits on).
+    turn: (sessionId, e) => {
+      if (e.state !== "running" || !e.user?.steered) return;
+      for (const content of e.user.prompt) send(sessionId, { sessionUpdate: "user_message_chunk", messageId: e.user.messageId, content });
+    },
   };
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
   const engine = new SessionEngine(opts.sessions, peer, mapping, auth, hello.caps);
@@ -45,8 +51,7 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, hello: ClientHel
     // Not a gate: requests sent before its answer are served.
     initialize: (raw) => {
       const { answer, hello } = initializeV1(raw, opts);
-      engine.terminalAuth = hello.terminalAuth;
-      engine.client.caps = hello.caps;
+      engine.hello(hello);
       return answer;
     },
     authenticate: (raw) => engine.authenticate(ParamReader.of("authenticate", raw).id("methodId")),
@@ -77,12 +82,12 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, hello: ClientHel
     "session/delete": async (raw) => (await engine.delete(raw), {}),
     "session/close": async (raw) => (await engine.close(ParamReader.of("session/close", raw).id("sessionId")), {}),
     // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
-    "session/prompt": (raw, signal) => {
+    "session/prompt": async (raw, signal) => {
       const p = ParamReader.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
-      return engine.prompt(sessionId, parsePrompt(p), engine.promptIo(sessionId, signal));
+      return (await engine.startTurn(sessionId, parsePrompt(p), signal)).done;
     },
-    [STEERING_METHOD]: (raw) => engine.steer(raw),
+    [STEERING_METHOD]: (raw) => engine.steer(raw, ended),
     // Whichever path changes the mode or the model, the client hears it (before the answer).
     "session/set_mode": async (raw) => {
       const p = ParamReader.of("session/set_mode", raw);

@@ -5,24 +5,20 @@
 // the stop reason arrive as `state_update`. Does not own sessions (session.ts), update shapes
 // (v2/updates.ts) or the wire (agent-server.ts chooses this table when `initialize` asks for version 2).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
-import { log } from "../../log.ts";
-import { randomId } from "../../ids.ts";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { ACP_V2 } from "../../wire/jsonrpc.ts";
-import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "../convert.ts";
+import { AcpError, INVALID_PARAMS } from "../convert.ts";
 import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
-import type { SessionManager } from "../session.ts";
 import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
 import { type ClientHello, initializeV2, silentHello } from "../initialize.ts";
 import { STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
 
-/** What this connection keeps per session it opened: the update translation, the running turn and
- *  each of its tool calls' cancel switches. */
+/** What this connection keeps per session it opened: the update translation and each of its running
+ *  turn's tool calls' cancel switches. */
 interface V2Session {
   updates: V2SessionUpdates;
   calls: Map<string, AbortController>;
-  turn?: Promise<void>;
 }
 
 /** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted, `acp`
@@ -75,9 +71,6 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   const mapping: SessionMapping = {
     emit: (sessionId, u) => {
       for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
-      // A subagent that ended needs no translation state: a long connection would keep one per child.
-      const ended = u.sessionUpdate === ("subagent_update" as string) && (u as { state?: { state?: string } }).state?.state === "idle";
-      if (ended) open.delete((u as { sessionId?: string }).sessionId ?? "");
     },
     permissionParams: (sessionId, toolCall, options) => ({ sessionId, title: toolCall.title, subject: { type: "tool_call", toolCall }, options }),
     // The foreground work waits on the user while any question (permission, elicitation) is open.
@@ -86,48 +79,35 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       else if (!turn.aborted) send(sessionId, stateUpdate("running"));
     },
     toolCallSignal: (sessionId, id) => callSwitch(sessionId, id).signal,
+    // Whoever started the turn (session/prompt, steering, a parent's task): running before any of its
+    // own updates (with the user message that opened it), idle with its stop reason or error at its end.
+    turn: (sessionId, e) => {
+      if (e.state === "running") {
+        send(sessionId, stateUpdate("running"));
+        if (e.user) send(sessionId, v2Update("user_message", { messageId: e.user.messageId, content: e.user.prompt }));
+        return;
+      }
+      // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
+      const end = e.end;
+      send(sessionId, "error" in end ? stateUpdate("idle", end) : { ...stateUpdate("idle", end.stopReason as V2StopReason), ...(end.usage ? { usage: end.usage } : {}) });
+      open.get(sessionId)?.calls.clear();
+      // A subagent that ended needs no translation state: a long connection would keep one per child.
+      if (e.final) open.delete(sessionId);
+    },
   };
   // What the client declared (initialize.ts): v2's baseline shows notices, compaction, subagents and
   // live terminals to all; elicitation in the modes initialize names.
   const engine = new SessionEngine(sessions, peer, mapping, auth, hello.caps);
   engine.terminalAuth = hello.terminalAuth;
-  const client = engine.client;
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
     availableCommands: commandsV2(sessions.availableCommands(sessionId)),
   });
 
-  /** The turn after its acknowledgement: idle with its stop reason (or its error) when it ends. */
-  function finishTurn(sessionId: string, s: V2Session, turn: ReturnType<SessionManager["prompt"]>): Promise<void> {
-    return turn.then(
-      // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
-      ({ stopReason, usage }) => send(sessionId, { ...stateUpdate("idle", stopReason as V2StopReason), usage }),
-      (err: unknown) => {
-        const code = err instanceof AcpError ? err.code : -32603;
-        const message = err instanceof Error ? err.message : String(err);
-        if (!(err instanceof AcpError)) log.error("a v2 turn failed", { session: sessionId, error: err });
-        send(sessionId, stateUpdate("idle", { error: { code, message } }));
-      },
-    ).finally(() => {
-      s.calls.clear();
-      s.turn = undefined;
-    });
-  }
-
-  /** Whether session `id` is known and runs a turn now. */
-  const opened = (id: string) => {
-    try {
-      return sessions.isBusy(id);
-    } catch {
-      return false;
-    }
-  };
-
   return {
     initialize: (raw) => {
       const { answer, hello } = initializeV2(raw, opts);
-      engine.terminalAuth = hello.terminalAuth;
-      client.caps.elicitation = hello.caps.elicitation;
+      engine.hello(hello);
       return answer;
     },
     "auth/login": (raw) => engine.authenticate(ParamReader.of("auth/login", raw).id("methodId")),
@@ -165,38 +145,21 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
     // A running turn is cancelled and its last updates (idle, cancelled) sent before the answer.
     "session/close": async (raw) => {
       const sessionId = ParamReader.of("session/close", raw).id("sessionId");
-      const s = open.get(sessionId);
-      if (s?.turn) {
-        sessions.cancel(sessionId);
-        await s.turn;
-      }
       await engine.close(sessionId);
       open.delete(sessionId);
       return {};
     },
-    // Acknowledged once its turn has opened. A prompt refused before that (an unknown or busy session,
-    // a block the agent cannot take) is an error answer and changes no state.
+    // Acknowledged once its turn has opened (its progress, questions and end come as state_update).
+    // A prompt refused before that (an unknown or busy session, a block the agent cannot take) is an
+    // error answer and changes no state.
     "session/prompt": async (raw) => {
       const p = ParamReader.of("session/prompt", raw);
       const sessionId = p.id("sessionId");
-      const prompt = parsePrompt(p);
-      if (prompt.length === 0) throw p.fail("prompt", "must hold at least one content block");
-      if (sessions.isBusy(sessionId)) throw new AcpError(INVALID_PARAMS, `session ${sessionId} is busy with another prompt; wait for idle or send session/cancel`);
-      // Saved with the prompt: a replay shows the message under the id this answer gives.
-      const messageId = randomId();
-      const turn = engine.prompt(sessionId, prompt, { ...engine.promptIo(sessionId, ended), userMessageId: messageId });
-      if (!opened(sessionId)) {
-        await turn; // throws why it was refused
-        throw new AcpError(INTERNAL_ERROR, "the prompt ended before its turn began");
-      }
-      const s = stateOf(sessionId);
-      // Before any of the turn's own updates: those come after its first await.
-      send(sessionId, stateUpdate("running"));
-      send(sessionId, v2Update("user_message", { messageId, content: prompt }));
-      s.turn = finishTurn(sessionId, s, turn);
+      const { messageId, done } = await engine.startTurn(sessionId, parsePrompt(p), ended);
+      done.catch(() => {}); // its error is the idle state_update's
       return { messageId };
     },
-    [STEERING_METHOD]: (raw) => engine.steer(raw),
+    [STEERING_METHOD]: (raw) => engine.steer(raw, ended),
     "session/set_config_option": async (raw) => ({
       configOptions: configOptionsV2(await engine.setConfigOption(ParamReader.of("session/set_config_option", raw), "required")),
     }),
