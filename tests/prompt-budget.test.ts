@@ -60,13 +60,14 @@ describe("--max-budget-usd against tendril agent", () => {
       { toolCalls: [shell("touch two")], usage: thousand },
     ]);
     const r = await prompt(["--cwd", dir, "--approve", "all", "--max-budget-usd", "1.5", "--output", "json", "work"]);
-    expect(r.stderr).toBe("tendril prompt: spent $2 (the session's cost the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
+    expect(r.stderr).toBe("tendril prompt: spent $2 in this run ($2 in the session so far, as the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
     expect(r.code).toBe(6);
     expect(fake.requests.length - before).toBe(2);
     expect(existsSync(join(dir, "one"))).toBe(true);
     expect(existsSync(join(dir, "two"))).toBe(false);
     const obj = JSON.parse(r.stdout);
     expect(obj.cost).toEqual({ amount: 2, currency: "USD" });
+    expect(obj.sessionCost).toEqual({ amount: 2, currency: "USD" });
     expect(obj.usage).toMatchObject({ inputTokens: 2000, outputTokens: 0, cachedReadTokens: 0, cachedWriteTokens: 0 });
   });
 
@@ -100,7 +101,7 @@ describe("--max-budget-usd against tendril agent", () => {
     ]);
     const r = await prompt(["--cwd", dir, "--approve", "all", "--max-budget-usd", "1.5", "--output", "json", "work"]);
     expect(r.code).toBe(6);
-    expect(r.stderr).toBe("tendril prompt: spent $2.001 (the session's cost the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
+    expect(r.stderr).toBe("tendril prompt: spent $2.001 in this run ($2.001 in the session so far, as the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
     expect(fake.requests.length - before).toBe(3);
     expect(existsSync(join(dir, "one"))).toBe(true);
     expect(existsSync(join(dir, "two"))).toBe(false);
@@ -125,6 +126,28 @@ describe("--max-budget-usd against tendril agent", () => {
     expect(fake.remaining()).toBe(0);
   });
 
+  test("--continue counts this run only: earlier runs' spend does not stop a nightly job; the json result gives this run's cost and the session's", async () => {
+    const dir = freshDir();
+    fake.script([{ text: "First.", usage: thousand }]);
+    const first = await prompt(["--cwd", dir, "--max-budget-usd", "1.5", "--output", "json", "first"]);
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout).cost).toEqual({ amount: 1, currency: "USD" });
+    // The session has spent $1; this run spends $1 more: within 1.5 for the run, over it for the session.
+    fake.script([{ text: "Second.", usage: thousand }]);
+    const second = await prompt(["--cwd", dir, "--continue", "--max-budget-usd", "1.5", "--output", "json", "second"]);
+    expect(second.stderr).toBe("");
+    expect(second.code).toBe(0);
+    const obj = JSON.parse(second.stdout);
+    expect(obj.text).toBe("Second.");
+    expect(obj.cost).toEqual({ amount: 1, currency: "USD" });
+    expect(obj.sessionCost).toEqual({ amount: 2, currency: "USD" });
+    // and a run that does reach the budget is stopped at this run's spend
+    fake.script([{ toolCalls: [shell("true")], usage: thousand }, { toolCalls: [shell("true")], usage: thousand }]);
+    const third = await prompt(["--cwd", dir, "--continue", "--approve", "all", "--max-budget-usd", "1.5", "--output", "json", "third"]);
+    expect(third.code).toBe(6);
+    expect(third.stderr).toBe("tendril prompt: spent $2 in this run ($4 in the session so far, as the agent reported), which reaches --max-budget-usd 1.5: the turn was cancelled\n");
+  });
+
   for (const bad of ["0", "-1", "abc", "", "Infinity"]) {
     test(`--max-budget-usd ${JSON.stringify(bad)} is a usage error naming it`, async () => {
       const before = fake.requests.length;
@@ -140,7 +163,7 @@ describe("--max-budget-usd against other agents", () => {
   test("an agent that reports its cost: exit 6 once it reaches the budget", async () => {
     const r = await prompt(["--agent", SDK_AGENT, "--cwd", work, "--max-budget-usd", "0.01", "--output", "json", "say hello"]);
     expect(r.code).toBe(6);
-    expect(r.stderr).toBe("tendril prompt: spent $0.0125 (the session's cost the agent reported), which reaches --max-budget-usd 0.01: the turn was cancelled\n");
+    expect(r.stderr).toBe("tendril prompt: spent $0.0125 in this run ($0.0125 in the session so far, as the agent reported), which reaches --max-budget-usd 0.01: the turn was cancelled\n");
     expect(JSON.parse(r.stdout).cost).toEqual({ amount: 0.0125, currency: "USD" });
   });
 

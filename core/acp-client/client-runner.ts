@@ -15,7 +15,7 @@ import { openSession, type ResumeWanted, SessionError } from "./session-open.ts"
 import { SettingError, settingRequests, type WantedSettings } from "./session-settings.ts";
 import { ToolCallTable, type ToolCallView } from "./tool-call-table.ts";
 import { TurnCounter } from "./turn-counter.ts";
-import { type BudgetStop, budgetVerdict } from "./budget.ts";
+import { type BudgetStop, budgetVerdict, RunSpend, usdOf } from "./budget.ts";
 import { type AgentRequests, initAnswerV1, offerInitialize, V2Link } from "./v2-link.ts";
 
 export type { AgentEnd, AgentExit, AgentSpawn } from "./agent-process.ts";
@@ -78,7 +78,7 @@ export type RunOutcome =
   | { kind: "interrupted" }
   | { kind: "max-turns"; limit: number }
   /** The reported cost reached --max-budget-usd. */
-  | { kind: "budget"; limit: number; spent: { amount: number; currency: string }; usage?: Record<string, unknown> }
+  | { kind: "budget"; limit: number; spent: { amount: number; currency: string }; session: { amount: number; currency: string }; usage?: Record<string, unknown> }
   /** --max-budget-usd with an agent whose first usage_update carries no cost (or not in USD). */
   | { kind: "budget-unknown"; limit: number; why: string }
   | { kind: "setting"; message: string }
@@ -92,8 +92,11 @@ export interface RunResult {
   /** Model turns observed (TurnCounter), at most maxTurns. */
   numTurns?: number;
   durationMs?: number;
-  /** The session's cost as the agent last reported it (usage_update), when it does. */
+  /** This run's cost: the session's, as the agent last reported it (usage_update), less what it was
+   *  when the run began (budget.ts's RunSpend), when the agent reports it in USD. */
   cost?: { amount: number; currency: string };
+  /** The session's cost as the agent last reported it (usage_update), when it does. */
+  sessionCost?: { amount: number; currency: string };
   /** --output-schema: the answer's document, valid against the schema. */
   structured?: unknown;
 }
@@ -151,6 +154,10 @@ interface RunState {
   /** session/load of this id is replaying history: its updates are not this run's. */
   replaying?: string;
   lastUsage?: acp.UsageUpdate;
+  /** This run's spend, counted from the session's cost when it began. */
+  spend: RunSpend;
+  /** This run's cost (USD) by the last usage_update that carried one. */
+  runCost?: number;
   turns: TurnCounter;
   /** Set once the (N+1)-th turn began: nothing after it is shown, permissions are cancelled. */
   overLimit: boolean;
@@ -178,7 +185,11 @@ function connect(proc: AgentEnd, opts: RunPromptOptions, state: RunState): RpcPe
       if (method !== "session/update") return;
       const params = raw as acp.SessionNotification;
       if (!params?.update || typeof params.update !== "object") return;
-      if (state.replaying !== undefined && params.sessionId === state.replaying) return;
+      if (state.replaying !== undefined && params.sessionId === state.replaying) {
+        // What a replay reports of the session's spend is where this run's begins.
+        if ((params.update as acp.SessionUpdate).sessionUpdate === "usage_update") seeUsage(params.update as acp.UsageUpdate, state);
+        return;
+      }
       // v2's updates in v1's terms (none for what only v2 has); its idle state ends the prompt.
       const updates = state.v2 ? state.v2.updates(params.sessionId, params.update as Record<string, unknown>) : [params.update];
       const own = state.sessionId === undefined || params.sessionId === state.sessionId;
@@ -206,11 +217,11 @@ function onUpdate(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState)
     return;
   }
   const firstUsage = u.sessionUpdate === "usage_update" && state.lastUsage === undefined;
-  if (u.sessionUpdate === "usage_update") state.lastUsage = u;
+  if (u.sessionUpdate === "usage_update") seeUsage(u, state);
   if (u.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") state.answer += u.content.text;
   const call = u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update" ? state.table.merge(u) : undefined;
   opts.onUpdate(u, call);
-  const verdict = u.sessionUpdate === "usage_update" && opts.maxBudgetUsd !== undefined ? budgetVerdict(u, firstUsage, opts.maxBudgetUsd) : undefined;
+  const verdict = u.sessionUpdate === "usage_update" && opts.maxBudgetUsd !== undefined ? budgetVerdict(u, firstUsage, opts.maxBudgetUsd, state.runCost ?? 0) : undefined;
   if (verdict) {
     // Stopped as at --max-turns: nothing after it is shown, permission questions are answered `cancelled`.
     state.overLimit = true;
@@ -226,13 +237,20 @@ function onUpdate(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState)
  */
 function onChildUsage(u: acp.SessionUpdate, opts: RunPromptOptions, state: RunState): void {
   if (state.overLimit || u.sessionUpdate !== "usage_update" || !state.lastUsage) return;
-  if (u.cost) state.lastUsage = { ...state.lastUsage, cost: u.cost };
-  const verdict = opts.maxBudgetUsd !== undefined ? budgetVerdict(u, false, opts.maxBudgetUsd) : undefined;
+  if (u.cost) seeUsage({ ...state.lastUsage, cost: u.cost }, state);
+  const verdict = opts.maxBudgetUsd !== undefined ? budgetVerdict(u, false, opts.maxBudgetUsd, state.runCost ?? 0) : undefined;
   if (verdict) {
     state.overLimit = true;
     state.budget = verdict;
     state.onBudget(verdict);
   }
+}
+
+/** A usage_update of the session: the last one kept, and this run's cost by it. */
+function seeUsage(u: acp.UsageUpdate, state: RunState): void {
+  state.lastUsage = u;
+  const usd = usdOf(u);
+  if (usd !== undefined) state.runCost = state.spend.see(usd);
 }
 
 async function converse(peer: RpcPeer, opts: RunPromptOptions, state: RunState): Promise<acp.PromptResponse> {
@@ -303,6 +321,7 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
     onBudget: (race) => budget(race),
     answer: "",
     responses: [],
+    spend: new RunSpend(opts.resume !== undefined),
   };
   let proc: AgentEnd;
   try {
@@ -327,8 +346,9 @@ export async function runPrompt(opts: RunPromptOptions): Promise<RunResult> {
     const outcome = await settle(first, { conversation, proc, conn, state, waits: opts.waits, maxTurns: opts.maxTurns, maxBudgetUsd: opts.maxBudgetUsd });
     const durationMs = Math.round(performance.now() - t0);
     const result: RunResult = { outcome, toolCalls: state.table.list(), sessionId: state.sessionId, numTurns: state.turns.turns, durationMs };
-    const cost = costOf(state.lastUsage);
-    if (cost) result.cost = cost;
+    const sessionCost = costOf(state.lastUsage);
+    if (sessionCost) result.sessionCost = sessionCost;
+    if (state.runCost !== undefined) result.cost = { amount: state.runCost, currency: "USD" };
     if (outcome.kind === "stopped" && outcome.stopReason === "end_turn" && state.schema?.ok) result.structured = state.schema.document;
     return result;
   } finally {
@@ -390,9 +410,10 @@ function stoppedOutcome(first: Extract<Race, { kind: "timeout" | "interrupted" |
     case "max-turns":
       return { kind: "max-turns", limit: cx.maxTurns ?? 0 };
     case "budget": {
-      const spent = costOf(cx.state.lastUsage)!;
+      const session = costOf(cx.state.lastUsage)!;
+      const spent = { amount: cx.state.runCost ?? session.amount, currency: "USD" };
       const usage = usageOf(cx.state.responses, cx.state.lastUsage);
-      return { kind: "budget", limit, spent, ...(usage ? { usage } : {}) };
+      return { kind: "budget", limit, spent, session, ...(usage ? { usage } : {}) };
     }
     case "budget-unknown":
       return { kind: "budget-unknown", limit, why: first.why };

@@ -82,7 +82,7 @@ export function describeFailure(outcome: RunOutcome, ctx: OutputContext): string
     case "max-turns":
       return `stopped at --max-turns ${outcome.limit}: the agent began another model turn, which was cancelled`;
     case "budget":
-      return `spent $${outcome.spent.amount} (the session's cost the agent reported), which reaches --max-budget-usd ${outcome.limit}: the turn was cancelled`;
+      return `spent $${outcome.spent.amount} in this run ($${outcome.session.amount} in the session so far, as the agent reported), which reaches --max-budget-usd ${outcome.limit}: the turn was cancelled`;
     case "budget-unknown":
       return `--max-budget-usd ${outcome.limit} cannot be kept: ${outcome.why}; the turn was cancelled`;
     case "setting":
@@ -121,6 +121,7 @@ export function resultObject(result: RunResult, text: string, ctx: OutputContext
   obj.durationMs = result.durationMs ?? 0;
   obj.usage = ((o.kind === "stopped" || o.kind === "schema" || o.kind === "budget") && o.usage) || null;
   if (result.cost) obj.cost = result.cost;
+  if (result.sessionCost) obj.sessionCost = result.sessionCost;
   if (o.kind !== "stopped") obj.error = describeFailure(o, ctx);
   return obj;
 }

@@ -88,10 +88,14 @@ export class SessionEngine {
     return this.sessions.newSession(sessionRequest(p, this.client));
   }
 
-  /** session/load (replay given) or session/resume. */
-  loadSession(p: Opened, replay?: (update: SessionUpdate, sessionId?: string) => void) {
+  /** session/load (replay given) or session/resume; the session's usage and spend so far follow
+   *  (the replay), before the answer. */
+  async loadSession(p: Opened, replay?: (update: SessionUpdate, sessionId?: string) => void) {
     this.auth?.require(this.terminalAuth);
-    return this.sessions.loadSession({ ...sessionRequest(p, this.client), id: p.sessionId, replay });
+    const answer = await this.sessions.loadSession({ ...sessionRequest(p, this.client), id: p.sessionId, replay });
+    const usage = this.sessions.usageNow(p.sessionId);
+    if (usage) (replay ?? ((u) => this.mapping.emit(p.sessionId, u)))(usage);
+    return answer;
   }
 
   forkSession(p: Opened) {

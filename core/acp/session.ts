@@ -16,6 +16,7 @@ import { buildSystemPrompt } from "../agent/system-prompt.ts";
 import { withTurnContext } from "../agent/turn-context.ts";
 import { isSessionId } from "../agent/session-store.ts";
 import { emptySessionUsage, type SessionUsage } from "../llm/prices.ts";
+import { costNow } from "../agent/session-cost.ts";
 import { AcpError, configServerSpecs, convertMcpServers, convertPrompt, INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "./convert.ts";
 import { ToolServerStarts } from "./tool-server-starts.ts";
 import { checkCwd, type NewSessionParams } from "./params.ts";
@@ -280,6 +281,19 @@ export class SessionManager {
    */
   additionalDirectories(id: string): readonly string[] {
     return this.#get(id).additionalDirectories;
+  }
+
+  /**
+   * What session `id` has used and spent so far, as a usage_update: sent when it is loaded or resumed,
+   * before any turn, so a client shows it at once and `tendril prompt --max-budget-usd` counts a
+   * continued session's run from there. `used` is estimated until the next LLM response says. None for
+   * a session without history.
+   */
+  usageNow(id: string): SessionUpdate | undefined {
+    const s = this.#get(id);
+    if (s.history.length === 0) return undefined;
+    const cost = costNow(s.usage);
+    return { sessionUpdate: "usage_update", used: Math.round(s.meter.estimate(s.system, s.history, [])), size: this.host.contextWindow, ...(cost ? { cost } : {}) };
   }
 
   /** Whether session `id` runs a turn now (a prompt or a command); an unknown id is -32002. */

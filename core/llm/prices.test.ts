@@ -1,7 +1,7 @@
 // The cost arithmetic against figures worked out by hand, the price lookup (snapshots, overrides) and
 // the session totals: unknown prices give no cost, never a guess.
 import { expect, test } from "bun:test";
-import { addUsage, emptySessionUsage, parseSessionUsage, priceOf, responseCost } from "./prices.ts";
+import { addUsage, BUILTIN_PRICES, emptySessionUsage, parseSessionUsage, priceOf, responseCost } from "./prices.ts";
 
 test("one response's cost: input, output, cache writes and cache reads each at its own price", () => {
   // claude-sonnet-5-5: $2 in, $10 out, $2.50 5-minute write, $4 hour write, $0.20 read (per million)
@@ -51,4 +51,18 @@ test("saved totals read back; malformed ones are refused", () => {
   expect(parseSessionUsage({ ...saved, cost: null })).toEqual({ ...saved, cost: null });
   expect(parseSessionUsage({ ...saved, cost: -1 })).toBeUndefined();
   expect(parseSessionUsage({ ...saved, inputTokens: "1" })).toBeUndefined();
+});
+
+test("every built-in price keeps the provider's published ratios to input: Anthropic writes 1.25× (5 min) and 2× (1 h), reads 0.1×; OpenAI writes at input, reads 0.1×", () => {
+  const near = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+  const off: string[] = [];
+  for (const [model, p] of Object.entries(BUILTIN_PRICES)) {
+    const anthropic = model.startsWith("claude-");
+    const want = anthropic ? { cacheWrite: 1.25, cacheWrite1h: 2, cacheRead: 0.1 } : { cacheWrite: 1, cacheWrite1h: 1, cacheRead: 0.1 };
+    for (const [k, ratio] of Object.entries(want)) {
+      const got = p[k as keyof typeof want]!;
+      if (!near(got, p.input * ratio)) off.push(`${model}: ${k} ${got} is ${got / p.input}× input, not ${ratio}×`);
+    }
+  }
+  expect(off).toEqual([]);
 });

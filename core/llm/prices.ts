@@ -24,9 +24,9 @@ const openai = (input: number, output: number, cacheRead: number): Price => ({ i
 
 /** Published list prices (standard tier, short context). Tiered models (Haiku 5.5) are left out. */
 export const BUILTIN_PRICES: Readonly<Record<string, Price>> = {
-  "claude-fable-5-1": anthropic(10, 50, 12.5, 0.25, 20),
+  "claude-fable-5-1": anthropic(10, 50, 12.5, 1, 20),
   "claude-fable-5": anthropic(10, 50, 12.5, 1, 20),
-  "claude-opus-5-5": anthropic(4, 20, 5, 0.2, 8),
+  "claude-opus-5-5": anthropic(4, 20, 5, 0.4, 8),
   "claude-opus-5": anthropic(5, 25, 6.25, 0.5, 10),
   "claude-sonnet-5-5": anthropic(2, 10, 2.5, 0.2, 4),
   "claude-sonnet-5": anthropic(2, 10, 2.5, 0.2, 4),
