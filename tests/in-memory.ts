@@ -14,6 +14,8 @@ export type Scripted =
 export interface ScriptedProvider extends LlmProvider {
   /** Every request's messages, deep-copied when it was made. */
   readonly requests: Message[][];
+  /** Every request's system prompt and tool list (what a provider caches as the prefix), as JSON. */
+  readonly prefixes: string[];
   push(...responses: Scripted[]): void;
   /** Resolves once the provider has had `n` requests (a turn is then running); rejects after `ms`. */
   requested(n: number, ms?: number): Promise<void>;
@@ -22,15 +24,18 @@ export interface ScriptedProvider extends LlmProvider {
 export function scriptedProvider(responses: Scripted[] = []): ScriptedProvider {
   const queue = [...responses];
   const requests: Message[][] = [];
+  const prefixes: string[] = [];
   /** Waits of `requested`, checked after every request. */
   const waits = new WaitList();
   return {
     name: "scripted",
     requests,
+    prefixes,
     push: (...more) => void queue.push(...more),
     requested: (n, ms = 5000) => waits.until(() => requests.length >= n, () => `the provider had ${requests.length} requests, not ${n}, within ${ms} ms`, ms),
     async *stream(req: LlmRequest): AsyncIterable<LlmEvent> {
       requests.push(structuredClone(req.messages));
+      prefixes.push(JSON.stringify({ system: req.system, tools: req.tools }));
       waits.changed();
       const next = queue.shift();
       if (!next) {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { SessionStore } from "../core/agent/session-store.ts";
 import type { SessionHost } from "../core/acp/session-host.ts";
 import { memoryAgent, type MemoryAgent } from "./memory-agent.ts";
+import { standInTools } from "./in-memory.ts";
 import { requestAsked, schemaFailures, sendAsked } from "./acp-validate.ts";
 
 const state = mkdtempSync(join(tmpdir(), "tendril-sub-"));
@@ -337,5 +338,38 @@ test("v2 child sessions report their state: running at the start, requires_actio
   expect(mine[0]).toMatchObject({ sessionUpdate: "state_update", state: "running" });
   expect(mine.at(-1)).toMatchObject({ sessionUpdate: "state_update", state: "idle" });
   expect(schemaFailures(a.out, asked, ["v2", "v2u"])).toEqual([]);
+  await a.close();
+});
+
+test("a child is offered its parent's tools and system prompt byte for byte (the provider's cached prefix); its todo and task calls are refused", async () => {
+  // The stand-in tools plus a todo list, as the dev server offers one.
+  const calls: string[] = [];
+  const todo = { qualifiedName: "dev__todo", server: "dev", tool: "todo", description: "todo", inputSchema: { type: "object" }, readOnly: false, hook: false };
+  const pool = {
+    async openTools() {
+      const t = standInTools(calls);
+      return { ...t, tools: () => [...t.tools(), todo] };
+    },
+  };
+  const { a, asked, sessionId } = await open({ pool }, V1_SUB);
+  a.provider.push(
+    { calls: [task("t1", "look")] },
+    { calls: [{ id: "c1", name: "dev__todo", input: { todos: [] } }, { id: "c2", name: "agent__task", input: { description: "deeper", prompt: "go deeper" } }] },
+    { text: "done looking" },
+    { text: "done" },
+  );
+  const answer = await req(a, asked, "session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  expect(answer.result.stopReason).toBe("end_turn");
+  expect(a.provider.requests.length).toBe(4);
+  const [parent, child, childAgain] = a.provider.prefixes;
+  expect(child).toBe(parent!);
+  expect(childAgain).toBe(parent!);
+  expect(JSON.parse(parent!).tools.map((t: { name: string }) => t.name)).toContain("agent__task");
+  // the child's calls of its parent's own tools are refused, and no grandchild ran
+  const results = a.provider.requests[2]!.at(-1) as { results: { callId: string; content: string; isError: boolean }[] };
+  expect(results.results.map((r) => [r.callId, r.isError])).toEqual([["c1", true], ["c2", true]]);
+  expect(results.results[0]!.content).toContain("todo list is your parent's plan");
+  expect(results.results[1]!.content).toContain("MAX_SUBAGENT_DEPTH");
+  expect(calls).toEqual([]);
   await a.close();
 });

@@ -12,6 +12,7 @@ import { type SubagentHost, subagentRunner, topLevelParent } from "./subagents.t
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
 import { log } from "../log.ts";
+import type { McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 
 /** What a turn needs from the session manager besides the session itself. */
 export interface TurnContext {
@@ -103,7 +104,9 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
   });
   // The task tool while subagents may nest this deep (a client's session is depth 0).
   const sub = ctx.subagents;
-  const tasked = sub && (s.depth ?? 0) < h.limits.MAX_SUBAGENT_DEPTH ? withTaskTool(planned, subagentRunner(sub, topLevelParent(s, io, turn.record, totals)), h.limits.MAX_SUBAGENTS_PER_TURN) : planned;
+  // A child is offered this turn's list as it is (subagents.ts): known once `tasked` is.
+  const toolList = (): McpToolInfo[] => tasked.tools();
+  const tasked: McpSessionTools = sub && (s.depth ?? 0) < h.limits.MAX_SUBAGENT_DEPTH ? withTaskTool(planned, subagentRunner(sub, topLevelParent(s, io, turn.record, totals, toolList)), h.limits.MAX_SUBAGENTS_PER_TURN) : planned;
   const tools = io.toolCallSignal ? withToolCancel(tasked, io.toolCallSignal) : tasked;
   return {
     provider: h.provider,

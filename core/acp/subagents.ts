@@ -7,8 +7,10 @@ import { randomId } from "../ids.ts";
 import { log } from "../log.ts";
 import { ContextMeter } from "../agent/handoff.ts";
 import { runTurn, TurnError, type TurnDeps, type TurnTotals } from "../agent/loop.ts";
-import { type TaskRequest, type TaskRunner, toolResult, withTaskTool } from "../agent/task-tool.ts";
-import type { McpCallOptions, McpCallResult, McpSessionTools } from "../mcp/types.ts";
+import { TASK_TOOL, taskCalls, type TaskRequest, type TaskRunner, toolResult } from "../agent/task-tool.ts";
+import { PLAN_TOOL } from "../agent/plan-mode.ts";
+import type { McpCallOptions, McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import { overlayTools } from "../mcp/tool-overlay.ts";
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
 import { sessionCost } from "./session-spend.ts";
@@ -39,6 +41,8 @@ export function subagentHost(host: SessionHost, models: { check(model: string, c
 /** A parent's side of its children: where its own updates go and how it asks the user. */
 export interface SubagentParent {
   session: LiveSession;
+  /** The tools the parent's model is offered, as its requests list them: a child is offered the same. */
+  toolList(): McpToolInfo[];
   /** The top-level prompt's connection: what it shows, and its other sessions (`forSession`). */
   io: PromptIo;
   /** The parent's updates, recorded with the top-level session and shown as the client can. */
@@ -47,24 +51,34 @@ export interface SubagentParent {
   totals: TurnTotals;
 }
 
-/** The tools a child is given: the parent's servers, minus the parent's todo list (it is the
- *  parent's plan), closed with the parent, not by the child. */
-function childTools(tools: McpSessionTools): McpSessionTools {
-  const own = (name: string) => name !== "dev__todo";
-  return {
-    tools: () => tools.tools().filter((t) => own(t.qualifiedName)),
-    call: (name, args, opts) => tools.call(name, args, opts),
-    instructions: () => tools.instructions(),
-    onToolsChanged: () => {},
-    close: async () => {},
-  };
+/** The parent's todo list: its plan, which a child's calls would overwrite. */
+const TODO_TOOL = "dev__todo";
+
+/**
+ * The tools a child is offered: its parent's list, word for word, so the child's requests read the
+ * tools and system prompt the parent's already wrote to the provider's cache. Its calls go to the
+ * parent's servers (closed with the parent, not by the child), except those that are the parent's
+ * own: the todo list and plan mode's way out are refused, and the task tool runs a subagent of the
+ * child's (`task`) only while subagents may nest this deep.
+ */
+function childTools(parent: SubagentParent, tools: McpSessionTools, task: ((args: Record<string, unknown>, opts?: McpCallOptions) => Promise<McpCallResult>) | undefined, maxDepth: number): McpSessionTools {
+  return overlayTools(tools, {
+    borrowed: true,
+    tools: () => parent.toolList(),
+    call: (name, args, opts, next) => {
+      if (name === TODO_TOOL) return Promise.resolve(toolResult("the todo list is your parent's plan, not yours: a subagent keeps its own steps in mind and reports what it found in its answer", true));
+      if (name === PLAN_TOOL) return Promise.resolve(toolResult("presenting a plan is your parent's part: a subagent reports what it found in its answer", true));
+      if (name === TASK_TOOL) return task ? task(args, opts) : Promise.resolve(toolResult(`task not started: a subagent cannot start its own subagents here (MAX_SUBAGENT_DEPTH = ${maxDepth}); do the work yourself`, true));
+      return next(name, args, opts);
+    },
+  });
 }
 
 /**
  * The top-level parent's channel for the children of one turn: each update recorded with the session
  * (while `record` says the turn is open) and sent as the connection's client can see it.
  */
-export function topLevelParent(session: LiveSession, io: PromptIo, record: (u: SessionUpdate) => boolean, totals: TurnTotals): SubagentParent {
+export function topLevelParent(session: LiveSession, io: PromptIo, record: (u: SessionUpdate) => boolean, totals: TurnTotals, toolList: () => McpToolInfo[]): SubagentParent {
   const capable = io.caps?.subagents === true && io.forSession !== undefined;
   const view = new SubagentView(capable);
   const ios = new Map<string, PromptIo>();
@@ -75,6 +89,7 @@ export function topLevelParent(session: LiveSession, io: PromptIo, record: (u: S
   };
   return {
     session,
+    toolList,
     io,
     totals,
     askPermission: io.askPermission,
@@ -165,7 +180,7 @@ function newChild(p: LiveSession, task: TaskRequest, model: string): LiveSession
     id: randomId(),
     cwd: p.cwd,
     additionalDirectories: p.additionalDirectories,
-    tools: childTools(p.tools),
+    tools: p.tools,
     policy: p.policy,
     system: p.system,
     history: [{ role: "user", content: [{ type: "text", text: task.prompt }] }],
@@ -186,11 +201,10 @@ function newChild(p: LiveSession, task: TaskRequest, model: string): LiveSession
 /** The child's turn: the loop's deps (no hooks; handoff within its own context; usage to the parent's totals). */
 function childTurnDeps(h: SubagentHost, parent: SubagentParent, child: LiveSession, voice: ChildVoice): TurnDeps {
   const { host } = h;
-  let tools: McpSessionTools = child.tools;
-  if ((child.depth ?? 1) < host.limits.MAX_SUBAGENT_DEPTH) {
-    const self: SubagentParent = { session: child, io: parent.io, emit: voice.emit, askPermission: voice.askPermission, totals: parent.totals };
-    tools = withTaskTool(tools, subagentRunner(h, self), host.limits.MAX_SUBAGENTS_PER_TURN);
-  }
+  const maxDepth = host.limits.MAX_SUBAGENT_DEPTH;
+  const self: SubagentParent = { session: child, toolList: parent.toolList, io: parent.io, emit: voice.emit, askPermission: voice.askPermission, totals: parent.totals };
+  const task = (child.depth ?? 1) < maxDepth ? taskCalls(subagentRunner(h, self), host.limits.MAX_SUBAGENTS_PER_TURN) : undefined;
+  let tools = childTools(parent, child.tools, task, maxDepth);
   if (voice.io?.toolCallSignal) tools = withToolCancel(tools, voice.io.toolCallSignal);
   return {
     provider: host.provider,

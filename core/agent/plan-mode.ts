@@ -7,6 +7,7 @@ import type { PermissionMode } from "../policy/modes.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
 import type { Policy } from "../policy/policy.ts";
 import { cutChars } from "../text-bounds.ts";
+import { overlayTools } from "../mcp/tool-overlay.ts";
 import type { PermissionAnswer, PermissionAsk } from "./permission-ask.ts";
 import description from "./plan-ready.md" with { type: "text" };
 
@@ -73,15 +74,10 @@ function stepsOf(args: Record<string, unknown>, maxSteps: number, maxChars: numb
 /** The session's tools with `plan__ready` among them while the mode is `plan`. */
 export function withPlanTool(tools: McpSessionTools, deps: PlanModeDeps): McpSessionTools {
   const info = toolInfo(deps.maxSteps, deps.maxStepChars);
-  // Delegates method by method: the pool's session is a class, whose methods a spread would lose.
-  return {
-    tools: () => (deps.policy.mode === "plan" ? [...tools.tools(), info] : tools.tools()),
-    call: (name, args, opts) => (name === PLAN_TOOL ? ready(args, deps, opts?.callId ?? PLAN_TOOL, opts?.signal) : tools.call(name, args, opts)),
-    instructions: () => tools.instructions(),
-    onToolsChanged: (listener) => tools.onToolsChanged(listener),
-    ...(tools.onServerEvent ? { onServerEvent: (listener: Parameters<NonNullable<McpSessionTools["onServerEvent"]>>[0]) => tools.onServerEvent!(listener) } : {}),
-    close: () => tools.close(),
-  };
+  return overlayTools(tools, {
+    tools: (inner) => (deps.policy.mode === "plan" ? [...inner, info] : inner),
+    call: (name, args, opts, next) => (name === PLAN_TOOL ? ready(args, deps, opts?.callId ?? PLAN_TOOL, opts?.signal) : next(name, args, opts)),
+  });
 }
 
 async function ready(args: Record<string, unknown>, deps: PlanModeDeps, toolCallId: string, signal = new AbortController().signal): Promise<McpCallResult> {

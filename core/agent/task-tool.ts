@@ -3,6 +3,7 @@
 // per-turn bound (MAX_SUBAGENTS_PER_TURN) and offering it beside the session's tools. Running the
 // child session is the runner's (core/acp/subagents.ts); this module knows nothing of ACP.
 import type { McpCallOptions, McpCallResult, McpSessionTools, McpToolInfo } from "../mcp/types.ts";
+import { overlayTools } from "../mcp/tool-overlay.ts";
 import description from "./task.md" with { type: "text" };
 
 export const TASK_TOOL = "agent__task";
@@ -56,23 +57,24 @@ export function taskOf(args: Record<string, unknown>): TaskRequest | string {
   return { description: d.trim(), prompt, ...(typeof model === "string" ? { model: model.trim() } : {}) };
 }
 
-/** `tools` with `agent__task` among them; at most `maxPerTurn` tasks run for one wrapper (one turn). */
-export function withTaskTool(tools: McpSessionTools, run: TaskRunner, maxPerTurn: number): McpSessionTools {
-  const info = toolInfo(maxPerTurn);
+/** The task tool's calls for one turn: arguments checked, at most `maxPerTurn` tasks run. */
+export function taskCalls(run: TaskRunner, maxPerTurn: number): (args: Record<string, unknown>, opts?: McpCallOptions) => Promise<McpCallResult> {
   let started = 0;
-  const call = (args: Record<string, unknown>, opts: McpCallOptions = {}): Promise<McpCallResult> => {
+  return (args, opts = {}) => {
     const task = taskOf(args);
     if (typeof task === "string") return Promise.resolve(toolResult(`task not started: ${task}`, true));
     if (started >= maxPerTurn) return Promise.resolve(toolResult(`task not started: this turn already started ${maxPerTurn} subagents (MAX_SUBAGENTS_PER_TURN); do the rest yourself or in the next turn`, true));
     started++;
     return run(task, opts);
   };
-  return {
-    tools: () => [...tools.tools(), info],
-    call: (name, args, opts) => (name === TASK_TOOL ? call(args, opts) : tools.call(name, args, opts)),
-    instructions: () => tools.instructions(),
-    onToolsChanged: (listener) => tools.onToolsChanged(listener),
-    ...(tools.onServerEvent ? { onServerEvent: (listener: Parameters<NonNullable<McpSessionTools["onServerEvent"]>>[0]) => tools.onServerEvent!(listener) } : {}),
-    close: () => tools.close(),
-  };
+}
+
+/** `tools` with `agent__task` among them (last); at most `maxPerTurn` tasks run for one wrapper (one turn). */
+export function withTaskTool(tools: McpSessionTools, run: TaskRunner, maxPerTurn: number): McpSessionTools {
+  const info = toolInfo(maxPerTurn);
+  const call = taskCalls(run, maxPerTurn);
+  return overlayTools(tools, {
+    tools: (inner) => [...inner, info],
+    call: (name, args, opts, next) => (name === TASK_TOOL ? call(args, opts) : next(name, args, opts)),
+  });
 }

@@ -104,6 +104,28 @@ async function recordSession(): Promise<LlmRequest[]> {
   return seen;
 }
 
+/** A parent whose first response hands a task to a subagent: the parent's request, the child's, the
+ *  parent's after the result. */
+async function recordSubagent(): Promise<LlmRequest[]> {
+  const ws = mkdtempSync(join(tmpdir(), "tendril-bench-cost-"));
+  const a = memoryAgent({ mode: "yolo", pool: { openTools: async () => benchTools() }, maxTokens: 32_000, contextWindow: 1_000_000 });
+  const seen: LlmRequest[] = [];
+  const inner = a.provider.stream.bind(a.provider);
+  a.provider.stream = (r) => (seen.push(structuredClone({ ...r, signal: undefined, onRetry: undefined }) as unknown as LlmRequest), inner(r));
+  try {
+    a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+    const sessionId = (await a.response(1)).result.sessionId as string;
+    a.provider.push({ calls: [{ id: "task", name: "agent__task", input: { description: "find the limit", prompt: "Find where the session limit is read." } }] }, { text: "In two places." }, { text: "Done." });
+    a.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "Find why the session limit is ignored." }] } });
+    const answer = await a.response(2, 30_000);
+    if (answer.result?.stopReason !== "end_turn") throw new Error(`the scripted session ended with ${JSON.stringify(answer)}`);
+  } finally {
+    await a.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+  return seen;
+}
+
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US").padStart(11);
 const ratio = (a: number, b: number) => (a / b).toFixed(3);
 
@@ -121,4 +143,10 @@ export async function run(): Promise<void> {
   console.log(`  floor (write once, read)   ${fmt(floor)}   billed ×${ratio(cached.units, floor)} of it (goal ≤ 1.15)`);
   console.log(`  openai with its prefix cache ${fmt(openai.units).trimStart()} of ${fmt(openai.prompt).trimStart()} uncached (×${ratio(openai.units, openai.prompt)})`);
   console.log(`  openai prefix hit share    ${(100 * (openai.read / openai.reusable)).toFixed(1).padStart(10)}%  of the tokens an earlier request sent (goal ≥ 95%); ${(100 * (openai.read / openai.prompt)).toFixed(1)}% of all prompt tokens`);
+  // A subagent's first request: the parent's tools and system prompt, already written, are read back.
+  const sub = await recordSubagent();
+  const subBill = billAnthropic(sub.map((r) => anthropicBlocks(toAnthropicBody({ ...r, promptCache: "on" }) as never)));
+  const child = subBill.perRequest[1]!;
+  const childTotal = child.uncached + child.written + child.read;
+  console.log(`  subagent's first request   ${fmt(child.units)}   units of ${fmt(childTotal).trimStart()} tokens: ${fmt(child.read).trimStart()} read from the parent's cache (×${ratio(child.units, childTotal)} of uncached)`);
 }
