@@ -88,7 +88,7 @@ async function flood(key: "terminal_output" | "terminal_output_delta", total: nu
     await new Promise((r) => setTimeout(r, 10));
   }
   t.push(Buffer.from("\nEND-MARK\n"));
-  const last = t.finish({ sessionUpdate: "tool_call_update", toolCallId: "c", status: "completed" }, 0);
+  const last = t.finish({ sessionUpdate: "tool_call_update", toolCallId: "c", status: "completed" }, { code: 0, signal: null });
   const elapsed = Date.now() - started;
   const data = sent.map((u) => ((u as any)._meta[key].data as string));
   return { data, elapsed, last, letter };
@@ -110,7 +110,7 @@ test("live terminal: output after the call ended is not sent, and a call that ne
   const sent: SessionUpdate[] = [];
   const t = new LiveTerminal("c", { key: "terminal_output_delta", flushMs: 100, maxBytes: 4096, send: (u) => void sent.push(u), record: () => {} }, "/");
   const plain = { sessionUpdate: "tool_call_update", toolCallId: "c", status: "failed", content: [{ type: "content", content: { type: "text", text: "cancelled" } }] } as SessionUpdate;
-  const last = t.finish(plain, null) as any;
+  const last = t.finish(plain, { code: null, signal: null }) as any;
   t.push(Buffer.from("late"));
   expect(sent).toEqual([]);
   expect(last.content).toEqual((plain as any).content);

@@ -54,7 +54,8 @@ test("usage_update carries the session's cost so far, each token kind at its pri
   await req(b, "session/load", { sessionId, cwd: ws, mcpServers: [] });
   b.provider.push({ text: "again", usage: { input: 100, output: 0 } }); // 300 µ$
   await ask(b, sessionId, "more");
-  expect(costs(b)).toEqual([{ amount: 0.0135, currency: "USD" }]);
+  // what the session had spent, reported at the load (before any turn), then the response's addition
+  expect(costs(b)).toEqual([{ amount: 0.0132, currency: "USD" }, { amount: 0.0135, currency: "USD" }]);
   await b.close();
 
   // and resume does the same
@@ -62,7 +63,7 @@ test("usage_update carries the session's cost so far, each token kind at its pri
   await req(c, "session/resume", { sessionId, cwd: ws, mcpServers: [] });
   c.provider.push({ text: "once more", usage: { input: 0, output: 100 } }); // 1500 µ$
   await ask(c, sessionId, "more");
-  expect(costs(c)).toEqual([{ amount: 0.015, currency: "USD" }]);
+  expect(costs(c)).toEqual([{ amount: 0.0135, currency: "USD" }, { amount: 0.015, currency: "USD" }]);
   await c.close();
 });
 

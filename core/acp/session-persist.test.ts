@@ -66,7 +66,10 @@ test("resume does not replay; close keeps the file; an unknown id is -32002", as
   expect((await req(a, "session/prompt", { sessionId, prompt: [{ type: "text", text: "x" }] })).error.code).toBe(-32002);
   const before = a.out.length;
   expect((await req(a, "session/resume", { sessionId, cwd: ws, mcpServers: [] })).result.modes).toBeDefined();
-  expect(a.out.slice(before).filter((m) => m.method === "session/update" && m.params.update.sessionUpdate !== "available_commands_update")).toEqual([]);
+  // No replay: only what the session has used and spent so far (before the answer), then its commands.
+  const resumed = a.out.slice(before).filter((m) => m.method === "session/update" && m.params.update.sessionUpdate !== "available_commands_update");
+  expect(resumed.map((m) => m.params.update.sessionUpdate)).toEqual(["usage_update"]);
+  expect(a.out.indexOf(resumed[0]!)).toBeLessThan(a.out.findIndex((m, i) => i >= before && m.result?.modes));
   expect((await req(a, "session/load", { sessionId: "no-such-session", cwd: ws, mcpServers: [] })).error.code).toBe(-32002);
   expect((await req(a, "session/close", { sessionId: "no-such-session" })).error.code).toBe(-32002);
   await a.close();

@@ -67,9 +67,9 @@ test("regression: every request resends the previous one's prefix byte-identical
     const last = r.messages.at(-1)!;
     return last.role === "user" ? last.content.map((p) => (p.type === "text" ? p.text : "")).join(" | ") : last.role;
   });
-  expect(notes[0]).toMatch(/^echo one \| \[Session: yolo mode \(every tool call runs without asking\); today is \d{4}-\d{2}-\d{2}\]$/);
+  expect(notes[0]).toMatch(/^echo one \| \[Session: yolo mode \(every tool call runs without asking\); today is \d{4}-\d{2}-\d{2} \(UTC[+-]\d{2}:\d{2}\)\]$/);
   expect(notes[1]).toBe("tool");
-  expect(notes[2]).toMatch(/^and now\? \| \[Session: auto-edit mode \(.*\); today is \d{4}-\d{2}-\d{2}\]$/);
+  expect(notes[2]).toMatch(/^and now\? \| \[Session: auto-edit mode \(.*\); today is \d{4}-\d{2}-\d{2} \(UTC[+-]\d{2}:\d{2}\)\]$/);
   expect(notes[3]).toMatch(/^echo two \| \[Session: read-only mode \(tools that may change anything are denied\); today is/);
   expect(seen.every((r) => r.system === seen[0]!.system)).toBe(true);
 });
@@ -83,4 +83,22 @@ test("the mode is told again only when it changed since the model was last told"
   const second = a.provider.requests[1]!.at(-1)!;
   expect(second).toEqual({ role: "user", content: [{ type: "text", text: "second" }] });
   await a.close();
+});
+
+test("the date the model is told is the user's own, with its offset from UTC: not a day off in the evening or the morning", async () => {
+  const { localDate } = await import("../agent/turn-context.ts");
+  const TZ = process.env.TZ;
+  try {
+    // 23:30 UTC on 3 December is already 4 December in Tokyo and still 3 December in New York.
+    const at = new Date("2026-12-03T23:30:00Z");
+    process.env.TZ = "Asia/Tokyo";
+    expect(localDate(at)).toBe("2026-12-04 (UTC+09:00)");
+    process.env.TZ = "America/New_York";
+    expect(localDate(at)).toBe("2026-12-03 (UTC-05:00)");
+    process.env.TZ = "Asia/Kolkata";
+    expect(localDate(at)).toBe("2026-12-04 (UTC+05:30)");
+  } finally {
+    if (TZ === undefined) delete process.env.TZ;
+    else process.env.TZ = TZ;
+  }
 });

@@ -23,13 +23,19 @@ test("a character split across two output chunks is shown whole, in the later up
   term.push(e.subarray(1, 3));
   await tick();
   term.push(e.subarray(3));
-  term.finish(plain, 0);
+  term.finish(plain, { code: 0, signal: null });
   expect(data()).toEqual(["", "é", "€"]);
 });
 
 test("a byte-order mark at the start of the output is shown, not eaten", async () => {
   const { term, data } = terminal();
   term.push(new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0x69]));
-  term.finish(plain, 0);
+  term.finish(plain, { code: 0, signal: null });
   expect(data()).toEqual(["\ufeffhi"]);
+});
+
+test("the terminal's exit carries the signal that ended the command, and null when none did", () => {
+  const ended = (signal: string | null) => (terminal().term.finish(plain, { code: signal ? 143 : 0, signal }) as { _meta?: { terminal_exit?: unknown } })._meta?.terminal_exit;
+  expect(ended("SIGTERM")).toMatchObject({ exit_code: 143, signal: "SIGTERM" });
+  expect(ended(null)).toMatchObject({ exit_code: 0, signal: null });
 });

@@ -149,13 +149,14 @@ export class LiveTerminal {
   /** The command ended (or never ran): sends what output is still pending, stops the timer, and
    *  gives the call's live last update: the terminal with `terminal_exit`, or — when it never ran —
    *  the text the plain update carries. */
-  finish(plain: SessionUpdate, exitCode: number | null): SessionUpdate {
+  finish(plain: SessionUpdate, exit: { code: number | null; signal: string | null }): SessionUpdate {
+    const exitCode = exit.code;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     if (!this.#closed) this.#flush();
     this.#closed = true;
     const u = plain as Update;
     const content = exitCode === null ? (u as { content?: unknown }).content : [{ type: "terminal", terminalId: this.id }];
-    return { ...u, ...(content !== undefined ? { content } : {}), _meta: { ...u._meta, terminal_exit: { terminal_id: this.id, exit_code: exitCode, signal: null } } } as SessionUpdate;
+    return { ...u, ...(content !== undefined ? { content } : {}), _meta: { ...u._meta, terminal_exit: { terminal_id: this.id, exit_code: exitCode, signal: exit.signal } } } as SessionUpdate;
   }
 }

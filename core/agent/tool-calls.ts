@@ -59,10 +59,11 @@ function show(ctx: ToolRunContext, s: Shown): void {
   } else ctx.emit(s.plain);
 }
 
-/** The exit code a shell result reports, or null when the command never ran. */
-function exitCodeOf(result: McpCallResult): number | null {
-  const code = isObject(result.structured) ? result.structured.exit_code : undefined;
-  return typeof code === "number" ? code : null;
+/** How a shell result says its command ended: its exit code (null when it never ran) and the signal
+ *  that ended it, if one did. */
+function exitOf(result: McpCallResult): { code: number | null; signal: string | null } {
+  const s = isObject(result.structured) ? result.structured : {};
+  return { code: typeof s.exit_code === "number" ? s.exit_code : null, signal: typeof s.signal === "string" ? s.signal : null };
 }
 
 /** A call the turn already refused (per-turn cap): it is announced and failed, never run. */
@@ -110,7 +111,7 @@ export async function runToolCalls(planned: PlannedCall[], ctx: ToolRunContext):
   };
   const fail = (i: number, text: string) => {
     const plain = failedWithText(planned[i]!.call.id, text);
-    complete(i, { callId: planned[i]!.call.id, content: text, isError: true }, [{ plain, live: terminals[i]?.finish(plain, null) }]);
+    complete(i, { callId: planned[i]!.call.id, content: text, isError: true }, [{ plain, live: terminals[i]?.finish(plain, { code: null, signal: null }) }]);
   };
 
   const slots = createSemaphore(ctx.maxParallel);
@@ -268,7 +269,7 @@ async function execute(
     content: resultContent(view, result, text),
     rawOutput: small ? structured : { text, isError: result.isError },
   };
-  const updates: Shown[] = [{ plain: last, live: term?.finish(last, exitCodeOf(result)) }];
+  const updates: Shown[] = [{ plain: last, live: term?.finish(last, exitOf(result)) }];
   const plan = result.isError ? undefined : planFromTodo(view);
   if (plan) updates.push({ plain: plan });
   complete(i, { callId: call.id, content: text, isError: result.isError, ...(images.length ? { images } : {}) }, updates);

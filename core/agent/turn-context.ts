@@ -13,9 +13,19 @@ const MEANING: Record<string, string> = Object.fromEntries(
     .map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]),
 );
 
-const NOTE = /^\[Session: (\S+) mode \(.*\); today is (\d{4}-\d{2}-\d{2})\]$/;
+const NOTE = /^\[Session: (\S+) mode \(.*\); today is (\d{4}-\d{2}-\d{2}(?: \(UTC[+-]\d{2}:\d{2}\))?)\]$/;
 
-/** The note for a mode and a date (YYYY-MM-DD). */
+/** The user's date where they are (the machine's time zone) and its offset: `2026-12-04 (UTC+01:00)`.
+ *  A UTC date is a day off for half the world each evening or morning. */
+export function localDate(now: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  const offset = -now.getTimezoneOffset();
+  const sign = offset < 0 ? "-" : "+";
+  const abs = Math.abs(offset);
+  return `${now.getFullYear()}-${two(now.getMonth() + 1)}-${two(now.getDate())} (UTC${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)})`;
+}
+
+/** The note for a mode and a date (localDate's). */
 export function contextNote(mode: string, date: string): string {
   return `[Session: ${mode} mode (${MEANING[mode] ?? "see the tool results"}); today is ${date}]`;
 }
@@ -41,7 +51,7 @@ function lastTold(history: readonly Message[]): { mode: string; date: string } |
 
 /** A prompt's parts, with the note at the end when the mode or the date changed since the model was last told. */
 export function withTurnContext(parts: UserPart[], history: readonly Message[], mode: string, now: Date): UserPart[] {
-  const date = now.toISOString().slice(0, 10);
+  const date = localDate(now);
   const told = lastTold(history);
   if (told?.mode === mode && told.date === date) return parts;
   return [...parts, { type: "text", text: contextNote(mode, date) }];

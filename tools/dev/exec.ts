@@ -26,6 +26,8 @@ export interface ExecRequest {
 
 export interface ExecOutcome {
   exitCode: number;
+  /** The signal that ended the command (`SIGTERM`), when one did: its exit code is then 128 + its number. */
+  signal?: string;
   timedOut: boolean;
   cancelled: boolean;
   /** What the launcher has to say about the run (a `.git` the command made), if anything. */
@@ -151,8 +153,12 @@ export class GroupExecutor implements Executor {
     else signal?.addEventListener("abort", onAbort, { once: true });
     child.stdout!.on("data", (b: Buffer) => req.onOutput(0, b));
     child.stderr!.on("data", (b: Buffer) => req.onOutput(1, b));
+    let endedBy: string | undefined;
     const exited = new Promise<number>((resolve) => {
-      child.once("exit", (code, sig) => resolve(exitCodeOf(code, sig)));
+      child.once("exit", (code, sig) => {
+        if (code === null && sig) endedBy = sig;
+        resolve(exitCodeOf(code, sig));
+      });
       child.once("error", () => resolve(127));
     });
     return (async () => {
@@ -161,7 +167,7 @@ export class GroupExecutor implements Executor {
         // Background jobs must neither outlive the call nor keep the pipes (and this call) open.
         await killGroup(pgid);
         await drainPipes(child.stdout!, child.stderr!, ...(status ? [status] : []));
-        return { exitCode: timedOut ? TIMEOUT_EXIT_CODE : code, timedOut, cancelled };
+        return { exitCode: timedOut ? TIMEOUT_EXIT_CODE : code, timedOut, cancelled, ...(endedBy && !timedOut ? { signal: endedBy } : {}) };
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);

@@ -46,9 +46,13 @@ test("reports exit code, stdout and stderr separately, as text and structured", 
   expect(r.text).toContain("stderr:\nerr\n");
 });
 
-test("a command a signal ended reports 128 + the signal's number (node:os loaded only then)", async () => {
+test("a command a signal ended reports 128 + the signal's number (node:os loaded only then) and the signal's name, which the terminal's exit carries", async () => {
   const r = await makeShell().call({ command: "kill -TERM $$" }, new AbortController().signal);
-  expect(r.structured).toMatchObject({ exit_code: 143, timed_out: false });
+  expect(r.structured).toMatchObject({ exit_code: 143, signal: "SIGTERM", timed_out: false });
+  expect(r.text).toContain("exit_code: 143 (ended by SIGTERM)");
+  // an exit code of its own is no signal
+  const plain = await makeShell().call({ command: "exit 143" }, new AbortController().signal);
+  expect((plain.structured as Record<string, unknown>).signal).toBeUndefined();
 });
 
 test("stdin is closed: cat returns at once", async () => {

@@ -36,6 +36,8 @@ export interface ShellOptions {
 
 export interface ShellOutcome {
   exitCode: number;
+  /** The signal that ended the command, when one did (exec.ts). */
+  signal?: string;
   timedOut: boolean;
   cancelled: boolean;
   /** The executor's line about the run (a `.git` the command made). */
@@ -130,7 +132,7 @@ function section(name: string, body: string): string {
 
 export function formatOutcome(o: ShellOutcome, timeoutS: number, clamped: boolean, limits: CaptureLimits): ShellReply {
   const c = o.capture;
-  const head = [`exit_code: ${o.exitCode}`, `timed_out: ${o.timedOut}`];
+  const head = [`exit_code: ${o.exitCode}${o.signal ? ` (ended by ${o.signal})` : ""}`, `timed_out: ${o.timedOut}`];
   if (o.timedOut) head.push(`(killed after ${timeoutS} s${clamped ? ", the largest timeout allowed" : ""})`);
   if (o.cancelled) head.push("(cancelled: the command was killed)");
   if (c.truncated) {
@@ -147,6 +149,7 @@ export function formatOutcome(o: ShellOutcome, timeoutS: number, clamped: boolea
   const text = [...head, section("stdout", c.stdout), section("stderr", c.stderr)].join("\n");
   const structured: Record<string, unknown> = {
     exit_code: o.exitCode,
+    ...(o.signal ? { signal: o.signal } : {}),
     stdout: c.stdout,
     stderr: c.stderr,
     timed_out: o.timedOut,
