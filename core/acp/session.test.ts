@@ -145,3 +145,24 @@ test("the mode is a config option too; whichever path changes the mode or the mo
   expect(a.out.slice(before).filter((m) => m.method === "session/update")).toEqual([]);
   await a.close();
 });
+
+test("v1 session/close during a turn: the turn is cancelled and its answer (cancelled) comes before the close's, as on v2", async () => {
+  const a = memoryAgent();
+  // A request that takes a moment to wind down once cancelled (a provider's stream closing).
+  let requested = 0;
+  a.provider.stream = async function* (r) {
+    requested++;
+    await new Promise<void>((resolve) => r.signal.addEventListener("abort", () => setTimeout(resolve, 200), { once: true }));
+    yield { type: "error", error: { kind: "aborted", message: "aborted" } };
+  };
+  const id = await started(a);
+  a.send(prompt(2, id, "one"));
+  await a.until(() => requested === 1, "the request");
+  a.send({ jsonrpc: "2.0", id: 3, method: "session/close", params: { sessionId: id } });
+  expect((await a.response(3)).result).toEqual({});
+  const answered = (n: number) => a.out.findIndex((m) => m.id === n && ("result" in m || "error" in m));
+  expect(answered(2)).toBeGreaterThanOrEqual(0);
+  expect(a.out[answered(2)]!.result.stopReason).toBe("cancelled");
+  expect(answered(2)).toBeLessThan(answered(3));
+  await a.close();
+});
