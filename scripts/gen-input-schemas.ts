@@ -6,11 +6,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { noInput } from "../core/mcp/tool-definition.ts";
 import { inputJsonSchema } from "../core/mcp/tool-serving.ts";
-import { shellInput } from "../tools/dev/shell.ts";
+import { shellInput, shellKillInput, shellReadInput, shellWriteInput } from "../tools/dev/shell.ts";
 import { strReplaceInput } from "../tools/dev/str-replace.ts";
 import { todoInput } from "../tools/dev/todo.ts";
 
-export const INPUT_SCHEMAS = { shell: shellInput, str_replace: strReplaceInput, todo: todoInput, hook: noInput };
+export const INPUT_SCHEMAS = { shell: shellInput, shell_read: shellReadInput, shell_write: shellWriteInput, shell_kill: shellKillInput, str_replace: strReplaceInput, todo: todoInput, hook: noInput };
 
 export async function inputSchemasJson(): Promise<Record<string, unknown>> {
   const entries = Object.entries(INPUT_SCHEMAS).map(async ([name, schema]) => [name, await inputJsonSchema(await schema())] as const);

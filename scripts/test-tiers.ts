@@ -74,6 +74,7 @@ export const END_TO_END: readonly string[] = [
   "tests/trace-view.test.ts",
   "tests/tree.test.ts",
   "tools/crates/lock.test.ts",
+  "tools/dev/background.test.ts",
   "tools/dev/exec-orphans.test.ts",
   "tools/dev/git-watch.test.ts",
   "tools/dev/sandbox.test.ts",

@@ -34,7 +34,7 @@ export function absPath(cwd: string, path: string): string {
 export function toolKind(v: CallView): ToolKind {
   if (v.name === PLAN_TOOL) return "switch_mode"; // presenting the plan asks to leave plan mode
   if (v.name === TASK_TOOL) return "think"; // a subagent works it out
-  if (v.tool === "shell") return "execute";
+  if (v.tool === "shell" || v.tool === "shell_write" || v.tool === "shell_kill") return "execute";
   if (v.tool === "str_replace") return "edit";
   if (v.tool === "todo") return "think";
   if (v.readOnly) return "read";
@@ -46,6 +46,8 @@ export function toolTitle(v: CallView): string {
   const path = str(v.input.path);
   // Titles lead with the tool, so clients whose policies match a title's first word can name it.
   if (v.tool === "shell" && command) return clip(`shell: ${command}`);
+  // What is written to a background command runs as a command may: the title shows it.
+  if (v.tool === "shell_write" && str(v.input.id)) return clip(`shell_write ${str(v.input.id)}: ${JSON.stringify(str(v.input.text) ?? "")}${v.input.eof === true ? " and end of input" : ""}`);
   if (v.tool === "str_replace" && path) return clip(`str_replace ${path}`);
   if (v.tool === "todo") return "todo: update the list";
   if (v.name === TASK_TOOL && str(v.input.description)) return clip(`task: ${str(v.input.description)}`);

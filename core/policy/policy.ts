@@ -109,6 +109,16 @@ export function mayRememberAllow(call: PolicyCall): boolean {
   return command === undefined || shellCommandShape(command).control === undefined;
 }
 
+/** The tool that writes to a background command's stdin (`SERVER__shell_write`), beside `SERVER__shell`. */
+const STDIN_TOOL = "shell_write";
+
+/** A stdin write as the shell call the deny and ask rules judge: `SERVER__shell {command: TEXT}`. */
+function writtenAsCommand(call: PolicyCall): { qualifiedName: string; input: Record<string, unknown> } | undefined {
+  const text = call.input.text;
+  if (call.tool !== STDIN_TOOL || typeof text !== "string" || !call.qualifiedName.endsWith(`__${STDIN_TOOL}`)) return undefined;
+  return { qualifiedName: `${call.qualifiedName.slice(0, -STDIN_TOOL.length)}shell`, input: { command: text } };
+}
+
 export function createPolicy(opts: PolicyOptions): Policy {
   const remembered = new Map<string, "allow" | "reject">();
   const roots = [opts.workspace, ...(opts.additionalRoots ?? [])];
@@ -134,7 +144,13 @@ export function createPolicy(opts: PolicyOptions): Policy {
       }
     },
     decide(call) {
-      const rule = firstMatch(opts.rules, [call.qualifiedName], call.input, roots);
+      // Text written to a background command's stdin may be a command to a shell or an interpreter:
+      // the deny and ask rules on that server's shell read it as one (fail closed: a deny on `rm `
+      // is not bypassed by `bash` in the background and `rm …` written to it).
+      const written = writtenAsCommand(call);
+      const byText = written && firstMatch(opts.rules, [written.qualifiedName], written.input, roots);
+      if (byText?.decision === "deny") return { decision: "deny", why: `denied by policy: ${byText.label} (the text written to a background command reads as a command)` };
+      const rule = byText?.decision === "ask" ? byText : firstMatch(opts.rules, [call.qualifiedName], call.input, roots);
       if (rule?.decision === "deny") return { decision: "deny", why: `denied by policy: ${rule.label}` };
       if (rule?.decision === "allow" && allowCovers(rule, call.qualifiedName)) return { decision: "allow", why: `allowed by policy: ${rule.label}` };
       if (!rule && call.readOnly) return { decision: "allow", why: "read-only tool" };

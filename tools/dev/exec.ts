@@ -1,7 +1,8 @@
 // Owns the execution seam of the `shell` tool: one small interface (command, cwd, env, time limit,
-// signal → outcome) and its process-group implementation, which runs what a launcher makes of the
-// command (plain `bash -c`, or bash inside the sandbox of sandbox.ts). Timeouts, cancellation and
-// the kill ladder are the same for every launcher. Does not format results or decide the environment.
+// signal → outcome, or a running command's handle: its stdin, a stop, the launcher's check while it
+// runs) and its process-group implementation, which runs what a launcher makes of the command (plain
+// `bash -c`, or bash inside the sandbox of sandbox.ts). Timeouts, cancellation and the kill ladder
+// are the same for every launcher. Does not format results or decide the environment.
 import type { Readable, Writable } from "node:stream";
 import { killGroup, spawnGroup } from "../../core/process-group.ts";
 
@@ -22,6 +23,21 @@ export interface ExecRequest {
   signal?: AbortSignal;
   /** Output as it arrives: 0 stdout, 1 stderr. */
   onOutput: (stream: 0 | 1, chunk: Buffer) => void;
+  /** The command reads a pipe the caller writes (Running.stdin); otherwise its stdin is closed. */
+  stdin?: boolean;
+}
+
+/** A command that runs (Executor.start): its end, its input, how to end it, and what the launcher has
+ *  to say while it runs. */
+export interface Running {
+  /** Settles once its whole group is gone. */
+  done: Promise<ExecOutcome>;
+  /** Its stdin, when the request asked for a pipe. */
+  stdin?: Writable;
+  /** Ends it now with the kill ladder; `done` then settles as cancelled. */
+  stop(): void;
+  /** The launcher's check while it runs (the sandbox's git check): a note when it found something. */
+  check(): string | undefined;
 }
 
 export interface ExecOutcome {
@@ -40,6 +56,8 @@ export interface ExecOutcome {
 /** Runs commands; `shell` sees nothing else. */
 export interface Executor {
   run(req: ExecRequest): Promise<ExecOutcome>;
+  /** Starts a command and hands it over while it runs (throws when it cannot start at all). */
+  start(req: ExecRequest): Promise<Running>;
   /** Kills every command still running. */
   stopAll(): Promise<void>;
   /** How many commands are running now. */
@@ -72,6 +90,8 @@ export interface Launch {
   beforeKill?: () => Promise<void>;
   /** Read after the command ended: a note for its result, and whether the launcher stopped it. */
   report?: (end: RunEnd) => { note?: string; stopped?: string };
+  /** Read while the command runs (a background command's output is read): a note, when there is one. */
+  check?: () => string | undefined;
   cleanup?: () => Promise<void>;
 }
 
@@ -110,22 +130,37 @@ export class GroupExecutor implements Executor {
   }
 
   async run(req: ExecRequest): Promise<ExecOutcome> {
-    const launch = await this.launcher(req);
-    try {
-      const outcome = await this.runLaunch(req, launch);
-      const said = launch.report?.({ exitCode: outcome.exitCode, killed: outcome.timedOut || outcome.cancelled });
-      return { ...outcome, ...(said?.note !== undefined && { note: said.note }), ...(said?.stopped !== undefined && { stopped: said.stopped }) };
-    } finally {
-      await launch.cleanup?.();
-    }
+    return (await this.start(req)).done;
   }
 
-  private runLaunch(req: ExecRequest, launch: Launch): Promise<ExecOutcome> {
+  async start(req: ExecRequest): Promise<Running> {
+    const launch = await this.launcher(req);
+    let running: Omit<Running, "check">;
+    try {
+      running = this.runLaunch(req, launch);
+    } catch (err) {
+      await launch.cleanup?.();
+      throw err;
+    }
+    const done = (async () => {
+      try {
+        const outcome = await running.done;
+        const said = launch.report?.({ exitCode: outcome.exitCode, killed: outcome.timedOut || outcome.cancelled });
+        return { ...outcome, ...(said?.note !== undefined && { note: said.note }), ...(said?.stopped !== undefined && { stopped: said.stopped }) };
+      } finally {
+        await launch.cleanup?.();
+      }
+    })();
+    return { ...running, done, check: () => launch.check?.() };
+  }
+
+  private runLaunch(req: ExecRequest, launch: Launch): Omit<Running, "check"> {
     const { signal } = req;
-    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: "ignore", extraPipes: launch.onStatus || launch.input ? 2 : 0 });
+    const child = spawnGroup({ label: "shell command", command: launch.command, args: launch.args, cwd: req.cwd, env: launch.env, stdin: req.stdin ? "pipe" : "ignore", extraPipes: launch.onStatus || launch.input ? 2 : 0 });
     const pgid = child.pid;
     if (pgid === undefined) {
-      return new Promise((_, reject) => child.once("error", (err) => reject(new Error(`cannot start ${launch.command}: ${err.message}`))));
+      const failed = new Promise<never>((_, reject) => child.once("error", (err) => reject(new Error(`cannot start ${launch.command}: ${err.message}`))));
+      return { done: failed, stop: () => {} };
     }
     this.live.set(pgid, launch);
     if (launch.input) {
@@ -161,7 +196,10 @@ export class GroupExecutor implements Executor {
       });
       child.once("error", () => resolve(127));
     });
-    return (async () => {
+    const stdin = req.stdin ? (child.stdin ?? undefined) : undefined;
+    // A program that exits without reading what it was sent: its outcome says why, not this pipe.
+    stdin?.on("error", () => {});
+    const done = (async () => {
       try {
         const code = await exited;
         // Background jobs must neither outlive the call nor keep the pipes (and this call) open.
@@ -171,9 +209,11 @@ export class GroupExecutor implements Executor {
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
+        stdin?.destroy();
         this.live.delete(pgid);
       }
     })();
+    return { done, ...(stdin ? { stdin } : {}), stop: onAbort };
   }
 }
 

@@ -5,6 +5,9 @@ import { formatLimit, type LimitName, type Limits } from "../../core/limits.ts";
 import instructionsTemplate from "./dev-mcp-instructions.md" with { type: "text" };
 import postCompactText from "./post-compact-hook.md" with { type: "text" };
 import shellTemplate from "./shell.md" with { type: "text" };
+import shellReadTemplate from "./shell-read.md" with { type: "text" };
+import shellWriteTemplate from "./shell-write.md" with { type: "text" };
+import shellKillTemplate from "./shell-kill.md" with { type: "text" };
 import stopText from "./stop-hook.md" with { type: "text" };
 import strReplaceTemplate from "./str-replace.md" with { type: "text" };
 import todoTemplate from "./todo.md" with { type: "text" };
@@ -26,6 +29,9 @@ export function fillTemplate(template: string, limits: Limits, vars: Record<stri
 
 export interface ToolTexts {
   shell: string;
+  shellRead: string;
+  shellWrite: string;
+  shellKill: string;
   strReplace: string;
   todo: string;
   stop: string;
@@ -35,6 +41,9 @@ export interface ToolTexts {
 export function toolDescriptions(limits: Limits): ToolTexts {
   return {
     shell: fillTemplate(shellTemplate, limits),
+    shellRead: fillTemplate(shellReadTemplate, limits),
+    shellWrite: fillTemplate(shellWriteTemplate, limits),
+    shellKill: fillTemplate(shellKillTemplate, limits),
     strReplace: fillTemplate(strReplaceTemplate, limits),
     todo: fillTemplate(todoTemplate, limits),
     stop: stopText.trim(),

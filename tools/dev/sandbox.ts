@@ -150,7 +150,14 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     });
     const env: Record<string, string> = { ...req.env, TMPDIR: tmp };
     const quarantine = join(ctx.stateDir ?? ctx.configDir, "quarantine");
-    const gitNote = () => (gitBefore ? checkGit(gitBefore, roots, walk, quarantine, since - 1000).note : undefined);
+    // Run after the command and, for one that runs in the background, at each read of its output:
+    // each line is said once.
+    const said = new Set<string>();
+    const gitNote = () => {
+      const lines = (gitBefore ? checkGit(gitBefore, roots, walk, quarantine, since - 1000).note : undefined)?.split("\n").filter((l) => l !== "" && !said.has(l));
+      for (const l of lines ?? []) said.add(l);
+      return lines?.length ? lines.join("\n") : undefined;
+    };
     const watch = status && { onStatus: (b: Buffer | null) => status.onData(b), beforeKill: () => status.kill(ctx.killHoldMs ?? DEFAULT_LIMITS.SANDBOX_KILL_HOLD_MS) };
     const stoppedBy = (end: RunEnd, refused: readonly string[]) =>
       refused.length > 0 ? proxyNote(refused, ctx.settings.allowDomains) : !end.killed && status?.setupFailed(end.exitCode) ? setupFailedNote(ctx.settings.mode) : undefined;
@@ -162,7 +169,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
         await removeTmp();
         throw err;
       });
-      return { ...started, args: [...started.args, "--", ...req.argv], env, ...watch, report: report([]), cleanup: removeTmp };
+      return { ...started, args: [...started.args, "--", ...req.argv], env, ...watch, report: report([]), check: gitNote, cleanup: removeTmp };
     }
     // The proxy listens on a unix socket in a folder of its own (0700), outside the command's writable TMPDIR.
     const dir = await mkdtemp(join(tmpdir(), "tendril-proxy-"));
@@ -185,6 +192,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
       env,
       ...watch,
       report: (end) => report(proxy.refused)(end),
+      check: gitNote,
       cleanup: async () => {
         await proxy.close();
         await removeBoth();

@@ -1,12 +1,16 @@
 // Owns the `shell` tool: `bash -c` inside the workspace root through the execution seam (exec.ts:
 // plain process groups, or the sandbox of sandbox.ts), bounded in time and output, with the whole
-// group killed on timeout, cancellation and when the command ends. Does not decide PATH or the
-// environment (the caller passes them) and does not format limits text.
+// group killed on timeout, cancellation and when the command ends; or left running in the background
+// (`background`, `yield_ms`) and then read, written and ended through `shell_read`, `shell_write` and
+// `shell_kill` (background.ts keeps them). Does not decide PATH or the environment (the caller passes
+// them) and does not format limits text.
 import { stat } from "node:fs/promises";
 import type { z } from "zod";
 import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
 import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
-import { type Executor, GroupExecutor } from "./exec.ts";
+import { type Executor, GroupExecutor, type Running } from "./exec.ts";
+import { BackgroundCommands, type BackgroundLimits, backgroundLimits, readText } from "./background.ts";
+import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { formatBytes } from "../../core/text-bounds.ts";
 import { PathError, resolveInside } from "./workspace-path.ts";
 
@@ -17,10 +21,27 @@ export const shellInput = lazySchema((z) =>
   z.object({
     command: z.string().min(1).describe("bash command line, run with `bash -c`"),
     workdir: z.string().optional().describe("working directory, relative to the workspace root (default: the root)"),
-    timeout_s: z.number().positive().optional().describe("seconds before the command is killed"),
+    timeout_s: z.number().positive().optional().describe("seconds before the command is killed (a background command: none unless given)"),
+    background: z.boolean().optional().describe("start it and return at once with an id: for servers, watchers and programs you talk to (shell_read, shell_write, shell_kill)"),
+    yield_ms: z.number().int().min(0).optional().describe("return after at most this many ms with the output so far; a command still running then goes on in the background under an id"),
   }),
 );
 export type ShellArgs = z.infer<SchemaOf<typeof shellInput>>;
+
+export const shellReadInput = lazySchema((z) =>
+  z.object({
+    id: z.string().min(1).describe("the background command's id (bg1, …)"),
+    wait_ms: z.number().int().min(0).optional().describe("when there is no new output yet, wait up to this many ms for some (or for its end)"),
+  }),
+);
+export const shellWriteInput = lazySchema((z) =>
+  z.object({
+    id: z.string().min(1).describe("the background command's id (bg1, …)"),
+    text: z.string().optional().describe("written to its stdin as is: end a line with \\n"),
+    eof: z.boolean().optional().describe("close its stdin after the text (end of input)"),
+  }),
+);
+export const shellKillInput = lazySchema((z) => z.object({ id: z.string().min(1).describe("the background command's id (bg1, …)") }));
 
 export interface ShellOptions {
   /** Real path of the workspace root. */
@@ -29,7 +50,8 @@ export interface ShellOptions {
    *  when the first command runs (the agent makes its shim folder only then). */
   env: Record<string, string> | (() => Promise<Record<string, string>>);
   artifactDir: string;
-  limits: CaptureLimits & { defaultTimeoutS: number; maxTimeoutS: number; artifacts: number; maxRunning: number };
+  /** `background`: the defaults of core/limits.ts when not given. */
+  limits: CaptureLimits & { defaultTimeoutS: number; maxTimeoutS: number; artifacts: number; maxRunning: number; background?: BackgroundLimits };
   /** How commands run (default: plain process groups). */
   executor?: Executor;
 }
@@ -58,10 +80,13 @@ export class ShellTool {
   private readonly executor: Executor;
   /** Plain process groups, for a command the user let run unsandboxed (made when first needed). */
   private plain?: Executor;
+  /** The commands this tool left running in the background. */
+  readonly background: BackgroundCommands;
 
   constructor(private readonly opts: ShellOptions) {
     this.store = new ArtifactStore(opts.artifactDir, opts.limits.artifacts);
     this.executor = opts.executor ?? new GroupExecutor();
+    this.background = new BackgroundCommands(opts.limits.background ?? backgroundLimits(DEFAULT_LIMITS));
   }
 
   /** The MCP handler: never throws; bad input and failures are isError replies. `unconfined`: run
@@ -77,6 +102,10 @@ export class ShellTool {
       const timeoutS = Math.min(requested, this.opts.limits.maxTimeoutS);
       const env = typeof this.opts.env === "function" ? await this.opts.env() : this.opts.env;
       const executor = unconfined && this.opts.executor ? (this.plain ??= new GroupExecutor()) : this.executor;
+      if (args.background || args.yield_ms !== undefined) {
+        const timeoutMs = args.timeout_s !== undefined ? timeoutS * 1000 : Infinity;
+        return await this.startKept(args, cwd, timeoutMs, signal, env, executor, onOutput);
+      }
       const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env, executor, onOutput);
       const reply = formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
       // `sandbox_note` (the agent offers an unsandboxed retry on it) only when the executor knows its
@@ -101,9 +130,96 @@ export class ShellTool {
     return real;
   }
 
-  /** Kills every command this tool still runs (a session closing, the agent stopping). */
+  /**
+   * A command that may go on in the background: started with a stdin pipe, its output into a ring
+   * (and the live view) from the first byte. `background`: it is handed over at once; `yield_ms`: the
+   * call waits up to that long and, when it ended by then, answers as a plain call does. The call's
+   * own cancel ends it only while the call waits.
+   */
+  private async startKept(args: ShellArgs, cwd: string, timeoutMs: number, signal: AbortSignal, env: Record<string, string>, executor: Executor, onOutput?: (chunk: Uint8Array) => void): Promise<ShellReply> {
+    this.background.checkRoom();
+    const ring = this.background.ring();
+    const capture = new OutputCapture(this.opts.limits, this.store);
+    let kept = false;
+    const running: Running = await executor.start({
+      command: args.command,
+      cwd,
+      env,
+      timeoutMs,
+      stdin: true,
+      onOutput: (stream, b) => {
+        ring.push(b);
+        if (!kept) capture.push(stream, b);
+        onOutput?.(b);
+      },
+    });
+    const yieldMs = args.background ? 0 : Math.min(args.yield_ms ?? 0, this.opts.limits.maxTimeoutS * 1000);
+    const onAbort = () => running.stop();
+    signal.addEventListener("abort", onAbort, { once: true });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ended = await Promise.race([
+      running.done.then(() => true, () => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), yieldMs))),
+    ]);
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    if (ended) {
+      const o = await running.done;
+      const reply = formatOutcome({ ...o, capture: capture.finish() }, timeoutMs / 1000, false, this.opts.limits);
+      for (const line of [o.stopped, o.note]) if (line !== undefined) reply.text += `${line}\n`;
+      return reply;
+    }
+    kept = true;
+    void capture.finish();
+    const id = this.background.add(args.command, running, ring);
+    const first = await this.background.read(id);
+    const how = `Read its new output with shell_read {"id": "${id}"} (wait_ms to wait for some), write to its stdin with shell_write, end it with shell_kill. It ends with the session at the latest.`;
+    return {
+      text: `${readText(first)}\n${how}\n`,
+      structured: { background_id: id, running: first.end === undefined, output: first.output, ...(first.end ? { exit_code: first.end.exitCode } : {}) },
+    };
+  }
+
+  /** shell_read: a background command's new output, its end once it ended. */
+  async read(args: { id: string; wait_ms?: number }): Promise<ShellReply> {
+    return this.backgroundReply(() => this.background.read(args.id, args.wait_ms ?? 0));
+  }
+
+  /** shell_write: text to a background command's stdin, and/or its end. */
+  async write(args: { id: string; text?: string; eof?: boolean }): Promise<ShellReply> {
+    try {
+      if ((args.text === undefined || args.text === "") && !args.eof) return { text: "nothing to write: give text, eof: true, or both", isError: true };
+      await this.background.write(args.id, args.text, args.eof === true);
+      const what = [args.text ? `${Buffer.byteLength(args.text)} bytes written` : "", args.eof ? "its input closed" : ""].filter((s) => s !== "").join("; ");
+      return { text: `${args.id}: ${what}. Read what it answers with shell_read (wait_ms to wait for it).`, structured: { background_id: args.id } };
+    } catch (err) {
+      return { text: (err as Error).message, isError: true };
+    }
+  }
+
+  /** shell_kill: ends a background command (the kill ladder); its last output. */
+  async kill(args: { id: string }): Promise<ShellReply> {
+    return this.backgroundReply(() => this.background.kill(args.id));
+  }
+
+  private async backgroundReply(get: () => ReturnType<BackgroundCommands["read"]>): Promise<ShellReply> {
+    try {
+      const r = await get();
+      const reply: ShellReply = {
+        text: readText(r),
+        structured: { background_id: r.id, running: r.end === undefined, output: r.output, ...(r.dropped > 0 ? { dropped_bytes: r.dropped } : {}), ...(r.end ? { exit_code: r.end.exitCode, ...(r.end.signal ? { signal: r.end.signal } : {}) } : {}) },
+      };
+      const moved = r.notes.find((n) => n.includes("moved aside"));
+      if (moved) reply.structured!.user_notice = moved;
+      return reply;
+    } catch (err) {
+      return { text: (err as Error).message, isError: true };
+    }
+  }
+
+  /** Kills every command this tool still runs, in the background too (a session closing, the agent stopping). */
   async stopAll(): Promise<void> {
-    await Promise.all([this.executor.stopAll(), this.plain?.stopAll()]);
+    await Promise.all([this.background.stopAll(), this.executor.stopAll(), this.plain?.stopAll()]);
   }
 
   /** How many commands are running now. */

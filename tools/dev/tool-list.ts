@@ -7,7 +7,8 @@ import type { Limits } from "../../core/limits.ts";
 import { defineTool, HOOK, noInput, type ToolDefinition } from "../../core/mcp/tool-definition.ts";
 import { serverInstructions, toolDescriptions } from "./instructions.ts";
 import { log } from "../../core/log.ts";
-import { ShellTool, shellInput } from "./shell.ts";
+import { ShellTool, shellInput, shellKillInput, shellReadInput, shellWriteInput } from "./shell.ts";
+import { backgroundLimits } from "./background.ts";
 import { GroupExecutor } from "./exec.ts";
 import type { SandboxContext } from "./sandbox.ts";
 import type { SandboxMode } from "../../core/sandbox-modes.ts";
@@ -83,6 +84,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       maxTimeoutS: limits.SHELL_MAX_TIMEOUT_S,
       artifacts: limits.SHELL_ARTIFACTS,
       maxRunning: limits.MAX_PARALLEL_TOOLS * 2,
+      background: backgroundLimits(limits),
     },
   });
   const editor = new StrReplaceTool({
@@ -104,6 +106,37 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       liveOutput: true,
       run: (args, signal, io) => shell.call(args, signal, false, io?.onOutput),
+    }),
+    // Reading what this session's background commands printed changes nothing.
+    defineTool({
+      name: "shell_read",
+      title: "Read a background command's output",
+      description: text.shellRead,
+      inputSchema: shellReadInput,
+      listedSchema: listed.shell_read,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      run: (args) => shell.read(args),
+    }),
+    // What is written is input to a program the session started: asked as a command is (the policy
+    // reads the text as one, core/policy/policy.ts).
+    defineTool({
+      name: "shell_write",
+      title: "Write to a background command's stdin",
+      description: text.shellWrite,
+      inputSchema: shellWriteInput,
+      listedSchema: listed.shell_write,
+      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      run: (args) => shell.write(args),
+    }),
+    // Ending a command this session started changes nothing else.
+    defineTool({
+      name: "shell_kill",
+      title: "End a background command",
+      description: text.shellKill,
+      inputSchema: shellKillInput,
+      listedSchema: listed.shell_kill,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      run: (args) => shell.kill(args),
     }),
     defineTool({
       name: "str_replace",
