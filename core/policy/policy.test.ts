@@ -306,3 +306,31 @@ test("regression: a remembered `git status` approval ignored the call's workdir 
   p.remember({ ...shell("rm x"), input: { command: "rm x", workdir: "src" } }, "reject");
   expect(p.decide(shell("rm x")).decision).toBe("deny");
 });
+
+test("text written to a background command's stdin is judged by the shell's deny and ask rules as a command: a deny on rm is not bypassed by a background bash", () => {
+  const write = (text: string): PolicyCall => ({ qualifiedName: "dev__shell_write", tool: "shell_write", input: { id: "bg1", text }, readOnly: false });
+  const p = createPolicy({
+    mode: "yolo",
+    workspace: "/w",
+    rules: [
+      rule({ tool: "dev__shell", decision: "deny", when: { arg: "command", prefix: "rm " } }),
+    ],
+  });
+  // the background start itself is a plain command the deny rule does not name
+  expect(p.decide(shell("bash")).decision).toBe("allow");
+  const denied = p.decide(write("rm -rf ~\n"));
+  expect(denied.decision).toBe("deny");
+  expect((denied as { why: string }).why).toContain("reads as a command");
+  expect(p.decide(write("ls; rm -rf ~\n")).decision).toBe("deny");
+  expect(p.decide(write("print(6 * 7)\n")).decision).toBe("allow");
+  // an ask rule on the shell's commands asks about the same text written, even where writes are allowed
+  const asking = createPolicy({
+    mode: "ask",
+    workspace: "/w",
+    rules: [rule({ tool: "dev__shell", decision: "ask", when: { arg: "command", prefix: "git push" } }), rule({ tool: "dev__shell_write", decision: "allow" })],
+  });
+  expect(asking.decide(write("git push origin main\n")).decision).toBe("ask");
+  expect(asking.decide(write("print(1)\n")).decision).toBe("allow");
+  // with no rule, ask mode asks about a write like any call that may change things
+  expect(createPolicy({ mode: "ask", workspace: "/w", rules: [] }).decide(write("print(1)\n")).decision).toBe("ask");
+});
