@@ -37,7 +37,9 @@ test("lists the tools and hooks with their hints, and names root, tools and stac
   for (const word of [root, "shell", "str_replace", "todo", "Rust"]) expect(text).toContain(word);
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-  expect(Object.keys(byName).sort()).toEqual(["_PostCompact", "_Stop", "shell", "str_replace", "todo"]);
+  expect(Object.keys(byName).sort()).toEqual(["_PostCompact", "_Stop", "shell", "shell_kill", "shell_read", "shell_write", "str_replace", "todo"]);
+  expect(byName.shell_read!.annotations?.readOnlyHint).toBe(true);
+  expect(byName.shell_write!.annotations?.readOnlyHint).toBe(false);
   expect(byName.shell!.annotations?.readOnlyHint).toBe(false);
   expect(byName.str_replace!.annotations?.readOnlyHint).toBe(false);
   expect(byName.todo!.annotations?.readOnlyHint).toBe(true);
@@ -173,6 +175,28 @@ test("kill -9 in the middle of edits leaves the old or the new file, never a mix
     const now = readFileSync(path, "utf8");
     expect(now === versionA || now === versionB).toBe(true);
   }
+});
+
+test("kill -9 of the server ends its background commands too: the watchdog leaves nothing alive", async () => {
+  const { client, pid } = await start();
+  const file = join(base, "bg-pid");
+  const started = await call(client, "shell", { command: `bash -c 'trap "" TERM; sleep 300' & echo $! > ${file}; wait`, background: true });
+  expect(started.structuredContent).toMatchObject({ background_id: "bg1", running: true });
+  const child = await grandchildPid(file);
+  expect(alive(child)).toBe(true);
+  process.kill(pid, "SIGKILL");
+  expect(await waitFor(() => !alive(child), 10_000)).toBe(true);
+});
+
+test("a background command over MCP: started, written to, read, killed", async () => {
+  const { client } = await start();
+  const id = (await call(client, "shell", { command: "exec cat", background: true })).structuredContent?.background_id as string;
+  await call(client, "shell_write", { id, text: "ping\n" });
+  let out = "";
+  for (let i = 0; i < 20 && !out.includes("ping"); i++) out += String((await call(client, "shell_read", { id, wait_ms: 500 })).structuredContent?.output ?? "");
+  expect(out).toBe("ping\n");
+  const killed = await call(client, "shell_kill", { id });
+  expect(killed.structuredContent).toMatchObject({ running: false });
 });
 
 test("todo and the hooks: _Stop objects while items are open, _PostCompact returns the list", async () => {

@@ -231,8 +231,8 @@ export class BackgroundCommands {
     return e !== undefined && !e.end;
   }
 
-  /** Ends every one (the session closes, the run ends); how many were running. */
-  async stopAll(): Promise<number> {
+  /** Ends every one (the session closes, the run ends); the ones that were running. */
+  async stopAll(): Promise<{ id: string; command: string }[]> {
     const live = [...this.#entries.values()].filter((e) => !e.end);
     await Promise.all(live.map(async (e) => {
       e.killed = true;
@@ -240,7 +240,7 @@ export class BackgroundCommands {
       await e.running.done.catch(() => undefined);
     }));
     this.#entries.clear();
-    return live.length;
+    return live.map((e) => ({ id: e.id, command: e.command }));
   }
 }
 

@@ -11,7 +11,8 @@ import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } 
 import { type Executor, GroupExecutor, type Running } from "./exec.ts";
 import { BackgroundCommands, type BackgroundLimits, backgroundLimits, readText } from "./background.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
-import { formatBytes } from "../../core/text-bounds.ts";
+import { log } from "../../core/log.ts";
+import { cutChars, formatBytes } from "../../core/text-bounds.ts";
 import { PathError, resolveInside } from "./workspace-path.ts";
 
 export { TIMEOUT_EXIT_CODE } from "./exec.ts";
@@ -219,7 +220,12 @@ export class ShellTool {
 
   /** Kills every command this tool still runs, in the background too (a session closing, the agent stopping). */
   async stopAll(): Promise<void> {
-    await Promise.all([this.background.stopAll(), this.executor.stopAll(), this.plain?.stopAll()]);
+    const [ended] = await Promise.all([this.background.stopAll(), this.executor.stopAll(), this.plain?.stopAll()]);
+    // Said where the user reads it (`tendril prompt`: its stderr; an editor: the agent's log).
+    if (ended.length > 0) {
+      const list = ended.map((e) => `${e.id} (${cutChars(e.command, 60)})`).join(", ");
+      log.warn(`the session closed with ${ended.length} background command${ended.length === 1 ? "" : "s"} still running; ended: ${list}`);
+    }
   }
 
   /** How many commands are running now. */
