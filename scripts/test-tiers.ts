@@ -36,6 +36,7 @@ export const END_TO_END: readonly string[] = [
   "tests/acp-v2-sdk-client.test.ts",
   "tests/agent.test.ts",
   "tests/auth-cli.test.ts",
+  "tests/background-editor.test.ts",
   "tests/background.test.ts",
   "tests/bench-guard.test.ts",
   "tests/cli.test.ts",

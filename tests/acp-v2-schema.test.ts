@@ -146,7 +146,10 @@ test("a v2 session's life validates against the v2 schema: acknowledged prompt, 
   const before2 = a.out.length;
   const again = nextId;
   await req(a, asked, "session/resume", { sessionId, cwd: ws });
-  expect(a.out.slice(before2).filter((m) => m.method === "session/update").map((m) => m.params.update)).toEqual([{ sessionUpdate: "state_update", state: "idle" }]);
+  // what the session has used and spent so far, then the current-state snapshot
+  const resumedAgain = a.out.slice(before2).filter((m) => m.method === "session/update").map((m) => m.params.update);
+  expect(resumedAgain.map((u) => u.sessionUpdate)).toEqual(["usage_update", "state_update"]);
+  expect(resumedAgain[1]).toEqual({ sessionUpdate: "state_update", state: "idle" });
   expect(a.out.some((m) => m.id === again && m.result)).toBe(true);
   await req(a, asked, "session/delete", { sessionId });
   await a.close();

@@ -35,6 +35,8 @@ export interface LiveSession {
   /** Settles when the running turn has ended (its answer recorded); set with `turn`. */
   turnEnded?: Promise<void>;
   /** `_session/steering` messages waiting for the running turn's next LLM request. */
+  /** Terminals of background commands the client may cancel (v2's terminal/cancel), by terminal id. */
+  backgroundTerminals?: Map<string, () => void>;
   steering?: SteeringInbox;
   client?: ClientLink;
   /** The `dev` shell's sandbox setting (host.sandbox), and whether its fail-closed notice was sent. */

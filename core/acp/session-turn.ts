@@ -138,7 +138,20 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
 function terminalShow(h: SessionHost, s: LiveSession, turn: Turn, io: PromptIo): Pick<TurnDeps, "terminal"> {
   const key = io.caps?.terminalOutput;
   if (!key || (s.depth ?? 0) > 0) return {};
-  return { terminal: { key, flushMs: h.limits.TERMINAL_FLUSH_MS, maxBytes: h.limits.TERMINAL_OUTPUT_BYTES, send: turn.send, record: (u) => void turn.record(u) } };
+  return {
+    terminal: {
+      key,
+      flushMs: h.limits.TERMINAL_FLUSH_MS,
+      maxBytes: h.limits.TERMINAL_OUTPUT_BYTES,
+      send: turn.send,
+      record: (u) => void turn.record(u),
+      // A background command's terminal outlives its turn: the session's channel, and a cancel the
+      // client may use (v2's terminal/cancel) while the session has it.
+      sendLater: (u) => io.emit(u),
+      kept: (id, cancel) => void (s.backgroundTerminals ??= new Map()).set(id, cancel),
+      released: (id) => void s.backgroundTerminals?.delete(id),
+    },
+  };
 }
 
 

@@ -373,6 +373,14 @@ export class SessionManager {
     return true;
   }
 
+  /** v2's terminal/cancel: ends the background command behind a terminal of session `id` (its exit
+   *  follows as the terminal's update); -32602 for a terminal unknown, already exited or not cancellable. */
+  cancelTerminal(id: string, terminalId: string): void {
+    const cancel = this.#get(id).backgroundTerminals?.get(terminalId);
+    if (!cancel) throw new AcpError(INVALID_PARAMS, `terminal ${JSON.stringify(terminalId)} of session ${id} is unknown, has already exited or cannot be cancelled`, { param: "terminalId" });
+    cancel();
+  }
+
   /** The slash commands session `id` offers now (built-in, then its MCP prompts); from now on a
    *  change to them is sent to its client. */
   availableCommands(id: string): AvailableCommand[] {

@@ -5,6 +5,8 @@
 // Each update carries the bytes since the previous one, under either key: the client appends them
 // (Zed writes `terminal_output` data to its display terminal as it comes).
 // The recorded form of a call (what a reload replays) stays the text one: tool-calls.ts sends both.
+// A call whose command goes on in the background keeps its terminal (`keep`): its output goes on
+// streaming past the call and the turn, through the session's channel, until `end` sends its exit.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import { randomId } from "../ids.ts";
 import { screenSafe } from "../terminal-controls.ts";
@@ -23,6 +25,11 @@ export interface TerminalShow {
   send(u: SessionUpdate): void;
   /** Records an update (the text form a reload replays) without sending it. */
   record(u: SessionUpdate): void;
+  /** Sends a kept terminal's updates once its call returned (not tied to the turn: the session's channel). */
+  sendLater?(u: SessionUpdate): void;
+  /** A kept terminal the client may cancel (`cancel` ends its command), until `released`. */
+  kept?(terminalId: string, cancel: () => void): void;
+  released?(terminalId: string): void;
 }
 
 type Update = SessionUpdate & { _meta?: Record<string, unknown> | null };
@@ -102,6 +109,10 @@ export class LiveTerminal {
   #last = -Infinity;
   #fresh = false;
   #closed = false;
+  /** The call returned with its command still running: updates go through `sendLater`. */
+  #kept = false;
+  /** The command's end, when it came before the call's result was handled. */
+  #ended: { code: number; signal: string | null } | undefined;
 
   constructor(
     private readonly toolCallId: string,
@@ -131,7 +142,45 @@ export class LiveTerminal {
     if (!this.#fresh || this.#closed) return;
     this.#fresh = false;
     this.#last = Date.now();
-    this.show.send({ sessionUpdate: "tool_call_update", toolCallId: this.toolCallId, _meta: { [this.show.key]: { terminal_id: this.id, data: this.#data() } } });
+    this.#send({ sessionUpdate: "tool_call_update", toolCallId: this.toolCallId, _meta: { [this.show.key]: { terminal_id: this.id, data: this.#data() } } });
+  };
+
+  #send(u: SessionUpdate): void {
+    if (this.#kept && this.show.sendLater) this.show.sendLater(u);
+    else this.show.send(u);
+  }
+
+  /** Whether the session can keep a terminal past its call (a background command's). */
+  get keepable(): boolean {
+    return this.show.sendLater !== undefined;
+  }
+
+  /**
+   * The call returned with its command running on (a background command): its live last update says
+   * so (`_meta.terminal_background`) and its output goes on streaming until `end`. `cancel` ends the
+   * command (a client's terminal cancel). A command that already ended is finished at once instead.
+   */
+  keep(plain: SessionUpdate, cancel: () => void): SessionUpdate {
+    if (this.#ended) return this.finish(plain, this.#ended);
+    this.#kept = true;
+    this.show.kept?.(this.id, cancel);
+    const u = plain as Update;
+    return { ...u, content: [{ type: "terminal", terminalId: this.id }], _meta: { ...u._meta, terminal_background: { terminal_id: this.id } } } as SessionUpdate;
+  }
+
+  /** A kept command ended: its last output, then its exit, through the session's channel. */
+  readonly end = (exit: { code: number; signal: string | null }): void => {
+    if (!this.#kept) {
+      this.#ended = exit;
+      return;
+    }
+    if (this.#closed) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#flush();
+    this.#closed = true;
+    this.show.released?.(this.id);
+    this.#send({ sessionUpdate: "tool_call_update", toolCallId: this.toolCallId, _meta: { terminal_exit: { terminal_id: this.id, exit_code: exit.code, signal: exit.signal } } } as SessionUpdate);
   };
 
   /** The bytes since the last update as text (a character split across updates is kept whole). */

@@ -250,7 +250,7 @@ async function execute(
     timeoutMs: ctx.toolTimeoutMs,
     onProgress: progressReporter(call.id, ctx),
     onElicit: (e: McpElicitation) => askOnBehalf(call, e, ctx),
-    ...(term ? { onOutput: term.push } : {}),
+    ...(term ? { onOutput: term.push, ...(term.keepable ? { onEnd: term.end } : {}) } : {}),
   };
   const first = await ctx.tools.call(call.name, call.input, opts);
   const result = view.tool === "shell" && info ? await retryUnsandboxed(call, info.server, first, ctx, opts) : first;
@@ -269,7 +269,13 @@ async function execute(
     content: resultContent(view, result, text),
     rawOutput: small ? structured : { text, isError: result.isError },
   };
-  const updates: Shown[] = [{ plain: last, live: term?.finish(last, exitOf(result)) }];
+  // A command that goes on in the background keeps its terminal (the client may cancel it: shell_kill).
+  const background = isObject(structured) && structured.running === true && typeof structured.background_id === "string" ? structured.background_id : undefined;
+  const server = info?.server;
+  const live = term && background !== undefined && term.keepable && server !== undefined
+    ? term.keep(last, () => void ctx.tools.call(`${server}__shell_kill`, { id: background }).catch(() => undefined))
+    : term?.finish(last, exitOf(result));
+  const updates: Shown[] = [{ plain: last, live }];
   const plan = result.isError ? undefined : planFromTodo(view);
   if (plan) updates.push({ plain: plan });
   complete(i, { callId: call.id, content: text, isError: result.isError, ...(images.length ? { images } : {}) }, updates);

@@ -53,7 +53,8 @@ export class LocalServer {
     if (this.state !== "live" || !def) return errorResult(`unknown tool: ${tool}`);
     const signal = opts.signal ?? new AbortController().signal;
     if (signal.aborted) return errorResult("cancelled");
-    const result = await callInProcess(def, args, signal, opts.onOutput ? { onOutput: opts.onOutput } : undefined);
+    const io = opts.onOutput || opts.onEnd ? { ...(opts.onOutput ? { onOutput: opts.onOutput } : {}), ...(opts.onEnd ? { onEnd: opts.onEnd } : {}) } : undefined;
+    const result = await callInProcess(def, args, signal, io);
     return signal.aborted ? errorResult("cancelled") : result;
   }
 

@@ -191,7 +191,7 @@ class Session implements McpSessionTools {
     const timeoutMs = opts.timeoutMs ?? this.limits.TOOL_TIMEOUT_S * 1000;
     try {
       const label = this.specs[route.slot]!.name;
-      return await this.servers[route.slot]!.call(route.tool, args ?? {}, { signal: opts.signal, timeoutMs, label, onProgress: opts.onProgress, onElicit: opts.onElicit, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) });
+      return await this.servers[route.slot]!.call(route.tool, args ?? {}, { signal: opts.signal, timeoutMs, label, onProgress: opts.onProgress, onElicit: opts.onElicit, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}), ...(opts.onEnd ? { onEnd: opts.onEnd } : {}) });
     } catch (err) {
       // SharedServer.call does not throw; this guards the promise of "never throws" against a future slip.
       return errorResult(`MCP tool ${qualifiedName} failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -39,6 +39,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
 export interface ToolRunIo {
   /** The raw bytes of its output, as they arrive (a `liveOutput` tool only). */
   onOutput?: (chunk: Uint8Array) => void;
+  /** A command its call left running (a background shell command) ended: how (a `liveOutput` tool only). */
+  onEnd?: (exit: { code: number; signal: string | null }) => void;
 }
 
 /**

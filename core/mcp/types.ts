@@ -115,6 +115,8 @@ export interface McpCallOptions {
   onElicit?: (e: McpElicitation) => Promise<McpElicitAnswer>;
   /** The call's raw output as it arrives, from a `liveOutput` tool (in process: a callback, not MCP). */
   onOutput?: (chunk: Uint8Array) => void;
+  /** The end of a command the call left running in the background (in process, as onOutput). */
+  onEnd?: (exit: { code: number; signal: string | null }) => void;
 }
 
 /** A change in a running server's life, as one session names the server (for the client's notices). */

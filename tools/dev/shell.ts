@@ -93,7 +93,7 @@ export class ShellTool {
   /** The MCP handler: never throws; bad input and failures are isError replies. `unconfined`: run
    *  with plain process groups whatever the executor (the user allowed this one command). `onOutput`:
    *  gets stdout and stderr as they arrive (a client shows them live), besides the capture. */
-  async call(args: ShellArgs, signal: AbortSignal, unconfined = false, onOutput?: (chunk: Uint8Array) => void): Promise<ShellReply> {
+  async call(args: ShellArgs, signal: AbortSignal, unconfined = false, onOutput?: (chunk: Uint8Array) => void, onEnd?: (exit: { code: number; signal: string | null }) => void): Promise<ShellReply> {
     try {
       const cwd = await this.workdir(args.workdir);
       if (this.running >= this.opts.limits.maxRunning) {
@@ -105,7 +105,7 @@ export class ShellTool {
       const executor = unconfined && this.opts.executor ? (this.plain ??= new GroupExecutor()) : this.executor;
       if (args.background || args.yield_ms !== undefined) {
         const timeoutMs = args.timeout_s !== undefined ? timeoutS * 1000 : Infinity;
-        return await this.startKept(args, cwd, timeoutMs, signal, env, executor, onOutput);
+        return await this.startKept(args, cwd, timeoutMs, signal, env, executor, onOutput, onEnd);
       }
       const outcome = await this.run(args.command, cwd, timeoutS * 1000, signal, env, executor, onOutput);
       const reply = formatOutcome(outcome, timeoutS, requested > timeoutS, this.opts.limits);
@@ -137,7 +137,7 @@ export class ShellTool {
    * call waits up to that long and, when it ended by then, answers as a plain call does. The call's
    * own cancel ends it only while the call waits.
    */
-  private async startKept(args: ShellArgs, cwd: string, timeoutMs: number, signal: AbortSignal, env: Record<string, string>, executor: Executor, onOutput?: (chunk: Uint8Array) => void): Promise<ShellReply> {
+  private async startKept(args: ShellArgs, cwd: string, timeoutMs: number, signal: AbortSignal, env: Record<string, string>, executor: Executor, onOutput?: (chunk: Uint8Array) => void, onEnd?: (exit: { code: number; signal: string | null }) => void): Promise<ShellReply> {
     this.background.checkRoom();
     const ring = this.background.ring();
     const capture = new OutputCapture(this.opts.limits, this.store);
@@ -173,6 +173,11 @@ export class ShellTool {
     kept = true;
     void capture.finish();
     const id = this.background.add(args.command, running, ring);
+    // The live view (an editor's terminal) ends with the command, not with this call.
+    void running.done.then(
+      (o) => onEnd?.({ code: o.exitCode, signal: o.signal ?? null }),
+      () => onEnd?.({ code: 127, signal: null }),
+    );
     const first = await this.background.read(id);
     const how = `Read its new output with shell_read {"id": "${id}"} (wait_ms to wait for some), write to its stdin with shell_write, end it with shell_kill. It ends with the session at the latest.`;
     return {

@@ -105,7 +105,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       listedSchema: listed.shell,
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       liveOutput: true,
-      run: (args, signal, io) => shell.call(args, signal, false, io?.onOutput),
+      run: (args, signal, io) => shell.call(args, signal, false, io?.onOutput, io?.onEnd),
     }),
     // Reading what this session's background commands printed changes nothing.
     defineTool({

@@ -19,6 +19,8 @@ import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Upd
 interface V2Session {
   updates: V2SessionUpdates;
   calls: Map<string, AbortController>;
+  /** The foreground state last reported (a background change repeats it with the new list). */
+  state?: V2Update;
 }
 
 /** v2's `mcpServers` in the session manager's (v1) terms: stdio without `type`, arrays defaulted, `acp`
@@ -55,7 +57,15 @@ function replayOf(p: ParamReader): boolean {
 export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal, hello: ClientHello = silentHello(ACP_V2)): Record<string, Handler> {
   const { sessions, auth } = opts;
   const open = new Map<string, V2Session>();
-  const send = (sessionId: string, u: V2Update) => peer.notify("session/update", { sessionId, update: u });
+  const notify = (sessionId: string, u: V2Update) => peer.notify("session/update", { sessionId, update: u });
+  /** Every state snapshot lists the session's background work once it has had some. */
+  const send = (sessionId: string, u: V2Update) => {
+    if (u.sessionUpdate !== "state_update") return notify(sessionId, u);
+    const s = open.get(sessionId);
+    if (s) s.state = u;
+    const background = s?.updates.background();
+    notify(sessionId, background ? { ...u, background } : u);
+  };
   const stateOf = (sessionId: string): V2Session => {
     let s = open.get(sessionId);
     if (!s) open.set(sessionId, (s = { updates: new V2SessionUpdates(), calls: new Map() }));
@@ -70,7 +80,14 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   };
   const mapping: SessionMapping = {
     emit: (sessionId, u) => {
-      for (const v of stateOf(sessionId).updates.translate(u)) send(sessionId, v);
+      const s = stateOf(sessionId);
+      for (const v of s.updates.translate(u)) send(sessionId, v);
+      // A background command started or ended: the current state again, with the new list (after
+      // the terminal_update that announced its cancel or reported its exit).
+      if (s.updates.takeBackgroundChange()) {
+        const { stopReason: _last, usage: _usage, error: _error, ...current } = s.state ?? stateUpdate("idle");
+        send(sessionId, current as V2Update);
+      }
     },
     permissionParams: (sessionId, toolCall, options) => ({ sessionId, title: toolCall.title, subject: { type: "tool_call", toolCall }, options }),
     // The foreground work waits on the user while any question (permission, elicitation) is open.
@@ -160,6 +177,12 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       return { messageId };
     },
     [STEERING_METHOD]: (raw) => engine.steer(raw, ended),
+    // Accepted at once; the terminal's exit (a terminal_update with exitStatus) confirms it.
+    "terminal/cancel": (raw) => {
+      const p = ParamReader.of("terminal/cancel", raw);
+      sessions.cancelTerminal(p.id("sessionId"), p.id("terminalId"));
+      return {};
+    },
     "session/set_config_option": async (raw) => ({
       configOptions: configOptionsV2(await engine.setConfigOption(ParamReader.of("session/set_config_option", raw), "required")),
     }),

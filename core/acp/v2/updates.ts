@@ -20,7 +20,7 @@ export function v2Update(kind: string, fields: Record<string, unknown>): V2Updat
 
 const FINAL = new Set(["completed", "failed", "cancelled"]);
 /** The `_meta` keys of a v1 live terminal (live-terminal.ts). */
-const TERMINAL_KEYS = ["terminal_info", "terminal_output", "terminal_output_delta", "terminal_exit"];
+const TERMINAL_KEYS = ["terminal_info", "terminal_output", "terminal_output_delta", "terminal_exit", "terminal_background"];
 
 interface TerminalMeta {
   terminal_id: string;
@@ -70,6 +70,22 @@ export class V2SessionUpdates {
   #chunkRun: { kind: string; id: string } | undefined;
   /** The session's one plan (our plan is always whole: each update replaces it). */
   readonly planId = randomId();
+  /** Terminals of commands running in the background; undefined until the session has had one
+   *  (from then on every state snapshot lists them, as the schema asks). */
+  #background: Set<string> | undefined;
+  #backgroundChanged = false;
+
+  /** The background work a state snapshot lists (undefined: never reported for this session). */
+  background(): { type: "terminal"; terminalId: string }[] | undefined {
+    return this.#background && [...this.#background].map((terminalId) => ({ type: "terminal" as const, terminalId }));
+  }
+
+  /** Whether the background list changed since this was last asked (a snapshot is then due). */
+  takeBackgroundChange(): boolean {
+    const changed = this.#backgroundChanged;
+    this.#backgroundChanged = false;
+    return changed;
+  }
 
   /** Whether tool call `id` is known and not yet final. */
   callState(id: string): "unknown" | "final" | "running" {
@@ -125,7 +141,7 @@ export class V2SessionUpdates {
   #withTerminal(u: Extract<SessionUpdate, { sessionUpdate: "tool_call" | "tool_call_update" }>): V2Update[] {
     const meta = u._meta;
     if (!meta || !TERMINAL_KEYS.some((k) => k in meta)) return [this.#toolCall(u)];
-    const { terminal_info: info, terminal_output: output, terminal_output_delta: delta, terminal_exit: exit, ...rest } = meta as Record<string, TerminalMeta | undefined>;
+    const { terminal_info: info, terminal_output: output, terminal_output_delta: delta, terminal_exit: exit, terminal_background: kept, ...rest } = meta as Record<string, TerminalMeta | undefined>;
     const out: V2Update[] = [];
     if (info) {
       const command = (u.rawInput as { command?: unknown } | undefined)?.command;
@@ -133,7 +149,20 @@ export class V2SessionUpdates {
     }
     // Either key carries the bytes since the previous update (live-terminal.ts): appended, as chunks are.
     for (const o of [output, delta]) if (o) out.push(v2Update("terminal_output_chunk", { terminalId: o.terminal_id, data: base64(o.data) }));
-    if (exit) out.push(v2Update("terminal_update", { terminalId: exit.terminal_id, exitStatus: { exitCode: exit.exit_code ?? null, signal: exit.signal ?? null } }));
+    if (exit) {
+      // A background terminal's exit is reported before the snapshot that no longer lists it; its
+      // cancel is no longer offered.
+      const wasKept = this.#background?.delete(exit.terminal_id) === true;
+      out.push(v2Update("terminal_update", { terminalId: exit.terminal_id, exitStatus: { exitCode: exit.exit_code ?? null, signal: exit.signal ?? null }, ...(wasKept ? { capabilities: null } : {}) }));
+      if (wasKept) this.#backgroundChanged = true;
+    }
+    if (kept && !exit) {
+      // Its call returned with the command running: the client may cancel it (terminal/cancel), and
+      // the next snapshot lists it (it was announced when the call started).
+      out.push(v2Update("terminal_update", { terminalId: kept.terminal_id, capabilities: { cancel: {} } }));
+      (this.#background ??= new Set()).add(kept.terminal_id);
+      this.#backgroundChanged = true;
+    }
     const call = { ...u, _meta: Object.keys(rest).length > 0 ? rest : undefined };
     if (call._meta === undefined) delete call._meta;
     // An output-only update says nothing about the call itself.
