@@ -75,8 +75,12 @@ test("tendril prompt ends every background command at the end of the run and say
   const ws = join(work, "ws-prompt");
   mkdirSync(ws);
   const pidFile = join(work, "prompt-bg.pid");
-  // yield_ms: the call returns once it has had time to write its pid, still running
-  fake.script([{ toolCalls: [shell("bg", { command: `echo $$ > ${pidFile}; exec sleep 300`, yield_ms: 1000 })] }, { text: "Left it running." }]);
+  // started in the background, then read until it says it is ready (its pid written)
+  fake.script([
+    { toolCalls: [shell("bg", { command: `echo $$ > ${pidFile}; echo ready; exec sleep 300`, background: true })] },
+    { toolCalls: [{ id: "wait", name: "dev__shell_read", input: { id: "bg1", wait_ms: 20000 } }] },
+    { text: "Left it running." },
+  ]);
   const r = await runBinAsync(["prompt", "--cwd", ws, "--approve", "all", "start something"], { env: { ...(process.env as Record<string, string>), ...agentEnv(fake, work) }, cwd: ws, timeoutMs: 25_000 });
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("Left it running.");

@@ -50,7 +50,7 @@ test("the model is shown the same tools, schemas, hints and instructions by both
   const strip = (tools: RawTool[]) =>
     tools.map(({ name, title, description, inputSchema, annotations }) => JSON.parse(JSON.stringify({ name, title, description, inputSchema, annotations })));
   expect(strip(a.tools)).toEqual(strip(b.tools));
-  expect(a.tools.map((t) => t.name)).toEqual(["shell", "str_replace", "todo", "_Stop", "_PostCompact"]);
+  expect(a.tools.map((t) => t.name)).toEqual(["shell", "shell_read", "shell_write", "shell_kill", "str_replace", "todo", "_Stop", "_PostCompact"]);
   expect(a.instructions!.replaceAll("list-a", "WS")).toBe(b.instructions!.replaceAll("list-b", "WS"));
 });
 

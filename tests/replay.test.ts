@@ -80,7 +80,7 @@ test("a diverging replay fails with exit 1 and a message naming the step", () =>
   const bad = join(tmp, "diverging.jsonl");
   writeFileSync(
     bad,
-    '{"v":1,"tools":["agent__task","dev__shell","dev__str_replace","dev__todo"],"reply":{"toolCalls":[{"id":"a","name":"dev__todo","input":{}}]}}\n' +
+    '{"v":1,"tools":["agent__task","dev__shell","dev__shell_kill","dev__shell_read","dev__shell_write","dev__str_replace","dev__todo"],"reply":{"toolCalls":[{"id":"a","name":"dev__todo","input":{}}]}}\n' +
       '{"v":1,"tools":["other__tool"],"reply":{"text":"never"}}\n',
   );
   const r = runBin(["prompt", "--cwd", workspace("diverge"), "--approve", "all", "go"], {
