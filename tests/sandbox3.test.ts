@@ -110,6 +110,25 @@ describe.skipIf(!BWRAP)("A2: git dirs and pointers under a writable root", () =>
     for (const d of [ws, join(ws, "tools", "nested")]) if (existsSync(d)) git(d, "status");
     expect(existsSync(marker)).toBe(false);
   });
+
+  test("a background command is git-checked at each read of its output, while it still runs: what it plants is moved aside before the user's next git status", async () => {
+    const { ws } = workspace("a2-background");
+    const marker = join(base, "a2-background-ran");
+    const { client } = await startDevMcp(ws, base, { TENDRIL_SANDBOX: "workspace-write" });
+    // A repository-shaped folder (the git dirs that exist are mounted read-only), planted while it runs on.
+    const plant = `mkdir -p src/objects src/refs/heads && echo 'ref: refs/heads/main' > src/HEAD && printf '[core]\\n\\tworktree = ..\\n\\tfsmonitor = "touch ${marker}"\\n' > src/config && echo planted`;
+    const started = await callTool(client, "shell", { command: `${plant} && exec sleep 60`, background: true });
+    const id = String(started.structuredContent?.background_id);
+    let text = textOf(started);
+    for (let i = 0; i < 40 && !text.includes("moved aside"); i++) text += textOf(await callTool(client, "shell_read", { id, wait_ms: 250 }));
+    expect(text).toContain(`sandbox: this command wrote ${join(ws, "src")}`);
+    // still running, and the planted folder is gone
+    expect((await callTool(client, "shell_read", { id })).structuredContent?.running).toBe(true);
+    expect(existsSync(join(ws, "src"))).toBe(false);
+    git(ws, "status");
+    expect(existsSync(marker)).toBe(false);
+    await callTool(client, "shell_kill", { id });
+  });
 });
 
 describe.skipIf(!BWRAP)("A3: the sandbox stopped it, from what bwrap and the proxy reported", () => {
