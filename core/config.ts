@@ -12,7 +12,7 @@ import { loadProfile, type Profile, ProfileError, profilePath } from "./profile.
 import { credentialsPath, storedProvider } from "./credentials.ts";
 import { isPermissionMode, PERMISSION_MODES, type PermissionMode } from "./policy/modes.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "./sandbox-modes.ts";
-import { formatHostPattern, parseHostPattern } from "./host-patterns.ts";
+import { formatHostPattern, loadPublicSuffixes, parseHostPattern } from "./host-patterns.ts";
 import { isOpenAiApi, isProviderName, OPENAI_APIS, type OpenAiApi, PROVIDERS, type ProviderName } from "./llm/provider-names.ts";
 import type { Price } from "./llm/prices.ts";
 
@@ -266,7 +266,8 @@ export function parsePrices(raw: Record<string, Record<string, unknown>> | undef
  * `*.` wildcard for its subdomains (`*.github.com`, never a public suffix), or an IPv4 address, each
  * with an optional `:port` (core/host-patterns.ts). Anything else is refused, naming the entry.
  */
-export function allowDomains(raw: readonly string[] | undefined, where: string): string[] {
+export async function allowDomains(raw: readonly string[] | undefined, where: string): Promise<string[]> {
+  await loadPublicSuffixes(raw ?? []);
   return (raw ?? []).map((entry) => {
     const p = parseHostPattern(entry);
     if (typeof p === "string") throw new ConfigError(`${where}: sandbox_allow_domains: ${JSON.stringify(entry)} ${p}`);
@@ -310,7 +311,7 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
       ...(profile?.sandbox_hide ?? []).map((p) => hidePath(p, env.HOME, profile!.file)),
       ...(file.sandbox_hide ?? []).map((p) => hidePath(p, env.HOME, where)),
     ],
-    allowDomains: allowDomains(profile?.sandbox_allow_domains ?? file.sandbox_allow_domains, profile?.sandbox_allow_domains ? profile.file : where),
+    allowDomains: await allowDomains(profile?.sandbox_allow_domains ?? file.sandbox_allow_domains, profile?.sandbox_allow_domains ? profile.file : where),
   };
   if (sandbox.network && sandbox.allowDomains.length > 0) {
     throw new ConfigError("sandbox_network = true lets every host through, so sandbox_allow_domains would change nothing: give one of them");

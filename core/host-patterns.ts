@@ -1,7 +1,8 @@
 // Owns `sandbox_allow_domains` patterns (SPEC §3.8): what a pattern may say (a host, `*.` its
 // subdomains, an IPv4 address, each with an optional `:port`), the public suffixes a wildcard may not
-// cover, and whether a host and port match. A leaf: the config reads patterns with it, the proxy matches
-// with it. Does not resolve names or judge addresses (the proxy does).
+// cover (the whole Public Suffix List, private suffixes included, from `tldts`), and whether a host and
+// port match. The config reads patterns with it, the proxy matches with it. Does not resolve names or
+// judge addresses (the proxy does).
 
 /** A host name label: letters, digits and inner hyphens, at most 63 characters. */
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -10,20 +11,27 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 export const DEFAULT_PORTS: readonly number[] = [80, 443];
 
 /**
- * Suffixes under which anyone can register a name, so `*.SUFFIX` would let through hosts of every
- * owner. A single label (`*.com`, `*.dev`) is always refused; these are the common two-label public
- * suffixes and shared hosting domains. Built in and short, not the whole Public Suffix List.
+ * Domains that are no public suffix themselves but hold public suffixes below them, where anyone can
+ * register a name (`x.s3.amazonaws.com`, `x.cloudfront.net`): `*.DOMAIN` would cover those too.
  */
-export const PUBLIC_SUFFIXES: ReadonlySet<string> = new Set([
-  "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "ltd.uk", "plc.uk", "net.uk",
-  "com.au", "net.au", "org.au", "edu.au", "gov.au", "co.nz", "org.nz", "net.nz",
-  "co.jp", "ne.jp", "or.jp", "ac.jp", "go.jp", "co.kr", "or.kr", "com.cn", "net.cn", "org.cn",
-  "com.br", "net.br", "org.br", "com.mx", "com.ar", "co.in", "net.in", "org.in", "co.za", "org.za",
-  "com.tr", "com.tw", "com.hk", "com.sg", "co.id", "co.il", "com.pl", "com.ua", "co.th",
-  "github.io", "githubusercontent.com", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app",
-  "pages.dev", "workers.dev", "web.app", "firebaseapp.com", "appspot.com", "cloudfront.net",
-  "amazonaws.com", "azurewebsites.net", "blogspot.com", "fly.dev", "onrender.com", "ngrok.io", "ngrok-free.app",
-]);
+const SUFFIX_PARENTS: ReadonlySet<string> = new Set(["amazonaws.com", "cloudfront.net", "azurewebsites.net", "cloudapp.net", "googleapis.com", "appspot.com", "ngrok.io"]);
+
+/** The Public Suffix List (core/public-suffix.ts): loaded before the first wildcard pattern is read
+ *  (loadPublicSuffixes), so a start without one never pays for it (~30 ms). */
+let psl: typeof import("./public-suffix.ts") | undefined;
+
+/** Loads the Public Suffix List when one of `patterns` needs it (a `*.` wildcard). */
+export async function loadPublicSuffixes(patterns: readonly string[]): Promise<void> {
+  if (patterns.some((p) => p.trim().startsWith("*."))) psl ??= await import("./public-suffix.ts");
+}
+
+/** Whether `*.host` would cover names anyone can register: `host` is a public suffix (ICANN or
+ *  private: `co.uk`, `s3.amazonaws.com`, `r2.dev`, `ngrok.app`), or holds some below it. */
+export function coversPublicSuffix(host: string): boolean {
+  if (!host.includes(".") || SUFFIX_PARENTS.has(host)) return true;
+  if (!psl) throw new Error("the Public Suffix List is not loaded: loadPublicSuffixes comes before reading a wildcard pattern");
+  return psl.isPublicSuffix(host);
+}
 
 export interface HostPattern {
   /** The host, lower case, without `*.` */
@@ -38,7 +46,7 @@ export interface HostPattern {
  * Reads one pattern; returns it or a sentence saying what is wrong with it (the caller names where the
  * pattern came from).
  */
-export function parseHostPattern(raw: string): HostPattern | string {
+export function parseHostPattern(raw: string, checkSuffix = true): HostPattern | string {
   const p = raw.trim().toLowerCase();
   const m = /^(.*?)(?::(\d{1,5}))?$/.exec(p)!;
   const [spec, portText] = [m[1]!, m[2]];
@@ -51,7 +59,7 @@ export function parseHostPattern(raw: string): HostPattern | string {
   const ipv4 = /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && labels.every((n) => Number(n) <= 255);
   const name = host.length <= 253 && labels.every((l) => LABEL.test(l)) && !/^\d+$/.test(labels.at(-1)!);
   if (!(ipv4 && !wildcard) && !name) return notHost;
-  if (wildcard && (labels.length === 1 || PUBLIC_SUFFIXES.has(host))) {
+  if (wildcard && checkSuffix && coversPublicSuffix(host)) {
     return `*.${host} covers a public suffix, under which anyone can register a name: name the hosts (or *.their-domain.${host})`;
   }
   return { host, wildcard, ...(port !== undefined ? { port } : {}) };

@@ -57,9 +57,10 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Reads `id` until `ok` holds on everything read so far (bounded); what was read. */
-async function readUntil(s: ShellTool, id: string, ok: (all: string) => boolean, what: string): Promise<string> {
-  let all = "";
+/** Reads `id` until `ok` holds on everything read so far (bounded), `first` included (the output the
+ *  start's own answer carried); what was read. */
+async function readUntil(s: ShellTool, id: string, ok: (all: string) => boolean, what: string, first = ""): Promise<string> {
+  let all = first;
   const t0 = Date.now();
   while (!ok(all)) {
     if (Date.now() - t0 > 20_000) throw new Error(`no ${what} within 20 s; read: ${all.slice(-500)}`);
@@ -80,7 +81,7 @@ test("a loopback HTTP server started in the background answers a later curl call
   expect(id).toBe("bg1");
   expect(started.structured!.running).toBe(true);
   expect(started.text).toContain("shell_read");
-  await readUntil(s, id, (all) => all.includes("Serving HTTP"), "server banner");
+  await readUntil(s, id, (all) => all.includes("Serving HTTP"), "server banner", started.structured!.output as string);
   // a plain call, later, in the same session
   const got = await s.call({ command: `curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/` }, live());
   expect(got.structured).toMatchObject({ exit_code: 0, stdout: "200" });
@@ -128,8 +129,8 @@ test("yield_ms: a command that ends in time answers as a plain call; one still r
 test("a chatty command stays within its output bound: the newest output is kept, the cut is said", async () => {
   const s = makeShell({ outputBytes: 4096 });
   // ~190 KB printed, then quiet: read once, the newest 4 KiB kept and the drop named
-  const id = idOf(await s.call({ command: "for i in $(seq 1 20000); do echo row $i; done; echo printed-all; sleep 30", background: true }, live()));
-  await readUntil(s, id, (all) => all.includes("printed-all"), "the end of the output");
+  const chatty = await s.call({ command: "for i in $(seq 1 20000); do echo row $i; done; echo printed-all; sleep 30", background: true }, live());
+  await readUntil(s, idOf(chatty), (all) => all.includes("printed-all"), "the end of the output", chatty.structured!.output as string);
   const id2 = idOf(await s.call({ command: "for i in $(seq 1 20000); do echo row $i; done; sleep 30", background: true }, live()));
   await new Promise((r) => setTimeout(r, 1500));
   const r = await s.read({ id: id2 });
@@ -158,7 +159,7 @@ test("the session ending (stopAll) ends every background command and its childre
   const s = makeShell();
   const r = await s.call({ command: "sleep 300 & echo $!; wait", background: true }, live());
   const id = idOf(r);
-  const pid = Number((await readUntil(s, id, (all) => /\d+\n/.test(all), "the child's pid")).trim());
+  const pid = Number((await readUntil(s, id, (all) => /\d+\n/.test(all), "the child's pid", r.structured!.output as string)).trim());
   expect(alive(pid)).toBe(true);
   await s.stopAll();
   expect(alive(pid)).toBe(false);

@@ -17,8 +17,9 @@ export function hostAllowed(host: string, port: number, patterns: readonly strin
   return matchHost(host, port, patterns.map(readPattern)) === "allowed";
 }
 
+/** A pattern the config already read (and checked against the public suffixes). */
 function readPattern(raw: string): HostPattern {
-  const p = parseHostPattern(raw);
+  const p = parseHostPattern(raw, false);
   if (typeof p === "string") throw new Error(`sandbox_allow_domains: ${JSON.stringify(raw)} ${p}`);
   return p;
 }
