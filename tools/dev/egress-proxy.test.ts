@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect as netConnect, createServer, type Server, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
-import { nameRefusedAddress, startEgressProxy, type Resolve } from "./egress-proxy.ts";
+import { ChunkedBody, nameRefusedAddress, startEgressProxy, type Resolve } from "./egress-proxy.ts";
 import { readClientHelloName } from "./tls-client-hello.ts";
 
 /** The stand-in for every allowed host: records what arrives and answers plain HTTP with its Host header. */
@@ -144,6 +144,20 @@ describe("A8: the allow-domains proxy", () => {
     });
   });
 
+  test("regression: a chunked body was relayed as sent; it is re-framed: a request smuggled after its last chunk never reaches the host, a chunk extension is refused with 400", async () => {
+    await withProxy(["api.allowed.test"], async (port) => {
+      received.length = 0;
+      await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET http://api.allowed.test/second HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+      const sent = Buffer.concat(received).toString("latin1");
+      expect(sent).toStartWith("POST /up HTTP/1.1\r\nHost: api.allowed.test\r\n");
+      expect(sent).not.toContain("evil.test");
+      expect(sent).not.toContain("/second");
+      const ext = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\n\r\n");
+      expect(ext).toStartWith("HTTP/1.1 400 Bad Request");
+      expect(ext).toContain("extensions are refused");
+    });
+  });
+
   test("A8: a CONNECT whose TLS server name is not the CONNECT host is refused; the matching name goes through", async () => {
     await withProxy(["allowed.test"], async (port, refused) => {
       const bad = await tlsThrough(port, "allowed.test:443", "evil.test");
@@ -263,4 +277,24 @@ test("SANDBOX_PROXY_HEAD_BYTES and SANDBOX_PROXY_HEAD_TIMEOUT_S reach the proxy:
   } finally {
     await proxy.close();
   }
+});
+
+test("ChunkedBody: clean chunks out, whatever the pieces; nothing after the last chunk; trailers dropped; what two parsers could read apart is refused", () => {
+  const run = (...parts: string[]) => {
+    const body = new ChunkedBody();
+    let out = "";
+    for (const p of parts) {
+      const r = body.push(Buffer.from(p, "latin1"));
+      if (typeof r === "string") return `refused: ${r}`;
+      out += r.toString("latin1");
+    }
+    return out;
+  };
+  expect(run("5\r\nhello\r\n0\r\n\r\nGET /evil HTTP/1.1\r\n\r\n")).toBe("5\r\nhello\r\n0\r\n\r\n");
+  expect(run("5\r\nhe", "llo\r", "\n0\r\n", "\r\n", "more")).toBe("2\r\nhe\r\n3\r\nllo\r\n0\r\n\r\n");
+  expect(run("A\r\n0123456789\r\n0\r\nX-Sum: 1\r\n\r\n")).toBe("a\r\n0123456789\r\n0\r\n\r\n");
+  for (const bad of ["5;x=y\r\nhello\r\n", "5\nhello\r\n", "+5\r\nhello\r\n", "0x5\r\nhello\r\n", "123456789\r\n", "3\r\nhello\r\n", "0\r\nnot a header\r\n\r\n", " 5\r\nhello\r\n"]) {
+    expect({ bad, r: run(bad).startsWith("refused: ") }).toEqual({ bad, r: true });
+  }
+  expect(run("f".repeat(2000))).toStartWith("refused: ");
 });

@@ -214,9 +214,11 @@ interface Target {
   port: number;
   firstBytes: Buffer;
   /** A plain request: how many body bytes follow firstBytes (what comes after is not relayed, so a
-   *  second request on the connection never reaches the host unchecked); "stream": a chunked body,
-   *  relayed as it comes. Undefined for a tunnel. */
-  bodyLeft?: number | "stream";
+   *  second request on the connection never reaches the host unchecked); "chunked": a chunked body,
+   *  read chunk by chunk and written again in clean chunks (ChunkedBody). Undefined for a tunnel. */
+  bodyLeft?: number | "chunked";
+  /** Body bytes that came with the head (a chunked body's start). */
+  early?: Buffer;
 }
 
 function target(head: Head): Target | string {
@@ -244,14 +246,12 @@ function target(head: Head): Target | string {
   if (length !== undefined && !/^\d{1,15}$/.test(length)) return `tendril sandbox proxy: Content-Length ${JSON.stringify(length)} is not a length`;
   if (codings.length > 1 || (codings[0] !== undefined && codings[0].toLowerCase() !== "chunked")) return `tendril sandbox proxy: Transfer-Encoding ${JSON.stringify(codings.join(", "))} is refused (only chunked)`;
   if (codings.length > 0 && length !== undefined) return "tendril sandbox proxy: both Content-Length and Transfer-Encoding";
-  const body = codings.length > 0 ? "stream" : Number(length ?? 0);
-  const early = body === "stream" ? head.rest : head.rest.subarray(0, body);
-  return {
-    host: url.hostname.replace(/^\[|\]$/g, ""),
-    port: url.port === "" ? 80 : Number(url.port),
-    firstBytes: Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), early]),
-    bodyLeft: body === "stream" ? body : body - early.length,
-  };
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const port = url.port === "" ? 80 : Number(url.port);
+  if (codings.length > 0) return { host, port, firstBytes: Buffer.from(lines.join("\r\n"), "latin1"), bodyLeft: "chunked", early: head.rest };
+  const body = Number(length ?? 0);
+  const early = head.rest.subarray(0, body);
+  return { host, port, firstBytes: Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), early]), bodyLeft: body - early.length };
 }
 
 function route(client: Socket, head: Head, ctx: ProxyContext): void {
@@ -298,8 +298,8 @@ function relay(client: Socket, t: Target, address: string, ctx: ProxyContext): v
       client.pipe(upstream);
       upstream.pipe(client);
     };
-    if (bodyLeft !== undefined && bodyLeft !== "stream") return relayOne(client, upstream, firstBytes, bodyLeft);
-    if (bodyLeft === "stream") return pipe(firstBytes);
+    if (bodyLeft === "chunked") return relayChunked(client, upstream, firstBytes, t.early ?? Buffer.alloc(0));
+    if (bodyLeft !== undefined) return relayOne(client, upstream, firstBytes, bodyLeft);
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     checkTunnelName(client, host, firstBytes, ctx).then((first) => {
       if (first) pipe(first);
@@ -320,6 +320,97 @@ function relayOne(client: Socket, upstream: Socket, first: Buffer, bodyLeft: num
     left -= part.length;
     upstream.write(part);
   });
+  client.resume();
+}
+
+/** A chunk size line this proxy reads: hex digits alone (no extension), at most 8 (4 GiB). */
+const CHUNK_SIZE = /^[0-9a-fA-F]{1,8}$/;
+/** The longest size or trailer line read. */
+const CHUNK_LINE_MAX = 1024;
+
+/**
+ * A chunked request body read as the proxy's own parser reads it and written again in clean chunks:
+ * each size line hex digits alone (an extension, a bare LF, a size too long is refused), each chunk's
+ * data followed by CRLF, the trailers dropped, and nothing after the last chunk. What the host parses
+ * is then what the proxy parsed: a second request smuggled after the body, or inside a size line two
+ * parsers read differently, never reaches it.
+ */
+export class ChunkedBody {
+  #buf: Buffer = Buffer.alloc(0);
+  #state: "size" | "data" | "data-end" | "trailer" | "done" = "size";
+  #left = 0;
+
+  /** The clean bytes for what `chunk` completes; a sentence naming what is wrong, else. */
+  push(chunk: Buffer): Buffer | string {
+    this.#buf = this.#buf.length === 0 ? chunk : Buffer.concat([this.#buf, chunk]);
+    const out: Buffer[] = [];
+    for (;;) {
+      if (this.#state === "done") {
+        this.#buf = Buffer.alloc(0); // what follows the body is not relayed
+        break;
+      }
+      if (this.#state === "data") {
+        if (this.#buf.length === 0) break;
+        const part = this.#buf.subarray(0, this.#left);
+        this.#buf = this.#buf.subarray(part.length);
+        this.#left -= part.length;
+        out.push(Buffer.from(`${part.length.toString(16)}\r\n`, "latin1"), part, Buffer.from("\r\n", "latin1"));
+        if (this.#left === 0) this.#state = "data-end";
+        continue;
+      }
+      const nl = this.#buf.indexOf("\n");
+      if (nl < 0) {
+        if (this.#buf.length > CHUNK_LINE_MAX) return "a chunk size or trailer line longer than the proxy reads";
+        break;
+      }
+      if (nl === 0 || this.#buf[nl - 1] !== 0x0d) return "a chunked body line that does not end with CRLF";
+      const line = this.#buf.subarray(0, nl - 1).toString("latin1");
+      this.#buf = this.#buf.subarray(nl + 1);
+      if (this.#state === "data-end") {
+        if (line !== "") return "chunk data longer than its size";
+        this.#state = "size";
+      } else if (this.#state === "size") {
+        if (!CHUNK_SIZE.test(line)) return `chunk size ${JSON.stringify(line.slice(0, 40))} is not hex digits alone (extensions are refused)`;
+        this.#left = Number.parseInt(line, 16);
+        this.#state = this.#left === 0 ? "trailer" : "data";
+      } else if (line === "") {
+        out.push(Buffer.from("0\r\n\r\n", "latin1"));
+        this.#state = "done";
+      } else if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:/.test(line)) {
+        return "a malformed trailer line";
+      }
+    }
+    return Buffer.concat(out);
+  }
+
+  get done(): boolean {
+    return this.#state === "done";
+  }
+}
+
+/** One plain request with a chunked body: its head goes up, the body re-framed (ChunkedBody); a body
+ *  the proxy cannot read ends both connections with a 400, and nothing after the body goes up. */
+function relayChunked(client: Socket, upstream: Socket, head: Buffer, early: Buffer): void {
+  const body = new ChunkedBody();
+  let answered = false;
+  upstream.on("data", () => (answered = true));
+  upstream.write(head);
+  upstream.pipe(client);
+  const take = (chunk: Buffer) => {
+    if (body.done) return;
+    const clean = body.push(chunk);
+    if (typeof clean === "string") {
+      client.off("data", take);
+      upstream.unpipe(client);
+      upstream.destroy();
+      if (answered) client.destroy();
+      else answer(client, "400 Bad Request", `tendril sandbox proxy: ${clean}`);
+      return;
+    }
+    if (clean.length > 0) upstream.write(clean);
+  };
+  if (early.length > 0) take(early);
+  client.on("data", take);
   client.resume();
 }
 
