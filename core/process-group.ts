@@ -1,17 +1,22 @@
 // Owns every process group Tendril starts: spawning a command as the leader of a new group, the
 // watchdog that kills the group when this process dies (even by SIGKILL), the registry of live
 // groups, and the one kill ladder (SIGTERM, SIGKILL after a grace), which takes the processes that left
-// the group too (found by process-marks.ts's mark). Does not read output or speak any protocol; the
-// callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
+// the group too: on Linux this process is a child subreaper (subreaper.ts), so those come back to it as
+// children once their parents are gone and are ended from there, whatever they did to their
+// environment; elsewhere they are found by process-marks.ts's mark. Does not read output or speak any
+// protocol; the callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
 import type { ChildProcess } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
 import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
+import { ownChildren, ownGroup, reap, subreaperOn } from "./subreaper.ts";
 
 /** Where the marks are read (/proc, or the `ps` fallback macOS uses): tests run both. */
 export { markSource, setMarkSource } from "./process-marks.ts";
+/** Whether orphans are found as adopted children (Linux) or by their marks: tests run both. */
+export { setSubreaper, subreaperOn } from "./subreaper.ts";
 
 /** node:child_process, loaded with the first spawn: it costs ~4 ms of an agent's ~9 ms spawn →
  *  `initialize` answer, and a session spawns nothing before its first shell command or stdio server. */
@@ -76,6 +81,15 @@ const POLL_MS = 10;
 
 /** Live groups (pgid → label and the mark its processes carry). A group stays here until killGroup has finished with it. */
 const live = new Map<number, { label: string; mark: string; since: Since }>();
+/** Children this process spawned itself (group leaders, watchdogs) until the runtime has reaped them:
+ *  never waited for here, never taken for an adopted orphan. */
+const spawned = new Set<number>();
+const track = (child: ChildProcess) => {
+  if (child.pid === undefined) return;
+  const pid = child.pid;
+  spawned.add(pid);
+  child.once("exit", () => spawned.delete(pid));
+};
 let watchdog: ChildProcess | undefined;
 /** Groups told to a watchdog and not yet answered for (pgid → that watchdog, what to do on the answer,
  *  how many watchdogs it has been told to). */
@@ -129,12 +143,14 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     throw new SpawnError(`cannot start ${spec.label}: ${JSON.stringify(spec.command)}: ${where}`);
   }
   const mark = newMark();
+  subreaperOn();
   const child = childProcess().spawn("/bin/sh", ["-c", GATE, file, ...(spec.args ?? [])], {
     cwd,
     env: markEnv(spec.env, mark),
     detached: true, // setsid: a new session and group, no controlling terminal, no terminal Ctrl-C
     stdio: [spec.stdin, "pipe", "pipe", "pipe", ...Array<"pipe">(spec.extraPipes ?? 0).fill("pipe")],
   });
+  track(child);
   // Callers need not wait for a `spawn` event (Bun does not always emit one): a pid means it runs.
   const refused = () => new SpawnError(`cannot start ${spec.label}: the system refused to start a process (too many processes or open files?)`);
   if (child.pid === undefined) {
@@ -170,6 +186,7 @@ function watch(pgid: number, then: (ok: boolean) => void, tries = 1): boolean {
     const args = ["-c", WATCHDOG, "watchdog", ownerMark(), markSource(), String(strayRounds), MARK_VAR];
     const dog = childProcess().spawn("/bin/sh", args, { detached: true, stdio: ["pipe", "pipe", "ignore"], env: { PATH: "/usr/bin:/bin" } });
     if (dog.pid === undefined) return false;
+    track(dog);
     dog.once("error", logFailure("the watchdog"));
     dog.stdin?.on("error", logFailure("a write to the watchdog")); // it died: the next group starts another
     let partial = "";
@@ -291,9 +308,12 @@ function killMarked(mark: string, since: Since): void {
  */
 export async function killGroup(pgid: number, grace: number = graceMs): Promise<void> {
   const { mark, since } = live.get(pgid) ?? {};
+  // A subreaper finds what left the group among its own children once the group is gone: no
+  // process's environment is read (the marks stay for the watchdog, and where there is no subreaper).
+  const adopting = subreaperOn();
   try {
     const inGroup = signalGroup(pgid, "SIGTERM");
-    const strays = mark === undefined ? [] : findStrays(mark, since);
+    const strays = mark === undefined || adopting ? [] : findStrays(mark, since);
     signalEach(strays, "SIGTERM");
     if (!inGroup && strays.length === 0) return;
     const deadline = Date.now() + grace;
@@ -304,9 +324,37 @@ export async function killGroup(pgid: number, grace: number = graceMs): Promise<
       if (!groupLeft && !strays.some((pid) => stillMarked(pid, mark!))) break;
     }
     if (groupLeft) signalGroup(pgid, "SIGKILL");
-    if (mark !== undefined) killMarked(mark, since!);
+    if (mark !== undefined && !adopting) killMarked(mark, since!);
   } finally {
     dropWatchdog(pgid);
+    if (adopting) await endAdopted();
+  }
+}
+
+/**
+ * Ends the orphans this subreaper adopted: children it did not spawn itself that left our own process
+ * group (a `setsid`, a daemon) and carry no live group's mark (a blanked or emptied environment
+ * counts as none), in rounds while a kill brings their own children back to us; and waits for those
+ * that died. A child of a live group (an MCP server's daemon) keeps running until its group ends.
+ */
+async function endAdopted(): Promise<void> {
+  const own = ownGroup();
+  const liveMarks = () => [...live.values()].map((g) => g.mark);
+  for (let round = 0; round < strayRounds; round++) {
+    const orphans: number[] = [];
+    for (const c of ownChildren(MARK_VAR)) {
+      if (spawned.has(c.pid)) continue;
+      if (c.zombie) {
+        reap(c.pid);
+        continue;
+      }
+      if (c.pgid === own || liveMarks().some((m) => c.marks.includes(m))) continue;
+      orphans.push(c.pid);
+    }
+    if (orphans.length === 0) return;
+    signalEach(orphans, "SIGKILL");
+    // Each dies at once (SIGKILL); it is waited for, and what it had forked comes back to us.
+    for (let t = 0; t < 50 && orphans.some((pid) => !reap(pid) && pidAlive(pid)); t++) await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
 
@@ -321,6 +369,12 @@ export function killAllGroupsNow(): void {
     signalGroup(pgid, "SIGKILL");
     killMarked(mark, since);
     dropWatchdog(pgid);
+  }
+  // The orphans already adopted: nothing of ours is live any more (what they fork later goes to init,
+  // where the watchdog's marks and the groups' kills are what remains).
+  if (subreaperOn()) {
+    const own = ownGroup();
+    signalEach(ownChildren(MARK_VAR).filter((c) => !spawned.has(c.pid) && !c.zombie && c.pgid !== own).map((c) => c.pid), "SIGKILL");
   }
 }
 

@@ -4,10 +4,10 @@
 // 16 at once, so a race shows. Markers are `sleep 1000.<run><n>` durations, unique to this run.
 import { afterAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { markSource, setMarkSource } from "../../core/process-group.ts";
+import { markSource, setMarkSource, setSubreaper, subreaperOn } from "../../core/process-group.ts";
 import { KINDS, killRun, markers, survivors } from "../../tests/orphan-kinds.ts";
 import { type Executor, GroupExecutor } from "./exec.ts";
 import { sandboxLauncher } from "./sandbox.ts";
@@ -69,15 +69,53 @@ test("regression: a setsid, double-forked, nohup'd or fd-closing daemon outlived
   expect(await loop(new GroupExecutor(), true)).toEqual([]);
 }, 240_000);
 
-test("the same with the `ps` fallback macOS uses to find a command's processes", async () => {
+test("the same with the `ps` fallback macOS uses to find a command's processes (no subreaper there)", async () => {
   const was = markSource();
+  const reaping = subreaperOn();
   setMarkSource("ps");
+  setSubreaper(false);
   try {
     expect(await loop(new GroupExecutor(), false)).toEqual([]);
   } finally {
     setMarkSource(was);
+    setSubreaper(reaping);
   }
 }, 120_000);
+
+test("the same with the marks read from /proc and no subreaper (a Linux where prctl is not available)", async () => {
+  const reaping = subreaperOn();
+  setSubreaper(false);
+  try {
+    expect(await loop(new GroupExecutor(), false)).toEqual([]);
+  } finally {
+    setSubreaper(reaping);
+  }
+}, 120_000);
+
+test.if(process.platform === "linux")("regression: a process that left the group and emptied its environment (its mark gone) survived its call; the subreaper ends it, and waits for it", async () => {
+  const blanked = (m: string) => `setsid sh -c 'exec env -i sleep ${m}' >/dev/null 2>&1 </dev/null &`;
+  expect(subreaperOn()).toBe(true);
+  const ex = new GroupExecutor();
+  for (let i = 0; i < 10; i++) {
+    const m = marker();
+    await ex.run({ command: `${blanked(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+    expect(await survivors(m, 1000)).toEqual([]);
+  }
+  // no zombie of an adopted orphan is left behind
+  const zombies = readdirSync(`/proc/self/task`).flatMap((t) => readFileSync(`/proc/self/task/${t}/children`, "latin1").split(" ").filter((p) => p.trim() !== ""))
+    .filter((pid) => { try { return readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.startsWith("Z"); } catch { return false; } });
+  expect(zombies).toEqual([]);
+  // the marks alone do not find it: with no subreaper it survives
+  setSubreaper(false);
+  try {
+    const m = marker();
+    await ex.run({ command: `${blanked(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+    expect((await survivors(m, 500)).length).toBe(1);
+  } finally {
+    setSubreaper(true);
+    killRun(run);
+  }
+}, 60_000);
 
 const bwrap = spawnSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).stdout.trim();
 const confinedWorks = bwrap !== "" && spawnSync(bwrap, ["--ro-bind", "/", "/", "--unshare-all", "true"]).status === 0;
