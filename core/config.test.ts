@@ -66,6 +66,7 @@ test("bad values are clear errors naming the file or the variable", async () => 
   await expect(loadConfig({}, { HOME, TENDRIL_LOG: "loud" }, files({}))).rejects.toThrow("log level");
   await expect(loadConfig({ mode: "wild" }, { HOME }, files({}))).rejects.toThrow("mode must be one of");
   await expect(loadConfig({}, { HOME, TENDRIL_MAX_TOKENS: "many" }, files({}))).rejects.toThrow("TENDRIL_MAX_TOKENS");
+  await expect(loadConfig({}, { HOME, TENDRIL_SHELL_OUTPUT: "short" }, files({}))).rejects.toThrow('TENDRIL_SHELL_OUTPUT must be one of digest, raw, got "short"');
   const badRule = '[[rules]]\ntool = "x"\ndecision = "maybe"\n';
   await expect(loadConfig({ config: "/r.toml" }, { HOME }, files({ "/r.toml": badRule }))).rejects.toThrow("r.toml: rules[0].decision: decision must be allow, deny or ask");
 });
@@ -91,6 +92,7 @@ test("regression: settings were accepted and ignored; every config key either ta
     openai_api: ['openai_api = "chat"', (c) => c.openaiApi, "chat"],
     prompt_cache_key: ["prompt_cache_key = false", (c) => c.promptCacheKey, false],
     prompt_cache: ['prompt_cache = "off"', (c) => c.promptCache, "off"],
+    shell_output: ['shell_output = "raw"', (c) => c.shellOutput, "raw"],
     prices: ['[prices."m"]\ninput = 1\noutput = 2\ncache_write = 1.25\ncache_read = 0.1', (c) => c.prices.m, { input: 1, output: 2, cacheWrite: 1.25, cacheRead: 0.1 }],
   };
   expect(Object.keys(cases).sort()).toEqual((await configFileKeys()).sort());

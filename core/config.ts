@@ -71,6 +71,8 @@ export interface Config {
   replay?: string;
   /** Prompt caching (SPEC §3.9): `on` marks cache breakpoints, `1h` asks for the hour-long cache, `off` sends none. */
   promptCache: PromptCache;
+  /** What the model reads of a long shell output (SPEC §7): `digest` (the default) or `raw` (as printed, the tail past the cap). */
+  shellOutput: ShellOutput;
   /** `[prices."MODEL"]`: prices that add to or override the built-in table (core/llm/prices.ts). */
   prices: Record<string, Price>;
   limits: Limits;
@@ -78,6 +80,8 @@ export interface Config {
 }
 
 export const PROMPT_CACHE_SETTINGS = ["on", "off", "1h"] as const;
+export const SHELL_OUTPUT_SETTINGS = ["digest", "raw"] as const;
+export type ShellOutput = (typeof SHELL_OUTPUT_SETTINGS)[number];
 export type PromptCache = (typeof PROMPT_CACHE_SETTINGS)[number];
 
 export class ConfigError extends Error {
@@ -168,6 +172,7 @@ const fileSchema = lazySchema((z) =>
     openai_api: z.string().optional(),
     prompt_cache_key: z.boolean().optional(),
     prompt_cache: z.string().optional(),
+    shell_output: z.string().optional(),
     prices: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   }),
 );
@@ -231,6 +236,11 @@ function pickOpenAiApi(raw: string, what: string): OpenAiApi {
 function pickSandboxMode(raw: string): SandboxMode {
   if (isSandboxMode(raw)) return raw;
   throw new ConfigError(`sandbox must be one of ${SANDBOX_MODES.join(", ")}, got ${JSON.stringify(raw)}`);
+}
+
+function pickShellOutput(raw: string, what: string): ShellOutput {
+  if ((SHELL_OUTPUT_SETTINGS as readonly string[]).includes(raw)) return raw as ShellOutput;
+  throw new ConfigError(`${what} must be one of ${SHELL_OUTPUT_SETTINGS.join(", ")}, got ${JSON.stringify(raw)}`);
 }
 
 function pickPromptCache(raw: string, what: string): PromptCache {
@@ -333,6 +343,7 @@ export async function loadConfig(flags: ConfigFlags, env: Env, readFile: (path: 
     rules: [...(await parseRules(profile?.rules, profile?.file ?? "")), ...(await parseRules(file.rules, where))],
     mcp: [...(profile?.mcp ?? []), ...(file.mcp ?? [])],
     sandbox,
+    shellOutput: pickShellOutput(env.TENDRIL_SHELL_OUTPUT ?? file.shell_output ?? "digest", env.TENDRIL_SHELL_OUTPUT !== undefined ? "TENDRIL_SHELL_OUTPUT" : `${where}: shell_output`),
     promptCache: pickPromptCache(env.TENDRIL_PROMPT_CACHE ?? file.prompt_cache ?? "on", env.TENDRIL_PROMPT_CACHE !== undefined ? "TENDRIL_PROMPT_CACHE" : `${where}: prompt_cache`),
     prices: parsePrices(file.prices, where),
     limits,

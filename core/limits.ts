@@ -41,6 +41,7 @@ export const LIMIT_SPECS = {
   SHELL_TAIL_BYTES: { value: 8 * KiB, unit: "bytes", why: "tail of an over-cap shell output kept inline" },
   SHELL_CAPTURE_BYTES: { value: 10 * MiB, unit: "bytes", why: "full shell capture saved to an artifact" },
   SHELL_ARTIFACTS: { value: 8, unit: "count", why: "artifact files kept per session" },
+  SHELL_DIGEST_ABOVE_BYTES: { value: 8 * KiB, unit: "bytes", why: "a shell output larger than this reaches the model digested (saved whole); `shell_output = \"raw\"` never" },
   MAX_BACKGROUND_COMMANDS: { value: 8, unit: "count", why: "shell commands running in the background per session" },
   BACKGROUND_OUTPUT_BYTES: { value: 256 * KiB, unit: "bytes", why: "unread output kept per background command (the tail; the cut is marked)" },
   SHELL_READ_WAIT_MAX_MS: { value: 30_000, unit: "ms", why: "longest shell_read may wait for new output" },

@@ -25,7 +25,7 @@ export interface AgentDevTools {
  * The agent's dev tools. The shim folder is made when the first shell command runs (sweeping stale
  * ones reads all of TMPDIR): a session that runs none, like most CI prompts, never pays for it.
  */
-export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = [], sandbox?: { settings: SandboxConfig; configDir: string }): AgentDevTools {
+export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonly string[] = [], sandbox?: { settings: SandboxConfig; configDir: string }, shellOutput: "digest" | "raw" = "digest"): AgentDevTools {
   const shims = lazyShims(() => shellEnv(process.env, passEnv));
   return {
     spec: (cwd, { additionalDirectories = [], sandboxMode } = {}) => ({
@@ -35,7 +35,7 @@ export function startDevTools(limits: Limits, cacheDir: string, passEnv: readonl
       local: async () => {
         const { buildDevTools } = await import("../../tools/dev/tool-list.ts");
         const extraRoots = additionalDirectories.map((d) => realpathSync(d));
-        const dev = await buildDevTools({ root: realpathSync(cwd), extraRoots, unsandboxedRetry: true, limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}) });
+        const dev = await buildDevTools({ root: realpathSync(cwd), extraRoots, unsandboxedRetry: true, limits, cacheDir, env: shims.env, sandbox: sandbox && sandboxContext(sandbox), ...(sandboxMode ? { sandboxMode } : {}), shellOutput });
         return { tools: dev.tools, instructions: dev.instructions, close: () => dev.shell.stopAll() };
       },
     }),

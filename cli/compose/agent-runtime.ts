@@ -51,7 +51,7 @@ export interface OpenOptions {
 
 export async function openAgent(cfg: Config, provider: LlmProvider, io: ClientStreams, opts: OpenOptions = {}): Promise<OpenAgent> {
   setKillLimits(cfg.limits);
-  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv, { settings: cfg.sandbox, configDir: cfg.paths.configDir }) : undefined;
+  const dev = cfg.dev ? startDevTools(cfg.limits, cfg.paths.cacheDir, opts.passEnv, { settings: cfg.sandbox, configDir: cfg.paths.configDir }, cfg.shellOutput) : undefined;
   // The shim folder goes first of all on a stop signal (a conductor's kill ladder SIGKILLs us a grace
   // later), and at exit; at exit every tool process is killed too (the exit policy, cli/process/fatal.ts).
   if (dev) releaseOnStop(() => dev.dispose());

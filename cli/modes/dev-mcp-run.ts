@@ -59,7 +59,7 @@ export async function runDevMcp(flags: DevMcpFlags): Promise<number> {
   // shutdown, must not skip the cleanup. An MCP server stopped by its client exits 0.
   const signals = watchStopSignals();
   const sandbox = sandboxContext({ settings: cfg.sandbox, configDir: cfg.paths.configDir });
-  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env, sandbox });
+  const dev = await buildDevTools({ root, limits: cfg.limits, cacheDir: cfg.paths.cacheDir, env: shims.env, sandbox, shellOutput: cfg.shellOutput });
   const serving = await serveMcp({
     name: "tendril-dev",
     version: VERSION,

@@ -82,16 +82,6 @@ test("the same with the `ps` fallback macOS uses to find a command's processes (
   }
 }, 120_000);
 
-test("the same with the marks read from /proc and no subreaper (a Linux where prctl is not available)", async () => {
-  const reaping = subreaperOn();
-  setSubreaper(false);
-  try {
-    expect(await loop(new GroupExecutor(), false)).toEqual([]);
-  } finally {
-    setSubreaper(reaping);
-  }
-}, 120_000);
-
 test.if(process.platform === "linux")("regression: a process that left the group and emptied its environment (its mark gone) survived its call; the subreaper ends it, and waits for it", async () => {
   const blanked = (m: string) => `setsid sh -c 'exec env -i sleep ${m}' >/dev/null 2>&1 </dev/null &`;
   expect(subreaperOn()).toBe(true);

@@ -1,17 +1,23 @@
 // Owns one shell call's output: kept whole while under the inline cap, otherwise a rolling tail per
-// stream plus the full capture (interleaved, up to a byte cap) in an artifact file; and the per-session
-// artifact directory that keeps only the newest files. Does not run processes.
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+// stream plus the full capture (interleaved, up to a byte cap) in an artifact file; past the digest
+// threshold, the digest the model reads (output-digest.ts) of the whole capture, which is then always
+// saved to an artifact; and the per-session artifact directory that keeps only the newest files. Does
+// not run processes.
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../core/log.ts";
 import { tailBytes } from "../../core/text-bounds.ts";
+import { type Digest, digestOutput } from "./output-digest.ts";
 
 export interface CaptureLimits {
   inlineBytes: number;
   inlineLines: number;
   tailBytes: number;
   captureBytes: number;
+  /** SHELL_DIGEST_ABOVE_BYTES: an output larger than this is digested for the model (saved whole);
+   *  undefined: never (`shell_output = "raw"`). */
+  digestAboveBytes?: number;
 }
 
 /** Numbered `shell-N.log` files in one directory (created 0700 on first use); the oldest beyond `keep` go. */
@@ -71,6 +77,8 @@ export interface CaptureResult {
   /** The artifact stopped at the capture cap. */
   artifactCut?: boolean;
   artifactError?: string;
+  /** What the model reads instead of stdout/stderr: the digest of the whole output (interleaved). */
+  digest?: Digest;
 }
 
 function countNewlines(b: Buffer): number {
@@ -150,7 +158,36 @@ export class OutputCapture {
     if (data.length > room) this.artifactCut = true;
   }
 
-  finish(): CaptureResult {
+  /** The call's output; `digest`: digest it when it is over the threshold (the caller decides for
+   *  outputs that must reach the model as printed, a file read). */
+  finish(digest = false): CaptureResult {
+    const above = this.limits.digestAboveBytes;
+    if (digest && above !== undefined && this.bytes > above) return this.digested();
+    return this.plain();
+  }
+
+  /** The whole output digested, saved whole to an artifact the result names. */
+  private digested(): CaptureResult {
+    let whole: Buffer;
+    if (!this.overflowed()) {
+      whole = Buffer.concat(this.chunks.map((c) => c.data));
+      this.spill();
+    } else {
+      whole = Buffer.alloc(0);
+      if (this.file) {
+        try {
+          whole = readFileSync(this.file.path);
+        } catch {
+          // unreadable now: the tails below are what there is
+        }
+      }
+    }
+    const r = this.plain();
+    if (whole.length === 0) return r;
+    return { ...r, digest: digestOutput(whole.toString("utf8")) };
+  }
+
+  private plain(): CaptureResult {
     const base = { totalBytes: this.bytes, totalLines: this.lines };
     if (!this.overflowed()) {
       const pick = (s: 0 | 1) => Buffer.concat(this.chunks.filter((c) => c.stream === s).map((c) => c.data));

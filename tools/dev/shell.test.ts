@@ -160,3 +160,33 @@ test("stale artifact directories of other sessions are pruned, recent ones kept"
   expect(await pruneStaleSessions(parent, 86_400_000)).toBe(1);
   expect(readdirSync(parent)).toEqual(["new"]);
 });
+
+test("a long build or test output reaches the model digested; the whole output as printed is in the artifact it names; a file read and `raw` reach it as printed", async () => {
+  const { cargoLog, vitestLog } = await import("../../tests/log-samples.ts");
+  const { writeFileSync } = await import("node:fs");
+  const cargo = cargoLog();
+  writeFileSync(join(root, "cargo.txt"), cargo.text);
+  writeFileSync(join(root, "vitest.txt"), vitestLog(400).text);
+  const digesting = makeShell({ digestAboveBytes: 8 * 1024 });
+  // a test run (not a file read): digested, every failure in view, the raw output saved whole
+  const run = await digesting.call({ command: "cat cargo.txt; exit 101" }, new AbortController().signal);
+  expect(run.text).toContain("[output digested:");
+  for (const m of cargo.mustSee) expect(run.text).toContain(m);
+  expect(run.text).not.toContain("test tests::case_77 ... ok");
+  expect(run.text.length).toBeLessThan(cargo.text.length / 2);
+  const artifact = (run.structured as Record<string, unknown>).artifact as string;
+  expect(readFileSync(artifact, "utf8")).toBe(cargo.text);
+  expect(run.text).toContain(artifact);
+  // colours and redraws never reach the model
+  const colours = await digesting.call({ command: "cat vitest.txt | cat" }, new AbortController().signal);
+  expect(colours.text).toContain("expected 100 to be 250");
+  expect(colours.text).not.toContain("\x1b[");
+  // a file the model reads: as printed
+  const read = await digesting.call({ command: "cat cargo.txt" }, new AbortController().signal);
+  expect((read.structured as Record<string, unknown>).stdout).toBe(cargo.text);
+  expect(read.text).not.toContain("[output digested:");
+  // shell_output = "raw": as printed
+  const raw = await makeShell().call({ command: "cat cargo.txt; exit 101" }, new AbortController().signal);
+  expect(raw.text).not.toContain("[output digested:");
+  expect(raw.text).toContain("test tests::case_77 ... ok");
+});

@@ -10,6 +10,7 @@ import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
 import { ArtifactStore, type CaptureLimits, type CaptureResult, OutputCapture } from "./shell-capture.ts";
 import { type Executor, GroupExecutor, type Running } from "./exec.ts";
 import { BackgroundCommands, type BackgroundLimits, backgroundLimits, readText } from "./background.ts";
+import { readsAFile } from "./output-digest.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { log } from "../../core/log.ts";
 import { cutChars, formatBytes } from "../../core/text-bounds.ts";
@@ -166,7 +167,7 @@ export class ShellTool {
     signal.removeEventListener("abort", onAbort);
     if (ended) {
       const o = await running.done;
-      const reply = formatOutcome({ ...o, capture: capture.finish() }, timeoutMs / 1000, false, this.opts.limits);
+      const reply = formatOutcome({ ...o, capture: capture.finish(!readsAFile(args.command)) }, timeoutMs / 1000, false, this.opts.limits);
       for (const line of [o.stopped, o.note]) if (line !== undefined) reply.text += `${line}\n`;
       return reply;
     }
@@ -248,7 +249,8 @@ export class ShellTool {
         }
       : (stream: 0 | 1, b: Buffer) => capture.push(stream, b);
     const o = await executor.run({ command, cwd, env, timeoutMs, signal, onOutput: push });
-    return { ...o, capture: capture.finish() };
+    // A file the model asked to read reaches it as printed (up to the inline cap, as ever).
+    return { ...o, capture: capture.finish(!readsAFile(command)) };
   }
 }
 
@@ -262,6 +264,18 @@ export function formatOutcome(o: ShellOutcome, timeoutS: number, clamped: boolea
   const head = [`exit_code: ${o.exitCode}${o.signal ? ` (ended by ${o.signal})` : ""}`, `timed_out: ${o.timedOut}`];
   if (o.timedOut) head.push(`(killed after ${timeoutS} s${clamped ? ", the largest timeout allowed" : ""})`);
   if (o.cancelled) head.push("(cancelled: the command was killed)");
+  if (c.digest) {
+    const where = c.artifact
+      ? `the whole output as printed (stdout and stderr interleaved${c.artifactCut ? `, cut at ${formatBytes(limits.captureBytes)}` : ""}) is in ${c.artifact}: page it with \`sed -n 'A,Bp'\`, search it with \`rg\``
+      : `the whole output could not be saved (${c.artifactError ?? "unknown error"})`;
+    head.push(`[output digested: ${c.digest.lines} lines (${formatBytes(c.totalBytes)}), ${c.digest.shown} shown whole, every error, failure and summary line among them; the rest folded as said. ${where}]`);
+    const text = [...head, section("output (stdout and stderr interleaved, escapes removed, redraws resolved)", c.digest.text)].join("\n");
+    const structured: Record<string, unknown> = { exit_code: o.exitCode, ...(o.signal ? { signal: o.signal } : {}), stdout: c.stdout, stderr: c.stderr, timed_out: o.timedOut, digested: true };
+    if (o.cancelled) structured.cancelled = true;
+    if (c.truncated) structured.truncated = true;
+    if (c.artifact) structured.artifact = c.artifact;
+    return { text, structured };
+  }
   if (c.truncated) {
     const cap = `${formatBytes(limits.inlineBytes)} / ${limits.inlineLines} lines`;
     let note = `[output was ${c.totalBytes} bytes / ${c.totalLines} lines, over the ${cap} cap: showing the last ${formatBytes(limits.tailBytes)} of stdout and of stderr.`;

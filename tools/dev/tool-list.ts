@@ -35,6 +35,8 @@ export interface DevToolsOptions {
   /** The mode in force, read at each command (an agent session's `sandbox` config option); unset:
    *  `sandbox.settings.mode`, fixed. */
   sandboxMode?: () => SandboxMode;
+  /** `shell_output` (config): `raw` sends a long output as printed (its tail past the cap); default `digest`. */
+  shellOutput?: "digest" | "raw";
 }
 
 export interface DevTools {
@@ -85,6 +87,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       artifacts: limits.SHELL_ARTIFACTS,
       maxRunning: limits.MAX_PARALLEL_TOOLS * 2,
       background: backgroundLimits(limits),
+      ...(opts.shellOutput !== "raw" ? { digestAboveBytes: limits.SHELL_DIGEST_ABOVE_BYTES } : {}),
     },
   });
   const editor = new StrReplaceTool({
