@@ -11,7 +11,7 @@ import type { LinkEnd } from "../wire/link.ts";
 import { ACP_V1, ACP_V2, METHOD_NOT_FOUND, REQUEST_CANCELLED } from "../wire/jsonrpc.ts";
 import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
-import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./acp-error.ts";
 import { ParamReader } from "./params.ts";
 import type { SessionManager } from "./session.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";

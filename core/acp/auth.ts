@@ -3,7 +3,7 @@
 // auth-required answer (-32000) for sessions without a usable key, `authenticate` and `logout`.
 // Does not read or write the credentials file itself (core/credentials.ts, through AuthHost).
 import type { ProviderName } from "../llm/provider-names.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 import { AUTH_REQUIRED } from "../wire/jsonrpc.ts";
 
 /** ACP's auth_required error code (core/wire/jsonrpc.ts holds every code). */

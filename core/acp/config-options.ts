@@ -6,7 +6,7 @@ import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol
 import { PERMISSION_MODES, type PermissionMode } from "../policy/modes.ts";
 import { isSandboxMode, SANDBOX_MODES, type SandboxMode } from "../sandbox-modes.ts";
 import { THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 
 export const MODE_OPTION_ID = "mode";
 export const THOUGHT_OPTION_ID = "thought_level";

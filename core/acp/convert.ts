@@ -1,27 +1,12 @@
 // Owns the translation of ACP request payloads into core values: prompt content blocks → LLM user parts
-// (with the prompt byte bound), ACP MCP server declarations → McpServerSpec, and the protocol-level
-// error type the handlers throw. Does not read params off the wire (params.ts) or start anything.
+// (with the prompt byte bound), ACP MCP server declarations → McpServerSpec. Does not read params off
+// the wire (params.ts), start anything, or own the error handlers throw (acp-error.ts).
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import type { UserPart } from "../llm/types.ts";
 import { binaryResourceText, linkText, resourceText } from "../content-text.ts";
 import type { McpServerSpec } from "../mcp/types.ts";
 import type { McpServerEntry } from "../mcp-entry.ts";
-
-import { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND } from "../wire/jsonrpc.ts";
-
-export { INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOT_FOUND };
-
-/** An error the client must see with this JSON-RPC code (agent-server turns it into a RequestError). */
-export class AcpError extends Error {
-  override name = "AcpError";
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 
 function bytesOf(part: UserPart): number {
   return part.type === "text" ? Buffer.byteLength(part.text) : part.data.length + part.mimeType.length;

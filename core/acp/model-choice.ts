@@ -5,7 +5,7 @@
 import type { SessionConfigOption } from "@agentclientprotocol/sdk";
 import type { LlmProvider } from "../llm/types.ts";
 import { log } from "../log.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 
 export const MODEL_OPTION_ID = "model";
 

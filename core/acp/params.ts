@@ -9,7 +9,7 @@ import { isAbsolute } from "node:path";
 import type { ContentBlock, McpServer } from "@agentclientprotocol/sdk";
 import { lazySchema } from "../zod-issue.ts";
 import { isObject } from "../wire/jsonrpc.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 import { wellFormedDeep } from "../text-bounds.ts";
 
 type Fields = Record<string, unknown>;

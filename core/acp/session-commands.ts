@@ -6,7 +6,8 @@ import type { AvailableCommand, ContentBlock, SessionUpdate } from "@agentclient
 import { compactHistory, emptyTotals } from "../agent/loop.ts";
 import { randomId } from "../ids.ts";
 import { availableCommands, type Command, CommandInputError, findPrompt, type PromptCommand, promptArguments, promptBlocks } from "./commands.ts";
-import { AcpError, convertPrompt } from "./convert.ts";
+import { AcpError } from "./acp-error.ts";
+import { convertPrompt } from "./convert.ts";
 import type { LiveSession } from "./live-session.ts";
 import { MODEL_OPTION_ID } from "./model-choice.ts";
 import type { PromptIo } from "./session-host.ts";

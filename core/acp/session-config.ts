@@ -10,7 +10,7 @@ import { isPermissionMode, modeAtLeastAsStrict, PERMISSION_MODES, type Permissio
 import type { Policy } from "../policy/policy.ts";
 import { atLeastAsStrict, isSandboxMode, type SandboxMode } from "../sandbox-modes.ts";
 import { checkSandboxMode, checkThoughtLevel, MODE_OPTION_ID, modeOption, modeState, SANDBOX_OPTION_ID, sandboxOption, THOUGHT_OPTION_ID, thoughtOption } from "./config-options.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 import type { LiveSession } from "./live-session.ts";
 import { MODEL_OPTION_ID, type ModelChoices } from "./model-choice.ts";
 import { sandboxNotice } from "./notices.ts";

@@ -16,7 +16,7 @@ import type { ClientLink, PromptIo, TurnEvent } from "./session-host.ts";
 import type { TurnAnswer } from "./session-turn.ts";
 import { parseSteering } from "./steering.ts";
 import { randomId } from "../ids.ts";
-import { AcpError, INTERNAL_ERROR } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR } from "./acp-error.ts";
 
 /** What a protocol version puts its own way: update shapes, the permission request, the turn's waits. */
 export interface SessionMapping {

@@ -5,8 +5,8 @@
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { Lifecycle, TurnDeps, TurnTotals } from "../agent/loop.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";
-import { sessionCost } from "./session-spend.ts";
-import { withToolCancel } from "./v2/tool-cancel.ts";
+import { liveCost } from "./live-cost.ts";
+import { withToolCancel } from "./tool-cancel.ts";
 import { withTaskTool } from "../agent/task-tool.ts";
 import { type SubagentHost, subagentRunner, topLevelParent } from "./subagents.ts";
 import type { LiveSession } from "./live-session.ts";
@@ -124,7 +124,7 @@ export function turnDeps(ctx: TurnContext, s: LiveSession, turn: Turn, io: Promp
     askPermission: io.askPermission,
     elicit: io.elicit,
     totals,
-    cost: sessionCost(h, s),
+    cost: liveCost(h, s),
     ...(h.promptCache ? { promptCache: h.promptCache } : {}),
     cacheKey: s.id,
     lifecycle: lifecycle(h, s, io),

@@ -5,7 +5,7 @@
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message, UserPart } from "../llm/types.ts";
 import { randomId } from "../ids.ts";
-import { AcpError, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INVALID_PARAMS } from "./acp-error.ts";
 import { ParamReader, parsePrompt } from "./params.ts";
 
 export const STEERING_METHOD = "_session/steering";

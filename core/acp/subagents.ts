@@ -13,9 +13,9 @@ import type { McpCallOptions, McpCallResult, McpSessionTools, McpToolInfo } from
 import { overlayTools } from "../mcp/tool-overlay.ts";
 import type { LiveSession } from "./live-session.ts";
 import type { PromptIo, SessionHost } from "./session-host.ts";
-import { sessionCost } from "./session-spend.ts";
+import { liveCost } from "./live-cost.ts";
 import { markChild, SUBAGENT_META, SubagentView } from "./subagent-view.ts";
-import { withToolCancel } from "./v2/tool-cancel.ts";
+import { withToolCancel } from "./tool-cancel.ts";
 import { cutChars } from "../text-bounds.ts";
 
 /** What the session manager lends a subagent run. */
@@ -221,7 +221,7 @@ function childTurnDeps(h: SubagentHost, parent: SubagentParent, child: LiveSessi
     askPermission: voice.askPermission,
     ...(voice.elicit ? { elicit: voice.elicit } : {}),
     totals: parent.totals,
-    cost: sessionCost(host, parent.session),
+    cost: liveCost(host, parent.session),
     ...(host.promptCache ? { promptCache: host.promptCache } : {}),
     cacheKey: child.id,
     lifecycle: {

@@ -7,7 +7,7 @@ import { LimitError } from "../limits.ts";
 import { log } from "../log.ts";
 import type { McpServerSpec, McpSessionTools } from "../mcp/types.ts";
 import { createSemaphore, type Semaphore } from "../semaphore.ts";
-import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./convert.ts";
+import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./acp-error.ts";
 
 export interface McpPoolLike {
   openTools(specs: McpServerSpec[], opts: { cwd: string }): Promise<McpSessionTools>;

@@ -11,7 +11,7 @@ import type { TerminalShow } from "./live-terminal.ts";
 import { type Elicitor, type PermissionAnswer, type PermissionAsk, type PlannedCall, runToolCalls } from "./tool-calls.ts";
 import { compactNow, type ContextMeter, type HandoffDeps, keepWithinWindow } from "./handoff.ts";
 import { type HookOptions, runHooks } from "./hooks.ts";
-import { type SessionCost, spend } from "./session-cost.ts";
+import { addToCost, type SessionCost } from "./session-cost.ts";
 
 export interface TurnDeps {
   provider: LlmProvider;
@@ -232,7 +232,7 @@ function handoffDeps(deps: TurnDeps, life: Lifecycle): HandoffDeps {
 
 /** Adds a response's tokens to the turn's and the session's totals; the session's cost so far, when known. */
 function countUsage(deps: TurnDeps, usage: Usage): { amount: number; currency: "USD" } | undefined {
-  const cost = deps.cost && spend(deps.cost, deps.model, usage);
+  const cost = deps.cost && addToCost(deps.cost, deps.model, usage);
   const t = deps.totals;
   if (t) {
     t.inputTokens += usage.inputTokens;

@@ -17,7 +17,7 @@ export interface SessionCost {
 }
 
 /** Adds one response by `model` to the session's totals; returns the cost so far, when it is known. */
-export function spend(c: SessionCost, model: string, usage: Usage): { amount: number; currency: "USD" } | undefined {
+export function addToCost(c: SessionCost, model: string, usage: Usage): { amount: number; currency: "USD" } | undefined {
   addUsage(c.totals, usage, c.priceOf(model), c.oneHourCache);
   c.saved?.(c.totals);
   return costNow(c.totals);

@@ -7,7 +7,7 @@
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { ACP_V2 } from "../../wire/jsonrpc.ts";
-import { AcpError, INVALID_PARAMS } from "../convert.ts";
+import { AcpError, INVALID_PARAMS } from "../acp-error.ts";
 import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
 import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
 import { type ClientHello, initializeV2, silentHello } from "../initialize.ts";

@@ -1,9 +1,9 @@
 // Owns cancelling one tool call on its own (ACP v2 `tool_call/cancel`): a session's tools wrapped so a
 // call whose own signal aborts stops (its server is told, through the call's signal) and answers the
 // model with a cancelled error at once, while the rest of the turn goes on. Does not decide which
-// calls may be cancelled (v2/server.ts) nor how the client hears it (v2/updates.ts).
-import type { McpCallResult, McpSessionTools } from "../../mcp/types.ts";
-import { overlayTools } from "../../mcp/tool-overlay.ts";
+// calls may be cancelled (v2/server.ts, the only version with a per-call cancel today) nor how the client hears it (v2/updates.ts).
+import type { McpCallResult, McpSessionTools } from "../mcp/types.ts";
+import { overlayTools } from "../mcp/tool-overlay.ts";
 
 export const CANCELLED_TEXT = "The user cancelled this tool call.";
 
