@@ -16,7 +16,7 @@ import type { McpServerSpec } from "../core/mcp/types.ts";
 import stableSchema from "@agentclientprotocol/sdk/schema/v1/schema.json" with { type: "json" };
 import unstableSchema from "@agentclientprotocol/sdk/schema/v1/schema.unstable.json" with { type: "json" };
 import { SessionStore } from "../core/agent/session-store.ts";
-import { SessionManager } from "../core/acp/session.ts";
+import { SessionManager } from "../core/acp/session-manager.ts";
 import { loadLimits } from "../core/limits.ts";
 import type { LlmRequest, Message } from "../core/llm/types.ts";
 import { toAnthropicBody } from "../core/llm/anthropic.ts";

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { tmpdir } from "node:os";
 import { Chain } from "../core/conductor/router.ts";
 import { serveAgent } from "../core/acp/agent-server.ts";
-import { SessionManager } from "../core/acp/session.ts";
+import { SessionManager } from "../core/acp/session-manager.ts";
 import { bytePipe } from "../core/wire/byte-pipe.ts";
 import { loadLimits } from "../core/limits.ts";
 import { memoryPeer } from "./memory-hop.ts";

@@ -142,7 +142,7 @@ export function tscEslintLog(): LogSample {
     "src/api.ts(12,3): error TS2554: Expected 2 arguments, but got 1.",
     "",
     ...many(300, (i) => `/work/app/src/file-${i}.ts`),
-    "/work/app/src/session.ts",
+    "/work/app/src/session-manager.ts",
     "  42:7  error  'limit' is assigned a value but never used  no-unused-vars",
     ...many(60, (i) => `  ${i + 1}:1  warning  Unexpected console statement  no-console`),
     "",

@@ -3,7 +3,7 @@
 import { PassThrough } from "node:stream";
 import { serveAgent } from "../core/acp/agent-server.ts";
 import type { AgentAuth } from "../core/acp/auth.ts";
-import { SessionManager } from "../core/acp/session.ts";
+import { SessionManager } from "../core/acp/session-manager.ts";
 import type { SessionHost } from "../core/acp/session-host.ts";
 import { chunksOf } from "../core/wire/link.ts";
 import { loadLimits } from "../core/limits.ts";

@@ -1,7 +1,7 @@
 // Owns building one agent's session layer from its config: the MCP pool and the session manager with
 // its stores. Its own chunk: loaded once the first initialize is answered (agent-runtime.ts), so an
 // editor's handshake does not wait for the session layer's code. Reads no flags, owns no close sequence.
-import { SessionManager } from "../../core/acp/session.ts";
+import { SessionManager } from "../../core/acp/session-manager.ts";
 import { SessionStore } from "../../core/agent/session-store.ts";
 import type { Config } from "../../core/config.ts";
 import type { LlmProvider } from "../../core/llm/types.ts";

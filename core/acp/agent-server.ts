@@ -1,10 +1,10 @@
 // Owns the agent's ACP connection: the protocol version it is served in (v1/server.ts, or v2/server.ts
 // when its first initialize asks for protocolVersion 2; both map onto one session engine,
-// session-engine.ts), what `$/cancel_request` answers (-32800 for all but a prompt, undoing what the
+// connection-sessions.ts), what `$/cancel_request` answers (-32800 for all but a prompt, undoing what the
 // cancelled request opened), a provider's `mcp/message` to the MCP-over-ACP relay, session/cancel, and
 // the mapping of our errors to JSON-RPC errors. It reads the wire itself (RpcPeer): no SDK app loaded or
 // validating every message. The first initialize is answered (initialize.ts) before the method table
-// and the session layer behind it are loaded, right after. Does not own sessions (session.ts) or bytes
+// and the session layer behind it are loaded, right after. Does not own sessions (session-manager.ts) or bytes
 // (core/wire).
 import { log, logFailure } from "../log.ts";
 import type { LinkEnd } from "../wire/link.ts";
@@ -13,10 +13,10 @@ import { RpcError, RpcPeer } from "../wire/rpc-peer.ts";
 import type { ByteSink } from "../wire/writer.ts";
 import { AcpError, INTERNAL_ERROR, INVALID_PARAMS } from "./acp-error.ts";
 import { ParamReader } from "./params.ts";
-import type { SessionManager } from "./session.ts";
+import type { SessionManager } from "./session-manager.ts";
 import type { AcpMcpRelay } from "../mcp/acp-transport.ts";
 import { type ClientHello, initializeV1, initializeV2 } from "./initialize.ts";
-import type { Handler, MappingOptions } from "./session-engine.ts";
+import type { Handler, MappingOptions } from "./connection-sessions.ts";
 
 export interface AgentServerOptions extends Omit<MappingOptions, "sessions"> {
   /** The sessions, or how to build them: then built once, when the first initialize is answered (or

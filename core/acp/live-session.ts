@@ -1,6 +1,6 @@
 // Owns the record the session manager keeps for each live session: its workspace, tools, policy,
 // history, settings, recorder, running turn and client. Only the shape: creating, finding and
-// dropping sessions is session.ts's, a turn on one session-turn.ts's.
+// dropping sessions is session-manager.ts's, a turn on one session-turn.ts's.
 import type { Message, ThoughtLevel } from "../llm/types.ts";
 import type { SessionUsage } from "../llm/prices.ts";
 import type { McpSessionTools } from "../mcp/types.ts";

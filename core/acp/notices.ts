@@ -1,6 +1,6 @@
 // Owns what a session tells its client outside a turn, as ACP `notice` updates: an MCP server that
 // stopped, restarted or was withdrawn, and a sandbox setting that cannot work here. When to send them
-// (only to a client that advertised notices) is session.ts's and, for the sandbox, session-config.ts's.
+// (only to a client that advertised notices) is session-manager.ts's and, for the sandbox, session-config.ts's.
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { McpServerEvent } from "../mcp/types.ts";
 import type { SandboxMode } from "../sandbox-modes.ts";

@@ -1,6 +1,6 @@
 // Owns the options a permission question offers and how the client's answer reads as ours; the same
 // for ACP v1 and v2 (both carry `PermissionOption` and `{outcome: "selected", optionId}`). Does not
-// send the question (session-engine.ts).
+// send the question (connection-sessions.ts).
 import type { PermissionOption, RequestPermissionResponse } from "@agentclientprotocol/sdk";
 import type { PermissionAnswer } from "../agent/tool-calls.ts";
 

@@ -1,7 +1,7 @@
 // Owns running a session's slash commands: `/mode`, `/model` and `/compact` as turns of their own,
 // `/SERVER:PROMPT` fetched (prompts/get) into the user's turn, and telling the client the command list
 // (again when a server's prompts change). Reading a prompt as a command, the list itself and an MCP
-// prompt's arguments are commands.ts's; `/init` and the expanded prompt run as prompts (session.ts).
+// prompt's arguments are commands.ts's; `/init` and the expanded prompt run as prompts (session-manager.ts).
 import type { AvailableCommand, ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import { compactHistory, emptyTotals } from "../agent/loop.ts";
 import { randomId } from "../ids.ts";

@@ -2,7 +2,7 @@
 // and resume answer, set_mode and set_config_option (checked, applied, recorded, what the client is
 // told), which of a saved session's settings still apply, and the sandbox setting's fail-closed notice.
 // How each option is shown and checked is config-options.ts's and model-choice.ts's; finding a session
-// by id is session.ts's.
+// by id is session-manager.ts's.
 import type { SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { LoadedSession } from "../agent/session-store.ts";
 import { THOUGHT_LEVELS, type ThoughtLevel } from "../llm/types.ts";

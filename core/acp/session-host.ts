@@ -1,6 +1,6 @@
 // Owns the session manager's contract with what surrounds it: what its host gives it (SessionHost:
 // the pool, the provider, settings, stores), what a prompt's connection provides (PromptIo) and what a
-// session's client is (ClientLink). The manager itself is session.ts's.
+// session's client is (ClientLink). The manager itself is session-manager.ts's.
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { TurnTotals } from "../agent/loop.ts";
 import type { PermissionAnswer, PermissionAsk } from "../agent/permission-ask.ts";

@@ -1,7 +1,7 @@
 // Owns one turn on a live session, a prompt's or a slash command's: opening it (one at a time; the
 // request's abort cancels it), the tap its updates go through (recorded, then sent; shut at the
 // answer), how it ends, and what the loop is given for it (TurnDeps and the lifecycle). Does not run
-// the loop (agent/loop.ts) or decide what a prompt asks for (session.ts, session-commands.ts).
+// the loop (agent/loop.ts) or decide what a prompt asks for (session-manager.ts, session-commands.ts).
 import type { SessionUpdate, StopReason } from "@agentclientprotocol/sdk";
 import type { Lifecycle, TurnDeps, TurnTotals } from "../agent/loop.ts";
 import { withPlanTool } from "../agent/plan-mode.ts";

@@ -1,7 +1,7 @@
 // Owns steering a running turn (SPEC §3.10): `_session/steering` read and checked, the messages that
 // wait for the turn's next LLM request (MAX_PENDING_STEERING), and their delivery as a user message and
 // `user_message_chunk`s on the turn's tap (recorded, so replayed). When the loop takes them is
-// agent/loop.ts's; which session session.ts's.
+// agent/loop.ts's; which session session-manager.ts's.
 import type { ContentBlock, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { Message, UserPart } from "../llm/types.ts";
 import { randomId } from "../ids.ts";

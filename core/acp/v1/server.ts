@@ -1,6 +1,6 @@
 // Owns the agent's ACP v1 method surface on one connection: initialize, authenticate, logout, session/
 // new|load|resume|fork|list|close|delete, prompt, set_mode, set_config_option, set_model and steering,
-// each a mapping of v1's params and answers onto the connection's session engine (session-engine.ts):
+// each a mapping of v1's params and answers onto the connection's session engine (connection-sessions.ts):
 // updates go out as they are, permission is asked with the tool call at the top of the params. Does not
 // own sessions, the wire or what a cancelled request undoes (agent-server.ts).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
@@ -10,7 +10,7 @@ import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { type ClientHello, initializeV1, silentHello } from "../initialize.ts";
 import { MODEL_OPTION_ID } from "../model-choice.ts";
 import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
-import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
+import { type Handler, type MappingOptions, ConnectionSessions, type SessionMapping } from "../connection-sessions.ts";
 import { STEERING_METHOD } from "../steering.ts";
 
 /** The v1 method table of one connection; `hello`: what its client said in an initialize answered
@@ -29,7 +29,7 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
     },
   };
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
-  const engine = new SessionEngine(opts.sessions, peer, mapping, auth, hello.caps);
+  const engine = new ConnectionSessions(opts.sessions, peer, mapping, auth, hello.caps);
   engine.terminalAuth = hello.terminalAuth;
   // Right after the answer that gave the client the session (its updates must not come first); not
   // for a request the client cancelled (that session is undone), and a session closed meanwhile has

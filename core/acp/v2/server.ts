@@ -1,15 +1,15 @@
 // Owns the agent's ACP v2 method surface on one connection: initialize, auth/login|logout, session/new|
 // list|delete|resume|close|prompt|set_config_option, steering and tool_call/cancel, each a mapping of
-// v2's params and answers onto the connection's session engine (session-engine.ts): updates are
+// v2's params and answers onto the connection's session engine (connection-sessions.ts): updates are
 // translated (v2/updates.ts), the prompt is acknowledged with its messageId, and progress, questions and
-// the stop reason arrive as `state_update`. Does not own sessions (session.ts), update shapes
+// the stop reason arrive as `state_update`. Does not own sessions (session-manager.ts), update shapes
 // (v2/updates.ts) or the wire (agent-server.ts chooses this table when `initialize` asks for version 2).
 import type { SessionUpdate } from "@agentclientprotocol/sdk";
 import type { RpcPeer } from "../../wire/rpc-peer.ts";
 import { ACP_V2 } from "../../wire/jsonrpc.ts";
 import { AcpError, INVALID_PARAMS } from "../acp-error.ts";
 import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
-import { type Handler, type MappingOptions, SessionEngine, type SessionMapping } from "../session-engine.ts";
+import { type Handler, type MappingOptions, ConnectionSessions, type SessionMapping } from "../connection-sessions.ts";
 import { type ClientHello, initializeV2, silentHello } from "../initialize.ts";
 import { STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
@@ -114,7 +114,7 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   };
   // What the client declared (initialize.ts): v2's baseline shows notices, compaction, subagents and
   // live terminals to all; elicitation in the modes initialize names.
-  const engine = new SessionEngine(sessions, peer, mapping, auth, hello.caps);
+  const engine = new ConnectionSessions(sessions, peer, mapping, auth, hello.caps);
   engine.terminalAuth = hello.terminalAuth;
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),

@@ -2,7 +2,7 @@
 // into v2's upserts by id (messages and chunks with a messageId, tool calls as `tool_call_update`,
 // plans as `plan_update` under one plan id, commands and config options in v2's fields) and the
 // foreground `state_update`s. Keeps, per session, what a translation needs (which tool calls are
-// final, the open message ids). Does not send anything (server.ts) or run turns (session.ts).
+// final, the open message ids). Does not send anything (server.ts) or run turns (session-manager.ts).
 import type { SessionConfigOption, SessionUpdate, ToolCallContent } from "@agentclientprotocol/sdk";
 import { randomId } from "../../ids.ts";
 import { namedChild, SUBAGENT_META } from "../subagent-view.ts";

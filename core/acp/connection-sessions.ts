@@ -1,8 +1,10 @@
 // Owns the session operations one connection serves, whatever its protocol version: opening (new,
-// load/resume, fork) behind authentication, listing, deleting, closing, config options, steering, and a
-// prompt's io (its updates, permission and elicitation questions to the client). v1 (v1/server.ts) and
+// load/resume, fork) behind authentication, listing, deleting, closing (a running turn ended first),
+// config options, steering (injected, a new turn, or promptRequired), a turn's life whoever starts it
+// (opened, reported, ended: the one busy and empty-prompt rule), and a prompt's io (its updates,
+// permission and elicitation questions to the client). v1 (v1/server.ts) and
 // v2 (v2/server.ts) are mappings of params and answers over it; what they differ in is a SessionMapping.
-// Does not own the session table (session.ts) or the wire (agent-server.ts).
+// Does not own the session table (session-manager.ts) or the wire (agent-server.ts).
 import type { ContentBlock, RequestPermissionResponse, SessionConfigOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import { log } from "../log.ts";
 import type { Elicitor, PermissionAsk } from "../agent/tool-calls.ts";
@@ -11,7 +13,7 @@ import type { AgentAuth } from "./auth.ts";
 import { clientElicitor } from "./elicitation.ts";
 import { type ClientSessionCaps, type NewSessionParams, ParamReader } from "./params.ts";
 import { answerOf, permissionOptions } from "./permission-options.ts";
-import { type SessionManager, sessionRequest } from "./session.ts";
+import { type SessionManager, sessionRequest } from "./session-manager.ts";
 import type { ClientLink, PromptIo, TurnEvent } from "./session-host.ts";
 import type { TurnAnswer } from "./session-turn.ts";
 import { parseSteering } from "./steering.ts";
@@ -50,7 +52,7 @@ export type Handler = (params: unknown, signal: AbortSignal) => unknown;
 
 type Opened = NewSessionParams & { sessionId: string };
 
-export class SessionEngine {
+export class ConnectionSessions {
   /** What the client said it shows and can do (its initialize); the link sessions tell things through. */
   readonly client: ClientLink & { caps: ClientSessionCaps };
   /** Whether the client said it can run a `terminal` auth method (initialize); never assumed. */

@@ -5,8 +5,8 @@ import { expect, test } from "bun:test";
 import type { RequestPermissionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { PermissionAsk } from "../agent/permission-ask.ts";
 import type { RpcPeer } from "../wire/rpc-peer.ts";
-import type { SessionManager } from "./session.ts";
-import { SessionEngine, type SessionMapping } from "./session-engine.ts";
+import type { SessionManager } from "./session-manager.ts";
+import { ConnectionSessions, type SessionMapping } from "./connection-sessions.ts";
 
 interface Asked {
   method: string;
@@ -30,7 +30,7 @@ function engineWith(mapping: Partial<SessionMapping>) {
     permissionParams: (sessionId, toolCall, options) => ({ sessionId, toolCall, options }),
     ...mapping,
   };
-  const engine = new SessionEngine({} as SessionManager, peer, full, undefined, { notices: false, compaction: false, elicitation: [] });
+  const engine = new ConnectionSessions({} as SessionManager, peer, full, undefined, { notices: false, compaction: false, elicitation: [] });
   return { engine, asked, emitted };
 }
 
