@@ -82,8 +82,18 @@ describe("server-to-client MCP requests in the Rust conductor 2.x dialect", () =
     expect(askAnswer(a, "ghost").error).toMatchObject({ code: -32602, message: expect.stringContaining("mcp-over-acp-connection:ghost") });
 
     // on the wire: the provider's request reached the agent as mcp/message by connectionId, and its answer came back
-    const records = traceOf(file);
-    const asked = records.find((r) => r.hop === 1 && r.dir === "out" && r.message.method === "mcp/message" && r.message.params?.method === "roots/list");
+    // (the trace is written as it goes: its last records may land a moment after the turn's answer)
+    const isAsk = (r: any) => r.hop === 1 && r.dir === "out" && r.message.method === "mcp/message" && r.message.params?.method === "roots/list";
+    const answered = (rs: any[]) => {
+      const q = rs.find(isAsk);
+      return q && rs.some((r) => r.hop === 1 && r.dir === "in" && r.message.id === q.message.id && r.message.method === undefined);
+    };
+    let records = traceOf(file);
+    for (let t = 0; t < 100 && !answered(records); t++) {
+      await Bun.sleep(50);
+      records = traceOf(file);
+    }
+    const asked = records.find(isAsk);
     expect(asked.message.params).toEqual({ connectionId: "mcp-over-acp-connection:1", method: "roots/list" });
     const answer = records.find((r) => r.hop === 1 && r.dir === "in" && r.message.id === asked.message.id && r.message.method === undefined);
     expect(answer.message.result).toEqual({ roots: [{ uri: pathToFileURL(ws).href, name: "ws" }] });
