@@ -1,10 +1,9 @@
 // Owns the ACP test client: spawns `dist/tendril agent` (or any ACP agent command) and drives it with
 // the SDK's `acp.client()`, recording every session/update synchronously in arrival order and answering
 // permission requests from a script. Not a product module.
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { Readable, Writable } from "node:stream";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import * as acp from "@agentclientprotocol/sdk";
-import { BIN } from "./binary.ts";
+import { agentProcess } from "./sdk-process.ts";
 import { WaitList } from "./wait-list.ts";
 
 /** How to answer one permission request: an option kind, or "hang" (answer only when withdrawn). */
@@ -44,14 +43,10 @@ export interface StartOptions {
 }
 
 export function startAgent(opts: StartOptions = {}): TestAgent {
-  const child = spawn(opts.command ?? BIN, opts.args ?? ["agent"], {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...opts.env },
-  });
+  const proc = agentProcess({ ...(opts.args ? { args: opts.args } : {}), ...(opts.command ? { command: opts.command } : {}), ...(opts.env ? { env: opts.env } : {}), keepStderr: true });
+  const child = proc.child;
   let err = "";
   child.stderr.setEncoding("utf8").on("data", (c: string) => void (err = (err + c).slice(-40000)));
-  child.stdin.on("error", () => {});
-  const exited = new Promise<number | string>((resolve) => child.on("exit", (code, sig) => resolve(code ?? sig ?? "?")));
   const updates: acp.SessionNotification[] = [];
   const arrivals: number[] = [];
   const updateWaits = new WaitList();
@@ -80,12 +75,7 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
       if (!option) throw new Error(`no ${answer} option offered`);
       return { outcome: { outcome: "selected", optionId: option.optionId } };
     })
-    .connect(
-      acp.ndJsonStream(
-        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>,
-      ),
-    );
+    .connect(proc.stream);
   const agent = conn.agent;
 
   return {
@@ -116,13 +106,8 @@ export function startAgent(opts: StartOptions = {}): TestAgent {
         .map((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : ""))
         .join(""),
     stderr: () => err,
-    async close(timeoutMs = 5000) {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      conn.close();
-      return code;
+    close(timeoutMs = 5000) {
+      return proc.close(conn, timeoutMs);
     },
   };
 }

@@ -7,12 +7,12 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { agentEnv } from "./agent-env.ts";
 import { BIN } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { FAKE_MCP_PATH, waitFor } from "./fake-mcp-helpers.ts";
+import { agentProcess } from "./sdk-process.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -44,10 +44,8 @@ interface SdkClient {
 }
 
 function sdkClient(env: Record<string, string>, answers: ElicitAnswer[] = []): SdkClient {
-  const child = spawn(BIN, ["agent"], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...env } });
-  children.push(child);
-  child.stderr.resume();
-  child.stdin.on("error", () => {});
+  const proc = agentProcess({ home: work, env });
+  children.push(proc.child);
   const updates: acp.SessionNotification[] = [];
   const elicitations: acp.CreateElicitationRequest[] = [];
   const completions: acp.CompleteElicitationNotification[] = [];
@@ -62,8 +60,7 @@ function sdkClient(env: Record<string, string>, answers: ElicitAnswer[] = []): S
       return answers.shift() ?? { action: "decline" };
     })
     .onNotification(acp.methods.client.elicitation.complete, ({ params }) => void completions.push(params))
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
+    .connect(proc.stream);
   const ofKind: SdkClient["ofKind"] = (kind, sessionId) =>
     updates.filter((n) => sessionId === undefined || n.sessionId === sessionId).map((n) => n.update).filter((u) => u.sessionUpdate === kind) as any;
   return {
@@ -78,13 +75,7 @@ function sdkClient(env: Record<string, string>, answers: ElicitAnswer[] = []): S
         .filter((n) => n.sessionId === sessionId)
         .map((n) => (n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text" ? n.update.content.text : ""))
         .join(""),
-    async close() {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-      conn.close();
-    },
+    close: async () => void (await proc.close(conn)),
   };
 }
 

@@ -4,15 +4,14 @@
 // session message (none dropped by its schema); without it, only the parent session, whose tool call
 // shows the child's progress and ends with its answer.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { agentEnv } from "./agent-env.ts";
-import { BIN } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { agentProcess } from "./sdk-process.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -31,17 +30,15 @@ afterAll(async () => {
 
 /** The SDK's client app on a fresh agent: every session/update it accepted, in order. */
 function sdkApp(name: string) {
-  const child = spawn(BIN, ["agent"], { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...agentEnv(fake, join(work, name)), TENDRIL_MODE: "yolo" } });
-  children.push(child);
-  child.stderr.resume();
-  child.stdin.on("error", () => {});
+  const proc = agentProcess({ home: work, env: { ...agentEnv(fake, join(work, name)), TENDRIL_MODE: "yolo" } });
+  children.push(proc.child);
   const updates: acp.SessionNotification[] = [];
   const conn = acp
     .client({ name: "sdk-subagents-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params))
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({ outcome: { outcome: "selected", optionId: params.options[0]!.optionId } }))
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
-  return { agent: conn.agent, updates, close: () => (child.stdin.end(), conn.close()) };
+    .connect(proc.stream);
+  return { agent: conn.agent, updates, close: () => proc.close(conn) };
 }
 
 async function runTask(name: string, clientCapabilities: acp.ClientCapabilities) {

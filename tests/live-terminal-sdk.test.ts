@@ -3,15 +3,15 @@
 // without either. What the client observes is asserted; the model still gets the output as text, and
 // a reload replays the text form.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { agentEnv } from "./agent-env.ts";
 import { BIN } from "./binary.ts";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
+import { agentProcess } from "./sdk-process.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -35,10 +35,8 @@ interface Seen {
 
 /** The SDK's client app on `tendril agent` (or what `args` runs: a conductor chain). */
 function client(args = ["agent"]) {
-  const child = spawn(BIN, args, { stdio: ["pipe", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, ...agentEnv(fake, work) } });
-  children.push(child);
-  child.stderr.resume();
-  child.stdin.on("error", () => {});
+  const proc = agentProcess({ args, home: work, env: agentEnv(fake, work) });
+  children.push(proc.child);
   const seen: Seen[] = [];
   const conn = acp
     .client({ name: "live-terminal-test" })
@@ -46,19 +44,12 @@ function client(args = ["agent"]) {
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ({
       outcome: { outcome: "selected", optionId: params.options.find((o) => o.kind === "allow_once")!.optionId },
     }))
-    .connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
+    .connect(proc.stream);
   return {
     agent: conn.agent,
     seen,
     of: (id: string) => seen.filter((s) => s.update.toolCallId === id),
-    async close() {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited;
-      clearTimeout(timer);
-      conn.close();
-    },
+    close: () => proc.close(conn),
   };
 }
 

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BIN, ROOT } from "./binary.ts";
+import { BIN, ROOT, runBinAsync, type RunAsyncOptions, type RunResult } from "./binary.ts";
 import { type FakeLlm, startFakeLlm } from "./fake-llm.ts";
 
 const ECHO = `'${process.execPath}' '${join(ROOT, "tests", "fixtures", "echo-agent.ts")}'`;
@@ -24,47 +24,23 @@ function freshDir(): string {
   return dir;
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+type Run = RunResult & { ms: number };
 
-interface RunOpts {
-  input?: string;
-  env?: Record<string, string>;
-  cwd?: string;
-  /** Sees the child once it is started (to signal it). */
-  onSpawn?: (child: ReturnType<typeof spawn>) => void;
-}
+type RunOpts = Omit<RunAsyncOptions, "timeoutMs">;
 
-/** Runs the binary without blocking this process (the fake LLM answers from here). */
-function runAsync(argv: string[], opts: RunOpts = {}): Promise<Run> {
-  const t0 = performance.now();
+/** The binary with this file's config, state and cache folders and a warn-level log; stdin given (empty
+ *  by default). */
+async function runAsync(argv: string[], opts: RunOpts = {}): Promise<Run> {
   const env = {
-    ...process.env,
+    ...(process.env as Record<string, string>),
     XDG_CONFIG_HOME: join(work, "config"),
     XDG_STATE_HOME: join(work, "state"),
     XDG_CACHE_HOME: join(work, "cache"),
     TENDRIL_LOG: "warn",
     ...opts.env,
   };
-  const child = spawn(BIN, argv, { env, cwd: opts.cwd ?? work, stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
-  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-  child.stdin.on("error", () => {});
-  child.stdin.end(opts.input ?? "");
-  opts.onSpawn?.(child);
-  const guard = setTimeout(() => child.kill("SIGKILL"), 25_000);
-  return new Promise((resolve) => {
-    child.on("close", (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr, ms: performance.now() - t0 });
-    });
-  });
+  const r = await runBinAsync(argv, { ...opts, env, cwd: opts.cwd ?? work, input: opts.input ?? "", timeoutMs: 25_000 });
+  return { ...r, ms: r.ms ?? 0 };
 }
 
 const prompt = (args: string[], opts: RunOpts = {}) => runAsync(["prompt", ...args], opts);
