@@ -13,6 +13,9 @@ import type { LlmRequest, ToolCall } from "../../core/llm/types.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../../core/mcp/types.ts";
 import { anthropicBlocks, billAnthropic, billOpenAi, floorUnits, openAiBlocks } from "../../tests/billing-model.ts";
 import { memoryAgent } from "../../tests/memory-agent.ts";
+import { cargoLog, tscEslintLog, vitestLog } from "../../tests/log-samples.ts";
+import { digestOutput } from "../../tools/dev/output-digest.ts";
+import { tailBytes } from "../../core/text-bounds.ts";
 
 /** Deterministic text of about `bytes` bytes that reads like source or command output (seeded). */
 function filler(seed: number, bytes: number, kind: "file" | "log"): string {
@@ -35,8 +38,21 @@ function filler(seed: number, bytes: number, kind: "file" | "log"): string {
 const SCHEMA_PATH = { type: "object", properties: { path: { type: "string", description: "a path relative to the workspace" } }, required: ["path"] };
 const SCHEMA_CMD = { type: "object", properties: { command: { type: "string", description: "a shell command line" }, timeout_s: { type: "number", description: "seconds before the command is stopped" } }, required: ["command"] };
 
-/** Two tools shaped like the `dev` ones: reading a file and running a command, with real-sized text. */
-function benchTools(): McpSessionTools {
+/** What a shell call of the session answers with a log: raw as Tendril sent it before the digest
+ *  (whole under the 50 KiB inline cap, else its last 8 KiB), or the digest. */
+type LogPolicy = "digest" | "raw";
+
+/** The logs of the session's build and test runs (`npm test`, `npx tsc`): long, failures in the middle. */
+const LOGS = [() => vitestLog(900).text, () => cargoLog().text, () => tscEslintLog().text, () => vitestLog(600).text];
+
+function logAs(policy: LogPolicy, log: string): string {
+  if (policy === "digest") return Buffer.byteLength(log) > 8 * 1024 ? digestOutput(log).text : log;
+  return Buffer.byteLength(log) <= 50 * 1024 ? log : tailBytes(log, 8 * 1024);
+}
+
+/** Two tools shaped like the `dev` ones: reading a file and running a command, with real-sized text;
+ *  with `logs`, the build and test commands print real-looking logs, as `logs` says the model sees them. */
+function benchTools(logs?: LogPolicy): McpSessionTools {
   const info = (tool: string, description: string, inputSchema: Record<string, unknown>): McpToolInfo => ({ qualifiedName: `dev__${tool}`, server: "dev", tool, description, inputSchema, readOnly: true, hook: false });
   const text = (t: string): McpCallResult => ({ content: [{ type: "text", text: t }], text: t, isError: false });
   return {
@@ -50,6 +66,8 @@ function benchTools(): McpSessionTools {
     async call(name, args) {
       const seed = JSON.stringify(args).length * 31 + name.length;
       if (name === "dev__read_file") return text(filler(seed, 2000 + (seed % 9) * 1000, "file"));
+      const command = String(args.command ?? "");
+      if (logs && /npm test|tsc/.test(command)) return text(logAs(logs, LOGS[seed % LOGS.length]!()));
       return text(filler(seed, 400 + (seed % 7) * 700, "log"));
     },
   };
@@ -81,9 +99,9 @@ function script(): { prompt: string; responses: { text?: string; calls?: ToolCal
   ];
 }
 
-async function recordSession(): Promise<LlmRequest[]> {
+async function recordSession(logs?: LogPolicy): Promise<LlmRequest[]> {
   const ws = mkdtempSync(join(tmpdir(), "tendril-bench-cost-"));
-  const a = memoryAgent({ mode: "yolo", pool: { openTools: async () => benchTools() }, maxTokens: 32_000, contextWindow: 1_000_000 });
+  const a = memoryAgent({ mode: "yolo", pool: { openTools: async () => benchTools(logs) }, maxTokens: 32_000, contextWindow: 1_000_000 });
   const seen: LlmRequest[] = [];
   const inner = a.provider.stream.bind(a.provider);
   a.provider.stream = (r) => (seen.push(structuredClone({ ...r, signal: undefined, onRetry: undefined }) as unknown as LlmRequest), inner(r));
@@ -143,6 +161,11 @@ export async function run(): Promise<void> {
   console.log(`  floor (write once, read)   ${fmt(floor)}   billed ×${ratio(cached.units, floor)} of it (goal ≤ 1.15)`);
   console.log(`  openai with its prefix cache ${fmt(openai.units).trimStart()} of ${fmt(openai.prompt).trimStart()} uncached (×${ratio(openai.units, openai.prompt)})`);
   console.log(`  openai prefix hit share    ${(100 * (openai.read / openai.reusable)).toFixed(1).padStart(10)}%  of the tokens an earlier request sent (goal ≥ 95%); ${(100 * (openai.read / openai.prompt)).toFixed(1)}% of all prompt tokens`);
+  // The same session with real-looking build and test logs (10 of its 37 requests follow one): billed as sent raw and as digested.
+  const billed = async (policy: LogPolicy) => billAnthropic((await recordSession(policy)).map((r) => anthropicBlocks(toAnthropicBody({ ...r, promptCache: "on" }) as never)));
+  const withRaw = await billed("raw");
+  const withDigest = await billed("digest");
+  console.log(`  with build and test logs   ${fmt(withDigest.units)}   digested (raw output: ${fmt(withRaw.units).trimStart()}; ×${ratio(withDigest.units, withRaw.units)} of it; ×${ratio(withDigest.units, cached.units)} of the session without logs)`);
   // A subagent's first request: the parent's tools and system prompt, already written, are read back.
   const sub = await recordSubagent();
   const subBill = billAnthropic(sub.map((r) => anthropicBlocks(toAnthropicBody({ ...r, promptCache: "on" }) as never)));
