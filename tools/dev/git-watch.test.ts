@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readGitConfig } from "./git-shape.ts";
-import { checkGit, snapshotGit } from "./git-watch.ts";
+import { checkGit, GitGuard, snapshotGit } from "./git-watch.ts";
+import { FolderEvents } from "./fs-events.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-git-watch-")));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -138,4 +139,52 @@ describe.skipIf(!HAS_GIT)("the config reader agrees with git", () => {
       expect({ name, ours: readGitConfig(text, file).programs.length > 0 }).toEqual({ name, ours: runs });
     });
   }
+});
+
+describe.skipIf(!HAS_GIT)("the git check with a memory (GitGuard)", () => {
+  test("a command that changed nothing needs no walk; a plant by a command after a quiet one, and one between the state before and the check, are both moved aside", () => {
+    const { ws, quarantine, marker } = workspace("guard");
+    for (let i = 0; i < 50; i++) mkdirSync(join(ws, `d${i}`, "e"), { recursive: true });
+    const guard = new GitGuard([ws], WALK);
+    try {
+      // quiet commands: the state before is the last walk's, the check finds nothing to do
+      const first = guard.before();
+      expect(guard.after(first, quarantine, Date.now() - 1000).moved).toEqual([]);
+      const second = guard.before();
+      if (FolderEvents.available()) expect(second).toBe(first); // no folder read again
+      expect(guard.after(second, quarantine, Date.now() - 1000).moved).toEqual([]);
+      // a command plants a repository-shaped folder deep down
+      const third = guard.before();
+      const src = join(ws, "d7", "e", "src");
+      mkdirSync(join(src, "objects"), { recursive: true });
+      mkdirSync(join(src, "refs", "heads"), { recursive: true });
+      writeFileSync(join(src, "HEAD"), "ref: refs/heads/main\n");
+      writeFileSync(join(src, "config"), fsmonitor(marker));
+      const caught = guard.after(third, quarantine, Date.now() - 1000);
+      expect(caught.moved.map((m) => m.from)).toEqual([src]);
+      expect(userGitStatus(join(ws, "d7", "e"), marker)).toBe(false);
+      // and one that only rewrites an existing config, after a quiet round
+      guard.after(guard.before(), quarantine, Date.now() - 1000);
+      const fourth = guard.before();
+      writeFileSync(join(ws, ".git", "config"), `${fsmonitor(marker)}`, { flag: "a" });
+      expect(guard.after(fourth, quarantine, Date.now() - 1000).moved.map((m) => m.from)).toEqual([join(ws, ".git", "config")]);
+      expect(userGitStatus(ws, marker)).toBe(false);
+    } finally {
+      guard.close();
+    }
+  });
+
+  test("a walk past its bound is never reused: every command walks and checks again", () => {
+    const { ws, quarantine } = workspace("guard-bound");
+    for (let i = 0; i < 30; i++) mkdirSync(join(ws, `d${i}`), { recursive: true });
+    const guard = new GitGuard([ws], 10);
+    try {
+      const a = guard.before();
+      expect(a.state.complete).toBe(false);
+      guard.after(a, quarantine, Date.now() - 1000);
+      expect(guard.before()).not.toBe(a);
+    } finally {
+      guard.close();
+    }
+  });
 });

@@ -6,6 +6,7 @@
 import { type Dirent, type Stats, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { gitShaped, hookFiles, readGitConfigFile } from "./git-shape.ts";
+import { FolderEvents } from "./fs-events.ts";
 
 /** What git would run, per file that says it (a config, an include target, a hook). */
 interface Source {
@@ -42,7 +43,7 @@ const idOf = (p: string) => {
 };
 
 /** Finds every git directory and `.git` pointer under the roots, breadth first, reading at most `maxDirs` folders. */
-export function snapshotGit(roots: readonly string[], maxDirs: number): GitState {
+export function snapshotGit(roots: readonly string[], maxDirs: number, beforeRead: (dir: string) => void = () => {}): GitState {
   const state: GitState = { dirs: new Map(), sources: new Map(), pointers: new Map(), pointed: new Set(), unseen: [], complete: true };
   const queue = [...new Set(roots)];
   let read = 0;
@@ -54,6 +55,7 @@ export function snapshotGit(roots: readonly string[], maxDirs: number): GitState
       break;
     }
     let entries: Dirent[];
+    beforeRead(dir);
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
@@ -62,7 +64,7 @@ export function snapshotGit(roots: readonly string[], maxDirs: number): GitState
     // Any `.git` folder counts, shaped or not yet (git init may fill it later, and its guards must be there first).
     if (gitShaped(entries) || (at >= roots.length && basename(dir) === ".git")) {
       state.pointed.delete(dir);
-      addGitDir(state, dir);
+      addGitDir(state, dir, beforeRead);
       // Inside a git dir only submodules' and linked worktrees' git dirs matter.
       for (const sub of ["modules", "worktrees"]) if (entries.some((e) => e.name === sub && e.isDirectory())) queue.push(join(dir, sub));
       continue;
@@ -74,7 +76,7 @@ export function snapshotGit(roots: readonly string[], maxDirs: number): GitState
         const target = pointerTarget(p, e.isSymbolicLink());
         if (target && !state.dirs.has(target)) {
           state.pointed.add(target);
-          addGitDir(state, target);
+          addGitDir(state, target, beforeRead);
         }
       } else if (e.isDirectory()) queue.push(p);
     }
@@ -94,7 +96,7 @@ function pointerTarget(p: string, link: boolean): string | undefined {
 }
 
 /** Records a git dir and every file of it (or that it points to) that can make git run a program. */
-function addGitDir(state: GitState, dir: string): void {
+function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => void): void {
   state.dirs.set(dir, idOf(dir).split(":").slice(0, 2).join(":"));
   const configs = [join(dir, "config"), join(dir, "config.worktree")];
   const via = new Map<string, string>();
@@ -114,11 +116,14 @@ function addGitDir(state: GitState, dir: string): void {
     const file = configs[i]!;
     if (seen.has(file)) continue;
     seen.add(file);
+    beforeRead(dirname(file));
     const reading = readGitConfigFile(file);
     const programs = reading.valid ? reading.programs : [...reading.programs, "(a line git's reader may take differently)"];
     state.sources.set(file, { id: idOf(file), programs, gitDir: dir, ...(via.has(file) && { via: via.get(file) }) });
     for (const target of reading.pointers) configs.push(target);
   }
+  beforeRead(dir);
+  beforeRead(join(dir, "hooks"));
   for (const hook of hookFiles(dir)) state.sources.set(hook, { id: idOf(hook), programs: [`hook ${basename(hook)}`], gitDir: dir });
 }
 
@@ -136,8 +141,8 @@ export interface GitCheck {
  * or new hook of a git dir that was there before is moved aside alone. `since`: when the command started
  * (folders past the walk's bound that changed since then are moved aside too: the walk fails closed).
  */
-export function checkGit(before: GitState, roots: readonly string[], maxDirs: number, quarantine: string, since: number): GitCheck {
-  const after = snapshotGit(roots, maxDirs);
+export function checkGit(before: GitState, roots: readonly string[], maxDirs: number, quarantine: string, since: number, beforeRead?: (dir: string) => void): GitCheck {
+  const after = snapshotGit(roots, maxDirs, beforeRead);
   const moved: GitCheck["moved"] = [];
   const made: string[] = [];
   const replaced = (dir: string) => before.dirs.get(dir) !== after.dirs.get(dir);
@@ -198,4 +203,50 @@ export function moveAside(path: string, quarantine: string): string {
     rmSync(path, { recursive: true, force: true });
   }
   return to;
+}
+
+/**
+ * The git check with a memory, for one set of writable roots (SPEC §3.8): where the system can watch
+ * folders (fs-events.ts), a walk watches every folder it reads, and until one of them changes the last
+ * walk is the state before the next command, and a command that changed none needs no check at all.
+ * Any change (or a watch that could not be added, or a walk past its bound) means a walk, as without
+ * it: it only ever skips a walk that would have read exactly what the last one read.
+ */
+export class GitGuard {
+  readonly #events = new FolderEvents();
+  #last: { state: GitState; generation: number } | undefined;
+
+  constructor(
+    readonly roots: readonly string[],
+    readonly maxDirs: number,
+  ) {}
+
+  /** The state before a command, and the generation it holds for. */
+  before(): { state: GitState; generation: number } {
+    const now = this.#events.now();
+    if (this.#last && this.#last.generation === now) return this.#last;
+    return this.#walk();
+  }
+
+  #walk(): { state: GitState; generation: number } {
+    this.#events.reset();
+    const g0 = this.#events.now();
+    const state = snapshotGit(this.roots, this.maxDirs, (dir) => this.#events.add(dir));
+    const g1 = this.#events.now();
+    const walked = { state, generation: g1 };
+    // Kept only when every folder is watched and none changed while the walk read.
+    this.#last = state.complete && g1 === g0 ? walked : undefined;
+    return walked;
+  }
+
+  /** After a command: no folder changed since `before` (all watched): nothing to check; else the check. */
+  after(before: { state: GitState; generation: number }, quarantine: string, since: number): GitCheck {
+    if (before === this.#last && this.#events.now() === before.generation) return { moved: [] };
+    this.#last = undefined;
+    return checkGit(before.state, this.roots, this.maxDirs, quarantine, since, (dir) => this.#events.add(dir));
+  }
+
+  close(): void {
+    this.#events.close();
+  }
 }

@@ -19,7 +19,27 @@ import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
 import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFromPrivateDirs, noUsernsFlag, seccompFilter } from "./sandbox-args.ts";
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
 import { gitEntriesOf } from "./sandbox-git.ts";
-import { checkGit, snapshotGit } from "./git-watch.ts";
+import { GitGuard } from "./git-watch.ts";
+
+/** One git check with its memory per set of writable roots (and walk bound): the most recently used
+ *  few (each holds an inotify instance, which the user's other programs share a limit on). */
+const guards = new Map<string, GitGuard>();
+const MAX_GUARDS = 4;
+function gitGuard(roots: readonly string[], walk: number): GitGuard {
+  const key = JSON.stringify([roots, walk]);
+  let g = guards.get(key);
+  if (g) guards.delete(key);
+  else {
+    g = new GitGuard(roots, walk);
+    const oldest = guards.keys().next();
+    if (guards.size >= MAX_GUARDS && !oldest.done) {
+      guards.get(oldest.value)?.close();
+      guards.delete(oldest.value);
+    }
+  }
+  guards.set(key, g);
+  return g;
+}
 import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
 import { proxyNote, setupFailedNote } from "./sandbox-notes.ts";
 import { BwrapStatus } from "./sandbox-status.ts";
@@ -135,7 +155,9 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     const roots = [ctx.root, ...(ctx.extraRoots ?? [])];
     // One walk before the command: the mounts' git dirs and the git check's state to compare with after.
     const since = Date.now();
-    const gitBefore = ctx.settings.mode === "workspace-write" ? snapshotGit(roots, walk) : undefined;
+    const guard = ctx.settings.mode === "workspace-write" ? gitGuard(roots, walk) : undefined;
+    const before = guard?.before();
+    const gitBefore = before?.state;
     const git = gitBefore && gitEntriesOf(gitBefore);
     if (git && !git.complete && !walkWarned) {
       walkWarned = true;
@@ -154,7 +176,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
     // each line is said once.
     const said = new Set<string>();
     const gitNote = () => {
-      const lines = (gitBefore ? checkGit(gitBefore, roots, walk, quarantine, since - 1000).note : undefined)?.split("\n").filter((l) => l !== "" && !said.has(l));
+      const lines = (guard && before ? guard.after(before, quarantine, since - 1000).note : undefined)?.split("\n").filter((l) => l !== "" && !said.has(l));
       for (const l of lines ?? []) said.add(l);
       return lines?.length ? lines.join("\n") : undefined;
     };
