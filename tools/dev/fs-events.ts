@@ -3,7 +3,6 @@
 // any event (or a lost one: the queue overflowed, a watch could not be added) moves on. It says only
 // "changed or not", never what changed: a caller that sees a change reads everything again. Elsewhere
 // (macOS, no FFI, the user's watch limit reached) it is off and every question answers "changed".
-import { dlopen, FFIType, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
 
 /** Watches this process may hold in all: a quarter of the user's limit, so an editor's own watchers
@@ -52,6 +51,8 @@ function inotify(): Inotify | null {
   lib = null;
   if (process.platform !== "linux" || typeof Bun === "undefined") return null;
   try {
+    // bun:ffi on demand (~1.3 ms to load): only a confined command's git check loads it.
+    const { dlopen, FFIType, ptr } = import.meta.require("bun:ffi") as typeof import("bun:ffi");
     const l = dlopen("libc.so.6", {
       inotify_init1: { args: [FFIType.i32], returns: FFIType.i32 },
       inotify_add_watch: { args: [FFIType.i32, FFIType.ptr, FFIType.u32], returns: FFIType.i32 },
