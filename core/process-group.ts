@@ -11,7 +11,7 @@ import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
 import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
-import { ownChildren, ownGroup, reap, subreaperOn } from "./subreaper.ts";
+import { ownChildren, ownGroup, reap, subreaperActive, subreaperOn } from "./subreaper.ts";
 
 /** Where the marks are read (/proc, or the `ps` fallback macOS uses): tests run both. */
 export { markSource, setMarkSource } from "./process-marks.ts";
@@ -372,7 +372,7 @@ export function killAllGroupsNow(): void {
   }
   // The orphans already adopted: nothing of ours is live any more (what they fork later goes to init,
   // where the watchdog's marks and the groups' kills are what remains).
-  if (subreaperOn()) {
+  if (subreaperActive()) {
     const own = ownGroup();
     signalEach(ownChildren(MARK_VAR).filter((c) => !spawned.has(c.pid) && !c.zombie && c.pgid !== own).map((c) => c.pid), "SIGKILL");
   }

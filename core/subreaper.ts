@@ -28,6 +28,12 @@ export function setSubreaper(on: boolean): boolean {
   return subreaperOn();
 }
 
+/** Whether this process is a subreaper already (never makes it one: for the exit path, which must not
+ *  pay for the FFI when no command ever ran). */
+export function subreaperActive(): boolean {
+  return !disabled && libc !== undefined && libc !== null;
+}
+
 /** Makes this process a subreaper once; whether it is one. */
 export function subreaperOn(): boolean {
   if (disabled) return false;

@@ -37,6 +37,8 @@ export const DEFERRED_IMPORTS: readonly Deferred[] = [
   { from: "cli/modes/rg.ts", spec: "./rg-real.ts", why: "the real ripgrep's runner (node:child_process, node:os): only when one is on PATH" },
   { from: "cli/modes/rg.ts", spec: "./rg-builtin.ts", why: "the built-in search: only when no real ripgrep is on PATH" },
   // ---- measured exceptions inside a mode
+  { from: "core/subreaper.ts", spec: "bun:ffi", why: "the FFI and libc (~2 ms to load and link): only when a process group is first started" },
+  { from: "tools/dev/fs-events.ts", spec: "bun:ffi", why: "the FFI and libc (~2 ms to load and link): only when a confined command's git check first walks" },
   { from: "core/host-patterns.ts", spec: "./public-suffix.ts", why: "the Public Suffix List (tldts, ~30 ms to load, ~430 KB of the binary): only when a sandbox_allow_domains pattern is a `*.` wildcard" },
   { from: "cli/modes/prompt-run.ts", spec: "../compose/prompt-agent.ts", why: "the whole in-process agent (~5 ms): only without --agent" },
   { from: "cli/modes/prompt-run.ts", spec: "../../core/acp-client/output-schema.ts", why: "the JSON Schema validator (~0.6 ms to load, ~0.8 ms to check a schema and an answer): only with --output-schema" },

@@ -5,6 +5,7 @@
 // Does not choose the mode (policy) or build the system prompt (system-prompt.ts).
 import type { Message, UserPart } from "../llm/types.ts";
 import meanings from "./turn-context.md" with { type: "text" };
+import { localOffsetMinutes } from "../local-offset.ts";
 
 const MEANING: Record<string, string> = Object.fromEntries(
   meanings
@@ -19,10 +20,13 @@ const NOTE = /^\[Session: (\S+) mode \(.*\); today is (\d{4}-\d{2}-\d{2}(?: \(UT
  *  A UTC date is a day off for half the world each evening or morning. */
 export function localDate(now: Date): string {
   const two = (n: number) => String(n).padStart(2, "0");
-  const offset = -now.getTimezoneOffset();
+  // The offset read from the zone file (local-offset.ts), and the date in UTC terms shifted by it: the
+  // runtime's own local time would start its time zone database (~10 ms of every prompt).
+  const offset = localOffsetMinutes(now);
+  const local = new Date(now.getTime() + offset * 60_000);
   const sign = offset < 0 ? "-" : "+";
   const abs = Math.abs(offset);
-  return `${now.getFullYear()}-${two(now.getMonth() + 1)}-${two(now.getDate())} (UTC${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)})`;
+  return `${local.getUTCFullYear()}-${two(local.getUTCMonth() + 1)}-${two(local.getUTCDate())} (UTC${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)})`;
 }
 
 /** The note for a mode and a date (localDate's). */
