@@ -176,12 +176,17 @@ export class GroupExecutor implements Executor {
     let timedOut = false;
     let cancelled = false;
     const kill = () => void (launch.beforeKill?.() ?? Promise.resolve()).then(() => killGroup(pgid));
+    // One ending: a command cancelled (or stopped) is not also timed out while its kill takes long
+    // (a busy machine), nor cancelled once its timeout is ending it.
     const timer = setTimeout(() => {
+      if (cancelled) return;
       timedOut = true;
       kill();
     }, Math.min(req.timeoutMs, MAX_TIMER_MS));
     const onAbort = () => {
+      if (timedOut || cancelled) return;
       cancelled = true;
+      clearTimeout(timer);
       kill();
     };
     if (signal?.aborted) onAbort();

@@ -190,3 +190,13 @@ test("a long build or test output reaches the model digested; the whole output a
   expect(raw.text).not.toContain("[output digested:");
   expect(raw.text).toContain("test tests::case_77 ... ok");
 });
+
+test("regression: a cancelled command whose kill outlasted its timeout was reported timed out too; it is cancelled alone", async () => {
+  const abort = new AbortController();
+  // SIGTERM is ignored (once the trap is set: the cancel waits for the command's word): the ladder waits
+  // its grace (200 ms), past the command's 0.1 s timeout, before SIGKILL
+  const r = await makeShell().call({ command: "trap '' TERM; echo set; sleep 5", timeout_s: 0.1 }, abort.signal, false, () => abort.abort());
+  // whichever came first ended it (the cancel, unless the machine is slow to start the command); never both
+  const s = r.structured as { timed_out: boolean; cancelled?: boolean };
+  expect([s.timed_out, s.cancelled === true].filter(Boolean)).toEqual([true]);
+});
