@@ -106,7 +106,7 @@ export const LIMIT_SPECS = {
   RG_BATCH_FILES: { value: 128, unit: "count", why: "files sent to a built-in rg (or tree) worker at a time" },
   RG_WORKER_QUEUE: { value: 2, unit: "count", why: "batches a built-in rg (or tree) worker holds at once: one it searches, the rest waiting" },
   SANDBOX_KILL_HOLD_MS: { value: 1000, unit: "ms", why: "a kill of a confined command waits at most this for bwrap to name the sandbox's first process, killed with it" },
-  SANDBOX_PROXY_HEAD_BYTES: { value: 64 * KiB, unit: "bytes", why: "a request head or TLS hello the allow-domains proxy reads before it decides; larger is refused" },
+  SANDBOX_PROXY_HEAD_BYTES: { value: 64 * KiB, unit: "bytes", why: "a request head or TLS hello the allow-domains proxy reads before it decides, or one size or trailer line of a chunked body; larger is refused" },
   SANDBOX_PROXY_HEAD_TIMEOUT_S: { value: 30, unit: "s", why: "a client of the allow-domains proxy that sends no whole request head (or TLS hello) in this is dropped" },
   SANDBOX_GIT_WALK_DIRS: { value: 10_000, unit: "count", why: "folders of the writable roots walked for git directories (by shape) before and after each confined command; past it the check fails closed (~15 µs each)" },
 } as const satisfies Record<string, LimitSpec>;

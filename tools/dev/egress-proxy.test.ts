@@ -296,5 +296,9 @@ test("ChunkedBody: clean chunks out, whatever the pieces; nothing after the last
   for (const bad of ["5;x=y\r\nhello\r\n", "5\nhello\r\n", "+5\r\nhello\r\n", "0x5\r\nhello\r\n", "123456789\r\n", "3\r\nhello\r\n", "0\r\nnot a header\r\n\r\n", " 5\r\nhello\r\n"]) {
     expect({ bad, r: run(bad).startsWith("refused: ") }).toEqual({ bad, r: true });
   }
-  expect(run("f".repeat(2000))).toStartWith("refused: ");
+  // a size or trailer line longer than SANDBOX_PROXY_HEAD_BYTES in force
+  const bounded = new ChunkedBody(512);
+  expect(bounded.push(Buffer.from("f".repeat(600), "latin1"))).toBe("a chunk size or trailer line longer than the proxy reads");
+  expect(new ChunkedBody(512).push(Buffer.from(`5\r\nhello\r\n0\r\nX-Pad: ${"a".repeat(600)}\r\n\r\n`, "latin1"))).toBe("a chunk size or trailer line longer than the proxy reads");
+  expect(new ChunkedBody(512).push(Buffer.from(`5\r\nhello\r\n0\r\nX-Pad: ${"a".repeat(400)}\r\n\r\n`, "latin1"))).toEqual(Buffer.from("5\r\nhello\r\n0\r\n\r\n", "latin1"));
 });

@@ -298,7 +298,7 @@ function relay(client: Socket, t: Target, address: string, ctx: ProxyContext): v
       client.pipe(upstream);
       upstream.pipe(client);
     };
-    if (bodyLeft === "chunked") return relayChunked(client, upstream, firstBytes, t.early ?? Buffer.alloc(0));
+    if (bodyLeft === "chunked") return relayChunked(client, upstream, firstBytes, t.early ?? Buffer.alloc(0), ctx.maxHeadBytes);
     if (bodyLeft !== undefined) return relayOne(client, upstream, firstBytes, bodyLeft);
     client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
     checkTunnelName(client, host, firstBytes, ctx).then((first) => {
@@ -323,10 +323,9 @@ function relayOne(client: Socket, upstream: Socket, first: Buffer, bodyLeft: num
   client.resume();
 }
 
-/** A chunk size line this proxy reads: hex digits alone (no extension), at most 8 (4 GiB). */
+/** A chunk size line this proxy reads: hex digits alone (no extension), at most 8 (a chunk under 4 GiB,
+ *  a size no host's parser overflows on). */
 const CHUNK_SIZE = /^[0-9a-fA-F]{1,8}$/;
-/** The longest size or trailer line read. */
-const CHUNK_LINE_MAX = 1024;
 
 /**
  * A chunked request body read as the proxy's own parser reads it and written again in clean chunks:
@@ -339,6 +338,12 @@ export class ChunkedBody {
   #buf: Buffer = Buffer.alloc(0);
   #state: "size" | "data" | "data-end" | "trailer" | "done" = "size";
   #left = 0;
+  /** SANDBOX_PROXY_HEAD_BYTES in force: the longest size or trailer line read. */
+  readonly #maxLine: number;
+
+  constructor(maxLineBytes: number = DEFAULT_LIMITS.SANDBOX_PROXY_HEAD_BYTES) {
+    this.#maxLine = maxLineBytes;
+  }
 
   /** The clean bytes for what `chunk` completes; a sentence naming what is wrong, else. */
   push(chunk: Buffer): Buffer | string {
@@ -359,10 +364,8 @@ export class ChunkedBody {
         continue;
       }
       const nl = this.#buf.indexOf("\n");
-      if (nl < 0) {
-        if (this.#buf.length > CHUNK_LINE_MAX) return "a chunk size or trailer line longer than the proxy reads";
-        break;
-      }
+      if ((nl < 0 ? this.#buf.length : nl) > this.#maxLine) return "a chunk size or trailer line longer than the proxy reads";
+      if (nl < 0) break;
       if (nl === 0 || this.#buf[nl - 1] !== 0x0d) return "a chunked body line that does not end with CRLF";
       const line = this.#buf.subarray(0, nl - 1).toString("latin1");
       this.#buf = this.#buf.subarray(nl + 1);
@@ -390,8 +393,8 @@ export class ChunkedBody {
 
 /** One plain request with a chunked body: its head goes up, the body re-framed (ChunkedBody); a body
  *  the proxy cannot read ends both connections with a 400, and nothing after the body goes up. */
-function relayChunked(client: Socket, upstream: Socket, head: Buffer, early: Buffer): void {
-  const body = new ChunkedBody();
+function relayChunked(client: Socket, upstream: Socket, head: Buffer, early: Buffer, maxLineBytes: number): void {
+  const body = new ChunkedBody(maxLineBytes);
   let answered = false;
   upstream.on("data", () => (answered = true));
   upstream.write(head);
