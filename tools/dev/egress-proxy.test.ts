@@ -18,10 +18,12 @@ beforeAll(async () => {
     s.on("data", (b: Buffer) => {
       received.push(b);
       text += b.toString("latin1");
-      // one plain request, whole (head and Content-Length body): answered with its Host header
+      // one plain request, whole (head and Content-Length body, or chunked body to its last chunk):
+      // answered with its Host header
       const end = text.indexOf("\r\n\r\n");
       if (!/^[A-Z]+ /.test(text) || end < 0) return;
       if (text.length - end - 4 < Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1] ?? 0)) return;
+      if (/\r\ntransfer-encoding: chunked\r\n/i.test(text.slice(0, end + 2)) && !/(^|\r\n)0\r\n([^\r\n]+\r\n)*\r\n/.test(text.slice(end + 4))) return;
       const host = /\r\nhost: ([^\r]*)/i.exec(text)?.[1];
       s.end(`HTTP/1.1 200 OK\r\nContent-Length: ${`host=${host}`.length}\r\nConnection: close\r\n\r\nhost=${host}`);
     });
@@ -125,9 +127,11 @@ describe("A8: the allow-domains proxy", () => {
       expect(await exchange(port, "POST http://api.allowed.test/x HTTP/1.1\r\nContent-Length: 1e3\r\n\r\n")).toStartWith("HTTP/1.1 400 Bad Request");
       // the body arriving later, with the next request right behind it
       received.length = 0;
-      const late = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nContent-Length: 5\r\n\r\nhe", "lloGET http://api.allowed.test/second HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+      // a smuggled request line to a host the patterns do not name, the body arriving later
+      const late = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nContent-Length: 5\r\n\r\nhe", "lloGET http://forbidden.test/ HTTP/1.1\r\nHost: forbidden.test\r\n\r\n");
       expect(late).toEndWith("host=api.allowed.test");
       expect(Buffer.concat(received).toString("latin1")).toEndWith("\r\n\r\nhello");
+      expect(Buffer.concat(received).toString("latin1")).not.toContain("forbidden.test");
     });
   });
 
@@ -155,6 +159,48 @@ describe("A8: the allow-domains proxy", () => {
       const ext = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\n\r\n");
       expect(ext).toStartWith("HTTP/1.1 400 Bad Request");
       expect(ext).toContain("extensions are refused");
+    });
+  });
+
+  test("a good chunked body reaches the host whole, in chunks the proxy wrote: sizes in plain hex, no trailer, whatever pieces it came in", async () => {
+    await withProxy(["api.allowed.test"], async (port) => {
+      const got = await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n005\r\nhel", "lo\r\nA\r\n0123456789\r\n0\r\nX-Sum: 1\r\n\r\n");
+      expect(got).toEndWith("host=api.allowed.test");
+      const sent = Buffer.concat(received).toString("latin1");
+      const end = sent.indexOf("\r\n\r\n");
+      expect(sent.slice(0, end + 2)).toContain("\r\nTransfer-Encoding: chunked\r\n");
+      expect(sent.slice(0, end + 2)).not.toContain("Trailer");
+      // read strictly: a size is lower-case hex without leading zeros, the last chunk has no trailer
+      let body = sent.slice(end + 4);
+      let data = "";
+      for (;;) {
+        const m = /^(0|[1-9a-f][0-9a-f]*)\r\n/.exec(body);
+        if (!m) throw new Error(`not a clean chunk: ${JSON.stringify(body.slice(0, 20))}`);
+        const size = Number.parseInt(m[1]!, 16);
+        body = body.slice(m[0].length);
+        if (size === 0) break;
+        expect(body.slice(size, size + 2)).toBe("\r\n");
+        data += body.slice(0, size);
+        body = body.slice(size + 2);
+      }
+      expect({ data, rest: body }).toEqual({ data: "hello0123456789", rest: "\r\n" });
+    });
+  });
+
+  test("regression: the framing headers went up as the client wrote them; the proxy writes its own (a fresh Content-Length, chunked alone), and refuses chunks in an HTTP/1.0 request", async () => {
+    await withProxy(["api.allowed.test"], async (port) => {
+      expect(await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\ncontent-length: 005\r\n\r\nhello")).toEndWith("host=api.allowed.test");
+      const sent = Buffer.concat(received).toString("latin1");
+      expect(sent).toContain("\r\nContent-Length: 5\r\n");
+      expect(sent).not.toContain("005");
+      received.length = 0;
+      expect(await exchange(port, "POST http://api.allowed.test/up HTTP/1.1\r\ntransfer-encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")).toEndWith("host=api.allowed.test");
+      expect(Buffer.concat(received).toString("latin1").match(/^transfer-encoding:.*$/gim)).toEqual(["Transfer-Encoding: chunked"]);
+      received.length = 0;
+      const old = await exchange(port, "POST http://api.allowed.test/up HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+      expect(old).toStartWith("HTTP/1.1 400 Bad Request");
+      expect(old).toContain("Transfer-Encoding in an HTTP/1.0 request");
+      expect(received).toEqual([]);
     });
   });
 

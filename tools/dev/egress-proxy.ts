@@ -11,6 +11,9 @@ import { readClientHelloName } from "./tls-client-hello.ts";
 
 /** Hop-by-hop headers the proxy does not pass on to the host. */
 const HOP_HEADERS = new Set(["proxy-connection", "proxy-authorization", "connection", "keep-alive"]);
+/** How a request body is framed: the proxy writes these itself, from the framing it checked and reads
+ *  (a fresh Content-Length, or `chunked` alone; `Trailer` goes, as the trailers do). */
+const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "trailer"]);
 
 /** Whether `host` on `port` matches one of the patterns (core/host-patterns.ts; port 80 or 443 unless a pattern names one). */
 export function hostAllowed(host: string, port: number, patterns: readonly string[]): boolean {
@@ -234,9 +237,9 @@ function target(head: Head): Target | string {
     return `tendril sandbox proxy: a proxied request needs an absolute http:// URL, got ${head.target}`;
   }
   if (url.protocol !== "http:") return `tendril sandbox proxy: only http:// is proxied in the clear (use CONNECT for ${url.protocol})`;
-  // The host reads the Host header, not the URL the check saw: it is set to the URL's host.
-  const headers = head.headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()) && k.toLowerCase() !== "host");
-  const lines = [`${head.method} ${url.pathname}${url.search} ${head.version}`, `Host: ${url.host}`, ...headers.map(([k, v]) => `${k}: ${v}`), "Connection: close", "", ""];
+  // The host reads the Host header, not the URL the check saw: it is set to the URL's host. The
+  // framing headers are the proxy's own too (below): the host reads the framing the proxy checked.
+  const headers = head.headers.filter(([k]) => !HOP_HEADERS.has(k.toLowerCase()) && !FRAMING_HEADERS.has(k.toLowerCase()) && k.toLowerCase() !== "host");
   const fields = (name: string) => head.headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v);
   // The framing the proxy checked is the framing the host reads: one Content-Length, or chunked alone.
   const lengths = fields("content-length");
@@ -246,12 +249,16 @@ function target(head: Head): Target | string {
   if (length !== undefined && !/^\d{1,15}$/.test(length)) return `tendril sandbox proxy: Content-Length ${JSON.stringify(length)} is not a length`;
   if (codings.length > 1 || (codings[0] !== undefined && codings[0].toLowerCase() !== "chunked")) return `tendril sandbox proxy: Transfer-Encoding ${JSON.stringify(codings.join(", "))} is refused (only chunked)`;
   if (codings.length > 0 && length !== undefined) return "tendril sandbox proxy: both Content-Length and Transfer-Encoding";
+  // An HTTP/1.0 host may not read chunks at all, and would take them for the next request.
+  if (codings.length > 0 && head.version === "HTTP/1.0") return "tendril sandbox proxy: Transfer-Encoding in an HTTP/1.0 request";
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port === "" ? 80 : Number(url.port);
-  if (codings.length > 0) return { host, port, firstBytes: Buffer.from(lines.join("\r\n"), "latin1"), bodyLeft: "chunked", early: head.rest };
+  const headLines = (framing: string[]) =>
+    Buffer.from([`${head.method} ${url.pathname}${url.search} ${head.version}`, `Host: ${url.host}`, ...headers.map(([k, v]) => `${k}: ${v}`), ...framing, "Connection: close", "", ""].join("\r\n"), "latin1");
+  if (codings.length > 0) return { host, port, firstBytes: headLines(["Transfer-Encoding: chunked"]), bodyLeft: "chunked", early: head.rest };
   const body = Number(length ?? 0);
   const early = head.rest.subarray(0, body);
-  return { host, port, firstBytes: Buffer.concat([Buffer.from(lines.join("\r\n"), "latin1"), early]), bodyLeft: body - early.length };
+  return { host, port, firstBytes: Buffer.concat([headLines(length === undefined ? [] : [`Content-Length: ${body}`]), early]), bodyLeft: body - early.length };
 }
 
 function route(client: Socket, head: Head, ctx: ProxyContext): void {
@@ -309,7 +316,9 @@ function relay(client: Socket, t: Target, address: string, ctx: ProxyContext): v
 }
 
 /** One plain request: its head and `bodyLeft` more body bytes go up; anything the client sends after
- *  (a pipelined request, whose Host no one checked) is read and dropped; the answer comes back. */
+ *  (a pipelined request, whose Host no one checked) is read and dropped, and the connection ends with
+ *  the answer (the host was sent `Connection: close`). Dropping is the simpler safe choice: reading
+ *  what follows as a next request would need the whole check again for each one. */
 function relayOne(client: Socket, upstream: Socket, first: Buffer, bodyLeft: number): void {
   upstream.write(first);
   upstream.pipe(client);
