@@ -344,8 +344,10 @@ async function endAdopted(): Promise<void> {
     const orphans: number[] = [];
     for (const c of ownChildren(MARK_VAR)) {
       if (spawned.has(c.pid)) continue;
+      // A zombie in our own group is a child the runtime spawned itself (a probe's execFile): its
+      // status is the runtime's to take. Adopted orphans are never in our group.
       if (c.zombie) {
-        reap(c.pid);
+        if (c.pgid !== own) reap(c.pid);
         continue;
       }
       if (c.pgid === own || liveMarks().some((m) => c.marks.includes(m))) continue;
