@@ -4,14 +4,13 @@
 // stderr. Against the fake LLM; the commands are real.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeLlm, type FakeLlm } from "./fake-llm.ts";
 import { agentEnv } from "./agent-env.ts";
 import { startAgent, type TestAgent } from "./acp-client.ts";
 import { runBinAsync } from "./binary.ts";
-import { pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
+import { freePort, pidAlive as alive, waitFor } from "./fake-mcp-helpers.ts";
 
 let fake: FakeLlm;
 let work: string;
@@ -26,17 +25,6 @@ afterAll(async () => {
   await fake.close();
   rmSync(work, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const shell = (id: string, input: Record<string, unknown>) => ({ id, name: "dev__shell", input });
 const toolText = (a: TestAgent, id: string) => JSON.stringify(a.ofKind("tool_call_update").filter((u) => u.toolCallId === id && u.status === "completed").map((u) => u.content));

@@ -1,6 +1,8 @@
 // Owns what tests need to drive tests/fake-mcp.ts: its command line, a stdio spec for the pool, and
-// process checks that treat zombies as dead (a reaped-late child is not a leak). Test-only.
+// process checks that treat zombies as dead (a reaped-late child is not a leak), and a free loopback
+// port. Test-only.
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import type { McpServerSpec } from "../core/mcp/types.ts";
 
 export const FAKE_MCP_PATH = new URL("./fake-mcp.ts", import.meta.url).pathname;
@@ -92,4 +94,16 @@ export function killGroupsOf(pids: number[]): void {
       // already gone
     }
   }
+}
+
+/** A loopback port free a moment ago (a server of the test's own binds it next). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }

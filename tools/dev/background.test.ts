@@ -6,10 +6,9 @@ import { afterAll, afterEach, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer } from "node:net";
 import { ShellTool, type ShellOptions } from "./shell.ts";
 import { OutputRing } from "./background.ts";
-import { pidAlive as alive } from "../../tests/fake-mcp-helpers.ts";
+import { freePort, pidAlive as alive } from "../../tests/fake-mcp-helpers.ts";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "tendril-bg-test-")));
 const root = join(base, "root");
@@ -45,17 +44,6 @@ function makeShell(background: Partial<NonNullable<ShellOptions["limits"]["backg
 const live = () => new AbortController().signal;
 const idOf = (r: { structured?: Record<string, unknown> }) => r.structured!.background_id as string;
 
-/** A free loopback port. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Reads `id` until `ok` holds on everything read so far (bounded), `first` included (the output the
  *  start's own answer carried); what was read. */
