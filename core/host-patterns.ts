@@ -1,8 +1,8 @@
 // Owns `sandbox_allow_domains` patterns (SPEC §3.8): what a pattern may say (a host, `*.` its
 // subdomains, an IPv4 address, each with an optional `:port`), the public suffixes a wildcard may not
 // cover (the whole Public Suffix List, private suffixes included, from `tldts`), and whether a host and
-// port match. The config reads patterns with it, the proxy matches with it. Does not resolve names or
-// judge addresses (the proxy does).
+// port match (a wildcard never across a public suffix below it). The config reads patterns with it, the
+// proxy matches with it. Does not resolve names or judge addresses (the proxy does).
 
 /** A host name label: letters, digits and inner hyphens, at most 63 characters. */
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
@@ -10,17 +10,8 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 /** The ports a pattern without one lets through. */
 export const DEFAULT_PORTS: readonly number[] = [80, 443];
 
-/**
- * Domains that are no public suffix themselves but hold public suffixes below them, where anyone can
- * register a name (`x.s3.amazonaws.com`, `x.blob.core.windows.net`): `*.DOMAIN` would cover those too.
- * The Public Suffix List has more such domains (mostly small hosts) and `tldts` offers no way to ask
- * for them, so this names the large ones; each stays here only while the list does not make it a
- * suffix itself (core/host-patterns.test.ts checks both).
- */
-export const SUFFIX_PARENTS: ReadonlySet<string> = new Set(["amazonaws.com", "amazonaws.com.cn", "windows.net", "core.windows.net", "fastly.net"]);
-
 /** The Public Suffix List (core/public-suffix.ts): loaded before the first wildcard pattern is read
- *  (loadPublicSuffixes), so a start without one never pays for it (~30 ms). */
+ *  or matched (loadPublicSuffixes), so a start without one never pays for it (~30 ms). */
 let psl: typeof import("./public-suffix.ts") | undefined;
 
 /** Loads the Public Suffix List when one of `patterns` needs it (a `*.` wildcard). */
@@ -28,12 +19,15 @@ export async function loadPublicSuffixes(patterns: readonly string[]): Promise<v
   if (patterns.some((p) => p.trim().startsWith("*."))) psl ??= await import("./public-suffix.ts");
 }
 
-/** Whether `*.host` would cover names anyone can register: `host` is a public suffix (ICANN or
- *  private: `co.uk`, `s3.amazonaws.com`, `r2.dev`, `ngrok.app`), or holds some below it. */
+function suffixes(): typeof import("./public-suffix.ts") {
+  if (!psl) throw new Error("the Public Suffix List is not loaded: loadPublicSuffixes comes before reading or matching a wildcard pattern");
+  return psl;
+}
+
+/** Whether `*.host` would cover every name under a public suffix (ICANN or private: `co.uk`,
+ *  `s3.amazonaws.com`, `r2.dev`, `ngrok.app`): the pattern is refused when read. */
 export function coversPublicSuffix(host: string): boolean {
-  if (!host.includes(".") || SUFFIX_PARENTS.has(host)) return true;
-  if (!psl) throw new Error("the Public Suffix List is not loaded: loadPublicSuffixes comes before reading a wildcard pattern");
-  return psl.isPublicSuffix(host);
+  return !host.includes(".") || suffixes().isPublicSuffix(host);
 }
 
 export interface HostPattern {
@@ -73,15 +67,35 @@ export function formatHostPattern(p: HostPattern): string {
   return `${p.wildcard ? "*." : ""}${p.host}${p.port !== undefined ? `:${p.port}` : ""}`;
 }
 
-/** Whether `host` is named by the pattern (ports aside): `example.com` exactly, `*.example.com` any subdomain. */
+/** Whether `host` is named by the pattern (ports aside): `example.com` exactly, `*.example.com` any
+ *  subdomain of one owner's (see ownerCrossed). */
 function nameMatches(host: string, p: HostPattern): boolean {
   return p.wildcard ? host.endsWith(`.${p.host}`) : host === p.host;
 }
 
-/** How a host and port fare against the patterns: allowed, the host not named, or the port not allowed. */
-export function matchHost(host: string, port: number, patterns: readonly HostPattern[]): "allowed" | "host" | "port" {
+/**
+ * Whether a wildcard reaches `host` only across a public suffix: the host's suffix (private ones
+ * included) lies below the pattern's domain, so its name belongs to whoever registered it there, not
+ * to the owner the pattern meant. `*.amazonaws.com` names AWS's own hosts (`sts.amazonaws.com`) but
+ * not `bucket.s3.amazonaws.com` nor `app.execute-api.us-east-1.amazonaws.com`. Judged by the list for
+ * each host asked, so no table of such domains is kept.
+ */
+function ownerCrossed(host: string, p: HostPattern): boolean {
+  return p.wildcard && suffixes().publicSuffixOf(host).endsWith(`.${p.host}`);
+}
+
+/** How a host and port fare against the patterns: allowed; the host not named; named only by a
+ *  wildcard across a public suffix (its name is someone else's); or the port not allowed. */
+export function matchHost(host: string, port: number, patterns: readonly HostPattern[]): "allowed" | "host" | "suffix" | "port" {
   const h = host.toLowerCase().replace(/\.$/, "");
   const named = patterns.filter((p) => nameMatches(h, p));
   if (named.length === 0) return "host";
-  return named.some((p) => (p.port === undefined ? DEFAULT_PORTS.includes(port) : p.port === port)) ? "allowed" : "port";
+  const owned = named.filter((p) => !ownerCrossed(h, p));
+  if (owned.length === 0) return "suffix";
+  return owned.some((p) => (p.port === undefined ? DEFAULT_PORTS.includes(port) : p.port === port)) ? "allowed" : "port";
+}
+
+/** The public suffix a wildcard pattern would cross to reach `host` (for the refusal's text). */
+export function crossedSuffix(host: string): string {
+  return suffixes().publicSuffixOf(host.toLowerCase().replace(/\.$/, ""));
 }

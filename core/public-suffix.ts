@@ -4,5 +4,11 @@
 import { getPublicSuffix } from "tldts";
 
 export function isPublicSuffix(host: string): boolean {
-  return getPublicSuffix(host, { allowPrivateDomains: true }) === host;
+  return publicSuffixOf(host) === host;
+}
+
+/** The longest public suffix `host` ends with (`s3.amazonaws.com` for `x.s3.amazonaws.com`, `com`
+ *  for `api.github.com`); a host the list does not know ends with its last label. */
+export function publicSuffixOf(host: string): string {
+  return getPublicSuffix(host, { allowPrivateDomains: true }) ?? host.slice(host.lastIndexOf(".") + 1);
 }

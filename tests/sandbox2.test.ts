@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { callTool, startDevMcp, stopDevMcps, textOf, type ToolResult } from "./dev-mcp-harness.ts";
 import { hostAllowed, nameRefusedAddress, startEgressProxy } from "../tools/dev/egress-proxy.ts";
+import { loadPublicSuffixes } from "../core/host-patterns.ts";
 import type { McpCallResult, McpSessionTools, McpToolInfo } from "../core/mcp/types.ts";
 import { createPolicy } from "../core/policy/policy.ts";
 import { ApprovalStore } from "../core/policy/approvals.ts";
@@ -65,8 +66,9 @@ function config(name: string, toml: string): Record<string, string> {
 }
 
 describe("the allow-domains proxy (in process)", () => {
-  test("host patterns: exact names and *. subdomains, case-insensitive; nothing else", () => {
+  test("host patterns: exact names and *. subdomains, case-insensitive; nothing else", async () => {
     const p = ["registry.npmjs.org", "*.github.com", "127.0.0.1"];
+    await loadPublicSuffixes(p);
     expect(["registry.npmjs.org", "REGISTRY.npmjs.org.", "api.github.com", "a.b.github.com", "127.0.0.1"].filter((h) => hostAllowed(h, 443, p))).toHaveLength(5);
     expect(["github.com", "evilgithub.com", "npmjs.org", "registry.npmjs.org.evil", "127.0.0.2", "localhost"].filter((h) => hostAllowed(h, 443, p))).toEqual([]);
   });
@@ -86,6 +88,24 @@ describe("the allow-domains proxy (in process)", () => {
       expect(got).toMatch(/localhost resolves to (127\.0\.0\.1|::1) \(this machine\)/);
       expect(got).not.toContain("served /secret");
       expect(proxy.refused).toEqual(["localhost"]);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test("regression: a wildcard over a domain holding public suffixes reached anyone's bucket; the 403 names the suffix, and no name is resolved", async () => {
+    const asked: string[] = [];
+    const proxy = await startEgressProxy(0, ["*.amazonaws.com"], { resolve: async (h) => (asked.push(h), "127.0.0.1") });
+    try {
+      const { connect } = await import("node:net");
+      const s = connect(proxy.port!, "127.0.0.1");
+      let got = "";
+      s.on("data", (b) => (got += b.toString()));
+      s.write("CONNECT attacker.s3.amazonaws.com:443 HTTP/1.1\r\n\r\n");
+      await new Promise((r) => s.once("close", r));
+      expect(got).toStartWith("HTTP/1.1 403 Forbidden");
+      expect(got).toContain("attacker.s3.amazonaws.com is not reachable from this command: it is a name registered under the public suffix s3.amazonaws.com");
+      expect({ refused: proxy.refused, asked }).toEqual({ refused: ["attacker.s3.amazonaws.com"], asked: [] });
     } finally {
       await proxy.close();
     }

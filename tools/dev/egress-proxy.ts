@@ -5,7 +5,7 @@
 // tool result. Does not decide where it listens (sandbox.ts binds it into the sandbox).
 import { lookup } from "node:dns/promises";
 import { BlockList, connect, createServer, isIP, type Server, type Socket } from "node:net";
-import { DEFAULT_PORTS, type HostPattern, matchHost, parseHostPattern } from "../../core/host-patterns.ts";
+import { crossedSuffix, DEFAULT_PORTS, type HostPattern, loadPublicSuffixes, matchHost, parseHostPattern } from "../../core/host-patterns.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { readClientHelloName } from "./tls-client-hello.ts";
 
@@ -15,7 +15,8 @@ const HOP_HEADERS = new Set(["proxy-connection", "proxy-authorization", "connect
  *  (a fresh Content-Length, or `chunked` alone; `Trailer` goes, as the trailers do). */
 const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "trailer"]);
 
-/** Whether `host` on `port` matches one of the patterns (core/host-patterns.ts; port 80 or 443 unless a pattern names one). */
+/** Whether `host` on `port` matches one of the patterns (core/host-patterns.ts; port 80 or 443 unless a
+ *  pattern names one). A wildcard among them needs the suffix list loaded first (loadPublicSuffixes). */
 export function hostAllowed(host: string, port: number, patterns: readonly string[]): boolean {
   return matchHost(host, port, patterns.map(readPattern)) === "allowed";
 }
@@ -79,6 +80,11 @@ export function refusalText(host: string, patterns: readonly string[]): string {
   return `tendril sandbox: ${host} is not reachable from this command: sandbox_allow_domains lets through only ${patterns.join(", ")}`;
 }
 
+function suffixRefusalText(host: string, patterns: readonly string[]): string {
+  const suffix = crossedSuffix(host);
+  return `tendril sandbox: ${host} is not reachable from this command: it is a name registered under the public suffix ${suffix}, which a wildcard in sandbox_allow_domains (${patterns.join(", ")}) does not cover; name the host itself to allow it`;
+}
+
 function portRefusalText(host: string, port: number, patterns: readonly string[]): string {
   return `tendril sandbox: port ${port} of ${host} is not reachable from this command: sandbox_allow_domains lets through ports ${DEFAULT_PORTS.join(" and ")} unless a pattern names another (${host}:${port}); it has ${patterns.join(", ")}`;
 }
@@ -116,6 +122,7 @@ interface ProxyContext {
  *  Throws when a pattern is not one (config.ts has refused those already). */
 export async function startEgressProxy(target: string | number, patterns: readonly string[], opts: EgressProxyOptions = {}): Promise<EgressProxy & { port?: number }> {
   const refused: string[] = [];
+  await loadPublicSuffixes(patterns);
   const ctx: ProxyContext = {
     patterns,
     parsed: patterns.map(readPattern),
@@ -268,7 +275,8 @@ function route(client: Socket, head: Head, ctx: ProxyContext): void {
   const match = matchHost(host, port, ctx.parsed);
   if (match !== "allowed") {
     ctx.onRefused(match === "port" ? `${host}:${port}` : host);
-    return answer(client, "403 Forbidden", match === "port" ? portRefusalText(host, port, ctx.patterns) : refusalText(host, ctx.patterns));
+    const why = match === "port" ? portRefusalText(host, port, ctx.patterns) : match === "suffix" ? suffixRefusalText(host, ctx.patterns) : refusalText(host, ctx.patterns);
+    return answer(client, "403 Forbidden", why);
   }
   resolveAllowed(host, ctx.resolve).then(
     (r) => {
