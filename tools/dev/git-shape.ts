@@ -57,6 +57,10 @@ export interface ConfigReading {
   pointers: string[];
   /** False when the text is not a config git would accept: git refuses it whole, so nothing in it runs. */
   valid: boolean;
+  /** core.hooksPath as written (the last one): the folder whose files git runs as hooks. */
+  hooksPath?: string;
+  /** core.worktree, resolved: where git takes the work tree's top to be. */
+  worktree?: string;
 }
 
 const SECTION = /^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\.)*)")?\s*\]\s*(.*)$/;
@@ -98,6 +102,8 @@ export function readGitConfig(text: string, file: string): ConfigReading {
       if (value.trimStart().startsWith("!")) out.programs.push(`${key}=${value}`);
       continue;
     }
+    if (key === "core.hookspath") out.hooksPath = value.startsWith("~/") && process.env.HOME ? resolve(process.env.HOME, value.slice(2)) : value;
+    if (key === "core.worktree" && value !== "") out.worktree = resolveConfigPath(value, file);
     if (PROGRAM_KEYS.some((p) => keyMatches(p, key))) {
       if (key === "core.fsmonitor" && /^(false|no|off|0|)$/i.test(value.trim())) continue;
       if (/^submodule\..+\.update$/.test(key) && !value.trimStart().startsWith("!")) continue; // only `!cmd` runs
@@ -140,10 +146,11 @@ export function readGitConfigFile(file: string): ConfigReading {
   return readGitConfig(text, file);
 }
 
-/** The hook files git would run: every entry of `hooks/` but git init's `*.sample` files. */
-export function hookFiles(gitDir: string): string[] {
+/** The hook files git would run from a hooks folder (a git dir's `hooks/`, or core.hooksPath): every
+ *  entry but git init's `*.sample` files. */
+export function hookFiles(hooksDir: string): string[] {
   try {
-    return readdirSync(resolve(gitDir, "hooks")).filter((n) => !n.endsWith(".sample")).map((n) => resolve(gitDir, "hooks", n));
+    return readdirSync(hooksDir).filter((n) => !n.endsWith(".sample")).map((n) => resolve(hooksDir, n));
   } catch {
     return [];
   }

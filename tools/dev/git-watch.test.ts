@@ -83,6 +83,49 @@ describe.skipIf(!HAS_GIT)("git directories by shape and content", () => {
     expect(r.moved.map((m) => m.from)).toEqual([hook]);
   });
 
+  test("regression: a hook changed in place ran at the user's next commit (only new hook names counted); a rewrite with the same bytes, as hook managers do, is no change", () => {
+    const { ws, quarantine, marker } = workspace("hook-changed");
+    const hook = join(ws, ".git", "hooks", "pre-commit");
+    writeFileSync(hook, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    expect(asCommand(ws, quarantine, () => writeFileSync(hook, "#!/bin/sh\nexit 0\n")).moved).toEqual([]);
+    const r = asCommand(ws, quarantine, () => writeFileSync(hook, `#!/bin/sh\ntouch ${marker}\n`));
+    expect(r.moved.map((m) => m.from)).toEqual([hook]);
+    expect(r.note).toContain("hook pre-commit (changed)");
+    spawnSync("git", ["commit", "-q", "--allow-empty", "-m", "x"], { cwd: ws, env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" } });
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  test("regression: a hook written into the folder core.hooksPath names (.husky/_) ran at the user's next commit; the user's own hooksPath setting stays", () => {
+    const { ws, quarantine, marker } = workspace("hookspath");
+    writeFileSync(join(ws, ".git", "config"), "[core]\n\thooksPath = .husky/_\n", { flag: "a" });
+    mkdirSync(join(ws, ".husky", "_"), { recursive: true });
+    writeFileSync(join(ws, ".husky", "_", "h"), "#!/bin/sh\n");
+    const hook = join(ws, ".husky", "_", "pre-commit");
+    const r = asCommand(ws, quarantine, () => writeFileSync(hook, `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 }));
+    expect(r.moved.map((m) => m.from)).toEqual([hook]);
+    spawnSync("git", ["commit", "-q", "--allow-empty", "-m", "x"], { cwd: ws, env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" } });
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(ws, ".husky", "_", "h"))).toBe(true);
+  });
+
+  test("regression: a .git file pointing to a repository outside the workspace whose config runs a program was named as harmless; the pointer is moved aside", () => {
+    const { ws, quarantine, marker } = workspace("outside-pointer");
+    const outside = join(base, "outside-pointer", "elsewhere");
+    mkdirSync(outside, { recursive: true });
+    execFileSync("git", ["init", "-q", outside]);
+    writeFileSync(join(outside, ".git", "config"), fsmonitor(marker), { flag: "a" });
+    const sub = join(ws, "sub");
+    const r = asCommand(ws, quarantine, () => {
+      mkdirSync(sub);
+      writeFileSync(join(sub, ".git"), `gitdir: ${join(outside, ".git")}\n`);
+    });
+    expect(r.moved.map((m) => m.from)).toEqual([join(sub, ".git")]);
+    expect(r.note).toContain("core.fsmonitor");
+    expect(r.note).not.toContain("nothing in it makes git run a program");
+    expect(userGitStatus(sub, marker)).toBe(false);
+    expect(existsSync(join(outside, ".git", "config"))).toBe(true); // not the command's: left where it is
+  });
+
   test("regression: the walk pushed past its bound by many folders hid a nested repository; what it could not see and the command changed is moved aside", () => {
     const { ws, quarantine, marker } = workspace("bound");
     mkdirSync(join(ws, "old"));

@@ -7,6 +7,7 @@ import { type Dirent, type Stats, cpSync, lstatSync, mkdirSync, readdirSync, rea
 import { basename, dirname, join, resolve } from "node:path";
 import { gitShaped, hookFiles, readGitConfigFile } from "./git-shape.ts";
 import { FolderEvents } from "./fs-events.ts";
+import { sha256Hex } from "../../core/ids.ts";
 
 /** What git would run, per file that says it (a config, an include target, a hook). */
 interface Source {
@@ -15,8 +16,11 @@ interface Source {
   programs: string[];
   /** The git dir it belongs to. */
   gitDir: string;
-  /** The pointer git followed to reach it (a `commondir`): moving the pointer aside undoes it. */
+  /** The pointer git followed to reach it (a `commondir`, a `.git` file or link to a git dir outside the
+   *  writable roots): moving the pointer aside undoes it. */
   via?: string;
+  /** A hook: what it runs is its whole content, so a changed one is a new program (`id` is its content). */
+  hook?: true;
 }
 
 export interface GitState {
@@ -33,6 +37,17 @@ export interface GitState {
   complete: boolean;
 }
 
+/** Hooks larger than this are judged by their stamp, not read. */
+const HOOK_READ_BYTES = 1 << 20;
+/** A hook's identity: its content (a rewrite with the same bytes, as hook managers do at each install, is no change). */
+const contentId = (p: string) => {
+  try {
+    if (lstatSync(p).size > HOOK_READ_BYTES) return idOf(p); // too large to read at each walk: judged by its stamp
+    return sha256Hex(readFileSync(p));
+  } catch {
+    return "none";
+  }
+};
 const stamp = (st: Stats) => `${st.dev}:${st.ino}:${st.size}:${st.ctimeMs}`;
 const idOf = (p: string) => {
   try {
@@ -76,7 +91,9 @@ export function snapshotGit(roots: readonly string[], maxDirs: number, beforeRea
         const target = pointerTarget(p, e.isSymbolicLink());
         if (target && !state.dirs.has(target)) {
           state.pointed.add(target);
-          addGitDir(state, target, beforeRead);
+          // A git dir outside the writable roots is not the command's to change, but a pointer to it is:
+          // what that dir runs is then reached through the pointer, and the pointer is what is moved.
+          addGitDir(state, target, beforeRead, inAny(roots, target) ? undefined : p, p);
         }
       } else if (e.isDirectory()) queue.push(p);
     }
@@ -95,8 +112,9 @@ function pointerTarget(p: string, link: boolean): string | undefined {
   }
 }
 
-/** Records a git dir and every file of it (or that it points to) that can make git run a program. */
-function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => void): void {
+/** Records a git dir and every file of it (or that it points to) that can make git run a program;
+ *  `reachedBy`: the `.git` pointer inside the roots through which a dir outside them is used. */
+function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => void, reachedBy?: string, pointer = reachedBy): void {
   state.dirs.set(dir, idOf(dir).split(":").slice(0, 2).join(":"));
   const configs = [join(dir, "config"), join(dir, "config.worktree")];
   const via = new Map<string, string>();
@@ -112,6 +130,7 @@ function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => vo
     // no commondir
   }
   const seen = new Set<string>();
+  let hooksPath: string | undefined;
   for (let i = 0; i < configs.length && i < 32; i++) {
     const file = configs[i]!;
     if (seen.has(file)) continue;
@@ -119,12 +138,27 @@ function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => vo
     beforeRead(dirname(file));
     const reading = readGitConfigFile(file);
     const programs = reading.valid ? reading.programs : [...reading.programs, "(a line git's reader may take differently)"];
-    state.sources.set(file, { id: idOf(file), programs, gitDir: dir, ...(via.has(file) && { via: via.get(file) }) });
+    const through = via.get(file) ?? reachedBy;
+    state.sources.set(file, { id: idOf(file), programs, gitDir: dir, ...(through !== undefined && { via: through }) });
     for (const target of reading.pointers) configs.push(target);
+    if (reading.hooksPath !== undefined) hooksPath = resolve(worktreeOf(dir, reading, pointer), reading.hooksPath);
   }
+  // The hooks git runs: its own hooks folder, or the one core.hooksPath names (the last one read wins,
+  // as in git), relative to the work tree.
+  const hooks = hooksPath ?? join(dir, "hooks");
   beforeRead(dir);
-  beforeRead(join(dir, "hooks"));
-  for (const hook of hookFiles(dir)) state.sources.set(hook, { id: idOf(hook), programs: [`hook ${basename(hook)}`], gitDir: dir });
+  beforeRead(hooks);
+  for (const hook of hookFiles(hooks)) {
+    state.sources.set(hook, { id: contentId(hook), programs: [`hook ${basename(hook)}`], gitDir: dir, hook: true, ...(reachedBy !== undefined && { via: reachedBy }) });
+  }
+}
+
+/** Where git runs hooks for a git dir (the work tree's top): core.worktree when set, the folder of the
+ *  `.git` pointer that led here, the folder holding a `.git` folder, else the git dir itself (bare). */
+function worktreeOf(gitDir: string, reading: { worktree?: string }, pointer?: string): string {
+  if (reading.worktree !== undefined) return reading.worktree;
+  if (pointer !== undefined) return dirname(pointer);
+  return basename(gitDir) === ".git" ? dirname(gitDir) : gitDir;
 }
 
 /** What one check found and did. */
@@ -150,7 +184,7 @@ export function checkGit(before: GitState, roots: readonly string[], maxDirs: nu
   for (const [file, src] of after.sources) {
     const old = before.sources.get(file);
     if (old?.id === src.id && old.via === src.via) continue;
-    const fresh = src.programs.filter((p) => !(old?.programs ?? []).includes(p) || src.via !== old?.via);
+    const fresh = src.hook && old !== undefined ? src.programs.map((p) => `${p} (changed)`) : src.programs.filter((p) => !(old?.programs ?? []).includes(p) || src.via !== old?.via);
     if (fresh.length === 0) continue;
     const pointerMoved = src.via !== undefined && before.pointers.get(src.via) !== after.pointers.get(src.via);
     const target = pointerMoved ? src.via! : replaced(src.gitDir) && inAny(roots, src.gitDir) ? src.gitDir : file;
