@@ -1,7 +1,7 @@
 // Owns what a git directory is, judged by shape and content rather than by name (SPEC §3.8): a folder
 // holding `HEAD` with `objects/` and `refs/` (or a `commondir`), and which git config settings make git
 // run a program as the user. Pure reads; what to do about a planted one is git-watch.ts's.
-import { type Dirent, readdirSync, readFileSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
 /** Whether a folder's entries make it a git directory git would use (HEAD, and objects/refs or a commondir). */
@@ -154,4 +154,93 @@ export function hookFiles(hooksDir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/** The mode of an index entry that is a gitlink (a submodule's commit). */
+const GITLINK_MODE = 0o160000;
+
+/**
+ * The paths the git dir's index registers as gitlinks (mode 160000: submodules), relative to its work
+ * tree: `git status` there runs git in each of them. Reads index versions 2, 3 and 4, SHA-1 and SHA-256
+ * object names, and a split index's shared part. Undefined when there is no index; a string saying why
+ * when it cannot be read (the caller fails closed).
+ */
+export function indexGitlinks(gitDir: string, maxBytes: number): string[] | string | undefined {
+  let data: Buffer;
+  try {
+    const file = resolve(gitDir, "index");
+    const { size } = lstatSync(file);
+    if (size > maxBytes) return `the index is larger than ${maxBytes} bytes`;
+    data = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  let config = "";
+  try {
+    config = readFileSync(resolve(gitDir, "config"), "utf8");
+  } catch {
+    // none: SHA-1
+  }
+  const oidBytes = /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 32 : 20;
+  const main = readIndex(data, oidBytes);
+  if (typeof main === "string") return main;
+  if (main.shared === undefined) return main.gitlinks;
+  try {
+    const shared = readIndex(readFileSync(resolve(gitDir, `sharedindex.${main.shared}`)), oidBytes);
+    if (typeof shared === "string") return shared;
+    return [...new Set([...shared.gitlinks, ...main.gitlinks])];
+  } catch {
+    return `its shared index sharedindex.${main.shared} cannot be read`;
+  }
+}
+
+/** One index file's gitlinks, and the shared index it names (split index), or why it cannot be read. */
+function readIndex(data: Buffer, oidBytes: number): { gitlinks: string[]; shared?: string } | string {
+  if (data.length < 12 || data.toString("latin1", 0, 4) !== "DIRC") return "it is not an index file";
+  const version = data.readUInt32BE(4);
+  if (version < 2 || version > 4) return `its version ${version} is not one git writes`;
+  const count = data.readUInt32BE(8);
+  const end = data.length - oidBytes; // the trailing checksum
+  const gitlinks: string[] = [];
+  let at = 12;
+  let previous: Buffer = Buffer.alloc(0);
+  for (let i = 0; i < count; i++) {
+    const start = at;
+    if (at + 40 + oidBytes + 2 > end) return "it ends inside an entry";
+    const mode = data.readUInt32BE(at + 24);
+    const flags = data.readUInt16BE(at + 40 + oidBytes);
+    at += 40 + oidBytes + 2;
+    if (version >= 3 && flags & 0x4000) at += 2;
+    let path: Buffer;
+    if (version === 4) {
+      let strip = 0;
+      for (let c = 0x80, first = true; c & 0x80; first = false) {
+        if (at >= end) return "it ends inside an entry";
+        c = data[at++]!;
+        strip = first ? c & 0x7f : ((strip + 1) * 128) + (c & 0x7f);
+      }
+      const nul = data.indexOf(0, at);
+      if (nul < 0 || nul >= end || strip > previous.length) return "an entry's path cannot be read";
+      path = Buffer.concat([previous.subarray(0, previous.length - strip), data.subarray(at, nul)]);
+      at = nul + 1;
+    } else {
+      const nul = data.indexOf(0, at);
+      if (nul < 0 || nul >= end) return "an entry's path cannot be read";
+      path = data.subarray(at, nul);
+      at = start + ((at - start + path.length + 8) & ~7);
+    }
+    previous = path;
+    if ((mode & 0o170000) === GITLINK_MODE) gitlinks.push(path.toString("utf8"));
+  }
+  let shared: string | undefined;
+  while (at + 8 <= end) {
+    const sig = data.toString("latin1", at, at + 4);
+    const size = data.readUInt32BE(at + 4);
+    if (sig === "link" && size >= oidBytes) {
+      const oid = data.toString("hex", at + 8, at + 8 + oidBytes);
+      if (!/^0+$/.test(oid)) shared = oid;
+    }
+    at += 8 + size;
+  }
+  return { gitlinks, ...(shared !== undefined && { shared }) };
 }

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readGitConfig } from "./git-shape.ts";
+import { indexGitlinks, readGitConfig } from "./git-shape.ts";
 import { checkGit, GitGuard, snapshotGit } from "./git-watch.ts";
 import { FolderEvents } from "./fs-events.ts";
 
@@ -141,6 +141,28 @@ describe.skipIf(!HAS_GIT)("git directories by shape and content", () => {
     expect(existsSync(join(ws, "old"))).toBe(true); // unchanged folders stay
   });
 
+  test("regression: past the walk's bound, a nested repository deep in a folder that was there before, registered in the root index as a submodule (mode 160000), ran at a plain git status at the root; gitlinks are followed wherever they are", () => {
+    const { ws, quarantine, marker } = workspace("gitlink");
+    const deep = join(ws, "lib", "a", "b");
+    mkdirSync(deep, { recursive: true });
+    for (let i = 0; i < 30; i++) mkdirSync(join(ws, ".cache", `d${i}`), { recursive: true });
+    const nested = join(deep, "x");
+    Bun.sleepSync(50); // the folders above are older than the command
+    const since = Date.now();
+    const before = snapshotGit([ws], 10);
+    // the command
+    mkdirSync(nested);
+    execFileSync("git", ["init", "-q", nested]);
+    execFileSync("git", ["commit", "-q", "--allow-empty", "-m", "x"], { cwd: nested, env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: "1", GIT_AUTHOR_NAME: "u", GIT_AUTHOR_EMAIL: "u@x", GIT_COMMITTER_NAME: "u", GIT_COMMITTER_EMAIL: "u@x" } });
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: nested, encoding: "utf8" }).trim();
+    execFileSync("git", ["update-index", "--add", "--cacheinfo", `160000,${head},lib/a/b/x`], { cwd: ws });
+    writeFileSync(join(nested, ".git", "config"), fsmonitor(marker), { flag: "a" });
+    const r = checkGit(before, [ws], 10, quarantine, since);
+    expect(r.note).toContain("more folders than SANDBOX_GIT_WALK_DIRS");
+    expect(r.moved.map((m) => m.from)).toEqual([join(nested, ".git")]);
+    expect(userGitStatus(ws, marker)).toBe(false);
+  });
+
   test("a plain git init is named, not moved; the user's own program-running settings from before stay", () => {
     const { ws, quarantine } = workspace("plain");
     writeFileSync(join(ws, ".git", "config"), "[core]\n\thooksPath = .husky/_\n", { flag: "a" });
@@ -152,6 +174,47 @@ describe.skipIf(!HAS_GIT)("git directories by shape and content", () => {
     expect(r.note).toContain(`sandbox: this command created ${join(ws, "pkg", ".git")}`);
     expect(existsSync(join(ws, "pkg", ".git"))).toBe(true);
     expect(asCommand(ws, quarantine, () => {}).note).toBeUndefined();
+  });
+});
+
+// The index reader against git's own listing, in each form git writes an index.
+describe.skipIf(!HAS_GIT)("the index reader agrees with git ls-files", () => {
+  const forms: [name: string, init: string[], after: string[][]][] = [
+    ["version 2", [], []],
+    ["version 3 (an intent-to-add entry)", [], [["add", "-N", "later.txt"]]],
+    ["version 4 (paths compressed)", [], [["update-index", "--index-version", "4"]]],
+    ["split index", [], [["update-index", "--split-index"], ["update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,late/sub"]]],
+    ["SHA-256 objects", ["--object-format=sha256"], []],
+  ];
+  for (const [name, init, after] of forms) {
+    test(`index: ${name}`, () => {
+      const ws = join(base, `index-${name.replace(/\W+/g, "-")}`);
+      mkdirSync(ws, { recursive: true });
+      execFileSync("git", ["init", "-q", ...init, ws]);
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: ws, encoding: "utf8", env: { PATH: process.env.PATH, HOME: base, GIT_CONFIG_NOSYSTEM: "1" } });
+      const zero = init.length > 0 ? "2".repeat(64) : "2".repeat(40);
+      for (const f of ["a.txt", "dir/b.txt", "dir/deeper/c.txt", "later.txt"]) {
+        mkdirSync(join(ws, f, ".."), { recursive: true });
+        writeFileSync(join(ws, f), f);
+      }
+      git("add", "a.txt", "dir");
+      for (const sub of ["vendor/one", "vendor/two", "z-last"]) git("update-index", "--add", "--cacheinfo", `160000,${zero},${sub}`);
+      for (const step of after) git(...step);
+      const want = git("ls-files", "-s").split("\n").filter((l) => l.startsWith("160000 ")).map((l) => l.split("\t")[1]);
+      expect(want.length).toBeGreaterThanOrEqual(3);
+      const got = indexGitlinks(join(ws, ".git"), 1 << 20);
+      expect(Array.isArray(got) ? [...got].sort() : got).toEqual([...want].sort());
+    });
+  }
+  test("an index that is not one, or cut short, is named, not misread", () => {
+    const dir = join(base, "index-bad");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "index"), "not an index at all");
+    expect(indexGitlinks(dir, 1 << 20)).toBe("it is not an index file");
+    const good = join(base, "index-version-2", ".git", "index");
+    writeFileSync(join(dir, "index"), readFileSync(good).subarray(0, 80));
+    expect(indexGitlinks(dir, 1 << 20)).toBe("it ends inside an entry");
+    expect(indexGitlinks(join(dir, "none"), 1 << 20)).toBeUndefined();
   });
 });
 

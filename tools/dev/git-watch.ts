@@ -5,7 +5,7 @@
 // holds it aside into Tendril's state (never deleted), and the result and the user are told how to restore it.
 import { type Dirent, type Stats, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { gitShaped, hookFiles, readGitConfigFile } from "./git-shape.ts";
+import { gitShaped, hookFiles, indexGitlinks, readGitConfigFile } from "./git-shape.ts";
 import { FolderEvents } from "./fs-events.ts";
 import { sha256Hex } from "../../core/ids.ts";
 
@@ -34,6 +34,8 @@ export interface GitState {
   pointed: Set<string>;
   /** Folders past the walk's bound, not looked into. */
   unseen: string[];
+  /** Indexes whose gitlinks could not be read past the bound, each with why. */
+  unreadIndexes: string[];
   complete: boolean;
 }
 
@@ -59,7 +61,7 @@ const idOf = (p: string) => {
 
 /** Finds every git directory and `.git` pointer under the roots, breadth first, reading at most `maxDirs` folders. */
 export function snapshotGit(roots: readonly string[], maxDirs: number, beforeRead: (dir: string) => void = () => {}): GitState {
-  const state: GitState = { dirs: new Map(), sources: new Map(), pointers: new Map(), pointed: new Set(), unseen: [], complete: true };
+  const state: GitState = { dirs: new Map(), sources: new Map(), pointers: new Map(), pointed: new Set(), unseen: [], unreadIndexes: [], complete: true };
   const queue = [...new Set(roots)];
   let read = 0;
   for (let at = 0; at < queue.length; at++) {
@@ -98,7 +100,57 @@ export function snapshotGit(roots: readonly string[], maxDirs: number, beforeRea
       } else if (e.isDirectory()) queue.push(p);
     }
   }
+  if (!state.complete) followGitlinks(state, roots, maxDirs, beforeRead);
   return state;
+}
+
+/** The largest index read for its gitlinks (a repository of a million files has one of ~100 MB). */
+const INDEX_READ_BYTES = 256 << 20;
+
+/**
+ * Past the walk's bound, the submodules git itself would enter: each git dir's index names its gitlinks
+ * (mode 160000), and `git status` in the work tree runs git in each one's folder, however deep. Their
+ * `.git` (folder, file or link) is recorded as the walk would have, nested submodules too, at most
+ * `maxDirs` of them. An index that cannot be read is named in `unreadIndexes`.
+ */
+function followGitlinks(state: GitState, roots: readonly string[], maxDirs: number, beforeRead: (dir: string) => void): void {
+  const work: [gitDir: string, worktree: string][] = [];
+  for (const dir of state.dirs.keys()) if (basename(dir) === ".git") work.push([dir, dirname(dir)]);
+  for (const p of state.pointers.keys()) {
+    const target = basename(p) === ".git" ? pointerTarget(p, lstatSafe(p)?.isSymbolicLink() ?? false) : undefined;
+    if (target) work.push([target, dirname(p)]);
+  }
+  let followed = 0;
+  for (let i = 0; i < work.length && followed < maxDirs; i++) {
+    const [gitDir, worktree] = work[i]!;
+    const links = indexGitlinks(gitDir, INDEX_READ_BYTES);
+    if (typeof links === "string") state.unreadIndexes.push(`${join(gitDir, "index")} (${links})`);
+    for (const rel of Array.isArray(links) ? links : []) {
+      const dotGit = join(resolve(worktree, rel), ".git");
+      if (!inAny(roots, dotGit) || state.dirs.has(dotGit) || state.pointers.has(dotGit) || followed++ >= maxDirs) continue;
+      const st = lstatSafe(dotGit);
+      if (st?.isDirectory()) {
+        addGitDir(state, dotGit, beforeRead);
+        work.push([dotGit, dirname(dotGit)]);
+      } else if (st) {
+        state.pointers.set(dotGit, stamp(st));
+        const target = pointerTarget(dotGit, st.isSymbolicLink());
+        if (target && !state.dirs.has(target)) {
+          state.pointed.add(target);
+          addGitDir(state, target, beforeRead, inAny(roots, target) ? undefined : dotGit, dotGit);
+          work.push([target, dirname(dotGit)]);
+        }
+      }
+    }
+  }
+}
+
+function lstatSafe(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The git dir a `.git` file (`gitdir: …`) or link leads to. */
@@ -208,7 +260,10 @@ export function checkGit(before: GitState, roots: readonly string[], maxDirs: nu
     moved.push({ from: t, to });
     lines.push(`sandbox: this command wrote ${t}, which makes git run a program as the user at their next git command (${targets.get(t)}); it was moved aside to ${to} (nothing was deleted). Tell the user; to restore it after checking it: mv '${to}' '${t}'`);
   }
-  if (!after.complete) lines.push(`sandbox: the workspace has more folders than SANDBOX_GIT_WALK_DIRS (${maxDirs}); ${after.unseen.length} were not looked into for git directories, and those this command changed were moved aside (named above).`);
+  if (!after.complete) {
+    lines.push(`sandbox: the workspace has more folders than SANDBOX_GIT_WALK_DIRS (${maxDirs}); ${after.unseen.length} were not looked into for git directories, and those this command changed were moved aside (named above); submodules registered in an index were checked wherever they are.`);
+    for (const index of after.unreadIndexes) lines.push(`sandbox: ${index} could not be read for submodules, so any past the bound were not checked: before running git there, look for .git folders or files the command made.`);
+  }
   const shown = made.filter((m) => !moved.some((x) => m === x.from || m.startsWith(`${x.from}/`)));
   if (shown.length > 0) lines.push(`sandbox: this command created ${shown.join(" and ")} (a git directory or .git pointer; nothing in it makes git run a program now, and later changes to it are checked the same way).`);
   return { ...(lines.length > 0 && { note: lines.join("\n") }), moved };
