@@ -1,8 +1,8 @@
 // Owns what a git directory is, judged by shape and content rather than by name (SPEC §3.8): a folder
 // holding `HEAD` with `objects/` and `refs/` (or a `commondir`), and which git config settings make git
 // run a program as the user. Pure reads; what to do about a planted one is git-watch.ts's.
-import { type Dirent, lstatSync, readdirSync, readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
 
 /** Whether a folder's entries make it a git directory git would use (HEAD, and objects/refs or a commondir). */
 export function gitShaped(entries: readonly Pick<Dirent, "name" | "isDirectory" | "isFile" | "isSymbolicLink">[]): boolean {
@@ -144,6 +144,73 @@ export function readGitConfigFile(file: string): ConfigReading {
     return { programs: [], pointers: [], valid: true };
   }
   return readGitConfig(text, file);
+}
+
+/** The git dir a `.git` file (`gitdir: …`) or link leads to. */
+export function pointerTarget(p: string, link: boolean): string | undefined {
+  try {
+    if (link) return realpathSync(p);
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(p, "utf8").slice(0, 4096));
+    return m ? resolve(dirname(p), m[1]!) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface GitConfigFile {
+  file: string;
+  reading: ConfigReading;
+  /** Reached through the git dir's `commondir` (moving that pointer aside undoes it). */
+  viaCommondir?: true;
+}
+
+/**
+ * The config files git reads for a git dir, each read: `config`, `config.worktree`, the common dir's
+ * `config` (through `commondir`, whose path is returned), and every include target they name, at most 32.
+ * `beforeRead` is told each folder first (the watcher's hook).
+ */
+export function gitConfigFiles(dir: string, beforeRead: (dir: string) => void = () => {}): { files: GitConfigFile[]; commondir?: string } {
+  const queue: { file: string; viaCommondir?: true }[] = [{ file: resolve(dir, "config") }, { file: resolve(dir, "config.worktree") }];
+  let commondir: string | undefined;
+  try {
+    const common = readFileSync(resolve(dir, "commondir"), "utf8").trim();
+    if (common) {
+      commondir = resolve(dir, "commondir");
+      queue.push({ file: resolve(dir, common, "config"), viaCommondir: true });
+    }
+  } catch {
+    // no commondir
+  }
+  const files: GitConfigFile[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < queue.length && i < 32; i++) {
+    const { file, viaCommondir } = queue[i]!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    beforeRead(dirname(file));
+    const reading = readGitConfigFile(file);
+    files.push({ file, reading, ...(viaCommondir && { viaCommondir }) });
+    for (const target of reading.pointers) queue.push({ file: target, ...(viaCommondir && { viaCommondir }) });
+  }
+  return { files, ...(commondir !== undefined && { commondir }) };
+}
+
+/**
+ * The folder whose files git runs as a git dir's hooks: the one `core.hooksPath` names (the last one
+ * read wins, as in git; relative to where hooks run, the work tree's top), else the git dir's `hooks/`.
+ * The work tree's top: core.worktree when set, the folder of the `.git` pointer that led here, the
+ * folder holding a `.git` folder, else the git dir itself (bare).
+ */
+export function hooksFolder(gitDir: string, files: readonly GitConfigFile[], pointer?: string): string {
+  let hooksPath: string | undefined;
+  let worktree: string | undefined;
+  for (const { reading } of files) {
+    if (reading.hooksPath !== undefined) hooksPath = reading.hooksPath;
+    if (reading.worktree !== undefined) worktree = reading.worktree;
+  }
+  if (hooksPath === undefined) return resolve(gitDir, "hooks");
+  worktree ??= pointer !== undefined ? dirname(pointer) : basename(gitDir) === ".git" ? dirname(gitDir) : gitDir;
+  return resolve(worktree, hooksPath);
 }
 
 /** The hook files git would run from a hooks folder (a git dir's `hooks/`, or core.hooksPath): every

@@ -200,7 +200,7 @@ describe.skipIf(!HAS_GIT)("the index reader agrees with git ls-files", () => {
       git("add", "a.txt", "dir");
       for (const sub of ["vendor/one", "vendor/two", "z-last"]) git("update-index", "--add", "--cacheinfo", `160000,${zero},${sub}`);
       for (const step of after) git(...step);
-      const want = git("ls-files", "-s").split("\n").filter((l) => l.startsWith("160000 ")).map((l) => l.split("\t")[1]);
+      const want = git("ls-files", "-s").split("\n").filter((l) => l.startsWith("160000 ")).map((l) => l.split("\t")[1]!);
       expect(want.length).toBeGreaterThanOrEqual(3);
       const got = indexGitlinks(join(ws, ".git"), 1 << 20);
       expect(Array.isArray(got) ? [...got].sort() : got).toEqual([...want].sort());

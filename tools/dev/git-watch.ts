@@ -3,9 +3,9 @@
 // config.worktree, include targets, commondir's config, hooks) by identity and content, and the
 // comparison with the state before a command: a program that appeared is made inert by moving what
 // holds it aside into Tendril's state (never deleted), and the result and the user are told how to restore it.
-import { type Dirent, type Stats, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from "node:fs";
+import { type Dirent, type Stats, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { gitShaped, hookFiles, indexGitlinks, readGitConfigFile } from "./git-shape.ts";
+import { gitConfigFiles, gitShaped, hookFiles, hooksFolder, indexGitlinks, pointerTarget } from "./git-shape.ts";
 import { FolderEvents } from "./fs-events.ts";
 import { sha256Hex } from "../../core/ids.ts";
 
@@ -153,64 +153,23 @@ function lstatSafe(p: string): Stats | undefined {
   }
 }
 
-/** The git dir a `.git` file (`gitdir: …`) or link leads to. */
-function pointerTarget(p: string, link: boolean): string | undefined {
-  try {
-    if (link) return realpathSync(p);
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(p, "utf8").slice(0, 4096));
-    return m ? resolve(dirname(p), m[1]!) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Records a git dir and every file of it (or that it points to) that can make git run a program;
  *  `reachedBy`: the `.git` pointer inside the roots through which a dir outside them is used. */
 function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => void, reachedBy?: string, pointer = reachedBy): void {
   state.dirs.set(dir, idOf(dir).split(":").slice(0, 2).join(":"));
-  const configs = [join(dir, "config"), join(dir, "config.worktree")];
-  const via = new Map<string, string>();
-  try {
-    const common = readFileSync(join(dir, "commondir"), "utf8").trim();
-    if (common) {
-      const pointer = join(dir, "commondir");
-      state.pointers.set(pointer, idOf(pointer));
-      configs.push(join(resolve(dir, common), "config"));
-      via.set(configs[2]!, pointer);
-    }
-  } catch {
-    // no commondir
-  }
-  const seen = new Set<string>();
-  let hooksPath: string | undefined;
-  for (let i = 0; i < configs.length && i < 32; i++) {
-    const file = configs[i]!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    beforeRead(dirname(file));
-    const reading = readGitConfigFile(file);
+  const read = gitConfigFiles(dir, beforeRead);
+  if (read.commondir !== undefined) state.pointers.set(read.commondir, idOf(read.commondir));
+  for (const { file, reading, viaCommondir } of read.files) {
     const programs = reading.valid ? reading.programs : [...reading.programs, "(a line git's reader may take differently)"];
-    const through = via.get(file) ?? reachedBy;
+    const through = viaCommondir ? read.commondir : reachedBy;
     state.sources.set(file, { id: idOf(file), programs, gitDir: dir, ...(through !== undefined && { via: through }) });
-    for (const target of reading.pointers) configs.push(target);
-    if (reading.hooksPath !== undefined) hooksPath = resolve(worktreeOf(dir, reading, pointer), reading.hooksPath);
   }
-  // The hooks git runs: its own hooks folder, or the one core.hooksPath names (the last one read wins,
-  // as in git), relative to the work tree.
-  const hooks = hooksPath ?? join(dir, "hooks");
+  const hooks = hooksFolder(dir, read.files, pointer);
   beforeRead(dir);
   beforeRead(hooks);
   for (const hook of hookFiles(hooks)) {
     state.sources.set(hook, { id: contentId(hook), programs: [`hook ${basename(hook)}`], gitDir: dir, hook: true, ...(reachedBy !== undefined && { via: reachedBy }) });
   }
-}
-
-/** Where git runs hooks for a git dir (the work tree's top): core.worktree when set, the folder of the
- *  `.git` pointer that led here, the folder holding a `.git` folder, else the git dir itself (bare). */
-function worktreeOf(gitDir: string, reading: { worktree?: string }, pointer?: string): string {
-  if (reading.worktree !== undefined) return reading.worktree;
-  if (pointer !== undefined) return dirname(pointer);
-  return basename(gitDir) === ".git" ? dirname(gitDir) : gitDir;
 }
 
 /** What one check found and did. */

@@ -196,6 +196,17 @@ test("regression: git's own files are never written (a planted hook or core.fsmo
   expect(workflow.isError).toBeUndefined();
 });
 
+test("regression: a hook created in the folder core.hooksPath names (husky's .husky/_) ran at the user's next commit; refused, the project's other files stay editable", async () => {
+  mkdirSync(join(root, "husky-proj", ".git", "hooks"), { recursive: true });
+  writeFileSync(join(root, "husky-proj", ".git", "config"), "[core]\n\thooksPath = .husky/_\n");
+  mkdirSync(join(root, "husky-proj", ".husky", "_"), { recursive: true });
+  const hook = await editor.call({ path: "husky-proj/.husky/_/pre-commit", old_str: "", new_str: "#!/bin/sh\ntouch /tmp/pwned\n" });
+  expect({ isError: hook.isError, said: hook.text.includes("husky-proj/.husky/_, the folder whose files git runs as hooks") }).toEqual({ isError: true, said: true });
+  expect(readdirSync(join(root, "husky-proj", ".husky", "_"))).toEqual([]);
+  expect((await editor.call({ path: "husky-proj/.husky/notes.md", old_str: "", new_str: "x\n" })).isError).toBeUndefined();
+  expect((await editor.call({ path: "husky-proj/src/a.ts", old_str: "", new_str: "x\n" })).isError).toBeUndefined();
+});
+
 test("regression: four creates made src/ a git directory by shape (HEAD, objects/, refs/, a config with core.worktree and core.fsmonitor); the one that completes the shape and any file inside such a folder are refused", async () => {
   const steps = [
     { path: "shaped/objects/info/x", old_str: "", new_str: "x" },

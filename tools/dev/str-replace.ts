@@ -6,9 +6,9 @@
 import { logFailure } from "../../core/log.ts";
 import { constants as fsc } from "node:fs";
 import { type FileHandle, lstat, open } from "node:fs/promises";
-import { readdirSync } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
-import { GIT_SHAPE_NAMES, gitShaped, readGitConfig } from "./git-shape.ts";
+import { GIT_SHAPE_NAMES, gitConfigFiles, gitShaped, hooksFolder, pointerTarget, readGitConfig } from "./git-shape.ts";
 import { editPatch } from "./edit-diff.ts";
 import type { z } from "zod";
 import { lazySchema, type SchemaOf } from "../../core/zod-issue.ts";
@@ -79,6 +79,30 @@ function gitOwned(root: string, real: string): boolean {
 }
 type GitEntry = Parameters<typeof gitShaped>[0][number];
 
+/** The hooks folder of a repository holding `real` (any `.git` from its folder up, in or above the
+ *  root) when `real` is in it: git runs what is there at the next commit (`core.hooksPath`, such as
+ *  husky's `.husky/_`, or `.git/hooks`). */
+function hooksFolderHolding(real: string): string | undefined {
+  for (let dir = dirname(real); ; dir = dirname(dir)) {
+    const dotGit = join(dir, ".git");
+    const st = lstatSafe(dotGit);
+    const gitDir = st?.isDirectory() ? dotGit : st ? pointerTarget(dotGit, st.isSymbolicLink()) : undefined;
+    if (gitDir !== undefined) {
+      const hooks = hooksFolder(gitDir, gitConfigFiles(gitDir).files, st!.isDirectory() ? undefined : dotGit);
+      if (real.startsWith(`${hooks}${sep}`)) return hooks;
+    }
+    if (dir === dirname(dir)) return undefined;
+  }
+}
+
+function lstatSafe(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A text git would read as a config that runs a program (an include target anywhere can be one). */
 function plantsGitProgram(text: string, before = ""): string | undefined {
   const programs = (t: string) => {
@@ -127,6 +151,10 @@ export class StrReplaceTool {
     if (real === root) fail(`${shown} is a directory; give a file path`);
     if (gitOwned(root, real)) {
       fail(`${shown} is one of git's own files (under .git or a git directory, a .git pointer, or a file that would make its folder a git directory): str_replace does not write there, since a hook or config there runs code the next time anyone runs git; change the repository with git commands in the shell`);
+    }
+    const hooks = hooksFolderHolding(real);
+    if (hooks !== undefined) {
+      fail(`${shown} is in ${displayPath(this.opts.root, hooks)}, the folder whose files git runs as hooks for this repository (core.hooksPath or .git/hooks): a file there runs as the user at the next commit, so str_replace does not write it. Ask the user to make this change themselves`);
     }
     if (!exists && args.old_str !== "") {
       fail(`${shown} does not exist; to create it, call str_replace with an empty old_str and the whole file as new_str`);
