@@ -9,7 +9,7 @@ import { measureIdleAgent } from "./bench/footprint.ts";
 import { benchOutput, median } from "./bench/harness.ts";
 import { measureSessionLoad } from "./bench/lifecycle.ts";
 import { measurePrompt } from "./bench/prompt.ts";
-import { measureTree } from "./bench/shims.ts";
+import { measureRgLiteral, measureTree } from "./bench/shims.ts";
 import { measureStartup } from "./bench/startup.ts";
 
 const GOALS_FILE = new URL("./bench-goals.json", import.meta.url);
@@ -43,7 +43,7 @@ export function guardLine(goal: Goal, value: number): string {
 }
 
 /** The guard's rows, in the order they are measured and printed. */
-export const GUARD_ROWS = ["startup", "initialize", "tool-round-trip", "tool-round-trip-cpu", "prompt", "idle-rss", "idle-rss-mib", "tree", "session-load"] as const;
+export const GUARD_ROWS = ["startup", "initialize", "tool-round-trip", "tool-round-trip-cpu", "prompt", "idle-rss", "idle-rss-mib", "tree", "rg", "session-load"] as const;
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 
@@ -94,6 +94,10 @@ async function main(args: string[]): Promise<number> {
   await row("tree", () => {
     const tree = measureTree(5, true);
     return tree.tendril.medianMs / tree.findWc.medianMs;
+  });
+  await row("rg", () => {
+    const rg = measureRgLiteral(5);
+    return rg.tendril.medianMs / rg.ripgrep.medianMs;
   });
   await row("session-load", async () => {
     const sl = await measureSessionLoad(5, true);

@@ -102,6 +102,21 @@ export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Ro
   return { findWc: rows[0]!, tendril: rows[at]! };
 }
 
+/** The built-in `rg -n needle_value` over the 20,000-file tree against ripgrep, interleaved `runs`
+ *  times (the guard's row; ripgrep must be on PATH). */
+export function measureRgLiteral(runs = 7): { ripgrep: Row; tendril: Row } {
+  ensureTree();
+  const rg = which("rg");
+  if (!rg) throw new Error("ripgrep (rg) is not on PATH: install it (apt-get install ripgrep) to compare the built-in rg");
+  const t = tendrilCommand();
+  const args = ["-n", "needle_value"];
+  const rows = compareCommands(`rg shim: literal \`needle_value\` over ${FILES} files (ratio against ripgrep)`, [
+    { name: "ripgrep", cmd: rg, args, options: { cwd: ROOT } },
+    { name: `built-in rg (${t.label})`, cmd: t.cmd, args: [...t.pre, "rg", ...args], options: { cwd: ROOT, env: t.env } },
+  ], runs);
+  return { ripgrep: rows[0]!, tendril: rows[1]! };
+}
+
 export async function run(): Promise<void> {
   ensureTree();
   ensureTree(SMALL_ROOT, SMALL_FILES);
