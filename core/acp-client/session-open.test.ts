@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { TurnCounter, type SessionUpdate } from "./client-runner.ts";
-import { SettingError, settingRequests } from "./session-settings.ts";
+import { SettingError, settingRequests } from "./session-open.ts";
 
 const tendrilLike = {
   sessionId: "s1",
