@@ -31,11 +31,16 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
   // What the client said it shows (initialize): `notice` and `compaction_update` are sent only then.
   const engine = new ConnectionSessions(opts.sessions, peer, mapping, auth, hello.caps);
   engine.terminalAuth = hello.terminalAuth;
+  return { ...sessionMethods(opts, engine, send), ...turnMethods(engine, ended) };
+}
+
+/** The methods that open, describe and end sessions (and the connection's own: initialize, auth). */
+function sessionMethods(opts: MappingOptions, engine: ConnectionSessions, send: (sessionId: string, update: SessionUpdate) => void): Record<string, Handler> {
   // Right after the answer that gave the client the session (its updates must not come first); not
   // for a request the client cancelled (that session is undone), and a session closed meanwhile has
   // nothing to announce.
-  const announceCommands = (sessionId: string, signal: AbortSignal) =>
-    void setImmediate(() => {
+  const announced = <T>(sessionId: string, answer: T, signal: AbortSignal): T => {
+    setImmediate(() => {
       if (signal.aborted) return;
       try {
         send(sessionId, { sessionUpdate: "available_commands_update", availableCommands: opts.sessions.availableCommands(sessionId) });
@@ -43,8 +48,6 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
         log.debug("commands not announced", { session: sessionId, error: err });
       }
     });
-  const announced = <T>(sessionId: string, answer: T, signal: AbortSignal): T => {
-    announceCommands(sessionId, signal);
     return answer;
   };
   return {
@@ -81,13 +84,6 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
     "session/list": (raw) => engine.list(raw),
     "session/delete": async (raw) => (await engine.delete(raw), {}),
     "session/close": async (raw) => (await engine.close(ParamReader.of("session/close", raw).id("sessionId")), {}),
-    // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
-    "session/prompt": async (raw, signal) => {
-      const p = ParamReader.of("session/prompt", raw);
-      const sessionId = p.id("sessionId");
-      return (await engine.startTurn(sessionId, parsePrompt(p), signal)).done;
-    },
-    [STEERING_METHOD]: (raw) => engine.steer(raw, ended),
     // Whichever path changes the mode or the model, the client hears it (before the answer).
     "session/set_mode": async (raw) => {
       const p = ParamReader.of("session/set_mode", raw);
@@ -102,5 +98,18 @@ export function v1Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       await engine.setOption(sessionId, MODEL_OPTION_ID, p.id("modelId"));
       return {};
     },
+  };
+}
+
+/** The methods of a session's turns: the prompt and steering. */
+function turnMethods(engine: ConnectionSessions, ended: AbortSignal): Record<string, Handler> {
+  return {
+    // usage is ACP's (still unstable) PromptResponse.usage: the turn's token totals.
+    "session/prompt": async (raw, signal) => {
+      const p = ParamReader.of("session/prompt", raw);
+      const sessionId = p.id("sessionId");
+      return (await engine.startTurn(sessionId, parsePrompt(p), signal)).done;
+    },
+    [STEERING_METHOD]: (raw) => engine.steer(raw, ended),
   };
 }

@@ -10,6 +10,7 @@ import { ACP_V2 } from "../../wire/jsonrpc.ts";
 import { AcpError, INVALID_PARAMS } from "../acp-error.ts";
 import { ParamReader, parseLoadSession, parseNewSession, parsePrompt } from "../params.ts";
 import { type Handler, type MappingOptions, ConnectionSessions, type SessionMapping } from "../connection-sessions.ts";
+import type { TurnEvent } from "../session-host.ts";
 import { type ClientHello, initializeV2, silentHello } from "../initialize.ts";
 import { STEERING_METHOD } from "../steering.ts";
 import { commandsV2, configOptionsV2, stateUpdate, type V2StopReason, type V2Update, v2Update, V2SessionUpdates } from "./updates.ts";
@@ -50,77 +51,105 @@ function replayOf(p: ParamReader): boolean {
   return true;
 }
 
-/** The v2 method table of one connection. `acp` MCP servers (`{type:"acp"}`) go through the
- *  connection's relay, when offered (unstable in v2 too). */
-/** The v2 method table of one connection; `hello`: what its client said in an initialize answered
- *  before the table was built (agent-server.ts answers the first one). */
-export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal, hello: ClientHello = silentHello(ACP_V2)): Record<string, Handler> {
-  const { sessions, auth } = opts;
-  const open = new Map<string, V2Session>();
-  const notify = (sessionId: string, u: V2Update) => peer.notify("session/update", { sessionId, update: u });
-  /** Every state snapshot lists the session's background work once it has had some. */
-  const send = (sessionId: string, u: V2Update) => {
-    if (u.sessionUpdate !== "state_update") return notify(sessionId, u);
-    const s = open.get(sessionId);
+/**
+ * What this connection keeps of each session in v2's terms, and the engine's mapping onto them: updates
+ * translated, every state snapshot listing the session's background work once it has had some, each
+ * tool call's cancel switch, a turn's running and idle states whoever started it.
+ */
+class V2Mapping implements SessionMapping {
+  readonly open = new Map<string, V2Session>();
+
+  constructor(readonly peer: RpcPeer) {}
+
+  #notify(sessionId: string, u: V2Update): void {
+    this.peer.notify("session/update", { sessionId, update: u });
+  }
+
+  /** One v2 update; a state snapshot is remembered and carries the background list. */
+  send(sessionId: string, u: V2Update): void {
+    if (u.sessionUpdate !== "state_update") return this.#notify(sessionId, u);
+    const s = this.open.get(sessionId);
     if (s) s.state = u;
     const background = s?.updates.background();
-    notify(sessionId, background ? { ...u, background } : u);
-  };
-  const stateOf = (sessionId: string): V2Session => {
-    let s = open.get(sessionId);
-    if (!s) open.set(sessionId, (s = { updates: new V2SessionUpdates(), calls: new Map() }));
+    this.#notify(sessionId, background ? { ...u, background } : u);
+  }
+
+  stateOf(sessionId: string): V2Session {
+    let s = this.open.get(sessionId);
+    if (!s) this.open.set(sessionId, (s = { updates: new V2SessionUpdates(), calls: new Map() }));
     return s;
-  };
+  }
+
   /** Tool call `id`'s cancel switch (tool_call/cancel throws it). */
-  const callSwitch = (sessionId: string, id: string): AbortController => {
-    const calls = stateOf(sessionId).calls;
+  callSwitch(sessionId: string, id: string): AbortController {
+    const calls = this.stateOf(sessionId).calls;
     let c = calls.get(id);
     if (!c) calls.set(id, (c = new AbortController()));
     return c;
-  };
-  const mapping: SessionMapping = {
-    emit: (sessionId, u) => {
-      const s = stateOf(sessionId);
-      for (const v of s.updates.translate(u)) send(sessionId, v);
-      // A background command started or ended: the current state again, with the new list (after
-      // the terminal_update that announced its cancel or reported its exit).
-      if (s.updates.takeBackgroundChange()) {
-        const { stopReason: _last, usage: _usage, error: _error, ...current } = s.state ?? stateUpdate("idle");
-        send(sessionId, current as V2Update);
-      }
-    },
-    permissionParams: (sessionId, toolCall, options) => ({ sessionId, title: toolCall.title, subject: { type: "tool_call", toolCall }, options }),
-    // The foreground work waits on the user while any question (permission, elicitation) is open.
-    waiting: (sessionId, waits, turn) => {
-      if (waits) send(sessionId, stateUpdate("requires_action"));
-      else if (!turn.aborted) send(sessionId, stateUpdate("running"));
-    },
-    toolCallSignal: (sessionId, id) => callSwitch(sessionId, id).signal,
-    // Whoever started the turn (session/prompt, steering, a parent's task): running before any of its
-    // own updates (with the user message that opened it), idle with its stop reason or error at its end.
-    turn: (sessionId, e) => {
-      if (e.state === "running") {
-        send(sessionId, stateUpdate("running"));
-        if (e.user) send(sessionId, v2Update("user_message", { messageId: e.user.messageId, content: e.user.prompt }));
-        return;
-      }
-      // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
-      const end = e.end;
-      send(sessionId, "error" in end ? stateUpdate("idle", end) : { ...stateUpdate("idle", end.stopReason as V2StopReason), ...(end.usage ? { usage: end.usage } : {}) });
-      open.get(sessionId)?.calls.clear();
-      // A subagent that ended needs no translation state: a long connection would keep one per child.
-      if (e.final) open.delete(sessionId);
-    },
-  };
+  }
+
+  emit(sessionId: string, u: SessionUpdate): void {
+    const s = this.stateOf(sessionId);
+    for (const v of s.updates.translate(u)) this.send(sessionId, v);
+    // A background command started or ended: the current state again, with the new list (after
+    // the terminal_update that announced its cancel or reported its exit).
+    if (s.updates.takeBackgroundChange()) {
+      const { stopReason: _last, usage: _usage, error: _error, ...current } = s.state ?? stateUpdate("idle");
+      this.send(sessionId, current as V2Update);
+    }
+  }
+
+  permissionParams(sessionId: string, toolCall: Record<string, unknown>, options: unknown[]): Record<string, unknown> {
+    return { sessionId, title: toolCall.title, subject: { type: "tool_call", toolCall }, options };
+  }
+
+  /** The foreground work waits on the user while any question (permission, elicitation) is open. */
+  waiting(sessionId: string, waits: boolean, turn: AbortSignal): void {
+    if (waits) this.send(sessionId, stateUpdate("requires_action"));
+    else if (!turn.aborted) this.send(sessionId, stateUpdate("running"));
+  }
+
+  toolCallSignal(sessionId: string, id: string): AbortSignal {
+    return this.callSwitch(sessionId, id).signal;
+  }
+
+  /** Whoever started the turn (session/prompt, steering, a parent's task): running before any of its
+   *  own updates (with the user message that opened it), idle with its stop reason or error at its end. */
+  turn(sessionId: string, e: TurnEvent): void {
+    if (e.state === "running") {
+      this.send(sessionId, stateUpdate("running"));
+      if (e.user) this.send(sessionId, v2Update("user_message", { messageId: e.user.messageId, content: e.user.prompt }));
+      return;
+    }
+    // usage: the turn's token totals, as the v2 unstable schema's IdleStateUpdate.usage.
+    const end = e.end;
+    this.send(sessionId, "error" in end ? stateUpdate("idle", end) : { ...stateUpdate("idle", end.stopReason as V2StopReason), ...(end.usage ? { usage: end.usage } : {}) });
+    this.open.get(sessionId)?.calls.clear();
+    // A subagent that ended needs no translation state: a long connection would keep one per child.
+    if (e.final) this.open.delete(sessionId);
+  }
+}
+
+/** The v2 method table of one connection; `hello`: what its client said in an initialize answered
+ *  before the table was built (agent-server.ts answers the first one). `acp` MCP servers
+ *  (`{type:"acp"}`) go through the connection's relay, when offered (unstable in v2 too). */
+export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSignal, hello: ClientHello = silentHello(ACP_V2)): Record<string, Handler> {
+  const v2 = new V2Mapping(peer);
   // What the client declared (initialize.ts): v2's baseline shows notices, compaction, subagents and
   // live terminals to all; elicitation in the modes initialize names.
-  const engine = new ConnectionSessions(sessions, peer, mapping, auth, hello.caps);
+  const engine = new ConnectionSessions(opts.sessions, peer, v2, opts.auth, hello.caps);
   engine.terminalAuth = hello.terminalAuth;
+  return { ...sessionMethods(opts, engine, v2), ...turnMethods(opts, engine, v2, ended) };
+}
+
+/** The methods that open, describe and end sessions (and the connection's own: initialize, auth). */
+function sessionMethods(opts: MappingOptions, engine: ConnectionSessions, v2: V2Mapping): Record<string, Handler> {
+  const { sessions } = opts;
+  const acp = opts.mcpCapabilities.acp === true;
   const describe = async (sessionId: string, answer: { configOptions: Parameters<typeof configOptionsV2>[0] }) => ({
     configOptions: configOptionsV2(answer.configOptions),
     availableCommands: commandsV2(sessions.availableCommands(sessionId)),
   });
-
   return {
     initialize: (raw) => {
       const { answer, hello } = initializeV2(raw, opts);
@@ -133,39 +162,49 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       return engine.logout();
     },
     "session/new": async (raw) => {
-      const answer = await engine.newSession(await parseNewSession(serversV1("session/new", raw, opts.mcpCapabilities.acp === true)));
-      stateOf(answer.sessionId);
+      const answer = await engine.newSession(await parseNewSession(serversV1("session/new", raw, acp)));
+      v2.stateOf(answer.sessionId);
       return { sessionId: answer.sessionId, ...(await describe(answer.sessionId, answer)) };
     },
     "session/resume": async (raw) => {
       const replay = replayOf(ParamReader.of("session/resume", raw));
-      const p = await parseLoadSession(serversV1("session/resume", raw, opts.mcpCapabilities.acp === true), "session/resume");
+      const p = await parseLoadSession(serversV1("session/resume", raw, acp), "session/resume");
       // A fresh translation (the replay tells it the session's tool calls again), put in place only once
       // the load succeeded: a refused resume (a busy session) leaves the running turn's state, which
       // session/close and tool_call/cancel need. A child's replayed updates go under its own id.
       const fresh: V2Session = { updates: new V2SessionUpdates(), calls: new Map() };
       const replayed = (u: SessionUpdate, sessionId = p.sessionId) => {
-        if (sessionId !== p.sessionId) return mapping.emit(sessionId, u);
-        for (const v of fresh.updates.translate(u)) send(p.sessionId, v);
+        if (sessionId !== p.sessionId) return v2.emit(sessionId, u);
+        for (const v of fresh.updates.translate(u)) v2.send(p.sessionId, v);
       };
       const answer = await engine.loadSession(p, replay ? replayed : undefined);
-      open.set(p.sessionId, fresh);
+      v2.open.set(p.sessionId, fresh);
       // The current-state snapshot after the replay and before the answer: the replay is complete.
-      send(p.sessionId, stateUpdate("idle"));
+      v2.send(p.sessionId, stateUpdate("idle"));
       return describe(p.sessionId, answer);
     },
     "session/list": (raw) => engine.list(raw),
     "session/delete": async (raw) => {
-      open.delete(await engine.delete(raw));
+      v2.open.delete(await engine.delete(raw));
       return {};
     },
     // A running turn is cancelled and its last updates (idle, cancelled) sent before the answer.
     "session/close": async (raw) => {
       const sessionId = ParamReader.of("session/close", raw).id("sessionId");
       await engine.close(sessionId);
-      open.delete(sessionId);
+      v2.open.delete(sessionId);
       return {};
     },
+    "session/set_config_option": async (raw) => ({
+      configOptions: configOptionsV2(await engine.setConfigOption(ParamReader.of("session/set_config_option", raw), "required")),
+    }),
+  };
+}
+
+/** The methods of a session's turns: the prompt, steering, and cancelling a terminal or a tool call. */
+function turnMethods(opts: MappingOptions, engine: ConnectionSessions, v2: V2Mapping, ended: AbortSignal): Record<string, Handler> {
+  const { sessions } = opts;
+  return {
     // Acknowledged once its turn has opened (its progress, questions and end come as state_update).
     // A prompt refused before that (an unknown or busy session, a block the agent cannot take) is an
     // error answer and changes no state.
@@ -183,9 +222,6 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       sessions.cancelTerminal(p.id("sessionId"), p.id("terminalId"));
       return {};
     },
-    "session/set_config_option": async (raw) => ({
-      configOptions: configOptionsV2(await engine.setConfigOption(ParamReader.of("session/set_config_option", raw), "required")),
-    }),
     // Accepted at once; the call's final update (cancelled, or completed/failed when it finished first) follows.
     "tool_call/cancel": (raw) => {
       const p = ParamReader.of("tool_call/cancel", raw);
@@ -194,12 +230,12 @@ export function v2Handlers(opts: MappingOptions, peer: RpcPeer, ended: AbortSign
       // An unknown session is -32002. A subagent's session runs while its parent's call does: its turn
       // was not opened by session/prompt here, so whether it runs is the session manager's to say.
       const running = sessions.isBusy(sessionId);
-      const s = open.get(sessionId);
+      const s = v2.open.get(sessionId);
       const state = s?.updates.callState(toolCallId) ?? "unknown";
       if (state === "unknown") throw p.fail("toolCallId", `${JSON.stringify(toolCallId)} is no tool call of session ${sessionId}`);
       if (state === "final" || !running || !s) throw p.fail("toolCallId", `tool call ${JSON.stringify(toolCallId)} has already finished; there is nothing to cancel`);
       s.updates.requestCancel(toolCallId);
-      callSwitch(sessionId, toolCallId).abort();
+      v2.callSwitch(sessionId, toolCallId).abort();
       return {};
     },
   };
