@@ -197,95 +197,114 @@ function shownSink(sink: OutputSink): { out(text: string): void; err(text: strin
 }
 
 export function createPromptOutput(format: OutputFormat, sink: OutputSink, ctx: OutputContext = {}): PromptOutput {
-  const shown = shownSink(sink);
-  let text = "";
-  /** --output-schema's document, compact JSON, once the run has one. */
-  let document: string | undefined;
-  let printedText = ""; // last char matters: a tool call between chunks starts a new paragraph
-  let toolSinceText = false;
-  const reported = new Set<string>();
-  const denials = new Map<string, string>();
-  const lineOpen = () => sink.outIsTty && printedText !== "" && !printedText.endsWith("\n");
-  const spinner = new Spinner(sink, lineOpen);
-  if (format === "text") spinner.start();
+  return new PromptOutputWriter(format, sink, ctx);
+}
 
-  const err = (line: string) => {
-    spinner.clear();
-    shown.err(line);
-  };
-  const toolLine = (call: ToolCallView) => {
-    if (reported.has(call.id)) return;
-    reported.add(call.id);
-    const denied = denials.get(call.id);
+/** One run's output in one format: the answer's text as it streams, tool lines, permission answers,
+ *  the spinner on a terminal, and the result at the end. */
+class PromptOutputWriter implements PromptOutput {
+  readonly #shown: { out(text: string): void; err(text: string): void };
+  #text = "";
+  /** --output-schema's document, compact JSON, once the run has one. */
+  #document: string | undefined;
+  /** The last text printed (its last char matters: a tool call between chunks starts a new paragraph). */
+  #printedText = "";
+  #toolSinceText = false;
+  readonly #reported = new Set<string>();
+  readonly #denials = new Map<string, string>();
+  readonly #spinner: Spinner;
+
+  constructor(
+    readonly format: OutputFormat,
+    readonly sink: OutputSink,
+    readonly ctx: OutputContext,
+  ) {
+    this.#shown = shownSink(sink);
+    this.#spinner = new Spinner(sink, () => sink.outIsTty && this.#printedText !== "" && !this.#printedText.endsWith("\n"));
+    if (format === "text") this.#spinner.start();
+  }
+
+  #err(line: string): void {
+    this.#spinner.clear();
+    this.#shown.err(line);
+  }
+
+  #toolLine(call: ToolCallView): void {
+    if (this.#reported.has(call.id)) return;
+    this.#reported.add(call.id);
+    const denied = this.#denials.get(call.id);
     const line = `tool ${oneLine(callLabel(call))} … ${call.status}${denied ? ` (${denied})` : ""}`;
     // A tool line starts a line of its own: close a half-written answer line first (the same
     // paragraph break the next answer chunk would get), so stdout and stderr never run together.
-    if (printedText !== "" && !printedText.endsWith("\n")) {
-      sink.out("\n");
-      printedText = "\n";
+    if (this.#printedText !== "" && !this.#printedText.endsWith("\n")) {
+      this.sink.out("\n");
+      this.#printedText = "\n";
     }
-    if (sink.color) {
-      spinner.clear();
-      sink.err(`\x1b[2m${stripTerminalControls(line)}\x1b[22m\n`);
-    } else err(`${line}\n`);
-  };
+    if (this.sink.color) {
+      this.#spinner.clear();
+      this.sink.err(`\x1b[2m${stripTerminalControls(line)}\x1b[22m\n`);
+    } else this.#err(`${line}\n`);
+  }
 
-  const showText = (chunk: string) => {
-    if (format !== "text" || ctx.schema || chunk === "") return;
-    spinner.clear();
-    if (toolSinceText && printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
-    toolSinceText = false;
-    shown.out(chunk);
-    printedText = chunk;
-  };
+  #showText(chunk: string): void {
+    if (this.format !== "text" || this.ctx.schema || chunk === "") return;
+    this.#spinner.clear();
+    if (this.#toolSinceText && this.#printedText !== "" && !this.#printedText.endsWith("\n")) this.sink.out("\n");
+    this.#toolSinceText = false;
+    this.#shown.out(chunk);
+    this.#printedText = chunk;
+  }
 
-  return {
-    update(u, call) {
-      if (format === "stream-json") sink.out(jsonLine({ type: "session_update", update: u }));
-      // What the agent's git check moved aside is said on stderr too, whatever the format.
-      const raw = u.sessionUpdate === "tool_call_update" ? (u.rawOutput as { user_notice?: unknown } | null | undefined) : undefined;
-      if (raw && typeof raw === "object" && typeof raw.user_notice === "string") err(`tendril prompt: ${raw.user_notice}\n`);
-      if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
-        text += u.content.text;
-        showText(u.content.text);
-      } else if (call && format === "text") {
-        toolSinceText = true;
-        spinner.activity = oneLine(callLabel(call), 70);
-        if (call.status === "completed" || call.status === "failed") toolLine(call);
-      }
-      spinner.draw();
-    },
-    permission(call, allowed, reason) {
-      if (!allowed) denials.set(call.id, reason);
-      if (format === "stream-json") {
-        sink.out(jsonLine({ type: "permission", toolCallId: call.id, title: call.title, allowed, reason }));
-      }
-    },
-    agentStderr(chunk) {
-      err(chunk);
-    },
-    schemaRetry(problems) {
-      text = "";
-      if (format === "stream-json") sink.out(jsonLine({ type: "schema_retry", problems }));
-      else if (format === "text") err(`tendril prompt: the answer does not satisfy --output-schema; asking once more:${problems.map((p) => `\n  ${p}`).join("")}\n`);
-    },
-    get answer() {
-      return ctx.schema ? (document ?? "") : text;
-    },
-    finish(result) {
-      spinner.stop();
-      if (result.structured !== undefined) document = jsonLine(result.structured).slice(0, -1);
-      if (format === "text") {
-        for (const call of result.toolCalls) toolLine(call);
-        if (printedText !== "" && !printedText.endsWith("\n")) sink.out("\n");
-        if (document !== undefined) sink.out(`${document}\n`);
-      } else {
-        const obj = resultObject(result, text, ctx);
-        sink.out(jsonLine(format === "stream-json" ? { type: "result", ...obj } : obj));
-      }
-      const failure = describeFailure(result.outcome, ctx);
-      if (failure) shown.err(`tendril prompt: ${failure}\n`);
-      return exitCodeFor(result.outcome);
-    },
-  };
+  update(u: SessionUpdate, call: ToolCallView | undefined): void {
+    if (this.format === "stream-json") this.sink.out(jsonLine({ type: "session_update", update: u }));
+    // What the agent's git check moved aside is said on stderr too, whatever the format.
+    const raw = u.sessionUpdate === "tool_call_update" ? (u.rawOutput as { user_notice?: unknown } | null | undefined) : undefined;
+    if (raw && typeof raw === "object" && typeof raw.user_notice === "string") this.#err(`tendril prompt: ${raw.user_notice}\n`);
+    if (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text") {
+      this.#text += u.content.text;
+      this.#showText(u.content.text);
+    } else if (call && this.format === "text") {
+      this.#toolSinceText = true;
+      this.#spinner.activity = oneLine(callLabel(call), 70);
+      if (call.status === "completed" || call.status === "failed") this.#toolLine(call);
+    }
+    this.#spinner.draw();
+  }
+
+  permission(call: ToolCallView, allowed: boolean, reason: string): void {
+    if (!allowed) this.#denials.set(call.id, reason);
+    if (this.format === "stream-json") {
+      this.sink.out(jsonLine({ type: "permission", toolCallId: call.id, title: call.title, allowed, reason }));
+    }
+  }
+
+  agentStderr(chunk: string): void {
+    this.#err(chunk);
+  }
+
+  schemaRetry(problems: string[]): void {
+    this.#text = "";
+    if (this.format === "stream-json") this.sink.out(jsonLine({ type: "schema_retry", problems }));
+    else if (this.format === "text") this.#err(`tendril prompt: the answer does not satisfy --output-schema; asking once more:${problems.map((p) => `\n  ${p}`).join("")}\n`);
+  }
+
+  get answer(): string {
+    return this.ctx.schema ? (this.#document ?? "") : this.#text;
+  }
+
+  finish(result: RunResult): number {
+    this.#spinner.stop();
+    if (result.structured !== undefined) this.#document = jsonLine(result.structured).slice(0, -1);
+    if (this.format === "text") {
+      for (const call of result.toolCalls) this.#toolLine(call);
+      if (this.#printedText !== "" && !this.#printedText.endsWith("\n")) this.sink.out("\n");
+      if (this.#document !== undefined) this.sink.out(`${this.#document}\n`);
+    } else {
+      const obj = resultObject(result, this.#text, this.ctx);
+      this.sink.out(jsonLine(this.format === "stream-json" ? { type: "result", ...obj } : obj));
+    }
+    const failure = describeFailure(result.outcome, this.ctx);
+    if (failure) this.#shown.err(`tendril prompt: ${failure}\n`);
+    return exitCodeFor(result.outcome);
+  }
 }
