@@ -77,3 +77,19 @@ describe("A13: the document is bounded before it is validated, so --timeout alwa
     expect((await loadOutputSchema('{"type": "array"}', "s.json")).check(JSON.stringify(Array.from({ length: 8000 }, (_, i) => i)))).toMatchObject({ ok: true });
   });
 });
+
+describe("why the schema is checked by the draft's table, not against the meta-schema", () => {
+  test("the validator, given the 2020-12 meta-schema, checks the top level only (it does not follow $dynamicRef); the table refuses the nested mistake", async () => {
+    const { Validator } = await import("@cfworker/json-schema");
+    const { readFileSync } = await import("node:fs");
+    const dir = new URL("../../node_modules/ajv/dist/refs/json-schema-2020-12/", import.meta.url);
+    const meta = new Validator(JSON.parse(readFileSync(new URL("schema.json", dir), "utf8")), "2020-12", false);
+    for (const part of ["core", "applicator", "unevaluated", "validation", "meta-data", "format-annotation", "content"]) {
+      meta.addSchema(JSON.parse(readFileSync(new URL(`meta/${part}.json`, dir), "utf8")));
+    }
+    expect(meta.validate({ minLength: -1 }).valid).toBe(false);
+    const nested = { properties: { a: { minLength: -1 } } };
+    expect(meta.validate(nested).valid).toBe(true); // the library's blind spot
+    expect(await loadOutputSchema(JSON.stringify(nested), "n.json").catch((e) => e.message)).toBe('n.json is not a JSON Schema this validator accepts: minLength must be a non-negative integer: -1 at path "#/properties/a"');
+  });
+});
