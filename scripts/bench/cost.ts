@@ -77,7 +77,7 @@ const read = (i: number): ToolCall => ({ id: `r${i}`, name: "dev__read_file", in
 const shell = (i: number, command: string): ToolCall => ({ id: `c${i}`, name: "dev__shell", input: { command } });
 
 /** The scripted answers: two prompts, 37 responses in all, one a burst of 12 parallel reads. */
-function script(): { prompt: string; responses: { text?: string; calls?: ToolCall[] }[] }[] {
+function script(): Turn[] {
   let n = 0;
   const step = (calls: ToolCall[], text = "") => ({ text, calls });
   const first = [
@@ -99,7 +99,10 @@ function script(): { prompt: string; responses: { text?: string; calls?: ToolCal
   ];
 }
 
-async function recordSession(logs?: LogPolicy): Promise<LlmRequest[]> {
+type Turn = { prompt: string; responses: { text?: string; calls?: ToolCall[] }[] };
+
+/** The LLM requests an in-memory agent makes over scripted turns (each must end its turn). */
+async function record(turns: Turn[], logs?: LogPolicy): Promise<LlmRequest[]> {
   const ws = mkdtempSync(join(tmpdir(), "tendril-bench-cost-"));
   const a = memoryAgent({ mode: "yolo", pool: { openTools: async () => benchTools(logs) }, maxTokens: 32_000, contextWindow: 1_000_000 });
   const seen: LlmRequest[] = [];
@@ -109,7 +112,7 @@ async function recordSession(logs?: LogPolicy): Promise<LlmRequest[]> {
     a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
     const sessionId = (await a.response(1)).result.sessionId as string;
     let id = 2;
-    for (const turn of script()) {
+    for (const turn of turns) {
       a.provider.push(...turn.responses);
       a.send({ jsonrpc: "2.0", id, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: turn.prompt }] } });
       const answer = await a.response(id++, 30_000);
@@ -122,27 +125,18 @@ async function recordSession(logs?: LogPolicy): Promise<LlmRequest[]> {
   return seen;
 }
 
+/** The scripted coding session (with the build and test logs as `logs` shows them). */
+const recordSession = (logs?: LogPolicy) => record(script(), logs);
+
 /** A parent whose first response hands a task to a subagent: the parent's request, the child's, the
  *  parent's after the result. */
-async function recordSubagent(): Promise<LlmRequest[]> {
-  const ws = mkdtempSync(join(tmpdir(), "tendril-bench-cost-"));
-  const a = memoryAgent({ mode: "yolo", pool: { openTools: async () => benchTools() }, maxTokens: 32_000, contextWindow: 1_000_000 });
-  const seen: LlmRequest[] = [];
-  const inner = a.provider.stream.bind(a.provider);
-  a.provider.stream = (r) => (seen.push(structuredClone({ ...r, signal: undefined, onRetry: undefined }) as unknown as LlmRequest), inner(r));
-  try {
-    a.send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
-    const sessionId = (await a.response(1)).result.sessionId as string;
-    a.provider.push({ calls: [{ id: "task", name: "agent__task", input: { description: "find the limit", prompt: "Find where the session limit is read." } }] }, { text: "In two places." }, { text: "Done." });
-    a.send({ jsonrpc: "2.0", id: 2, method: "session/prompt", params: { sessionId, prompt: [{ type: "text", text: "Find why the session limit is ignored." }] } });
-    const answer = await a.response(2, 30_000);
-    if (answer.result?.stopReason !== "end_turn") throw new Error(`the scripted session ended with ${JSON.stringify(answer)}`);
-  } finally {
-    await a.close();
-    rmSync(ws, { recursive: true, force: true });
-  }
-  return seen;
-}
+const recordSubagent = () =>
+  record([
+    {
+      prompt: "Find why the session limit is ignored.",
+      responses: [{ calls: [{ id: "task", name: "agent__task", input: { description: "find the limit", prompt: "Find where the session limit is read." } }] }, { text: "In two places." }, { text: "Done." }],
+    },
+  ]);
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US").padStart(11);
 const ratio = (a: number, b: number) => (a / b).toFixed(3);
