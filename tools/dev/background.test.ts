@@ -6,7 +6,8 @@ import { afterAll, afterEach, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ShellTool, type ShellOptions } from "./shell.ts";
+import type { ShellTool } from "./shell.ts";
+import { type ShellLimits, testShell } from "../../tests/test-shell.ts";
 import { OutputRing } from "./background.ts";
 import { freePort, pidAlive as alive } from "../../tests/fake-mcp-helpers.ts";
 
@@ -20,23 +21,8 @@ afterEach(async () => {
   await Promise.all(shells.splice(0).map((s) => s.stopAll()));
 });
 
-function makeShell(background: Partial<NonNullable<ShellOptions["limits"]["background"]>> = {}): ShellTool {
-  const s = new ShellTool({
-    root,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base },
-    artifactDir: join(base, "artifacts"),
-    limits: {
-      inlineBytes: 50 * 1024,
-      inlineLines: 2000,
-      tailBytes: 8 * 1024,
-      captureBytes: 10 * 1024 * 1024,
-      defaultTimeoutS: 30,
-      maxTimeoutS: 60,
-      artifacts: 8,
-      maxRunning: 16,
-      background: { max: 4, outputBytes: 64 * 1024, readWaitMaxMs: 10_000, ...background },
-    },
-  });
+function makeShell(background: Partial<NonNullable<ShellLimits["background"]>> = {}): ShellTool {
+  const s = testShell(root, base, { maxRunning: 16, background: { max: 4, outputBytes: 64 * 1024, readWaitMaxMs: 10_000, ...background } });
   shells.push(s);
   return s;
 }

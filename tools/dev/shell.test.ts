@@ -3,7 +3,8 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ShellTool, type ShellOptions } from "./shell.ts";
+import type { ShellTool } from "./shell.ts";
+import { type ShellLimits, testShell } from "../../tests/test-shell.ts";
 import { pruneStaleSessions } from "./shell-capture.ts";
 import { killAllGroups } from "../../core/process-group.ts";
 import { pidAlive as alive, waitFor } from "../../tests/fake-mcp-helpers.ts";
@@ -15,23 +16,8 @@ mkdirSync(join(base, "outside"));
 symlinkSync(join(base, "outside"), join(root, "escape"));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-function makeShell(over: Partial<ShellOptions["limits"]> = {}, artifactDir = join(base, "artifacts")): ShellTool {
-  return new ShellTool({
-    root,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base },
-    artifactDir,
-    limits: {
-      inlineBytes: 50 * 1024,
-      inlineLines: 2000,
-      tailBytes: 8 * 1024,
-      captureBytes: 10 * 1024 * 1024,
-      defaultTimeoutS: 30,
-      maxTimeoutS: 60,
-      artifacts: 8,
-      maxRunning: 8,
-      ...over,
-    },
-  });
+function makeShell(over: Partial<ShellLimits> = {}, artifactDir = join(base, "artifacts")): ShellTool {
+  return testShell(root, base, over, artifactDir);
 }
 
 /** Starts a grandchild that ignores SIGTERM and records its pid in `file`. */
