@@ -14,8 +14,7 @@ import type { McpCallResult, McpSessionTools, McpToolInfo } from "../../core/mcp
 import { anthropicBlocks, billAnthropic, billOpenAi, floorUnits, openAiBlocks } from "../../tests/billing-model.ts";
 import { memoryAgent } from "../../tests/memory-agent.ts";
 import { cargoLog, tscEslintLog, vitestLog } from "../../tests/log-samples.ts";
-import { digestOutput } from "../../tools/dev/output-digest.ts";
-import { tailBytes } from "../../core/text-bounds.ts";
+import { POLICIES } from "./logs.ts";
 
 /** Deterministic text of about `bytes` bytes that reads like source or command output (seeded). */
 function filler(seed: number, bytes: number, kind: "file" | "log"): string {
@@ -38,16 +37,15 @@ function filler(seed: number, bytes: number, kind: "file" | "log"): string {
 const SCHEMA_PATH = { type: "object", properties: { path: { type: "string", description: "a path relative to the workspace" } }, required: ["path"] };
 const SCHEMA_CMD = { type: "object", properties: { command: { type: "string", description: "a shell command line" }, timeout_s: { type: "number", description: "seconds before the command is stopped" } }, required: ["command"] };
 
-/** What a shell call of the session answers with a log: raw as Tendril sent it before the digest
- *  (whole under the 50 KiB inline cap, else its last 8 KiB), or the digest. */
-type LogPolicy = "digest" | "raw";
+/** What a shell call of the session answers with a log: one of logs.ts's policies (Tendril's digest,
+ *  Tendril's raw output, or a peer's), by name. */
+type LogPolicy = "tendril digest" | "tendril raw" | "claude code" | "codex";
 
 /** The logs of the session's build and test runs (`npm test`, `npx tsc`): long, failures in the middle. */
 const LOGS = [() => vitestLog(900).text, () => cargoLog().text, () => tscEslintLog().text, () => vitestLog(600).text];
 
 function logAs(policy: LogPolicy, log: string): string {
-  if (policy === "digest") return Buffer.byteLength(log) > 8 * 1024 ? digestOutput(log).text : log;
-  return Buffer.byteLength(log) <= 50 * 1024 ? log : tailBytes(log, 8 * 1024);
+  return POLICIES.find(([name]) => name === policy)![1](log);
 }
 
 /** Two tools shaped like the `dev` ones: reading a file and running a command, with real-sized text;
@@ -157,9 +155,16 @@ export async function run(): Promise<void> {
   console.log(`  openai prefix hit share    ${(100 * (openai.read / openai.reusable)).toFixed(1).padStart(10)}%  of the tokens an earlier request sent (goal ≥ 95%); ${(100 * (openai.read / openai.prompt)).toFixed(1)}% of all prompt tokens`);
   // The same session with real-looking build and test logs (10 of its 37 requests follow one): billed as sent raw and as digested.
   const billed = async (policy: LogPolicy) => billAnthropic((await recordSession(policy)).map((r) => anthropicBlocks(toAnthropicBody({ ...r, promptCache: "on" }) as never)));
-  const withRaw = await billed("raw");
-  const withDigest = await billed("digest");
+  const withRaw = await billed("tendril raw");
+  const withDigest = await billed("tendril digest");
   console.log(`  with build and test logs   ${fmt(withDigest.units)}   digested (raw output: ${fmt(withRaw.units).trimStart()}; ×${ratio(withDigest.units, withRaw.units)} of it; ×${ratio(withDigest.units, cached.units)} of the session without logs)`);
+  // The same session, the same agent, only the logs shown as each peer shows them: what the log policy
+  // alone does to the bill (a peer's own prompts and caching are not part of it). Each on its provider.
+  const withClaude = await billed("claude code");
+  console.log(`  logs as Claude Code shows them ${fmt(withClaude.units).trimStart()} on Anthropic: the digest bills ×${ratio(withDigest.units, withClaude.units)} of it (and shows every failure; its 2 KB preview does not)`);
+  const openAiBilled = async (policy: LogPolicy) => billOpenAi((await recordSession(policy)).map((r) => openAiBlocks(toOpenAiBody(r, true) as never)));
+  const [codexOpenAi, digestOpenAi] = [await openAiBilled("codex"), await openAiBilled("tendril digest")];
+  console.log(`  logs as codex shows them   ${fmt(codexOpenAi.units)}   on OpenAI: the digest bills ${fmt(digestOpenAi.units).trimStart()}, ×${ratio(digestOpenAi.units, codexOpenAi.units)} of it`);
   // A subagent's first request: the parent's tools and system prompt, already written, are read back.
   const sub = await recordSubagent();
   const subBill = billAnthropic(sub.map((r) => anthropicBlocks(toAnthropicBody({ ...r, promptCache: "on" }) as never)));

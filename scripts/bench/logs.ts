@@ -12,7 +12,9 @@ import { median, note } from "./harness.ts";
 
 const tokens = (s: string) => Math.ceil(Buffer.byteLength(s) / 4);
 
-const POLICIES: [string, (s: string) => string][] = [
+/** What each agent sends the model of one command's output (Tendril's digest and raw output, and two
+ *  peers' policies as measured on their wire); the cost bench bills a session under each. */
+export const POLICIES: [string, (s: string) => string][] = [
   ["tendril digest", (s) => (Buffer.byteLength(s) > 8 * 1024 ? digestOutput(s).text : s)],
   ["tendril raw", (s) => (Buffer.byteLength(s) <= 50 * 1024 ? s : tailBytes(s, 8 * 1024))],
   ["claude code", (s) => (s.length <= 30_000 ? s : s.slice(0, 2000))],
