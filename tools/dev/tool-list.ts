@@ -90,6 +90,27 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       ...(opts.shellOutput !== "raw" ? { digestAboveBytes: limits.SHELL_DIGEST_ABOVE_BYTES } : {}),
     },
   });
+  const tools = devToolDefinitions(opts, shell, sandbox);
+  const plain = serverInstructions(root, await detectStack(root), limits);
+  const instructions = sb ? `${plain.trimEnd()}\n${sb.describeSandbox(ctxFor(current()))}\n` : plain;
+  return { tools, instructions, shell, artifactDir };
+}
+
+/** What a tool may do, as MCP's hints say it (the permission policy reads them). */
+const HINTS = {
+  /** Runs programs: anything may change, here or elsewhere. */
+  runs: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+  /** Reads or changes only what this session started or keeps (its background commands, its todo list). */
+  session: { readOnlyHint: true, openWorldHint: false },
+  /** Changes a workspace file. */
+  edits: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+  /** A hook the agent calls, never offered to a model. */
+  hook: { readOnlyHint: true },
+} as const;
+
+/** The tool definitions over one shell: the model's tools and the agent's hooks. */
+function devToolDefinitions(opts: DevToolsOptions, shell: ShellTool, sandbox: boolean): ToolDefinition[] {
+  const { root, limits } = opts;
   const editor = new StrReplaceTool({
     root,
     extraRoots: opts.extraRoots ?? [],
@@ -99,14 +120,14 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
   });
   const todo = new TodoList({ maxItems: limits.TODO_ITEMS, maxItemChars: limits.TODO_ITEM_CHARS });
   const text = toolDescriptions(limits);
-  const tools: ToolDefinition[] = [
+  return [
     defineTool({
       name: "shell",
       title: "Run a shell command",
       description: text.shell,
       inputSchema: shellInput,
       listedSchema: listed.shell,
-      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      annotations: HINTS.runs,
       liveOutput: true,
       run: (args, signal, io) => shell.call(args, signal, false, io?.onOutput, io?.onEnd),
     }),
@@ -117,7 +138,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.shellRead,
       inputSchema: shellReadInput,
       listedSchema: listed.shell_read,
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      annotations: HINTS.session,
       run: (args) => shell.read(args),
     }),
     // What is written is input to a program the session started: asked as a command is (the policy
@@ -128,7 +149,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.shellWrite,
       inputSchema: shellWriteInput,
       listedSchema: listed.shell_write,
-      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      annotations: HINTS.runs,
       run: (args) => shell.write(args),
     }),
     // Ending a command this session started changes nothing else.
@@ -138,7 +159,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.shellKill,
       inputSchema: shellKillInput,
       listedSchema: listed.shell_kill,
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      annotations: HINTS.session,
       run: (args) => shell.kill(args),
     }),
     defineTool({
@@ -147,7 +168,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.strReplace,
       inputSchema: strReplaceInput,
       listedSchema: listed.str_replace,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
+      annotations: HINTS.edits,
       run: (args) => editor.call(args),
     }),
     // Read-only for permission purposes: it changes only this session's in-memory list, never the workspace.
@@ -157,7 +178,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.todo,
       inputSchema: todoInput,
       listedSchema: listed.todo,
-      annotations: { readOnlyHint: true, openWorldHint: false },
+      annotations: HINTS.session,
       run: async (args) => todo.update(args),
     }),
     // Only with a confined shell: the agent runs one command the sandbox stopped again, unconfined, once the
@@ -169,7 +190,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
             description: "Runs one shell command without the sandbox, after the user allowed it (called by the agent, never by a model).",
             inputSchema: shellInput,
             listedSchema: listed.shell,
-            annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+            annotations: HINTS.runs,
             liveOutput: true,
             run: (args, signal, io) => shell.call(args, signal, true, io?.onOutput),
           }),
@@ -180,7 +201,7 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.stop,
       inputSchema: noInput,
       listedSchema: listed.hook,
-      annotations: { readOnlyHint: true },
+      annotations: HINTS.hook,
       run: async () => ({ text: todo.stopObjection() }),
     }),
     defineTool({
@@ -188,11 +209,8 @@ export async function buildDevTools(opts: DevToolsOptions): Promise<DevTools> {
       description: text.postCompact,
       inputSchema: noInput,
       listedSchema: listed.hook,
-      annotations: { readOnlyHint: true },
+      annotations: HINTS.hook,
       run: async () => ({ text: todo.afterCompaction() }),
     }),
   ];
-  const plain = serverInstructions(root, await detectStack(root), limits);
-  const instructions = sb ? `${plain.trimEnd()}\n${sb.describeSandbox(ctxFor(current()))}\n` : plain;
-  return { tools, instructions, shell, artifactDir };
 }
