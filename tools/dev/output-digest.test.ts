@@ -31,12 +31,23 @@ test("what a terminal shows: colours and cursor codes removed, \\r and erase-lin
 test("a folded run never hides a line that looks like trouble, wherever it falls among look-alike lines", () => {
   let seed = 7;
   const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
-  const troubles = ["Error: boom", "  ✖ does a thing", "FAIL src/a.test.ts", "thread 'main' panicked at src/x.rs:1:2:", "AssertionError: nope", "    at run (/w/src/x.ts:10:5)", "E       assert 1 == 2", "src/x.ts(3,4): error TS1005: ';' expected."];
+  // Each made unique by its id where the shape allows (a stack frame must end with its location).
+  const troubles = [
+    (id: string) => `Error: boom ${id}`,
+    (id: string) => `  ✖ does a thing ${id}`,
+    (id: string) => `FAIL src/a.test.ts ${id}`,
+    (id: string) => `thread 'main' panicked at src/x${id}.rs:1:2:`,
+    (id: string) => `AssertionError: nope ${id}`,
+    (id: string) => `    at run${id} (/w/src/x.ts:10:5)`,
+    (id: string) => `E       assert 1 == 2 ${id}`,
+    (id: string) => `src/x.ts(3,4): error TS1005: ';' expected. ${id}`,
+    (id: string) => `src/app${id}.ts:12:5 expected a semicolon`,
+  ];
   for (let round = 0; round < 200; round++) {
     const lines = Array.from({ length: 300 + rnd(3000) }, (_, i) => `✓ case ${i} passes (${rnd(9)} ms)`);
     const planted: string[] = [];
     for (let k = 0; k < 1 + rnd(5); k++) {
-      const t = `${troubles[rnd(troubles.length)]!} #${round}.${k}`;
+      const t = troubles[rnd(troubles.length)]!(`_${round}_${k}`);
       lines.splice(rnd(lines.length), 0, t);
       planted.push(t);
     }
