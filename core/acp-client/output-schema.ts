@@ -7,6 +7,7 @@ import { format as FORMATS, Validator, type OutputUnit, type Schema, type Schema
 import { DEFAULT_LIMITS } from "../limits.ts";
 import { isObject } from "../wire/jsonrpc.ts";
 import { answerTooLarge, type DocumentBounds, documentOutOfBounds, usesUniqueItems } from "./output-document-bounds.ts";
+import { DRAFTS, KEYWORDS, type Kind, KIND_WORDS, TYPES } from "./schema-keywords.ts";
 import instructionTemplate from "./output-schema.md" with { type: "text" };
 import retryTemplate from "./output-schema-retry.md" with { type: "text" };
 
@@ -30,47 +31,6 @@ const MAX_PROBLEM_CHARS = 300;
 /** How deep subschemas may nest: far past any real schema, and short of the validator's cost in
  *  resolving a path per level (quadratic: a 1 MiB file of nested `not`s would take seconds). */
 const MAX_SCHEMA_DEPTH = 100;
-
-/** `$schema` → the draft it names; none means 2020-12, the current one. */
-const DRAFTS: Record<string, SchemaDraft> = {
-  "https://json-schema.org/draft/2020-12/schema": "2020-12",
-  "https://json-schema.org/draft/2019-09/schema": "2019-09",
-  "https://json-schema.org/draft-07/schema": "7",
-};
-
-/** What a keyword's value must be: the rules of each draft's meta-schema, as a table. */
-type Kind = "schema" | "schemas" | "schemaMap" | "schemaOrSchemas" | "dependencies" | "stringsMap" | "nonNegInt" | "number" | "positive" | "string" | "strings" | "regex" | "boolean" | "array" | "values" | "object" | "any" | "type" | "format" | "recursiveRef";
-
-const COMMON: Record<string, Kind> = {
-  $schema: "string", $id: "string", $ref: "string", $comment: "string", $defs: "schemaMap", definitions: "schemaMap",
-  title: "string", description: "string", default: "any", examples: "array", readOnly: "boolean", writeOnly: "boolean",
-  type: "type", enum: "values", const: "any",
-  multipleOf: "positive", maximum: "number", minimum: "number", exclusiveMaximum: "number", exclusiveMinimum: "number",
-  maxLength: "nonNegInt", minLength: "nonNegInt", pattern: "regex", format: "format", contentMediaType: "string", contentEncoding: "string",
-  maxItems: "nonNegInt", minItems: "nonNegInt", uniqueItems: "boolean", contains: "schema",
-  maxProperties: "nonNegInt", minProperties: "nonNegInt", required: "strings", properties: "schemaMap", patternProperties: "schemaMap",
-  additionalProperties: "schema", propertyNames: "schema", dependencies: "dependencies",
-  allOf: "schemas", anyOf: "schemas", oneOf: "schemas", not: "schema", if: "schema", then: "schema", else: "schema",
-};
-const SINCE_2019: Record<string, Kind> = {
-  $anchor: "string", $vocabulary: "object", deprecated: "boolean", dependentRequired: "stringsMap", dependentSchemas: "schemaMap",
-  unevaluatedItems: "schema", unevaluatedProperties: "schema", minContains: "nonNegInt", maxContains: "nonNegInt", contentSchema: "schema",
-};
-const KEYWORDS: Record<SchemaDraft, Record<string, Kind>> = {
-  "2020-12": { ...COMMON, ...SINCE_2019, prefixItems: "schemas", items: "schema" },
-  "2019-09": { ...COMMON, ...SINCE_2019, items: "schemaOrSchemas", additionalItems: "schema", $recursiveRef: "recursiveRef", $recursiveAnchor: "boolean" },
-  "7": { ...COMMON, items: "schemaOrSchemas", additionalItems: "schema" },
-  "4": {},
-};
-/** Kinds whose value is worded in a refusal ("minLength must be a non-negative integer: -1"). */
-const KIND_WORDS: Record<Kind, string> = {
-  schema: "a schema (an object or true/false)", schemas: "a non-empty array of schemas", schemaMap: "an object whose values are schemas",
-  schemaOrSchemas: "a schema or a non-empty array of schemas", dependencies: "an object whose values are schemas or arrays of unique strings",
-  stringsMap: "an object whose values are arrays of unique strings", nonNegInt: "a non-negative integer", number: "a number",
-  positive: "a number greater than 0", string: "a string", strings: "an array of unique strings", regex: "a regular expression",
-  boolean: "true or false", array: "an array", values: "a non-empty array", object: "an object", any: "any value", type: "JSONType or JSONType[]", format: "a string", recursiveRef: '"#"',
-};
-const TYPES = new Set(["array", "boolean", "integer", "null", "number", "object", "string"]);
 
 function draftOf(schema: unknown, file: string): SchemaDraft {
   const declared = isObject(schema) ? schema.$schema : undefined;
