@@ -38,8 +38,15 @@ async function oneCall(ex: Executor, kind: string, ending: Ending, i: number): P
   const command = `${escape}\n${ending !== "return" ? "sleep 30" : i % 2 === 0 ? "sleep 0.05" : "true"}`;
   const abort = new AbortController();
   if (ending === "cancel") setTimeout(() => abort.abort(), 20 + (i % 5) * 30);
-  const outcome = await ex.run({ command, cwd: root, env, timeoutMs: ending !== "timeout" ? 20_000 : i % 10 === 0 ? 1200 : 300, signal: abort.signal, onOutput: () => {} });
-  expect({ timedOut: outcome.timedOut, cancelled: outcome.cancelled }).toEqual({ timedOut: ending === "timeout", cancelled: ending === "cancel" });
+  let output = "";
+  const outcome = await ex.run({ command, cwd: root, env, timeoutMs: ending !== "timeout" ? 20_000 : i % 10 === 0 ? 1200 : 300, signal: abort.signal, onOutput: (_stream, chunk) => void (output += chunk.toString()) });
+  // How it ended, with what it printed and what the launcher said when it is not what was meant (a
+  // sandbox that could not start says so here).
+  const ended = { timedOut: outcome.timedOut, cancelled: outcome.cancelled };
+  const meant = { timedOut: ending === "timeout", cancelled: ending === "cancel" };
+  if (ended.timedOut !== meant.timedOut || ended.cancelled !== meant.cancelled) {
+    expect({ kind, ending, ...ended, exitCode: outcome.exitCode, signal: outcome.signal, stopped: outcome.stopped, output: output.slice(-600) }).toEqual({ kind, ending, ...meant } as never);
+  }
   return survivors(m, 1000);
 }
 
