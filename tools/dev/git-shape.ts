@@ -233,11 +233,31 @@ const GITLINK_MODE = 0o160000;
  * when it cannot be read (the caller fails closed).
  */
 export function indexGitlinks(gitDir: string, maxBytes: number): string[] | string | undefined {
+  const file = resolve(gitDir, "index");
+  let stamp: string;
+  try {
+    const st = lstatSync(file);
+    if (st.size > maxBytes) return `the index is larger than ${maxBytes} bytes`;
+    stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+  // A large repository's index (~100 bytes a file) is read once per change, not at every walk.
+  const known = readIndexes.get(file);
+  if (known?.stamp === stamp) return known.links;
+  const links = readGitlinks(gitDir, file);
+  if (readIndexes.size >= MAX_INDEXES_KEPT) readIndexes.delete(readIndexes.keys().next().value!);
+  readIndexes.set(file, { stamp, links });
+  return links;
+}
+
+/** Indexes read, by path: their stamp then, and their gitlinks. */
+const readIndexes = new Map<string, { stamp: string; links: string[] | string | undefined }>();
+const MAX_INDEXES_KEPT = 64;
+
+function readGitlinks(gitDir: string, file: string): string[] | string | undefined {
   let data: Buffer;
   try {
-    const file = resolve(gitDir, "index");
-    const { size } = lstatSync(file);
-    if (size > maxBytes) return `the index is larger than ${maxBytes} bytes`;
     data = readFileSync(file);
   } catch {
     return undefined;

@@ -39,8 +39,9 @@ export interface GitState {
   complete: boolean;
 }
 
-/** Hooks larger than this are judged by their stamp, not read. */
+/** Hooks larger than this, or past the first HOOKS_READ of a folder, are judged by their stamp, not read. */
 const HOOK_READ_BYTES = 1 << 20;
+const HOOKS_READ = 64;
 /** A hook's identity: its content (a rewrite with the same bytes, as hook managers do at each install, is no change). */
 const contentId = (p: string) => {
   try {
@@ -167,8 +168,10 @@ function addGitDir(state: GitState, dir: string, beforeRead: (dir: string) => vo
   const hooks = hooksFolder(dir, read.files, pointer);
   beforeRead(dir);
   beforeRead(hooks);
-  for (const hook of hookFiles(hooks)) {
-    state.sources.set(hook, { id: contentId(hook), programs: [`hook ${basename(hook)}`], gitDir: dir, hook: true, ...(reachedBy !== undefined && { via: reachedBy }) });
+  // Read by content up to a bound: a hooks path set to a large folder is judged by stamps past it.
+  for (const [k, hook] of hookFiles(hooks).entries()) {
+    const id = k < HOOKS_READ ? contentId(hook) : idOf(hook);
+    state.sources.set(hook, { id, programs: [`hook ${basename(hook)}`], gitDir: dir, hook: true, ...(reachedBy !== undefined && { via: reachedBy }) });
   }
 }
 
