@@ -202,27 +202,27 @@ function pick(flag: string, wanted: string, choices: Choice[]): string {
   throw new SettingError(`${flag} ${JSON.stringify(wanted)} is not offered by the agent; it offers: ${names || "(none)"}`);
 }
 
+/** Each flag's setting: the config option's category, else the older session state that lists choices. */
+const SETTINGS = [
+  { key: "mode", flag: "--mode", state: "modes", list: "availableModes", id: "id", method: "session/set_mode", param: "modeId", none: "the agent offers no session modes" },
+  { key: "model", flag: "--model", state: "models", list: "availableModels", id: "modelId", method: "session/set_model", param: "modelId", none: "the agent offers no model choice" },
+] as const;
+
 /** The requests that apply `wanted` to a new session, or a SettingError naming the agent's choices. */
 export function settingRequests(sessionId: string, session: unknown, wanted: WantedSettings): SettingRequest[] {
   const s = isObject(session) ? session : {};
   const out: SettingRequest[] = [];
-  if (wanted.mode !== undefined) {
-    const option = configOption(s, "mode");
-    const modes = isObject(s.modes) ? listOf(s.modes.availableModes, "id") : [];
+  for (const k of SETTINGS) {
+    const want = wanted[k.key];
+    if (want === undefined) continue;
+    const option = configOption(s, k.key);
+    const state = s[k.state];
+    const listed = isObject(state) ? listOf(state[k.list], k.id) : [];
     if (option) {
-      out.push({ method: "session/set_config_option", params: { sessionId, configId: option.id, value: pick("--mode", wanted.mode, option.choices) } });
-    } else if (modes.length > 0) {
-      out.push({ method: "session/set_mode", params: { sessionId, modeId: pick("--mode", wanted.mode, modes) } });
-    } else throw new SettingError("--mode: the agent offers no session modes");
-  }
-  if (wanted.model !== undefined) {
-    const option = configOption(s, "model");
-    const models = isObject(s.models) ? listOf(s.models.availableModels, "modelId") : [];
-    if (option) {
-      out.push({ method: "session/set_config_option", params: { sessionId, configId: option.id, value: pick("--model", wanted.model, option.choices) } });
-    } else if (models.length > 0) {
-      out.push({ method: "session/set_model", params: { sessionId, modelId: pick("--model", wanted.model, models) } });
-    } else throw new SettingError("--model: the agent offers no model choice");
+      out.push({ method: "session/set_config_option", params: { sessionId, configId: option.id, value: pick(k.flag, want, option.choices) } });
+    } else if (listed.length > 0) {
+      out.push({ method: k.method, params: { sessionId, [k.param]: pick(k.flag, want, listed) } });
+    } else throw new SettingError(`${k.flag}: ${k.none}`);
   }
   return out;
 }
