@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { markSource, setMarkSource, setSubreaper, subreaperOn } from "../../core/process-group.ts";
-import { adoptedZombies, blanked, hasPerl, KINDS, killRun, markers, survivors } from "../../tests/orphan-kinds.ts";
+import { adoptedZombies, blanked, hasPerl, KINDS, killRun, markers, sleeping, survivors } from "../../tests/orphan-kinds.ts";
 import { type Executor, GroupExecutor } from "./exec.ts";
 import { sandboxLauncher } from "./sandbox.ts";
 
@@ -92,7 +92,12 @@ test("the same with the `ps` fallback macOS uses to find a command's processes (
 }, 240_000);
 
 test.if(process.platform === "linux")("regression: a process that left the group and emptied its environment (its mark gone) survived its call; the subreaper ends it, and waits for it", async () => {
-  const emptied = (m: string) => `setsid sh -c 'exec env -i sleep ${m}' >/dev/null 2>&1 </dev/null &`;
+  // The call returns only once the process has left the group (a busy machine could otherwise kill it
+  // with the group before its setsid, and nothing would be left to find either way).
+  const emptied = (m: string) => {
+    const ready = join(base, `left-${m}`);
+    return `setsid sh -c 'touch ${ready}; exec env -i sleep ${m}' >/dev/null 2>&1 </dev/null &\nwhile [ ! -e ${ready} ]; do sleep 0.01; done`;
+  };
   expect(setSubreaper(true)).toBe(true);
   const ex = new GroupExecutor();
   for (let i = 0; i < 10; i++) {
@@ -106,6 +111,8 @@ test.if(process.platform === "linux")("regression: a process that left the group
   try {
     const m = marker();
     await ex.run({ command: `${emptied(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+    // it is running (its `exec sleep` may take a moment on a busy machine), and stays
+    for (const end = Date.now() + 5000; sleeping(m).length === 0 && Date.now() < end; ) await Bun.sleep(20);
     expect((await survivors(m, 500)).length).toBe(1);
   } finally {
     setSubreaper(true);
