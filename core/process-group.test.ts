@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childrenOf, pidAlive, processGroup, readPidFile, waitFor } from "../tests/fake-mcp-helpers.ts";
-import { killRun, markers, sleeping, survivors } from "../tests/orphan-kinds.ts";
-import { findCommand, killAllGroupsNow, killGroup, liveGroupCount, SpawnError, spawnGroup } from "./process-group.ts";
+import { blanked, hasPerl, killRun, markers, sleeping, survivors } from "../tests/orphan-kinds.ts";
+import { findCommand, killAllGroupsNow, killGroup, liveGroupCount, setSubreaper, SpawnError, spawnGroup } from "./process-group.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
@@ -193,3 +193,49 @@ test("regression: a process that left its group (setsid) outlived killGroup and 
     killRun(run);
   }
 });
+
+/** Whether `pid` is this process's child now (an orphan it adopted). */
+const adopted = (pid: number) => {
+  try {
+    return Number(readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.split(" ")[1]) === process.pid;
+  } catch {
+    return false;
+  }
+};
+
+test.if(process.platform === "linux" && hasPerl)("an adopted orphan ends with the group it came from: a running group's (by its session, its mark, or unnamed and older than the command that ended) outlives another group's end; an unnamed one that appeared during a command ends with it", async () => {
+  expect(setSubreaper(true)).toBe(true);
+  const { run, next } = markers();
+  const dir = mkdtempSync(join(tmpdir(), "tendril-pg-"));
+  const [named, sameSession, unnamed, late] = [next(), next(), next(), next()];
+  try {
+    // A server-like group whose orphans come back to us while it runs: one keeps its mark, one blanks
+    // it but stays in the group's session, one blanks it after setsid; a fourth comes when told.
+    const a = spawnGroup({
+      label: "a",
+      command: "sh",
+      args: ["-c", [`(setsid sleep ${named} >/dev/null 2>&1 </dev/null &)`, blanked(sameSession, join(dir, "r1"), "pgrp"), blanked(unnamed, join(dir, "r2")), "read go", blanked(late, join(dir, "r3")), "sleep 30"].join("\n")],
+      env,
+      stdin: "pipe",
+    });
+    const kept = [named, sameSession, unnamed];
+    expect(await waitFor(() => kept.every((m) => sleeping(m).some(adopted)), 5000)).toBe(true);
+    // A command that starts and ends meanwhile ends none of them.
+    const b = spawnGroup({ label: "b", command: "true", env, stdin: "ignore" });
+    await new Promise((r) => b.once("exit", r));
+    await killGroup(b.pid!);
+    expect(kept.map((m) => sleeping(m).length)).toEqual([1, 1, 1]);
+    // An unnamed orphan that comes back while a command runs is ended with that command.
+    const c = spawnGroup({ label: "c", command: "sleep", args: ["30"], env, stdin: "ignore" });
+    a.stdin!.write("go\n");
+    expect(await waitFor(() => sleeping(late).some(adopted), 5000)).toBe(true);
+    await killGroup(c.pid!);
+    expect(await survivors(late, 1000)).toEqual([]);
+    expect(kept.map((m) => sleeping(m).length)).toEqual([1, 1, 1]);
+    // Its own group's end ends the rest.
+    await killGroup(a.pid!);
+    expect([...(await survivors(named, 1000)), ...(await survivors(sameSession, 1000)), ...(await survivors(unnamed, 1000))]).toEqual([]);
+  } finally {
+    killRun(run);
+  }
+}, 30_000);

@@ -1,17 +1,18 @@
 // Owns every process group Tendril starts: spawning a command as the leader of a new group, the
 // watchdog that kills the group when this process dies (even by SIGKILL), the registry of live
 // groups, and the one kill ladder (SIGTERM, SIGKILL after a grace), which takes the processes that left
-// the group too: on Linux this process is a child subreaper (subreaper.ts), so those come back to it as
-// children once their parents are gone and are ended from there, whatever they did to their
-// environment; elsewhere they are found by process-marks.ts's mark. Does not read output or speak any
-// protocol; the callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
+// the group too (strays): on Linux this process is a child subreaper (subreaper.ts), so those come back
+// to it as children once their parents are gone, are told apart from the children of groups still
+// running, and are ended and waited for from there, whatever they did to their environment; elsewhere
+// they are found by process-marks.ts's mark, one look per ended group. Does not read output or speak
+// any protocol; the callers (shell tool, MCP stdio transport, ACP agent process, conductor) do.
 import type { ChildProcess } from "node:child_process";
 import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { logFailure } from "./log.ts";
-import { findMarked, MARK_VAR, markEnv, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
-import { ownChildren, ownGroup, reap, subreaperActive, subreaperOn } from "./subreaper.ts";
+import { findMarked, findMarkedNow, MARK_VAR, markEnv, markOf, markSource, newMark, ownerMark, type Since, stillMarked } from "./process-marks.ts";
+import { childPids, ownChildren, ownGroup, type ProcStat, procStat, reap, subreaperActive, subreaperOn } from "./subreaper.ts";
 
 /** Where the marks are read (/proc, or the `ps` fallback macOS uses): tests run both. */
 export { markSource, setMarkSource } from "./process-marks.ts";
@@ -79,10 +80,24 @@ const WATCHDOG = [
 const GATE = 'read _ <&3 || exit 125; exec 3<&-; exec "$0" "$@"';
 const POLL_MS = 10;
 
-/** Live groups (pgid → label and the mark its processes carry). A group stays here until killGroup has finished with it. */
-const live = new Map<number, { label: string; mark: string; since: Since }>();
+interface Group {
+  label: string;
+  /** The mark its processes carry. */
+  mark: string;
+  since: Since;
+  /** Its leader's start (subreaper.ts's clock ticks; with the subreaper only): every process of the
+   *  group started no earlier. */
+  start?: number;
+  /** killGroup has begun with it: its processes no longer count as a running group's. */
+  ending: boolean;
+}
+/** Live groups by pgid. A group stays here until killGroup has finished with it. */
+const live = new Map<number, Group>();
+/** killGroup under way, by pgid: a second call (a timeout, then the command's end) waits for the first. */
+const killing = new Map<number, Promise<void>>();
 /** Children this process spawned itself (group leaders, watchdogs) until the runtime has reaped them:
- *  never waited for here, never taken for an adopted orphan. */
+ *  never waited for here, never taken for an adopted orphan. Every child spawned outside our own
+ *  process group is one of these (the runtime's other children, `ps` or a probe, stay in it). */
 const spawned = new Set<number>();
 const track = (child: ChildProcess) => {
   if (child.pid === undefined) return;
@@ -143,7 +158,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     throw new SpawnError(`cannot start ${spec.label}: ${JSON.stringify(spec.command)}: ${where}`);
   }
   const mark = newMark();
-  subreaperOn();
+  const adopting = subreaperOn();
   const child = childProcess().spawn("/bin/sh", ["-c", GATE, file, ...(spec.args ?? [])], {
     cwd,
     env: markEnv(spec.env, mark),
@@ -173,7 +188,7 @@ export function spawnGroup(spec: GroupSpawn): ChildProcess {
     signalGroup(pgid, "SIGKILL");
     throw refused();
   }
-  live.set(pgid, { label: spec.label, mark, since: { pid: pgid, at: Date.now() } });
+  live.set(pgid, { label: spec.label, mark, since: { pid: pgid, at: Date.now() }, start: adopting ? procStat(pgid)?.start : undefined, ending: false });
   return child;
 }
 
@@ -270,7 +285,7 @@ export function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
 }
 
 /** Sends `sig` to each of `pids`, ignoring those gone. */
-function signalEach(pids: readonly number[], sig: NodeJS.Signals): void {
+function signalEach(pids: Iterable<number>, sig: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
       process.kill(pid, sig);
@@ -280,83 +295,221 @@ function signalEach(pids: readonly number[], sig: NodeJS.Signals): void {
   }
 }
 
-/**
- * The processes carrying `mark`; a look that finds none is made again: a process that forks and exits
- * while one look reads the process list (a double fork's middle process) can hide its child from that
- * look, never from the next, which starts after the child exists.
- */
-function findStrays(mark: string, since: Since | undefined): number[] {
-  const pids = findMarked(mark, since);
-  return pids.length > 0 ? pids : findMarked(mark, since);
-}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long killed strays (SIGKILL: they die at once) are waited for before the next look. */
+const SETTLE_MS = 500;
 
-/** SIGKILL, in rounds until two looks in a row find none (a stray may fork between a look and a kill),
- *  to every process that still carries `mark`. */
-function killMarked(mark: string, since: Since): void {
-  for (let round = 0; round < strayRounds; round++) {
-    const pids = findStrays(mark, since);
-    if (pids.length === 0) return;
-    signalEach(pids, "SIGKILL");
+/**
+ * The kill ladder, the one there is: SIGTERM to group `pgid` (if any) and to `pids` (strays), then
+ * SIGKILL once `grace` has passed to what is still there, unless all of it ended first. Zombies nobody
+ * reaped still count as members, so the SIGKILL to a group that was there goes out whatever the polls
+ * said. Whether there was anything to end.
+ */
+async function ladder(pgid: number | undefined, pids: readonly number[], grace: number, strays: Strays): Promise<boolean> {
+  const present = () => pgid !== undefined && (strays.reapGroup(pgid), signalGroup(pgid, 0));
+  let groupLeft = pgid !== undefined && signalGroup(pgid, "SIGTERM");
+  signalEach(pids, "SIGTERM");
+  let left = pids.filter((pid) => !strays.gone(pid));
+  if (!groupLeft && left.length === 0) return pids.length > 0;
+  const inGroup = groupLeft;
+  const deadline = Date.now() + grace;
+  while (Date.now() < deadline) {
+    await sleep(Math.min(POLL_MS, Math.max(1, deadline - Date.now())));
+    groupLeft = groupLeft && present();
+    left = left.filter((pid) => !strays.gone(pid));
+    if (!groupLeft && left.length === 0) break;
   }
-}
-
-/**
- * The kill ladder: SIGTERM to the group and to the processes that left it (strays: they carry the
- * group's mark), then SIGKILL once the grace has passed unless all of them ended first. Zombies
- * nobody reaped still count as members, so the last SIGKILL to the group is sent whatever the polls
- * said; strays are killed until a look finds none.
- */
-export async function killGroup(pgid: number, grace: number = graceMs): Promise<void> {
-  const { mark, since } = live.get(pgid) ?? {};
-  // A subreaper finds what left the group among its own children once the group is gone: no
-  // process's environment is read (the marks stay for the watchdog, and where there is no subreaper).
-  const adopting = subreaperOn();
-  try {
-    const inGroup = signalGroup(pgid, "SIGTERM");
-    const strays = mark === undefined || adopting ? [] : findStrays(mark, since);
-    signalEach(strays, "SIGTERM");
-    if (!inGroup && strays.length === 0) return;
-    const deadline = Date.now() + grace;
-    let groupLeft = inGroup;
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(1, deadline - Date.now()))));
-      groupLeft = groupLeft && signalGroup(pgid, 0);
-      if (!groupLeft && !strays.some((pid) => stillMarked(pid, mark!))) break;
-    }
-    if (groupLeft) signalGroup(pgid, "SIGKILL");
-    if (mark !== undefined && !adopting) killMarked(mark, since!);
-  } finally {
-    dropWatchdog(pgid);
-    if (adopting) await endAdopted();
+  if (inGroup && groupLeft) {
+    signalGroup(pgid!, "SIGKILL");
+    // Until it is gone (the runtime reaps its leader): its members are not taken for strays.
+    for (const end = Date.now() + SETTLE_MS; present() && Date.now() < end; ) await sleep(POLL_MS);
   }
+  signalEach(left, "SIGKILL");
+  return true;
 }
 
+/** Where the strays of one ended group are looked for. */
+interface Strays {
+  /** One look: the strays there now. */
+  look(): Promise<number[]>;
+  /** Whether a stray the last look found has ended (a subreaper's own child is waited for then). */
+  gone(pid: number): boolean;
+  /** Waits for the group's members that ended and came back to us (a subreaper's: a member whose
+   *  parent died first), which would keep the group from reading empty. */
+  reapGroup(pgid: number): void;
+}
+
+/** Groups whose command still runs (killGroup has not begun with them). */
+const running = (): [number, Group][] => [...live].filter(([, g]) => !g.ending);
+
 /**
- * Ends the orphans this subreaper adopted: children it did not spawn itself that left our own process
- * group (a `setsid`, a daemon) and carry no live group's mark (a blanked or emptied environment
- * counts as none), in rounds while a kill brings their own children back to us; and waits for those
- * that died. A child of a live group (an MCP server's daemon) keeps running until its group ends.
+ * The marks (macOS, no subreaper): each look is one read of every process's environment (by `ps`, or
+ * /proc), asynchronous, for every process carrying one of this Tendril's marks and none of a running
+ * group's. So a look finds what any ended group left behind, and a stray one look missed (a process
+ * that forked and exited while `ps` read the list can hide its child) is found by the next ended
+ * group's look; the watchdog's rounds take what remains when Tendril exits.
  */
-async function endAdopted(): Promise<void> {
-  const own = ownGroup();
-  const liveMarks = () => [...live.values()].map((g) => g.mark);
-  for (let round = 0; round < strayRounds; round++) {
-    const orphans: number[] = [];
-    for (const c of ownChildren(MARK_VAR)) {
+function markedStrays(group: Group): Strays {
+  const ours = `${ownerMark()}-`;
+  return {
+    look: async () => {
+      const runs = running();
+      return (await findMarked(ours, group.since)).filter((m) => !runs.some(([, g]) => m.marks.includes(g.mark))).map((m) => m.pid);
+    },
+    gone: (pid) => !stillMarked(pid, ours),
+    reapGroup: () => {},
+  };
+}
+
+/** Descendants of the strays found, at most this many (a fork bomb is taken in the next rounds). */
+const MAX_STRAYS = 4096;
+
+/**
+ * Zombies among our children in our own process group, by pid (with their start and when first seen):
+ * not strays (nothing of a group rejoins our group) but what a child of the runtime's own left when it
+ * exited (bwrap's probe forks). The runtime waits for its own children within a turn of the event loop,
+ * and waiting for one of those here would take its status (the runtime then reports ECHILD), so a
+ * zombie here is waited for only once an earlier look, ZOMBIE_AGE_MS before, saw it already.
+ */
+let lingering = new Map<number, { start: number; at: number }>();
+const ZOMBIE_AGE_MS = 1000;
+
+/**
+ * The subreaper (Linux): a process that left a group comes back to us once its parents are gone, and
+ * every process that left an ended group has by the time the group is gone, so the strays are among
+ * our own children: each look reads our children (not every process on the machine), waits for those
+ * that ended, and takes those that are not the runtime's own (spawned here, or in our own process
+ * group), not a running group's (adoptedByRunning), with all their descendants.
+ */
+function adoptedStrays(group: Group | undefined): Strays {
+  /** Start of each stray found (a pid that now names another process is not ours to signal or reap). */
+  const starts = new Map<number, number>();
+  const look = (): number[] => {
+    const own = ownGroup();
+    const runs = running();
+    const found: number[] = [];
+    const seen = new Map<number, { start: number; at: number }>();
+    for (const c of ownChildren()) {
+      // The runtime's own children are never waited for or ended here: it waits for them itself.
       if (spawned.has(c.pid)) continue;
-      // A zombie in our own group is a child the runtime spawned itself (a probe's execFile): its
-      // status is the runtime's to take. Adopted orphans are never in our group.
-      if (c.zombie) {
-        if (c.pgid !== own) reap(c.pid);
+      if (c.pgid === own) {
+        if (c.state !== "Z") continue;
+        const before = lingering.get(c.pid);
+        if (before?.start === c.start && Date.now() - before.at >= ZOMBIE_AGE_MS) reap(c.pid);
+        else seen.set(c.pid, before?.start === c.start ? before : { start: c.start, at: Date.now() });
         continue;
       }
-      if (c.pgid === own || liveMarks().some((m) => c.marks.includes(m))) continue;
-      orphans.push(c.pid);
+      if (c.state === "Z") {
+        reap(c.pid); // an adopted orphan that ended: nothing else would wait for it
+        continue;
+      }
+      if (adoptedByRunning(c, runs, group)) continue;
+      starts.set(c.pid, c.start);
+      found.push(c.pid);
     }
-    if (orphans.length === 0) return;
-    signalEach(orphans, "SIGKILL");
-    // Each dies at once (SIGKILL); it is waited for, and what it had forked comes back to us.
-    for (let t = 0; t < 50 && orphans.some((pid) => !reap(pid) && pidAlive(pid)); t++) await new Promise((r) => setTimeout(r, POLL_MS));
+    lingering = seen;
+    return withDescendants(found, starts);
+  };
+  return {
+    look: async () => look(),
+    gone: (pid) => {
+      const st = procStat(pid);
+      if (st === undefined || st.start !== starts.get(pid)) return true; // ended and waited for; the pid is not its any more
+      if (st.state !== "Z") return false;
+      if (st.ppid !== process.pid) return false; // its parent is ending too: then it is ours to wait for
+      reap(pid);
+      return true;
+    },
+    reapGroup: (pgid) => {
+      for (const c of ownChildren()) if (c.pgid === pgid && c.state === "Z" && !spawned.has(c.pid)) reap(c.pid);
+    },
+  };
+}
+
+/** `roots` and every process they started (which would come back to us at their death, one round later
+ *  each), at most MAX_STRAYS; `starts` learns each one's start. */
+function withDescendants(roots: number[], starts: Map<number, number>): number[] {
+  const all = [...roots];
+  for (let i = 0; i < all.length && all.length < MAX_STRAYS; i++) {
+    for (const kid of childPids(all[i]!)) {
+      const st = procStat(kid);
+      if (st === undefined || starts.has(kid)) continue;
+      starts.set(kid, st.start);
+      all.push(kid);
+    }
+  }
+  return all;
+}
+
+/**
+ * Whether our adopted child `c` belongs to a group whose command still runs, rather than to `ended`
+ * (the group being killed) or any other that ended: it is then left alone until its group ends.
+ * - Its session or process group is a running group's: it never called setsid (the kernel says so).
+ * - Else its mark names a running group (a mark claimed by a process that started before that group's
+ *   leader is false: it cannot descend from it).
+ * - Else it carries no mark of ours (it blanked or emptied its environment): it cannot be named. It
+ *   came back to us, so something we started orphaned it; it is ended with the first group to end that
+ *   started no later than it did (no process of a group starts before the group, so every unnamed
+ *   orphan of a group is ended with that group at the latest), and with any group when no other runs.
+ *   An unnamed orphan of a running MCP server that appeared while a command ran is ended with that
+ *   command: a process that hides where it came from is not kept.
+ */
+function adoptedByRunning(c: ProcStat, runs: [number, Group][], ended: Group | undefined): boolean {
+  if (runs.some(([pgid]) => c.sid === pgid || c.pgid === pgid)) return true;
+  const marks = markOf(c.pid) ?? "";
+  if (marks.includes(`${ownerMark()}-`)) return runs.some(([, g]) => marks.includes(g.mark) && !(g.start !== undefined && c.start < g.start));
+  if (runs.length === 0) return false;
+  return ended?.start === undefined || c.start < ended.start;
+}
+
+/**
+ * The strays of an ended group, in rounds until a look finds none (at most `strayRounds`; a round takes
+ * what forked during the last): the first round's strays go through the ladder (unless all of them,
+ * `termed`, had their SIGTERM and grace with the group), the later rounds' get SIGKILL; each round
+ * waits for its strays to be gone (a subreaper's adopted children come back to it at their parents'
+ * death).
+ */
+async function endStrays(strays: Strays, grace: number, termed: ReadonlySet<number>): Promise<void> {
+  for (let round = 0; round < strayRounds; round++) {
+    const found = await strays.look();
+    if (found.length === 0) return;
+    if (round === 0 && found.some((pid) => !termed.has(pid))) await ladder(undefined, found, grace, strays);
+    else signalEach(found, "SIGKILL");
+    for (const end = Date.now() + SETTLE_MS; found.some((pid) => !strays.gone(pid)) && Date.now() < end; ) await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Ends group `pgid` and what left it: the ladder for the group (with, under a subreaper, the strays
+ * already adopted: one SIGTERM, one grace), then, once the group is gone, its strays, found among our
+ * children (subreaper) or by one look for the marks, through endStrays. A look made once the group is
+ * gone cannot miss a stray because a member of the group forked it while the look read the list.
+ */
+export function killGroup(pgid: number, grace: number = graceMs): Promise<void> {
+  const under = killing.get(pgid);
+  if (under) return under;
+  const done = killNow(pgid, grace).finally(() => killing.delete(pgid));
+  killing.set(pgid, done);
+  return done;
+}
+
+async function killNow(pgid: number, grace: number): Promise<void> {
+  const group = live.get(pgid);
+  if (group) group.ending = true;
+  try {
+    if (subreaperOn()) {
+      const strays = adoptedStrays(group);
+      const first = await strays.look();
+      // Nothing there: the group was gone, and every process that left it was adopted then; none was.
+      if (!(await ladder(pgid, first, grace, strays))) return;
+      await endStrays(strays, grace, new Set(first));
+    } else {
+      const strays = group ? markedStrays(group) : undefined;
+      await ladder(pgid, [], grace, strays ?? { look: async () => [], gone: () => true, reapGroup: () => {} });
+      if (strays) await endStrays(strays, grace, new Set());
+    }
+  } finally {
+    dropWatchdog(pgid);
   }
 }
 
@@ -365,18 +518,29 @@ export async function killAllGroups(): Promise<void> {
   await Promise.all([...live.keys()].map((pgid) => killGroup(pgid)));
 }
 
-/** SIGKILL to every live group, synchronously: for the exit hook (the exit policy's), where nothing async runs. */
+/** SIGKILL to every live group and what left them, synchronously: for the exit hook (the exit
+ *  policy's), where nothing async runs. The watchdog's rounds follow once this process is gone. */
 export function killAllGroupsNow(): void {
-  for (const [pgid, { mark, since }] of [...live]) {
+  const groups = [...live];
+  for (const [pgid] of groups) {
     signalGroup(pgid, "SIGKILL");
-    killMarked(mark, since);
     dropWatchdog(pgid);
   }
-  // The orphans already adopted: nothing of ours is live any more (what they fork later goes to init,
+  if (groups.length > 0) {
+    // One look for all of them: a young group's range when it is the only one, else every process.
+    const since = groups.length === 1 ? groups[0]![1].since : undefined;
+    for (let round = 0; round < strayRounds; round++) {
+      const pids = findMarkedNow(`${ownerMark()}-`, since).map((m) => m.pid);
+      if (pids.length === 0) break;
+      signalEach(pids, "SIGKILL");
+    }
+  }
+  // The orphans already adopted: nothing of ours runs any more (what they fork later goes to init,
   // where the watchdog's marks and the groups' kills are what remains).
   if (subreaperActive()) {
     const own = ownGroup();
-    signalEach(ownChildren(MARK_VAR).filter((c) => !spawned.has(c.pid) && !c.zombie && c.pgid !== own).map((c) => c.pid), "SIGKILL");
+    const adopted = ownChildren().filter((c) => !spawned.has(c.pid) && c.state !== "Z" && c.pgid !== own);
+    signalEach(withDescendants(adopted.map((c) => c.pid), new Map(adopted.map((c) => [c.pid, c.start]))), "SIGKILL");
   }
 }
 

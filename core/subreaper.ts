@@ -1,10 +1,11 @@
 // Owns this process as a child subreaper (Linux `prctl(PR_SET_CHILD_SUBREAPER)`, through Bun's FFI
 // and libc): a process that leaves a command's group and then loses its parent comes back to us
 // instead of to init, so it is found among our own children (/proc/self/task/*/children) without
-// reading every process's environment, whatever it did to that environment. Also waits for
-// (`waitpid`) the adopted children that die, which nothing else would reap. Elsewhere (macOS, no
-// FFI, no /proc) it is off and the marks of process-marks.ts do the finding. Does not decide what is
-// killed (process-group.ts does).
+// reading every process's environment, whatever it did to that environment. Also reads what /proc says
+// of one process (state, group, session, start, children) and waits for (`waitpid` on that pid, never
+// -1) an adopted child that died, which nothing else would reap. Elsewhere (macOS, no FFI, no /proc)
+// it is off and the marks of process-marks.ts do the finding. Does not decide what is killed
+// (process-group.ts does).
 import { readdirSync, readFileSync } from "node:fs";
 
 const PR_SET_CHILD_SUBREAPER = 36;
@@ -41,6 +42,9 @@ export function subreaperOn(): boolean {
   libc = null;
   if (process.platform !== "linux" || typeof Bun === "undefined") return false;
   try {
+    // Adopted children are found in /proc/self/task/*/children (a kernel built without
+    // CONFIG_PROC_CHILDREN has none): without it an adoption could not be seen, so no subreaper.
+    readFileSync(`/proc/self/task/${process.pid}/children`);
     // bun:ffi on demand (~1.3 ms to load): a process that starts no command never pays for it.
     const { dlopen, FFIType } = import.meta.require("bun:ffi") as typeof import("bun:ffi");
     const lib = dlopen("libc.so.6", {
@@ -48,79 +52,75 @@ export function subreaperOn(): boolean {
       waitpid: { args: [FFIType.i32, FFIType.ptr, FFIType.i32], returns: FFIType.i32 },
     });
     if (lib.symbols.prctl(PR_SET_CHILD_SUBREAPER, 1n, 0n, 0n, 0n) !== 0) return false;
-    readFileSync("/proc/self/stat"); // the children are read from /proc
     libc = { waitpid: (pid) => lib.symbols.waitpid(pid, null, WNOHANG), prctl: (on) => lib.symbols.prctl(PR_SET_CHILD_SUBREAPER, on ? 1n : 0n, 0n, 0n, 0n) };
   } catch {
-    libc = null;
+    libc = null; // no libc.so.6 (musl), no FFI, no /proc: the marks find what left a group
   }
   return libc !== null;
 }
 
-/** One of our own children as /proc tells it. */
-export interface OwnChild {
+/** What /proc/PID/stat says of a process. */
+export interface ProcStat {
   pid: number;
-  /** Its process group. */
+  /** R, S, D, T, Z (ended, waiting to be reaped)… */
+  state: string;
+  ppid: number;
   pgid: number;
-  /** It has ended and waits to be reaped. */
-  zombie: boolean;
-  /** Its TENDRIL_RUN_MARK value as its environment reads now ("" when it has none, or blanked it). */
-  marks: string;
+  /** Its session: the pid of the process that last called setsid above it. */
+  sid: number;
+  /** When it started, in clock ticks since boot: a process forked from another started no earlier. */
+  start: number;
 }
 
-/** `/proc/PID/stat`'s state and process group (the fields after the command's closing parenthesis). */
-function statOf(pid: number): { state: string; pgid: number } | undefined {
+/** `/proc/PID/stat` (the fields after the command's closing parenthesis, which may hold anything). */
+export function procStat(pid: number): ProcStat | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "latin1");
     const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { state: f[0]!, pgid: Number(f[2]) };
+    return { pid, state: f[0]!, ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), start: Number(f[19]) };
   } catch {
     return undefined;
   }
 }
 
-function marksOf(pid: number, variable: string): string {
-  try {
-    const env = readFileSync(`/proc/${pid}/environ`, "latin1");
-    const entry = `${variable}=`;
-    const at = env.startsWith(entry) ? 0 : env.indexOf(`\0${entry}`) + 1;
-    if (at === 0 && !env.startsWith(entry)) return "";
-    const end = env.indexOf("\0", at);
-    return env.slice(at + entry.length, end === -1 ? undefined : end);
-  } catch {
-    return "";
-  }
-}
-
-/** This process's children now (every thread's list: a child belongs to the thread that forked it). */
-export function ownChildren(markVar: string): OwnChild[] {
-  const pids = new Set<number>();
+/** The direct children of process `pid` ("self" for this one): every thread's list, since a child
+ *  belongs to the thread that forked it. Empty when it is gone. */
+export function childPids(pid: number | "self"): number[] {
+  const out: number[] = [];
   let tasks: string[];
   try {
-    tasks = readdirSync("/proc/self/task");
+    tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return [];
+    return out;
   }
   for (const t of tasks) {
     try {
-      for (const p of readFileSync(`/proc/self/task/${t}/children`, "latin1").split(" ")) if (p.trim() !== "") pids.add(Number(p));
+      for (const p of readFileSync(`/proc/${pid}/task/${t}/children`, "latin1").split(" ")) if (p.trim() !== "") out.push(Number(p));
     } catch {
       // the thread ended meanwhile
     }
   }
-  const out: OwnChild[] = [];
-  for (const pid of pids) {
-    const st = statOf(pid);
-    if (st) out.push({ pid, pgid: st.pgid, zombie: st.state === "Z", marks: st.state === "Z" ? "" : marksOf(pid, markVar) });
+  return out;
+}
+
+/** This process's children now, as /proc tells them (those that ended meanwhile left out). */
+export function ownChildren(): ProcStat[] {
+  const out: ProcStat[] = [];
+  for (const pid of new Set(childPids("self"))) {
+    const st = procStat(pid);
+    if (st) out.push(st);
   }
   return out;
 }
 
-/** Our own process group. */
+let ownPgid: number | undefined;
+/** Our own process group (read once: this process never changes it). */
 export function ownGroup(): number {
-  return statOf(process.pid)?.pgid ?? process.pid;
+  ownPgid ??= procStat(process.pid)?.pgid ?? process.pid;
+  return ownPgid;
 }
 
-/** Waits for an ended child without blocking; whether it was reaped. */
+/** Waits for our ended child `pid` without blocking (never any other pid); whether it was reaped. */
 export function reap(pid: number): boolean {
-  return libc ? libc.waitpid(pid) === pid : false;
+  return pid > 0 && libc ? libc.waitpid(pid) === pid : false;
 }

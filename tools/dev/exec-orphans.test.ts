@@ -1,14 +1,15 @@
 // Regression tests: a shell command's processes that left its group (setsid, a double fork, nohup and
 // disown, a daemon that closes its fds) end when the call ends, whether it returned, timed out or was
-// cancelled; unconfined, confined, and with the `ps` fallback that macOS uses. Each case runs 50 times,
-// 16 at once, so a race shows. Markers are `sleep 1000.<run><n>` durations, unique to this run.
+// cancelled; unconfined, confined, and with the `ps` fallback that macOS uses; and, on Linux, one that
+// also emptied or blanked its environment (its mark gone). Each case runs 50 times, 16 at once, so a
+// race shows. Markers are `sleep 1000.<run><n>` durations, unique to this run.
 import { afterAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { markSource, setMarkSource, setSubreaper, subreaperOn } from "../../core/process-group.ts";
-import { KINDS, killRun, markers, survivors } from "../../tests/orphan-kinds.ts";
+import { adoptedZombies, blanked, hasPerl, KINDS, killRun, markers, sleeping, survivors } from "../../tests/orphan-kinds.ts";
 import { type Executor, GroupExecutor } from "./exec.ts";
 import { sandboxLauncher } from "./sandbox.ts";
 
@@ -91,30 +92,55 @@ test("the same with the `ps` fallback macOS uses to find a command's processes (
 }, 240_000);
 
 test.if(process.platform === "linux")("regression: a process that left the group and emptied its environment (its mark gone) survived its call; the subreaper ends it, and waits for it", async () => {
-  const blanked = (m: string) => `setsid sh -c 'exec env -i sleep ${m}' >/dev/null 2>&1 </dev/null &`;
+  // The call returns only once the process has left the group (a busy machine could otherwise kill it
+  // with the group before its setsid, and nothing would be left to find either way).
+  const emptied = (m: string) => {
+    const ready = join(base, `left-${m}`);
+    return `setsid sh -c 'touch ${ready}; exec env -i sleep ${m}' >/dev/null 2>&1 </dev/null &\nwhile [ ! -e ${ready} ]; do sleep 0.01; done`;
+  };
   expect(setSubreaper(true)).toBe(true);
   const ex = new GroupExecutor();
   for (let i = 0; i < 10; i++) {
     const m = marker();
-    await ex.run({ command: `${blanked(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+    await ex.run({ command: `${emptied(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
     expect(await survivors(m, 1000)).toEqual([]);
   }
-  // no zombie of an adopted orphan is left behind (the runtime's own children, in our group, are its to wait for)
-  const statOf = (pid: string) => readFileSync(`/proc/${pid}/stat`, "latin1").split(") ")[1]!.split(" ");
-  const ownGroup = statOf("self")[2];
-  const zombies = readdirSync(`/proc/self/task`).flatMap((t) => readFileSync(`/proc/self/task/${t}/children`, "latin1").split(" ").filter((p) => p.trim() !== ""))
-    .filter((pid) => { try { const st = statOf(pid); return st[0] === "Z" && st[2] !== ownGroup; } catch { return false; } });
-  expect(zombies).toEqual([]);
+  expect(adoptedZombies()).toEqual([]);
   // the marks alone do not find it: with no subreaper it survives
   setSubreaper(false);
   try {
     const m = marker();
-    await ex.run({ command: `${blanked(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+    await ex.run({ command: `${emptied(m)}\nsleep 0.05`, cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+    // it is running (its `exec sleep` may take a moment on a busy machine), and stays
+    for (const end = Date.now() + 5000; sleeping(m).length === 0 && Date.now() < end; ) await Bun.sleep(20);
     expect((await survivors(m, 500)).length).toBe(1);
   } finally {
     setSubreaper(true);
     killRun(run);
   }
+}, 60_000);
+
+test.if(process.platform === "linux" && hasPerl)("an orphan that blanked its mark is ended: one that left its group (setsid) and zeroed its environment in memory outlived its call; now it ends with the call and is waited for", async () => {
+  const ex = new GroupExecutor();
+  const call = (m: string) => ex.run({ command: blanked(m, join(base, `ready-${m}`)), cwd: root, env, timeoutMs: 20_000, onOutput: () => {} });
+  // As it was (no subreaper: the marks alone): it survives, its mark gone from /proc/PID/environ.
+  expect(setSubreaper(false)).toBe(false);
+  try {
+    const m = marker();
+    await call(m);
+    const left = await survivors(m, 500);
+    expect(left.length).toBe(1);
+    expect(readFileSync(`/proc/${left[0]}/environ`, "latin1")).not.toContain("TENDRIL_RUN_MARK");
+  } finally {
+    setSubreaper(true);
+    killRun(run);
+  }
+  for (let i = 0; i < 10; i++) {
+    const m = marker();
+    await call(m);
+    expect(await survivors(m, 1000)).toEqual([]);
+  }
+  expect(adoptedZombies()).toEqual([]);
 }, 60_000);
 
 const bwrap = spawnSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).stdout.trim();
