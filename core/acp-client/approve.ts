@@ -21,7 +21,7 @@ export interface PermissionOptionLike {
 export interface ToolCallLike {
   id: string;
   title?: string;
-  /** The tool's own name when the agent declares one (see client-runner's declaredToolName). */
+  /** The tool's own name when the agent declares one (see tool-call-table.ts's declaredToolName). */
   name?: string;
   kind?: string;
   rawInput?: unknown;

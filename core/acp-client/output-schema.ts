@@ -2,7 +2,7 @@
 // (the one module that imports it), the text asking an agent for one JSON document, the document taken from
 // an answer (whole, else its last fenced block; within output-document-bounds.ts's bounds) and checked, the
 // problems worded for the agent and the user.
-// Does not talk to the agent: client-runner.ts asks and asks again; cli/ reads the file.
+// Does not talk to the agent: client-session.ts asks and asks again; cli/ reads the file.
 import { format as FORMATS, Validator, type OutputUnit, type Schema, type SchemaDraft } from "@cfworker/json-schema";
 import { DEFAULT_LIMITS } from "../limits.ts";
 import { isObject } from "../wire/jsonrpc.ts";
