@@ -20,6 +20,17 @@ import { bwrapArgs, bwrapCommand, bwrapDisablesUserns, hostUnixSockets, neededFr
 import { type ConfineRequest, type SandboxContext, SandboxError, type SandboxSettings, fixHint } from "./sandbox-context.ts";
 import { gitEntriesOf } from "./sandbox-git.ts";
 import { GitGuard } from "./git-watch.ts";
+import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
+import { proxyNote, setupFailedNote } from "./sandbox-notes.ts";
+import { BwrapStatus } from "./sandbox-status.ts";
+
+export { bwrapArgs, hostUnixSockets } from "./sandbox-args.ts";
+export type { SandboxSettings } from "./sandbox-context.ts";
+export { type ConfineRequest, type SandboxContext, SandboxError } from "./sandbox-context.ts";
+export { checkHidePaths, hiddenPaths } from "./sandbox-home.ts";
+export { describeSandbox } from "./sandbox-notes.ts";
+
+const CONFINED: readonly SandboxMode[] = ["read-only", "workspace-write"];
 
 /** One git check with its memory per set of writable roots (and walk bound): the most recently used
  *  few (each holds an inotify instance, which the user's other programs share a limit on). */
@@ -40,17 +51,7 @@ function gitGuard(roots: readonly string[], walk: number): GitGuard {
   guards.set(key, g);
   return g;
 }
-import { checkWritableRoots, hiddenPaths, homeView } from "./sandbox-home.ts";
-import { proxyNote, setupFailedNote } from "./sandbox-notes.ts";
-import { BwrapStatus } from "./sandbox-status.ts";
 
-export { bwrapArgs, hostUnixSockets } from "./sandbox-args.ts";
-export type { SandboxSettings } from "./sandbox-context.ts";
-export { type ConfineRequest, type SandboxContext, SandboxError } from "./sandbox-context.ts";
-export { checkHidePaths, hiddenPaths } from "./sandbox-home.ts";
-export { describeSandbox } from "./sandbox-notes.ts";
-
-const CONFINED: readonly SandboxMode[] = ["read-only", "workspace-write"];
 /** The port the in-sandbox forwarder listens on: the sandbox's loopback is its own, so any port is free. */
 export const PROXY_PORT = 3128;
 /** How long the start-up probe may take before the sandbox counts as broken. */
