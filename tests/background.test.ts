@@ -66,7 +66,7 @@ test("tendril prompt ends every background command at the end of the run and say
   // started in the background, then read until it says it is ready (its pid written)
   fake.script([
     { toolCalls: [shell("bg", { command: `echo $$ > ${pidFile}; echo ready; exec sleep 300`, background: true })] },
-    { toolCalls: [{ id: "wait", name: "dev__shell_read", input: { id: "bg1", wait_ms: 5000 } }] },
+    { toolCalls: [{ id: "wait", name: "dev__shell_read", input: { id: "bg1", wait_ms: 20_000 } }] },
     { text: "Left it running." },
   ]);
   const r = await runBinAsync(["prompt", "--cwd", ws, "--approve", "all", "start something"], { env: { ...(process.env as Record<string, string>), ...agentEnv(fake, work) }, cwd: ws, timeoutMs: 25_000 });

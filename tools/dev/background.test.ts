@@ -3,7 +3,7 @@
 // command as a plain call and hands a slow one over; a chatty command stays within its output bound;
 // the budget is enforced with a clear error; ending the session (stopAll) leaves no process alive.
 import { afterAll, afterEach, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ShellTool } from "./shell.ts";
@@ -98,6 +98,21 @@ test("yield_ms: a command that ends in time answers as a plain call; one still r
   const slow = await s.call({ command: "echo first; sleep 30", yield_ms: 300 }, live());
   expect(slow.structured).toMatchObject({ background_id: "bg1", running: true, output: "first\n" });
   expect(s.background.running).toBe(1);
+});
+
+test("regression: a background command ran the user's ~/.bashrc first (its stdin a socket: bash took it for sshd's); now it runs as a plain one does", async () => {
+  // HOME is `base`; the environment has no SHLVL, as the agent's commands have none.
+  writeFileSync(join(base, ".bashrc"), "echo bashrc-ran\n");
+  try {
+    const s = makeShell();
+    const plain = await s.call({ command: "echo plain-ran" }, live());
+    expect(plain.structured!.stdout).toBe("plain-ran\n");
+    const started = await s.call({ command: "echo kept-ran; exec sleep 30", background: true }, live());
+    const all = await readUntil(s, idOf(started), (text) => text.includes("kept-ran"), "its first line", started.structured!.output as string);
+    expect(all).toBe("kept-ran\n");
+  } finally {
+    rmSync(join(base, ".bashrc"), { force: true });
+  }
 });
 
 test("a chatty command stays within its output bound: the newest output is kept, the cut is said", async () => {

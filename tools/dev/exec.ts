@@ -98,8 +98,22 @@ export interface Launch {
 /** Turns a request into a launch; throws (with a message for the model) when it cannot run at all. */
 export type Launcher = (req: ExecRequest) => Promise<Launch>;
 
+/**
+ * How every shell command is run: `bash --norc -c COMMAND`. A non-interactive bash whose stdin is a
+ * socket (the runtime's "pipe" for a background command's stdin is a socketpair) and whose SHLVL is
+ * unset takes itself for a command run by sshd and sources ~/.bashrc first: the user's prompt set-up
+ * (pyenv, nvm, conda: half a second and more) would run before each background command, and not before
+ * a plain one. `--norc` turns that off and nothing else (BASH_ENV still applies).
+ */
+export function bashArgv(command: string): [string, ...string[]] {
+  return ["bash", "--norc", "-c", command];
+}
+
 /** `bash -c COMMAND` as it is. */
-export const plainLauncher: Launcher = async (req) => ({ command: "bash", args: ["-c", req.command], env: req.env });
+export const plainLauncher: Launcher = async (req) => {
+  const [command, ...args] = bashArgv(req.command);
+  return { command, args, env: req.env };
+};
 
 /** node:os (~0.3 ms to load) only for a command a signal ended: every session loads this module. */
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number {

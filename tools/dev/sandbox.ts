@@ -12,7 +12,7 @@ import { findCommand } from "../../core/process-group.ts";
 import { log } from "../../core/log.ts";
 import { isInside } from "../../core/path-inside.ts";
 import type { SandboxMode } from "../../core/sandbox-modes.ts";
-import { INPUT_FD, type Launch, type Launcher, type RunEnd } from "./exec.ts";
+import { bashArgv, INPUT_FD, type Launch, type Launcher, type RunEnd } from "./exec.ts";
 import { DEFAULT_LIMITS } from "../../core/limits.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import { SECCOMP_HOSTS, seccompSupported } from "./seccomp.ts";
@@ -227,7 +227,7 @@ export function sandboxConfiner(ctx: SandboxContext, prepared?: string): (req: C
 /** A launcher that runs each shell command as `bash -c` in the sandbox. */
 export function sandboxLauncher(ctx: SandboxContext): Launcher {
   const confine = sandboxConfiner(ctx);
-  return (req) => confine({ argv: ["bash", "-c", req.command], cwd: req.cwd, env: req.env, status: true });
+  return (req) => confine({ argv: bashArgv(req.command), cwd: req.cwd, env: req.env, status: true });
 }
 
 /** One line per setting: whether it works on this machine. Each runs `true` the way a confined command
