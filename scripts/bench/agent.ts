@@ -9,10 +9,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { median, note, report, type Row } from "./harness.ts";
+import { BUILT, median, note, report, type Row } from "./harness.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
-const BIN = join(ROOT, "dist", "tendril");
 const FAKE_MCP = join(ROOT, "tests", "fake-mcp.ts");
 const ROUND_TRIPS = Number(process.env.TENDRIL_BENCH_ROUND_TRIPS ?? 50);
 
@@ -91,11 +90,11 @@ export interface InitializeFigures {
 
 /** Spawn → initialize answer of the agent, the published peer (when installed), the SDK floor and
  *  `tendril --version` (spawned and read the same way), interleaved `runs` times. */
-export async function measureInitialize(runs = 10): Promise<InitializeFigures> {
+export async function measureInitialize(runs = 10, bin = BUILT): Promise<InitializeFigures> {
   // --version right after the agent: a heavier process just before it (the floor, the peer) would slow it.
   const cases: Spawnable[] = [
-    { name: "dist/tendril agent", cmd: BIN, args: ["agent"] },
-    { name: "dist/tendril --version (its output)", cmd: BIN, args: ["--version"], done: /\n/ },
+    { name: "dist/tendril agent", cmd: bin, args: ["agent"] },
+    { name: "dist/tendril --version (its output)", cmd: bin, args: ["--version"], done: /\n/ },
   ];
   const peer = peerAgent();
   if (peer) cases.push(peer);
@@ -188,7 +187,7 @@ const selfCpuMs = () => {
  * per trip, and CPU per trip: the agent's from /proc, the direct client's from this process.
  * `bin`: the agent binary (another build, for a before/after run).
  */
-export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BIN): Promise<RoundTripFigures> {
+export async function measureRoundTrips(runs = 5, trips = ROUND_TRIPS, bin = BUILT): Promise<RoundTripFigures> {
   // Warm-up runs, and before them the direct calls and requests alone 16 bursts more: both processes'
   // JITs compile on threads whose CPU is counted, and a fresh bench process (the guard's) otherwise
   // charged its own compiling to the direct side (0.3-0.5 ms a call + request, not 0.2).
@@ -339,7 +338,7 @@ export async function measureLiveOutput(runs = 5, mb = 50, paced = false): Promi
 }
 
 export async function run(): Promise<void> {
-  if (!existsSync(BIN)) {
+  if (!existsSync(BUILT)) {
     console.log("\n## agent: skipped (run `npm run build` first)");
     return;
   }

@@ -6,9 +6,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BUILT } from "./harness.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
-const BIN = join(ROOT, "dist", "tendril");
 const FAKE_MCP = join(ROOT, "tests", "fake-mcp.ts");
 
 function field(pid: number, file: string, name: string): number {
@@ -48,9 +48,9 @@ export function measureProcessTree(root: number): { processes: number; rssMiB: n
  * `tendril agent` with its state under `home` (and `extra` env), idle after initialize and one
  * session/new: send a JSON-RPC message, await the answer to an id.
  */
-export async function openIdleAgent(home: string, extra: Record<string, string> = {}) {
+export async function openIdleAgent(home: string, extra: Record<string, string> = {}, bin = BUILT) {
   const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(home, "state"), XDG_CACHE_HOME: join(home, "cache"), XDG_CONFIG_HOME: join(home, "config"), TENDRIL_PROVIDER: "replay", TENDRIL_REPLAY: "/dev/null", TENDRIL_LOG: "error", ...extra };
-  const agent = spawn(BIN, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
+  const agent = spawn(bin, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
   let buf = "";
   agent.stdout.setEncoding("utf8").on("data", (s: string) => (buf += s));
   const answered = (id: number) =>
@@ -68,9 +68,9 @@ export async function openIdleAgent(home: string, extra: Record<string, string> 
 }
 
 /** The agent's process tree idle after initialize and one session/new (a fresh agent each time). */
-export async function measureIdleAgent(): Promise<{ processes: number; rssMiB: number; pssMiB: number }> {
+export async function measureIdleAgent(bin = BUILT): Promise<{ processes: number; rssMiB: number; pssMiB: number }> {
   const home = mkdtempSync(join(tmpdir(), "tendril-bench-footprint-"));
-  const { agent } = await openIdleAgent(home);
+  const { agent } = await openIdleAgent(home, {}, bin);
   try {
     return measureProcessTree(agent.pid!);
   } finally {
@@ -81,7 +81,7 @@ export async function measureIdleAgent(): Promise<{ processes: number; rssMiB: n
 }
 
 export async function run(): Promise<void> {
-  if (!existsSync(BIN)) {
+  if (!existsSync(BUILT)) {
     console.log("\n## footprint: skipped (run `npm run build` first)");
     return;
   }

@@ -23,6 +23,9 @@ export interface Row {
   minMs: number;
 }
 
+/** The build every benchmark measures unless told another (`bench:guard --before` passes one). */
+export const BUILT = new URL("../../dist/tendril", import.meta.url).pathname;
+
 /** `quiet`: the tables are not printed (the guard prints one line per goal instead). */
 export const benchOutput = { quiet: false };
 

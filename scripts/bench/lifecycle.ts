@@ -4,12 +4,11 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { SessionStore } from "../../core/agent/session-store.ts";
 import { memoryAgent } from "../../tests/memory-agent.ts";
-import { compareFns, median, note, report, type Row } from "./harness.ts";
+import { BUILT, compareFns, median, note, report, type Row } from "./harness.ts";
 
-const BIN = resolve("dist/tendril");
 const TURNS = 1000;
 
 function writeSession(state: string, cwd: string): string {
@@ -37,9 +36,9 @@ function writeSession(state: string, cwd: string): string {
 }
 
 /** Starts the agent, loads the session, returns the time to the load answer and the peak RSS. */
-function loadOnce(env: NodeJS.ProcessEnv, cwd: string, method = "session/load"): Promise<{ ms: number; rssKiB: number }> {
+function loadOnce(bin: string, env: NodeJS.ProcessEnv, cwd: string, method = "session/load"): Promise<{ ms: number; rssKiB: number }> {
   return new Promise((done, fail) => {
-    const child = spawn(BIN, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
+    const child = spawn(bin, ["agent"], { env, stdio: ["pipe", "pipe", "ignore"] });
     const t0 = performance.now();
     // Only the new text is searched, with the few characters before it that the answer's start may
     // straddle: searching all that was read at each chunk would cost this side time quadratic in the
@@ -90,7 +89,7 @@ function prepareLoad(): LoadBench {
 
 /** `session/load` of a TURNS-turn session (spawn + initialize + load) against node's read+parse of the
  *  file, `wc -l` and spawn + initialize + session/new; `runs` interleaved rounds. */
-async function compareLoads(b: LoadBench, runs: number, quick: boolean): Promise<{ nodeParse: Row; load: Row; peakRssMiB: number }> {
+async function compareLoads(b: LoadBench, runs: number, quick: boolean, bin = BUILT): Promise<{ nodeParse: Row; load: Row; peakRssMiB: number }> {
   const { home, file, env } = b;
   note(`\n(session file: ${TURNS} turns, ${(statSync(file).size / 1024 / 1024).toFixed(1)} MiB)`);
   const loads: { ms: number; rssKiB: number }[] = [];
@@ -98,13 +97,13 @@ async function compareLoads(b: LoadBench, runs: number, quick: boolean): Promise
     ? []
     : [
         { name: "wc -l SESSION.jsonl (floor of reading it)", fn: () => runFloor("wc", ["-l", file]) },
-        { name: "tendril agent: spawn + initialize + session/new", fn: async () => void (await loadOnce(env, home, "session/new")) },
+        { name: "tendril agent: spawn + initialize + session/new", fn: async () => void (await loadOnce(bin, env, home, "session/new")) },
       ];
   const rows = await compareFns(
     `lifecycle: session/load of a ${TURNS}-turn session (ratio against node reading and parsing the file)`,
     [
       { name: "node: read + JSON.parse every line", fn: () => runFloor("node", ["-e", NODE_READ_PARSE, file]) },
-      { name: "tendril agent: spawn + initialize + session/load", fn: async () => void loads.push(await loadOnce(env, home)) },
+      { name: "tendril agent: spawn + initialize + session/load", fn: async () => void loads.push(await loadOnce(bin, env, home)) },
       ...floors,
     ],
     runs,
@@ -114,17 +113,17 @@ async function compareLoads(b: LoadBench, runs: number, quick: boolean): Promise
   return { nodeParse: rows[0]!, load: rows[1]!, peakRssMiB };
 }
 
-export async function measureSessionLoad(runs = 7, quick = false): Promise<{ nodeParse: Row; load: Row; peakRssMiB: number }> {
+export async function measureSessionLoad(runs = 7, quick = false, bin = BUILT): Promise<{ nodeParse: Row; load: Row; peakRssMiB: number }> {
   const b = prepareLoad();
   try {
-    return await compareLoads(b, runs, quick);
+    return await compareLoads(b, runs, quick, bin);
   } finally {
     rmSync(b.home, { recursive: true, force: true });
   }
 }
 
 export async function run(): Promise<void> {
-  if (!existsSync(BIN)) {
+  if (!existsSync(BUILT)) {
     console.log("\n## lifecycle: skipped (run `npm run build` first)");
     return;
   }

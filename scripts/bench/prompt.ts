@@ -7,15 +7,14 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startFakeLlm } from "../../tests/fake-llm.ts";
 import { agentEnv } from "../../tests/agent-env.ts";
-import { compareFns, type FnCase, type Row } from "./harness.ts";
+import { BUILT, compareFns, type FnCase, type Row } from "./harness.ts";
 
-const BIN = resolve("dist/tendril");
 const ECHO_AGENT = resolve("tests/fixtures/echo-agent.ts");
 
 /** Runs the binary to completion; a non-zero exit fails the benchmark (a broken run measures nothing). */
-function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+function runOnce(bin: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(BIN, args, { env, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(bin, args, { env, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
     child.on("error", fail);
@@ -25,19 +24,19 @@ function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
 
 /** `tendril --version` against one text-only `tendril prompt` with its agent in-process, interleaved
  *  `runs` times; unless `quick`, also the client driving a bun agent and a spawned `tendril agent`. */
-export async function measurePrompt(runs = 15, quick = false): Promise<{ version: Row; inProcess: Row }> {
+export async function measurePrompt(runs = 15, quick = false, bin = BUILT): Promise<{ version: Row; inProcess: Row }> {
   const fake = await startFakeLlm();
   fake.respond(() => ({ text: "ok", usage: { input: 10, output: 1 } }));
   const home = mkdtempSync(join(tmpdir(), "tendril-bench-prompt-"));
   const env = { ...process.env, HOME: home, ...agentEnv(fake, home), TENDRIL_LOG: "error" };
-  const version: FnCase = { name: "dist/tendril --version (process floor)", fn: () => runOnce(["--version"], env) };
-  const inProcess: FnCase = { name: "prompt, its agent in-process + fake LLM", fn: () => runOnce(["prompt", "--cwd", home, "say ok"], env) };
+  const version: FnCase = { name: "dist/tendril --version (process floor)", fn: () => runOnce(bin, ["--version"], env) };
+  const inProcess: FnCase = { name: "prompt, its agent in-process + fake LLM", fn: () => runOnce(bin, ["prompt", "--cwd", home, "say ok"], env) };
   const peers: FnCase[] = [
     {
       name: "prompt --agent echo-agent.ts (client + bun agent)",
-      fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${process.execPath}' '${ECHO_AGENT}'`, "say ok"], env),
+      fn: () => runOnce(bin, ["prompt", "--cwd", home, "--agent", `'${process.execPath}' '${ECHO_AGENT}'`, "say ok"], env),
     },
-    { name: "prompt --agent 'tendril agent' (spawned)", fn: () => runOnce(["prompt", "--cwd", home, "--agent", `'${BIN}' agent`, "say ok"], env) },
+    { name: "prompt --agent 'tendril agent' (spawned)", fn: () => runOnce(bin, ["prompt", "--cwd", home, "--agent", `'${bin}' agent`, "say ok"], env) },
   ];
   try {
     const rows = await compareFns("prompt: one CI step end to end (ratio against the process floor)", [version, inProcess, ...(quick ? [] : peers)], runs);
@@ -49,7 +48,7 @@ export async function measurePrompt(runs = 15, quick = false): Promise<{ version
 }
 
 export async function run(): Promise<void> {
-  if (!existsSync(BIN)) {
+  if (!existsSync(BUILT)) {
     console.log("\n## prompt: skipped (run `npm run build` first)");
     return;
   }

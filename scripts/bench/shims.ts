@@ -6,7 +6,7 @@
 // keeps only the rg rows whose label contains it.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compareCommands, type CommandCase, type Row, which } from "./harness.ts";
+import { BUILT, compareCommands, type CommandCase, type Row, which } from "./harness.ts";
 
 const ROOT = "/tmp/tendril-bench-tree";
 const SMALL_ROOT = "/tmp/tendril-bench-small";
@@ -76,19 +76,20 @@ export function ensureTree(root = ROOT, files = FILES): void {
   writeFileSync(stamp, "");
 }
 
-/** The built binary, else `bun main.ts`, with the shims' output caps lifted and the built-in rg forced. */
-function tendrilCommand() {
-  const binary = existsSync("dist/tendril") ? join(process.cwd(), "dist/tendril") : undefined;
+/** `bin` (the built binary by default), else `bun main.ts`, with the shims' output caps lifted and the
+ *  built-in rg forced. */
+function tendrilCommand(bin = BUILT) {
+  const binary = existsSync(bin) ? bin : undefined;
   const cmd = binary ? { cmd: binary, pre: [] as string[] } : { cmd: process.execPath, pre: [join(process.cwd(), "main.ts")] };
   const env = { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" };
-  return { ...cmd, label: binary ? "dist/tendril" : "bun main.ts", env };
+  return { ...cmd, label: binary ? (bin === BUILT ? "dist/tendril" : bin) : "bun main.ts", env };
 }
 
 /** `tendril tree` (line counts) over the 20,000-file tree against `find | xargs wc -l` (and, unless
  *  `quick`, `tree` + the same), interleaved `runs` times. */
-export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Row } {
+export function measureTree(runs = 7, quick = false, bin = BUILT): { findWc: Row; tendril: Row } {
   ensureTree();
-  const t = tendrilCommand();
+  const t = tendrilCommand(bin);
   const findWc = "find . -type f -print0 | xargs -0 wc -l >/dev/null";
   const cases: CommandCase[] = [{ name: "find | xargs wc -l", cmd: "sh", args: ["-c", findWc], options: { cwd: ROOT } }];
   if (!quick && which("tree")) cases.push({ name: "tree + find | xargs wc -l", cmd: "sh", args: ["-c", `tree >/dev/null; ${findWc}`], options: { cwd: ROOT } });
@@ -104,11 +105,11 @@ export function measureTree(runs = 7, quick = false): { findWc: Row; tendril: Ro
 
 /** The built-in `rg -n needle_value` over the 20,000-file tree against ripgrep, interleaved `runs`
  *  times (the guard's row; ripgrep must be on PATH). */
-export function measureRgLiteral(runs = 7): { ripgrep: Row; tendril: Row } {
+export function measureRgLiteral(runs = 7, bin = BUILT): { ripgrep: Row; tendril: Row } {
   ensureTree();
   const rg = which("rg");
   if (!rg) throw new Error("ripgrep (rg) is not on PATH: install it (apt-get install ripgrep) to compare the built-in rg");
-  const t = tendrilCommand();
+  const t = tendrilCommand(bin);
   const args = ["-n", "needle_value"];
   const rows = compareCommands(`rg shim: literal \`needle_value\` over ${FILES} files (ratio against ripgrep)`, [
     { name: "ripgrep", cmd: rg, args, options: { cwd: ROOT } },
