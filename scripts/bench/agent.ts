@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUILT, median, note, report, type Row } from "./harness.ts";
+import { BUILT, buildLabel, median, note, report, type Row } from "./harness.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const FAKE_MCP = join(ROOT, "tests", "fake-mcp.ts");
@@ -93,8 +93,8 @@ export interface InitializeFigures {
 export async function measureInitialize(runs = 10, bin = BUILT): Promise<InitializeFigures> {
   // --version right after the agent: a heavier process just before it (the floor, the peer) would slow it.
   const cases: Spawnable[] = [
-    { name: "dist/tendril agent", cmd: bin, args: ["agent"] },
-    { name: "dist/tendril --version (its output)", cmd: bin, args: ["--version"], done: /\n/ },
+    { name: `${buildLabel(bin)} agent`, cmd: bin, args: ["agent"] },
+    { name: `${buildLabel(bin)} --version (its output)`, cmd: bin, args: ["--version"], done: /\n/ },
   ];
   const peer = peerAgent();
   if (peer) cases.push(peer);

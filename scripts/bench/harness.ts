@@ -26,6 +26,11 @@ export interface Row {
 /** The build every benchmark measures unless told another (`bench:guard --before` passes one). */
 export const BUILT = new URL("../../dist/tendril", import.meta.url).pathname;
 
+/** How a table names a build: `dist/tendril` for this one, its path for another. */
+export function buildLabel(bin: string): string {
+  return bin === BUILT ? "dist/tendril" : bin;
+}
+
 /** `quiet`: the tables are not printed (the guard prints one line per goal instead). */
 export const benchOutput = { quiet: false };
 

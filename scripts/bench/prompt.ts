@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startFakeLlm } from "../../tests/fake-llm.ts";
 import { agentEnv } from "../../tests/agent-env.ts";
-import { BUILT, compareFns, type FnCase, type Row } from "./harness.ts";
+import { BUILT, buildLabel, compareFns, type FnCase, type Row } from "./harness.ts";
 
 const ECHO_AGENT = resolve("tests/fixtures/echo-agent.ts");
 
@@ -29,7 +29,7 @@ export async function measurePrompt(runs = 15, quick = false, bin = BUILT): Prom
   fake.respond(() => ({ text: "ok", usage: { input: 10, output: 1 } }));
   const home = mkdtempSync(join(tmpdir(), "tendril-bench-prompt-"));
   const env = { ...process.env, HOME: home, ...agentEnv(fake, home), TENDRIL_LOG: "error" };
-  const version: FnCase = { name: "dist/tendril --version (process floor)", fn: () => runOnce(bin, ["--version"], env) };
+  const version: FnCase = { name: `${buildLabel(bin)} --version (process floor)`, fn: () => runOnce(bin, ["--version"], env) };
   const inProcess: FnCase = { name: "prompt, its agent in-process + fake LLM", fn: () => runOnce(bin, ["prompt", "--cwd", home, "say ok"], env) };
   const peers: FnCase[] = [
     {

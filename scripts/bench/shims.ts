@@ -6,7 +6,7 @@
 // keeps only the rg rows whose label contains it.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUILT, compareCommands, type CommandCase, type Row, which } from "./harness.ts";
+import { BUILT, buildLabel, compareCommands, type CommandCase, type Row, which } from "./harness.ts";
 
 const ROOT = "/tmp/tendril-bench-tree";
 const SMALL_ROOT = "/tmp/tendril-bench-small";
@@ -82,7 +82,7 @@ function tendrilCommand(bin = BUILT) {
   const binary = existsSync(bin) ? bin : undefined;
   const cmd = binary ? { cmd: binary, pre: [] as string[] } : { cmd: process.execPath, pre: [join(process.cwd(), "main.ts")] };
   const env = { ...process.env, TENDRIL_RG_BUILTIN: "1", TENDRIL_SHIM_OUTPUT_LINES: "100000000", TENDRIL_SHIM_OUTPUT_BYTES: "1GiB" };
-  return { ...cmd, label: binary ? (bin === BUILT ? "dist/tendril" : bin) : "bun main.ts", env };
+  return { ...cmd, label: binary ? buildLabel(bin) : "bun main.ts", env };
 }
 
 /** `tendril tree` (line counts) over the 20,000-file tree against `find | xargs wc -l` (and, unless

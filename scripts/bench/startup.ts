@@ -1,13 +1,13 @@
 // Benchmark: start-up of the compiled binary against `bun main.ts` and the floor (`node -e 0`).
 import { existsSync } from "node:fs";
-import { BUILT, compareCommands, type Row } from "./harness.ts";
+import { BUILT, buildLabel, compareCommands, type Row } from "./harness.ts";
 
 /** `--version` of the binary, `bun main.ts`, `node -e 0` and `/bin/true`, interleaved `runs` times. */
 export function measureStartup(runs = 30, bin = BUILT): { tendril: Row; node: Row } {
   const [tendril, , node] = compareCommands(
     "start-up: `--version` (ratio against the compiled binary)",
     [
-      { name: "dist/tendril --version", cmd: bin, args: ["--version"] },
+      { name: `${buildLabel(bin)} --version`, cmd: bin, args: ["--version"] },
       { name: "bun main.ts --version", cmd: process.execPath, args: ["main.ts", "--version"] },
       { name: "node -e 0 (floor of a JS process)", cmd: "node", args: ["-e", "0"] },
       { name: "/bin/true (floor of any process)", cmd: "/bin/true" },

@@ -109,7 +109,7 @@ export function bashArgv(command: string): [string, ...string[]] {
   return ["bash", "--norc", "-c", command];
 }
 
-/** `bash -c COMMAND` as it is. */
+/** The command through bashArgv, unconfined. */
 export const plainLauncher: Launcher = async (req) => {
   const [command, ...args] = bashArgv(req.command);
   return { command, args, env: req.env };
